@@ -1,0 +1,157 @@
+# multicache — every developer and CI entry point. `make help` lists them.
+
+# Image used by `deploy`.
+IMG ?= multicache:latest
+
+# Where tools and the real control-plane binaries go; never committed.
+LOCALBIN ?= $(CURDIR)/bin
+# envtest finds kube-apiserver and etcd here (the directory KUBEBUILDER_ASSETS names).
+K8S_ASSETS ?= $(LOCALBIN)/k8s
+
+## Tool versions (installed with `go install` from the Go module proxy).
+CONTROLLER_TOOLS_VERSION ?= v0.23.0
+KUSTOMIZE_VERSION ?= v5.8.2
+# The version stamped into the kube-apiserver built from k8s.io/kubernetes; it must match
+# the require line of hack/envtest/kube-apiserver/go.mod.
+KUBERNETES_VERSION ?= v1.37.1
+
+CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
+KUSTOMIZE ?= $(LOCALBIN)/kustomize-$(KUSTOMIZE_VERSION)
+KUBE_APISERVER ?= $(K8S_ASSETS)/kube-apiserver
+ETCD ?= $(K8S_ASSETS)/etcd
+KUBECTL ?= kubectl
+
+# Flags for `go test`; CI and `make test` run the race detector everywhere.
+TEST_FLAGS ?= -race -count=1
+# Benchmarks: which to run and for how long.
+BENCH ?= .
+BENCH_TIME ?= 1x
+
+GO ?= go
+SHELL := /usr/bin/env bash
+.SHELLFLAGS := -o pipefail -ec
+
+.DEFAULT_GOAL := help
+
+##@ General
+
+.PHONY: help
+help: ## Show this help.
+	@awk 'BEGIN {FS = ":.*##"; printf "\nUsage:\n  make \033[36m<target>\033[0m\n"} /^[a-zA-Z_0-9-]+:.*?##/ { printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2 } /^##@/ { printf "\n\033[1m%s\033[0m\n", substr($$0, 5) } ' $(MAKEFILE_LIST)
+
+##@ Development
+
+.PHONY: manifests
+manifests: controller-gen ## Generate CRDs and the RBAC role from the kubebuilder markers.
+	$(CONTROLLER_GEN) rbac:roleName=manager-role crd paths="./api/..." paths="./controllers/..." paths="./internal/..." output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
+
+.PHONY: generate
+generate: controller-gen ## Generate the DeepCopy methods of the API types.
+	$(CONTROLLER_GEN) object:headerFile="hack/boilerplate.go.txt" paths="./api/..."
+
+.PHONY: fmt
+fmt: ## Run gofmt on every module.
+	gofmt -l -w $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './bin/*')
+
+.PHONY: vet
+vet: ## Run go vet on the main module.
+	$(GO) vet ./...
+
+.PHONY: verify-fmt
+verify-fmt: ## Fail when a Go file is not gofmt-clean.
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+.PHONY: test
+test: manifests generate verify-fmt vet envtest-assets ## Run every test (unit, race, real API server).
+	KUBEBUILDER_ASSETS="$(K8S_ASSETS)" $(GO) test $(TEST_FLAGS) ./...
+
+.PHONY: bench
+bench: envtest-assets ## Run the benchmarks (multicache vs kube-scheduler's cache) and print the table.
+	cd bench && $(GO) test -run '^$$' -bench '$(BENCH)' -benchtime $(BENCH_TIME) -benchmem -timeout 60m ./...
+
+##@ Build
+
+.PHONY: build
+build: manifests generate fmt vet ## Build the operator binary into bin/multicache.
+	$(GO) build -o $(LOCALBIN)/multicache .
+
+# A cluster is configured when KUBECONFIG names a file, ~/.kube/config exists, or we run in a pod.
+CLUSTER_CONFIGURED = $(or $(and $(KUBECONFIG),$(wildcard $(firstword $(subst :, ,$(KUBECONFIG))))),$(wildcard $(HOME)/.kube/config),$(KUBERNETES_SERVICE_HOST))
+
+.PHONY: run
+run: manifests generate envtest-assets ## Run the operator: against the configured cluster, or an embedded local control plane.
+ifeq ($(strip $(CLUSTER_CONFIGURED)),)
+	$(GO) run . --local --local-assets="$(K8S_ASSETS)" --local-dir="$(CURDIR)/.local" --local-apply=config/samples $(ARGS)
+else
+	$(MAKE) install
+	$(KUSTOMIZE) build config/samples | $(KUBECTL) apply -f -
+	$(GO) run . $(ARGS)
+endif
+
+.PHONY: docker-build
+docker-build: ## Build the operator image IMG (needs a Docker engine).
+	docker build -t $(IMG) .
+
+##@ Deployment
+
+.PHONY: install
+install: manifests kustomize ## Install the CRDs into the configured cluster.
+	$(KUSTOMIZE) build config/crd | $(KUBECTL) apply --server-side -f -
+
+.PHONY: uninstall
+uninstall: manifests kustomize ## Remove the CRDs from the configured cluster.
+	$(KUSTOMIZE) build config/crd | $(KUBECTL) delete --ignore-not-found -f -
+
+.PHONY: deploy
+deploy: manifests kustomize ## Deploy the operator (image IMG) into the configured cluster.
+	cd config/manager && $(KUSTOMIZE) edit set image controller=$(IMG)
+	$(KUSTOMIZE) build config/default | $(KUBECTL) apply --server-side -f -
+
+.PHONY: undeploy
+undeploy: kustomize ## Remove the operator from the configured cluster.
+	$(KUSTOMIZE) build config/default | $(KUBECTL) delete --ignore-not-found -f -
+
+.PHONY: render
+render: kustomize ## Render config/default to stdout (what `deploy` applies).
+	$(KUSTOMIZE) build config/default
+
+##@ Tools
+
+$(LOCALBIN) $(K8S_ASSETS):
+	mkdir -p $@
+
+.PHONY: controller-gen
+controller-gen: $(CONTROLLER_GEN) ## Install controller-gen into bin/.
+$(CONTROLLER_GEN): | $(LOCALBIN)
+	$(call go-install,sigs.k8s.io/controller-tools/cmd/controller-gen,$(CONTROLLER_TOOLS_VERSION),controller-gen)
+
+.PHONY: kustomize
+kustomize: $(KUSTOMIZE) ## Install kustomize into bin/.
+$(KUSTOMIZE): | $(LOCALBIN)
+	$(call go-install,sigs.k8s.io/kustomize/kustomize/v5,$(KUSTOMIZE_VERSION),kustomize)
+
+.PHONY: envtest-assets
+envtest-assets: $(KUBE_APISERVER) $(ETCD) ## Build the real kube-apiserver and etcd into bin/k8s (only when missing).
+
+# The real API server, built from k8s.io/kubernetes through the small module in
+# hack/envtest/kube-apiserver (no release download). Takes minutes the first time.
+$(KUBE_APISERVER): | $(K8S_ASSETS)
+	@echo "building kube-apiserver $(KUBERNETES_VERSION) from Go modules (several minutes on a cold cache)"
+	cd hack/envtest/kube-apiserver && $(GO) build -o $@.tmp -ldflags "\
+		-X k8s.io/component-base/version.gitVersion=$(KUBERNETES_VERSION) \
+		-X k8s.io/component-base/version.gitMajor=$(word 2,$(subst ., ,$(subst v,v ,$(KUBERNETES_VERSION)))) \
+		-X k8s.io/component-base/version.gitMinor=$(word 2,$(subst ., ,$(KUBERNETES_VERSION))) \
+		-X k8s.io/component-base/version.gitTreeState=clean" . && mv $@.tmp $@
+
+# The real etcd, built from go.etcd.io/etcd/server/v3 through hack/envtest/etcd.
+$(ETCD): | $(K8S_ASSETS)
+	@echo "building etcd from Go modules"
+	cd hack/envtest/etcd && $(GO) build -o $@.tmp . && mv $@.tmp $@
+
+# go-install installs $(1)@$(2) into $(LOCALBIN) as $(3)-$(2) and links $(3) to it.
+define go-install
+@set -e; echo "installing $(1)@$(2)"; \
+GOBIN=$(LOCALBIN) $(GO) install $(1)@$(2); \
+mv -f $(LOCALBIN)/$(3) $(LOCALBIN)/$(3)-$(2); \
+ln -sf $(3)-$(2) $(LOCALBIN)/$(3)
+endef

@@ -1,0 +1,193 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/seed0f91f25e/multicache/internal/testsupport"
+)
+
+var env *testsupport.Env
+
+func TestMain(m *testing.M) { testsupport.RunMain(m, &env) }
+
+// TestBinary_StartsAgainstTheAPIServerAndReportsReady builds the operator, runs it with a
+// kubeconfig for the test API server, waits for /readyz to answer 200 and checks that
+// SIGTERM stops it cleanly.
+func TestBinary_StartsAgainstTheAPIServerAndReportsReady(t *testing.T) {
+	bin := buildOperator(t)
+	kubeconfig, err := env.KubeConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(path, kubeconfig, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	probe := freeAddress(t)
+	cmd, out := startOperator(t, bin, "--kubeconfig="+path, "--health-probe-bind-address="+probe, "--metrics-bind-address=0")
+	waitReady(t, probe, out)
+	stopGracefully(t, cmd, out)
+}
+
+// TestBinary_LocalModeStartsItsOwnControlPlane is what `make run` does on a machine
+// without a cluster: start the embedded control plane, apply the samples, report ready.
+func TestBinary_LocalModeStartsItsOwnControlPlane(t *testing.T) {
+	bin := buildOperator(t)
+	dir := t.TempDir()
+	probe := freeAddress(t)
+	cmd, out := startOperator(t, bin, "--local",
+		"--local-assets="+filepath.Join(env.RepoRoot, "bin", "k8s"),
+		"--local-dir="+dir,
+		"--local-apply="+filepath.Join(env.RepoRoot, "config", "samples"),
+		"--health-probe-bind-address="+probe, "--metrics-bind-address=0")
+	waitReady(t, probe, out)
+	if _, err := os.Stat(filepath.Join(dir, "kubeconfig")); err != nil {
+		t.Errorf("no kubeconfig written: %v", err)
+	}
+	for _, kind := range []string{"NMNode", "CustomNodeResource", "PodGroup", "Movement", "Reservation"} {
+		if !strings.Contains(out.String(), "applied "+kind+" ") {
+			t.Errorf("sample %s was not applied; output:\n%s", kind, out)
+		}
+	}
+	stopGracefully(t, cmd, out)
+}
+
+// TestBinary_RejectsBadFlagsNamingTheFlag checks that a bad value stops start-up with exit
+// code 2 and a message that names the flag.
+func TestBinary_RejectsBadFlagsNamingTheFlag(t *testing.T) {
+	bin := buildOperator(t)
+	for _, tc := range []struct{ arg, want string }{
+		{"--health-probe-bind-address=nonsense", "--health-probe-bind-address"},
+		{"--metrics-bind-address=:99999", "--metrics-bind-address"},
+	} {
+		cmd := exec.Command(bin, tc.arg)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		exit, ok := err.(*exec.ExitError)
+		if !ok || exit.ExitCode() != 2 {
+			t.Errorf("%s: want exit code 2, got %v", tc.arg, err)
+		}
+		if !strings.Contains(stderr.String(), tc.want) {
+			t.Errorf("%s: stderr does not name %s:\n%s", tc.arg, tc.want, stderr.String())
+		}
+	}
+}
+
+var builtOperator string
+
+// buildOperator compiles the operator once per test binary.
+func buildOperator(t *testing.T) string {
+	t.Helper()
+	if builtOperator != "" {
+		return builtOperator
+	}
+	dir, err := os.MkdirTemp("", "multicache-bin-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "multicache")
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	cmd.Dir = env.RepoRoot
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	builtOperator = bin
+	return bin
+}
+
+// syncBuffer is a bytes.Buffer safe for the process writer and the test reading it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func startOperator(t *testing.T, bin string, args ...string) (*exec.Cmd, *syncBuffer) {
+	t.Helper()
+	out := &syncBuffer{}
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	})
+	return cmd, out
+}
+
+func waitReady(t *testing.T, addr string, out *syncBuffer) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	url := fmt.Sprintf("http://%s/readyz", addr)
+	for {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("/readyz never answered 200 (last error %v); operator output:\n%s", err, out)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+func stopGracefully(t *testing.T, cmd *exec.Cmd, out *syncBuffer) {
+	t.Helper()
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("operator did not exit cleanly on SIGTERM: %v\n%s", err, out)
+		}
+	case <-time.After(time.Minute):
+		t.Fatalf("operator did not stop within a minute of SIGTERM:\n%s", out)
+	}
+}
+
+func freeAddress(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
