@@ -65,6 +65,13 @@ verify-fmt: ## Fail when a Go file is not gofmt-clean.
 test: manifests generate verify-fmt vet envtest-assets ## Run every test (unit, race, real API server).
 	KUBEBUILDER_ASSETS="$(K8S_ASSETS)" $(GO) test $(TEST_FLAGS) ./...
 
+# How long `make fuzz` explores event sequences against the reference model.
+FUZZ_TIME ?= 60s
+
+.PHONY: fuzz
+fuzz: ## Fuzz the cache handler against its reference model for FUZZ_TIME (default 60s).
+	$(GO) test -run '^$$' -fuzz FuzzModel -fuzztime $(FUZZ_TIME) -fuzzminimizetime 5s ./internal/handler
+
 .PHONY: bench
 bench: envtest-assets ## Run the benchmarks (multicache vs kube-scheduler's cache) and print the table.
 	cd bench && $(GO) test -run '^$$' -bench '$(BENCH)' -benchtime $(BENCH_TIME) -benchmem -timeout 60m ./...

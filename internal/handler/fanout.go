@@ -1,0 +1,116 @@
+package handler
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/seed0f91f25e/multicache/internal/metrics"
+	"github.com/seed0f91f25e/multicache/internal/stores"
+)
+
+// subscriber is one store's handlers for one kind, with the metric observers resolved once.
+type subscriber[T any] struct {
+	store  stores.Name
+	add    func(T)
+	update func(oldObj, newObj T)
+	del    func(T)
+	// observers of StoreOpDuration for add, update, delete.
+	observe [3]prometheus.Observer
+}
+
+func newSubscriber[T any](name stores.Name, add func(T), update func(T, T), del func(T)) subscriber[T] {
+	s := subscriber[T]{store: name, add: add, update: update, del: del}
+	for i, op := range []stores.Op{stores.OpAdd, stores.OpUpdate, stores.OpDelete} {
+		s.observe[i] = metrics.StoreOpDuration.WithLabelValues(string(name), string(op))
+	}
+	return s
+}
+
+// fanOut calls every subscriber in order for one event. When timed, each store's time is
+// observed (the handler samples one event in metrics.SampleEvery).
+func fanOut[T any](subs []subscriber[T], op stores.Op, oldObj, newObj T, timed bool) {
+	for i := range subs {
+		s := &subs[i]
+		var start time.Time
+		if timed {
+			start = time.Now()
+		}
+		idx := 0
+		switch op {
+		case stores.OpAdd:
+			s.add(newObj)
+		case stores.OpUpdate:
+			s.update(oldObj, newObj)
+			idx = 1
+		case stores.OpDelete:
+			s.del(oldObj)
+			idx = 2
+		}
+		if timed {
+			s.observe[idx].Observe(time.Since(start).Seconds())
+		}
+	}
+}
+
+// objectKind is the handler's side of one kind other than Pod: the last-seen object of every
+// key (what the stores are charged with) and the subscribed stores in fan-out order.
+type objectKind[K comparable, T any] struct {
+	kind  stores.Kind
+	keyOf func(T) K
+	uidOf func(T) types.UID
+	seen  map[K]T
+	subs  []subscriber[T]
+}
+
+func newObjectKind[K comparable, T any](kind stores.Kind, keyOf func(T) K, uidOf func(T) types.UID) *objectKind[K, T] {
+	return &objectKind[K, T]{kind: kind, keyOf: keyOf, uidOf: uidOf, seen: map[K]T{}}
+}
+
+// plan validates an event against the last-seen objects and returns the object the stores
+// are charged with (the old side of an update or delete). It changes nothing.
+func (k *objectKind[K, T]) plan(op stores.Op, oldObj, newObj T) (K, T, error) {
+	var zero T
+	obj := newObj
+	if op == stores.OpDelete {
+		obj = oldObj
+	}
+	key := k.keyOf(obj)
+	cur, exists := k.seen[key]
+	switch op {
+	case stores.OpAdd:
+		if exists {
+			return key, zero, stores.ErrAlreadyExists
+		}
+		return key, zero, nil
+	case stores.OpUpdate:
+		if oldKey := k.keyOf(oldObj); oldKey != key {
+			return key, zero, fmt.Errorf("%w: update from %v to %v", stores.ErrInvalidObject, oldKey, key)
+		}
+	}
+	if !exists {
+		return key, zero, stores.ErrNotFound
+	}
+	if uid, curUID := k.uidOf(obj), k.uidOf(cur); uid != "" && curUID != "" && uid != curUID {
+		return key, zero, fmt.Errorf("%w: cache has %s, event has %s", stores.ErrUIDMismatch, curUID, uid)
+	}
+	return key, cur, nil
+}
+
+// apply fans a planned event out and records the new last-seen object.
+func (k *objectKind[K, T]) apply(op stores.Op, key K, charged, newObj T, timed bool) {
+	fanOut(k.subs, op, charged, newObj, timed)
+	if op == stores.OpDelete {
+		delete(k.seen, key)
+	} else {
+		k.seen[key] = newObj
+	}
+}
+
+// get returns the last-seen object of key.
+func (k *objectKind[K, T]) get(key K) (T, bool) {
+	obj, ok := k.seen[key]
+	return obj, ok
+}

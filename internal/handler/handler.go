@@ -1,0 +1,236 @@
+// Package handler is the heart of multicache: the ClusterEventsHandler that takes every
+// event under one lock, validates it, and fans it out to the enabled stores in a fixed order
+// (PodStore last); the assumed-pod state machine and PodOp; snapshots; the expiry of assumed
+// pods and the reservation reaper; the read API for sibling controllers; the debug dump.
+//
+// A rejected event changes no store: every event is validated in full (against the
+// last-seen objects and the pod state machine) before the first store sees it, and stores
+// cannot fail. Errors are typed (see stores.Err*), counted and logged; nothing panics or
+// exits.
+package handler
+
+import (
+	"sync"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/seed0f91f25e/multicache/api/v1alpha1"
+	"github.com/seed0f91f25e/multicache/internal/stores"
+	"github.com/seed0f91f25e/multicache/internal/stores/movementstore"
+	"github.com/seed0f91f25e/multicache/internal/stores/nodestore"
+	"github.com/seed0f91f25e/multicache/internal/stores/pdbstore"
+	"github.com/seed0f91f25e/multicache/internal/stores/podgroupstore"
+	"github.com/seed0f91f25e/multicache/internal/stores/podstore"
+	"github.com/seed0f91f25e/multicache/internal/stores/reservationstore"
+)
+
+// ClusterEventsHandler is what feeds the cache: the reconcilers call the add/update/delete
+// methods with exact edges (an update is always previous-cached and current object, a delete
+// carries the last-seen object), sibling schedulers call AssumePod, FinishBinding and
+// ForgetPod. Every method is safe for concurrent use.
+type ClusterEventsHandler interface {
+	AddPod(pod *corev1.Pod) error
+	UpdatePod(oldPod, newPod *corev1.Pod) error
+	DeletePod(pod *corev1.Pod) error
+	AddNode(node *corev1.Node) error
+	UpdateNode(oldNode, newNode *corev1.Node) error
+	DeleteNode(node *corev1.Node) error
+	AddNMNode(nm *v1alpha1.NMNode) error
+	UpdateNMNode(oldNM, newNM *v1alpha1.NMNode) error
+	DeleteNMNode(nm *v1alpha1.NMNode) error
+	AddCNR(cnr *v1alpha1.CustomNodeResource) error
+	UpdateCNR(oldCNR, newCNR *v1alpha1.CustomNodeResource) error
+	DeleteCNR(cnr *v1alpha1.CustomNodeResource) error
+	AddPodGroup(pg *v1alpha1.PodGroup) error
+	UpdatePodGroup(oldPG, newPG *v1alpha1.PodGroup) error
+	DeletePodGroup(pg *v1alpha1.PodGroup) error
+	AddPDB(pdb *policyv1.PodDisruptionBudget) error
+	UpdatePDB(oldPDB, newPDB *policyv1.PodDisruptionBudget) error
+	DeletePDB(pdb *policyv1.PodDisruptionBudget) error
+	AddOwner(owner *stores.Owner) error
+	UpdateOwner(oldOwner, newOwner *stores.Owner) error
+	DeleteOwner(owner *stores.Owner) error
+	AddMovement(m *v1alpha1.Movement) error
+	UpdateMovement(oldM, newM *v1alpha1.Movement) error
+	DeleteMovement(m *v1alpha1.Movement) error
+	AddReservation(r *v1alpha1.Reservation) error
+	UpdateReservation(oldR, newR *v1alpha1.Reservation) error
+	DeleteReservation(r *v1alpha1.Reservation) error
+
+	// AssumePod charges a pod to the node in its spec.nodeName before the API binds it.
+	AssumePod(pod *corev1.Pod) error
+	// FinishBinding starts the expiry clock of an assumed pod (PodAssumedTTL).
+	FinishBinding(pod *corev1.Pod) error
+	// ForgetPod undoes AssumePod (the binding failed).
+	ForgetPod(pod *corev1.Pod) error
+	// IsAssumedPod reports whether a pod is assumed and not yet confirmed by the API.
+	IsAssumedPod(pod *corev1.Pod) (bool, error)
+	// GetPod returns the cached copy of a pod.
+	GetPod(pod *corev1.Pod) (*corev1.Pod, error)
+
+	// UpdateSnapshot brings a snapshot up to date, copying only what changed since.
+	UpdateSnapshot(snap *Snapshot) error
+	// Dump returns a JSON-serialisable view of every store.
+	Dump() *Dump
+}
+
+// Handler implements ClusterEventsHandler and Reader.
+type Handler struct {
+	config *stores.CacheHandler
+	mu     *sync.RWMutex
+	log    logr.Logger
+
+	// stores are the enabled stores in fan-out order.
+	stores []stores.Store
+	// Required stores, and the optional ones (nil when disabled).
+	nodes        *nodestore.Store
+	pods         *podstore.Store
+	podGroups    *podgroupstore.Store
+	pdbs         *pdbstore.Store
+	movements    *movementstore.Store
+	reservations *reservationstore.Store
+
+	// podSubs are the stores other than the PodStore that handle pods.
+	podSubs      []subscriber[*corev1.Pod]
+	nodeKind     *objectKind[string, *corev1.Node]
+	nmNodeKind   *objectKind[string, *v1alpha1.NMNode]
+	cnrKind      *objectKind[string, *v1alpha1.CustomNodeResource]
+	podGroupKind *objectKind[types.NamespacedName, *v1alpha1.PodGroup]
+	pdbKind      *objectKind[types.NamespacedName, *policyv1.PodDisruptionBudget]
+	ownerKind    *objectKind[stores.OwnerKey, *stores.Owner]
+	movementKind *objectKind[string, *v1alpha1.Movement]
+	rsvKind      *objectKind[types.NamespacedName, *v1alpha1.Reservation]
+
+	// events counts events for sampling store timings.
+	events uint64
+	// rejections remembers which (kind, op, reason) were logged, to log each once.
+	rejections map[rejectionKey]bool
+}
+
+var (
+	_ ClusterEventsHandler = (*Handler)(nil)
+	_ Reader               = (*Handler)(nil)
+)
+
+// New builds the enabled stores from the registry, in fan-out order, subscribes each to the
+// kinds it handles and wires the CacheHandler callbacks (GetNodeInfo, GetPodState, PodOp).
+func New(config *stores.CacheHandler, log logr.Logger) *Handler {
+	h := &Handler{
+		config:       config,
+		mu:           config.Mutex(),
+		log:          log,
+		nodeKind:     newObjectKind(stores.KindNode, nameOf[*corev1.Node], uidOf[*corev1.Node]),
+		nmNodeKind:   newObjectKind(stores.KindNMNode, nameOf[*v1alpha1.NMNode], uidOf[*v1alpha1.NMNode]),
+		cnrKind:      newObjectKind(stores.KindCNR, nameOf[*v1alpha1.CustomNodeResource], uidOf[*v1alpha1.CustomNodeResource]),
+		podGroupKind: newObjectKind(stores.KindPodGroup, keyOf[*v1alpha1.PodGroup], uidOf[*v1alpha1.PodGroup]),
+		pdbKind:      newObjectKind(stores.KindPDB, keyOf[*policyv1.PodDisruptionBudget], uidOf[*policyv1.PodDisruptionBudget]),
+		ownerKind:    newObjectKind(stores.KindOwner, (*stores.Owner).Key, func(o *stores.Owner) types.UID { return o.UID }),
+		movementKind: newObjectKind(stores.KindMovement, nameOf[*v1alpha1.Movement], uidOf[*v1alpha1.Movement]),
+		rsvKind:      newObjectKind(stores.KindReservation, keyOf[*v1alpha1.Reservation], uidOf[*v1alpha1.Reservation]),
+		rejections:   map[rejectionKey]bool{},
+	}
+	for _, reg := range registry {
+		if !config.IsStoreEnabled(reg.name) {
+			continue
+		}
+		s := reg.new(config)
+		h.stores = append(h.stores, s)
+		h.subscribe(s)
+	}
+	config.SetPodOpFunc(h.podOp)
+	return h
+}
+
+// subscribe keeps typed references to the stores and adds a store to every kind whose event
+// interface it implements.
+func (h *Handler) subscribe(s stores.Store) {
+	name := s.Name()
+	switch st := s.(type) {
+	case *nodestore.Store:
+		h.nodes = st
+	case *podstore.Store:
+		h.pods = st
+	case *podgroupstore.Store:
+		h.podGroups = st
+	case *pdbstore.Store:
+		h.pdbs = st
+	case *movementstore.Store:
+		h.movements = st
+	case *reservationstore.Store:
+		h.reservations = st
+	}
+	if st, ok := s.(stores.PodHandler); ok {
+		h.podSubs = append(h.podSubs, newSubscriber(name, st.AddPod, st.UpdatePod, st.DeletePod))
+	}
+	if st, ok := s.(stores.NodeHandler); ok {
+		h.nodeKind.subs = append(h.nodeKind.subs, newSubscriber(name, st.AddNode, st.UpdateNode, st.DeleteNode))
+	}
+	if st, ok := s.(stores.NMNodeHandler); ok {
+		h.nmNodeKind.subs = append(h.nmNodeKind.subs, newSubscriber(name, st.AddNMNode, st.UpdateNMNode, st.DeleteNMNode))
+	}
+	if st, ok := s.(stores.CNRHandler); ok {
+		h.cnrKind.subs = append(h.cnrKind.subs, newSubscriber(name, st.AddCNR, st.UpdateCNR, st.DeleteCNR))
+	}
+	if st, ok := s.(stores.PodGroupHandler); ok {
+		h.podGroupKind.subs = append(h.podGroupKind.subs, newSubscriber(name, st.AddPodGroup, st.UpdatePodGroup, st.DeletePodGroup))
+	}
+	if st, ok := s.(stores.PDBHandler); ok {
+		h.pdbKind.subs = append(h.pdbKind.subs, newSubscriber(name, st.AddPDB, st.UpdatePDB, st.DeletePDB))
+	}
+	if st, ok := s.(stores.OwnerHandler); ok {
+		h.ownerKind.subs = append(h.ownerKind.subs, newSubscriber(name, st.AddOwner, st.UpdateOwner, st.DeleteOwner))
+	}
+	if st, ok := s.(stores.MovementHandler); ok {
+		h.movementKind.subs = append(h.movementKind.subs, newSubscriber(name, st.AddMovement, st.UpdateMovement, st.DeleteMovement))
+	}
+	if st, ok := s.(stores.ReservationHandler); ok {
+		h.rsvKind.subs = append(h.rsvKind.subs, newSubscriber(name, st.AddReservation, st.UpdateReservation, st.DeleteReservation))
+	}
+}
+
+// Config returns the CacheHandler the stores were built with.
+func (h *Handler) Config() *stores.CacheHandler { return h.config }
+
+// StoreNames returns the enabled stores in fan-out order.
+func (h *Handler) StoreNames() []stores.Name {
+	names := make([]stores.Name, len(h.stores))
+	for i, s := range h.stores {
+		names[i] = s.Name()
+	}
+	return names
+}
+
+// WatchedKinds returns the kinds some enabled store handles: the only kinds worth watching.
+// Pods and Nodes are always watched.
+func (h *Handler) WatchedKinds() []stores.Kind {
+	kinds := []stores.Kind{stores.KindPod, stores.KindNode}
+	for _, k := range []struct {
+		kind stores.Kind
+		subs int
+	}{
+		{stores.KindNMNode, len(h.nmNodeKind.subs)},
+		{stores.KindCNR, len(h.cnrKind.subs)},
+		{stores.KindPodGroup, len(h.podGroupKind.subs)},
+		{stores.KindPDB, len(h.pdbKind.subs)},
+		{stores.KindOwner, len(h.ownerKind.subs)},
+		{stores.KindMovement, len(h.movementKind.subs)},
+		{stores.KindReservation, len(h.rsvKind.subs)},
+	} {
+		if k.subs > 0 {
+			kinds = append(kinds, k.kind)
+		}
+	}
+	return kinds
+}
+
+func nameOf[T client.Object](obj T) string { return obj.GetName() }
+
+func keyOf[T client.Object](obj T) types.NamespacedName {
+	return types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()}
+}
+
+func uidOf[T client.Object](obj T) types.UID { return obj.GetUID() }

@@ -1,0 +1,89 @@
+package handler
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/testr"
+	dto "github.com/prometheus/client_model/go"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/seed0f91f25e/multicache/internal/metrics"
+	"github.com/seed0f91f25e/multicache/internal/stores"
+)
+
+// t0 is the fake clock's start.
+var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// newHandler returns a handler with every store enabled on a fake clock, logging to the
+// test; configure tweaks the builder.
+func newHandler(t testing.TB, configure ...func(*stores.CacheHandlerBuilder)) (*Handler, *clocktesting.FakeClock) {
+	t.Helper()
+	var log logr.Logger
+	if tt, ok := t.(*testing.T); ok {
+		log = testr.NewWithOptions(tt, testr.Options{Verbosity: 0})
+	} else {
+		log = logr.Discard()
+	}
+	return newHandlerWithLog(t, log, configure...)
+}
+
+// newQuietHandler is newHandler without logs, for tests that reject events by the thousand.
+func newQuietHandler(t testing.TB, configure ...func(*stores.CacheHandlerBuilder)) (*Handler, *clocktesting.FakeClock) {
+	t.Helper()
+	return newHandlerWithLog(t, logr.Discard(), configure...)
+}
+
+func newHandlerWithLog(t testing.TB, log logr.Logger, configure ...func(*stores.CacheHandlerBuilder)) (*Handler, *clocktesting.FakeClock) {
+	t.Helper()
+	clk := clocktesting.NewFakeClock(t0)
+	b := stores.NewCacheHandlerBuilder().Clock(clk).PodAssumedTTL(30 * time.Second).ReservationTTL(time.Minute)
+	for _, c := range configure {
+		c(b)
+	}
+	config, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return New(config, log), clk
+}
+
+// must fails the test on a non-nil error.
+func must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// checkInvariants fails the test on any violated invariant.
+func checkInvariants(t testing.TB, h *Handler) {
+	t.Helper()
+	for _, err := range h.CheckInvariants() {
+		t.Error("invariant:", err)
+	}
+}
+
+// dumpJSON renders the whole cache, to compare states before and after.
+func dumpJSON(t testing.TB, h *Handler) string {
+	t.Helper()
+	d := h.Dump()
+	d.Generation = 0 // generations move on rejected events' neighbours only; compare content
+	b, err := json.Marshal(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// eventsTotal reads multicache_events_total{kind,op,result}.
+func eventsTotal(t testing.TB, kind, op, result string) float64 {
+	t.Helper()
+	var m dto.Metric
+	if err := metrics.EventsTotal.WithLabelValues(kind, op, result).Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m.GetCounter().GetValue()
+}

@@ -1,0 +1,419 @@
+package handler
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/seed0f91f25e/multicache/api/v1alpha1"
+	"github.com/seed0f91f25e/multicache/internal/stores"
+)
+
+// model is the reference the model-based test compares the handler with: plain maps and
+// rules written for clarity, recomputing derived state (node charges, group counts) from
+// scratch instead of maintaining it.
+type model struct {
+	now     time.Time
+	ttl     time.Duration // pod assumed TTL
+	rsvTTL  time.Duration // default reservation TTL
+	pods    map[types.NamespacedName]*mPod
+	objects map[stores.Kind]map[string]types.UID // every non-pod kind: key -> UID
+	nodes   map[string]*corev1.Node
+	nm      map[string]*v1alpha1.NMNode
+	cnr     map[string]*v1alpha1.CustomNodeResource
+	groups  map[types.NamespacedName]int32 // group -> minMember
+	rsvs    map[types.NamespacedName]*mRsv
+}
+
+type mPod struct {
+	state    stores.PodState
+	pod      *corev1.Pod
+	informer *corev1.Pod
+	finished bool
+	deadline time.Time
+}
+
+type mRsv struct {
+	r     *v1alpha1.Reservation
+	phase v1alpha1.ReservationPhase
+	// node is where the reservation was placed: a later spec change of a Matched or Expired
+	// reservation does not move it.
+	node                  string
+	owner                 types.NamespacedName // zero when none
+	linked                bool                 // owner still counts as this reservation's pod
+	reservedAt, expiresAt time.Time
+}
+
+func newModel(now time.Time, ttl, rsvTTL time.Duration) *model {
+	return &model{
+		now: now, ttl: ttl, rsvTTL: rsvTTL,
+		pods:    map[types.NamespacedName]*mPod{},
+		objects: map[stores.Kind]map[string]types.UID{},
+		nodes:   map[string]*corev1.Node{},
+		nm:      map[string]*v1alpha1.NMNode{},
+		cnr:     map[string]*v1alpha1.CustomNodeResource{},
+		groups:  map[types.NamespacedName]int32{},
+		rsvs:    map[types.NamespacedName]*mRsv{},
+	}
+}
+
+// dispatch is what the stores see of a pod event.
+type dispatch struct {
+	op       stores.Op
+	old, new *corev1.Pod
+}
+
+// podEvent applies a pod event to the model and returns the error the handler must return.
+func (m *model) podEvent(op stores.Op, pod *corev1.Pod) error {
+	if pod.Name == "" {
+		return stores.ErrInvalidObject
+	}
+	key := stores.PodKey(pod)
+	cur := m.pods[key]
+	if cur != nil && pod.UID != cur.pod.UID {
+		return stores.ErrUIDMismatch
+	}
+	bound := pod.Spec.NodeName != ""
+	switch {
+	case cur == nil:
+		switch op {
+		case stores.OpAssume:
+			if !bound {
+				return stores.ErrInvalidObject
+			}
+			m.commit(key, &mPod{state: stores.PodAssumed, pod: pod}, dispatch{stores.OpAdd, nil, pod}, "")
+		case stores.OpAdd:
+			m.commit(key, &mPod{state: stores.PodAdded, pod: pod}, dispatch{stores.OpAdd, nil, pod}, "")
+		case stores.OpFinishBinding, stores.OpForget:
+			return stores.ErrPodNotAssumed
+		default:
+			return stores.ErrPodUnknown
+		}
+	case cur.state == stores.PodAssumed:
+		switch op {
+		case stores.OpAssume:
+			return stores.ErrPodAlreadyAssumed
+		case stores.OpFinishBinding:
+			cur.finished, cur.deadline = true, m.now.Add(m.ttl)
+		case stores.OpForget:
+			if pod.Spec.NodeName != cur.pod.Spec.NodeName {
+				return stores.ErrNodeMismatch
+			}
+			m.revert(key, cur)
+		case stores.OpAdd, stores.OpUpdate:
+			if !bound {
+				cur.informer = pod
+				return nil
+			}
+			if op == stores.OpUpdate {
+				return stores.ErrPodAssumedNotConfirmed
+			}
+			m.commit(key, &mPod{state: stores.PodAdded, pod: pod}, dispatch{stores.OpUpdate, cur.pod, pod}, stores.PodAssumed)
+		case stores.OpDelete:
+			if bound && pod.Spec.NodeName != cur.pod.Spec.NodeName {
+				return stores.ErrNodeMismatch
+			}
+			m.commit(key, nil, dispatch{stores.OpDelete, cur.pod, nil}, stores.PodAssumed)
+		}
+	default: // Added
+		curBound := cur.pod.Spec.NodeName != ""
+		switch op {
+		case stores.OpAssume:
+			if curBound {
+				return stores.ErrPodAlreadyAdded
+			}
+			if !bound {
+				return stores.ErrInvalidObject
+			}
+			m.commit(key, &mPod{state: stores.PodAssumed, pod: pod, informer: cur.pod}, dispatch{stores.OpUpdate, cur.pod, pod}, stores.PodAdded)
+		case stores.OpAdd:
+			return stores.ErrPodAlreadyAdded
+		case stores.OpFinishBinding, stores.OpForget:
+			return stores.ErrPodNotAssumed
+		case stores.OpUpdate:
+			if curBound && pod.Spec.NodeName != cur.pod.Spec.NodeName {
+				return stores.ErrNodeMismatch
+			}
+			m.commit(key, &mPod{state: stores.PodAdded, pod: pod}, dispatch{stores.OpUpdate, cur.pod, pod}, stores.PodAdded)
+		case stores.OpDelete:
+			if bound && curBound && pod.Spec.NodeName != cur.pod.Spec.NodeName {
+				return stores.ErrNodeMismatch
+			}
+			m.commit(key, nil, dispatch{stores.OpDelete, cur.pod, nil}, stores.PodAdded)
+		}
+	}
+	return nil
+}
+
+// revert undoes an assumption (forget or expiry).
+func (m *model) revert(key types.NamespacedName, cur *mPod) {
+	if cur.informer != nil {
+		m.commit(key, &mPod{state: stores.PodAdded, pod: cur.informer}, dispatch{stores.OpUpdate, cur.pod, cur.informer}, stores.PodAssumed)
+		return
+	}
+	m.commit(key, nil, dispatch{stores.OpDelete, cur.pod, nil}, stores.PodAssumed)
+}
+
+// commit lets the reservations see a pod event (with the pod's state before it), then sets
+// the pod's next state.
+func (m *model) commit(key types.NamespacedName, next *mPod, d dispatch, before stores.PodState) {
+	m.reservationsSee(d, key, before)
+	if next == nil {
+		delete(m.pods, key)
+	} else {
+		m.pods[key] = next
+	}
+}
+
+// expire expires due assumed pods, in any order (each is independent).
+func (m *model) expire() {
+	for key, p := range m.pods {
+		if p.state == stores.PodAssumed && p.finished && !m.now.Before(p.deadline) {
+			m.reservationsSee(dispatch{stores.OpDelete, p.pod, nil}, key, stores.PodAssumed)
+			delete(m.pods, key)
+			if p.informer != nil {
+				m.reservationsSee(dispatch{stores.OpAdd, nil, p.informer}, key, "")
+				m.pods[key] = &mPod{state: stores.PodAdded, pod: p.informer}
+			}
+		}
+	}
+}
+
+// reservationsSee applies the reservation rules to one pod event.
+func (m *model) reservationsSee(d dispatch, key types.NamespacedName, before stores.PodState) {
+	owned := m.ownedBy(key)
+	switch d.op {
+	case stores.OpAdd:
+		if owned == nil {
+			m.tryMatch(d.new)
+		}
+	case stores.OpUpdate:
+		if owned != nil {
+			if d.new.Spec.NodeName == owned.node || before == stores.PodAdded {
+				return
+			}
+			owned.linked, owned.owner, owned.phase = false, types.NamespacedName{}, v1alpha1.ReservationReserved
+		}
+		m.tryMatch(d.new)
+	case stores.OpDelete:
+		if owned == nil {
+			return
+		}
+		if before == stores.PodAdded {
+			owned.linked = false
+			return
+		}
+		owned.linked, owned.owner, owned.phase = false, types.NamespacedName{}, v1alpha1.ReservationReserved
+	}
+}
+
+func (m *model) ownedBy(key types.NamespacedName) *mRsv {
+	for _, r := range m.rsvs {
+		if r.linked && r.owner == key {
+			return r
+		}
+	}
+	return nil
+}
+
+// tryMatch hands the first Reserved reservation (by key) on the pod's node that selects it
+// to the pod.
+func (m *model) tryMatch(pod *corev1.Pod) {
+	if pod.Spec.NodeName == "" || stores.IsTerminal(pod) || stores.IsBestEffort(pod) {
+		return
+	}
+	var keys []types.NamespacedName
+	for k, r := range m.rsvs {
+		sel := labels.SelectorFromSet(r.r.Spec.PodSelector.MatchLabels)
+		if r.phase == v1alpha1.ReservationReserved && r.node == pod.Spec.NodeName &&
+			k.Namespace == pod.Namespace && sel.Matches(labels.Set(pod.Labels)) {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		return
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i].String() < keys[j].String() })
+	r := m.rsvs[keys[0]]
+	r.phase, r.owner, r.linked = v1alpha1.ReservationMatched, stores.PodKey(pod), true
+}
+
+// objectEvent applies an event of a kind other than Pod; apply runs only when accepted.
+func (m *model) objectEvent(kind stores.Kind, op stores.Op, key string, uid types.UID, apply func()) error {
+	if m.objects[kind] == nil {
+		m.objects[kind] = map[string]types.UID{}
+	}
+	cur, exists := m.objects[kind][key]
+	switch {
+	case op == stores.OpAdd && exists:
+		return stores.ErrAlreadyExists
+	case op != stores.OpAdd && !exists:
+		return stores.ErrNotFound
+	case op != stores.OpAdd && cur != uid:
+		return stores.ErrUIDMismatch
+	}
+	if op == stores.OpDelete {
+		delete(m.objects[kind], key)
+	} else {
+		m.objects[kind][key] = uid
+	}
+	apply()
+	return nil
+}
+
+func (m *model) rsvTTLOf(r *v1alpha1.Reservation) time.Duration {
+	if r.Spec.TTLSeconds != nil {
+		return time.Duration(*r.Spec.TTLSeconds) * time.Second
+	}
+	return m.rsvTTL
+}
+
+// reservationEvent applies the reservation rules to a reservation event.
+func (m *model) reservationEvent(op stores.Op, r *v1alpha1.Reservation) {
+	key := types.NamespacedName{Namespace: r.Namespace, Name: r.Name}
+	switch op {
+	case stores.OpAdd:
+		e := &mRsv{r: r}
+		m.rsvs[key] = e
+		m.place(e)
+	case stores.OpUpdate:
+		e := m.rsvs[key]
+		old := e.r
+		e.r = r
+		if !equality.Semantic.DeepEqual(old.Spec, r.Spec) &&
+			(e.phase == v1alpha1.ReservationPending || e.phase == v1alpha1.ReservationReserved) {
+			m.place(e)
+		}
+	case stores.OpDelete:
+		delete(m.rsvs, key)
+	}
+}
+
+// place puts a reservation that holds nothing where it belongs. Pods of the test have no
+// landing time, so none already on the node consumes it.
+func (m *model) place(e *mRsv) {
+	e.node = e.r.Spec.NodeName
+	if e.node == "" {
+		e.phase = v1alpha1.ReservationPending
+		return
+	}
+	if e.reservedAt.IsZero() {
+		e.reservedAt = m.now
+	}
+	e.expiresAt = e.reservedAt.Add(m.rsvTTLOf(e.r))
+	e.phase = v1alpha1.ReservationReserved
+}
+
+// reap expires Reserved reservations whose deadline passed.
+func (m *model) reap() {
+	for _, e := range m.rsvs {
+		if e.phase == v1alpha1.ReservationReserved && !m.now.Before(e.expiresAt) {
+			e.phase = v1alpha1.ReservationExpired
+		}
+	}
+}
+
+// compare returns every difference between the handler and the model.
+func (m *model) compare(h *Handler) []error {
+	var errs []error
+	for key, p := range m.pods {
+		st, ok := h.PodState(key)
+		if !ok || st.State != p.state || st.Pod != p.pod || st.BindingFinished != p.finished {
+			errs = append(errs, fmt.Errorf("pod %s: handler %+v (present %v), model %s %p finished=%v", key, st, ok, p.state, p.pod, p.finished))
+		}
+	}
+	if n := h.pods.Len(); n != len(m.pods) {
+		errs = append(errs, fmt.Errorf("handler holds %d pods, model %d", n, len(m.pods)))
+	}
+	// Node charges, recomputed from scratch.
+	type charge struct{ requested, bestEffort, reserved int64 }
+	want := map[string]*charge{}
+	at := func(n string) *charge {
+		if want[n] == nil {
+			want[n] = &charge{}
+		}
+		return want[n]
+	}
+	for n := range m.nodes {
+		at(n)
+	}
+	for n := range m.nm {
+		at(n)
+	}
+	for n := range m.cnr {
+		at(n)
+	}
+	for _, p := range m.pods {
+		if p.pod.Spec.NodeName == "" || stores.IsTerminal(p.pod) {
+			continue
+		}
+		c := at(p.pod.Spec.NodeName)
+		if stores.IsBestEffort(p.pod) {
+			c.bestEffort += stores.PodRequests(p.pod).MilliCPU
+		} else {
+			c.requested += stores.PodRequests(p.pod).MilliCPU
+		}
+	}
+	for key, e := range m.rsvs {
+		if e.phase == v1alpha1.ReservationReserved {
+			c := at(e.node)
+			cpu := e.r.Spec.Resources.Cpu().MilliValue()
+			c.requested += cpu
+			c.reserved += cpu
+		}
+		v, ok := h.Reservation(key)
+		if !ok || v.Phase != e.phase || (e.linked && (v.Owner == nil || ownerKeyOf(v.Owner) != e.owner)) {
+			errs = append(errs, fmt.Errorf("reservation %s: handler %s owner %v, model %s owner %v", key, v.Phase, v.Owner, e.phase, e.owner))
+		}
+		if e.phase == v1alpha1.ReservationReserved && !v.ExpiresAt.Equal(e.expiresAt) {
+			errs = append(errs, fmt.Errorf("reservation %s: expires %v, model %v", key, v.ExpiresAt, e.expiresAt))
+		}
+	}
+	infos := h.NodeInfos()
+	if len(infos) != len(want) {
+		errs = append(errs, fmt.Errorf("handler has %d node infos, model %d", len(infos), len(want)))
+	}
+	for _, info := range infos {
+		c := want[info.Name]
+		if c == nil {
+			errs = append(errs, fmt.Errorf("node %s: in the handler only", info.Name))
+			continue
+		}
+		if info.Requested.MilliCPU != c.requested || info.BestEffortRequested.MilliCPU != c.bestEffort || info.Reserved.MilliCPU != c.reserved {
+			errs = append(errs, fmt.Errorf("node %s: requested/best-effort/reserved %d/%d/%d, model %d/%d/%d", info.Name,
+				info.Requested.MilliCPU, info.BestEffortRequested.MilliCPU, info.Reserved.MilliCPU, c.requested, c.bestEffort, c.reserved))
+		}
+	}
+	// Pod group counts, recounted.
+	for key := range m.groups {
+		var total int32
+		for _, p := range m.pods {
+			if p.pod.Namespace == key.Namespace && p.pod.Labels[v1alpha1.PodGroupLabel] == key.Name {
+				total++
+			}
+		}
+		g, ok := h.PodGroup(key)
+		if !ok || g.Counts.Total() != total {
+			errs = append(errs, fmt.Errorf("group %s: handler counts %+v, model %d members", key, g.Counts, total))
+		}
+	}
+	return errs
+}
+
+func ownerKeyOf(ref *v1alpha1.PodReference) types.NamespacedName {
+	return types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}
+}
+
+// sameError reports whether the handler's error is the model's (both nil, or errors.Is).
+func sameError(got, want error) bool {
+	if want == nil || got == nil {
+		return want == got
+	}
+	return errors.Is(got, want)
+}

@@ -1,0 +1,154 @@
+package handler
+
+import (
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/seed0f91f25e/multicache/internal/stores"
+	"github.com/seed0f91f25e/multicache/internal/stores/movementstore"
+	"github.com/seed0f91f25e/multicache/internal/stores/pdbstore"
+	"github.com/seed0f91f25e/multicache/internal/stores/podgroupstore"
+	"github.com/seed0f91f25e/multicache/internal/stores/reservationstore"
+)
+
+// Reader is the read API for sibling controllers in the same process. Every method holds
+// the read lock only while it copies its answer, never sees a half-applied event, and is
+// safe for concurrent use. Objects inside answers (pods, nodes, CRs) are shared and must not
+// be modified. Queries of a disabled store answer nothing.
+type Reader interface {
+	// NodeInfo returns a copy of one node's info.
+	NodeInfo(name string) (*stores.NodeInfo, bool)
+	// NodeInfos returns copies of every node's info, by name.
+	NodeInfos() []*stores.NodeInfo
+	// PodState returns the state of a pod in the assumed-pod state machine.
+	PodState(key types.NamespacedName) (stores.PodStatus, bool)
+	// PodGroup returns what the cache derives for a pod group.
+	PodGroup(key types.NamespacedName) (podgroupstore.GroupStatus, bool)
+	// PDBsForPod returns the disruption budgets that cover a pod.
+	PDBsForPod(pod *corev1.Pod) []pdbstore.PDBView
+	// PDBsForOwner returns the disruption budgets that cover an owner's pods.
+	PDBsForOwner(owner stores.OwnerKey) []pdbstore.PDBView
+	// Movement returns a movement's suggestions and the pods that consumed them.
+	Movement(name string) (movementstore.MovementView, bool)
+	// MovementSuggestions returns how many more pods of an owner each node should receive.
+	MovementSuggestions(owner stores.OwnerKey) map[string]int64
+	// Reservation returns one reservation.
+	Reservation(key types.NamespacedName) (reservationstore.View, bool)
+	// ReservationsOnNode returns the Reserved and Matched reservations of a node.
+	ReservationsOnNode(node string) []reservationstore.View
+	// MatchableReservations returns the Reserved reservations a pod may consume, best first.
+	MatchableReservations(pod *corev1.Pod) []reservationstore.View
+}
+
+// NodeInfo implements Reader.
+func (h *Handler) NodeInfo(name string) (*stores.NodeInfo, bool) {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	info, ok := h.nodes.Get(name)
+	if !ok {
+		return nil, false
+	}
+	return info.Clone(), true
+}
+
+// NodeInfos implements Reader.
+func (h *Handler) NodeInfos() []*stores.NodeInfo {
+	h.mu.RLock()
+	out := make([]*stores.NodeInfo, 0, h.nodes.Len())
+	h.nodes.Range(func(info *stores.NodeInfo) bool {
+		out = append(out, info.Clone())
+		return true
+	})
+	h.mu.RUnlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// PodState implements Reader.
+func (h *Handler) PodState(key types.NamespacedName) (stores.PodStatus, bool) {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return h.pods.Get(key)
+}
+
+// PodGroup implements Reader.
+func (h *Handler) PodGroup(key types.NamespacedName) (podgroupstore.GroupStatus, bool) {
+	if h.podGroups == nil {
+		return podgroupstore.GroupStatus{}, false
+	}
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return h.podGroups.Get(key)
+}
+
+// PDBsForPod implements Reader.
+func (h *Handler) PDBsForPod(pod *corev1.Pod) []pdbstore.PDBView {
+	if h.pdbs == nil || pod == nil {
+		return nil
+	}
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return h.pdbs.ForPod(pod)
+}
+
+// PDBsForOwner implements Reader.
+func (h *Handler) PDBsForOwner(owner stores.OwnerKey) []pdbstore.PDBView {
+	if h.pdbs == nil {
+		return nil
+	}
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return h.pdbs.ForOwner(owner)
+}
+
+// Movement implements Reader.
+func (h *Handler) Movement(name string) (movementstore.MovementView, bool) {
+	if h.movements == nil {
+		return movementstore.MovementView{}, false
+	}
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return h.movements.Get(name)
+}
+
+// MovementSuggestions implements Reader.
+func (h *Handler) MovementSuggestions(owner stores.OwnerKey) map[string]int64 {
+	if h.movements == nil {
+		return nil
+	}
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return h.movements.SuggestionsFor(owner)
+}
+
+// Reservation implements Reader.
+func (h *Handler) Reservation(key types.NamespacedName) (reservationstore.View, bool) {
+	if h.reservations == nil {
+		return reservationstore.View{}, false
+	}
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return h.reservations.Get(key)
+}
+
+// ReservationsOnNode implements Reader.
+func (h *Handler) ReservationsOnNode(node string) []reservationstore.View {
+	if h.reservations == nil {
+		return nil
+	}
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return h.reservations.OnNode(node)
+}
+
+// MatchableReservations implements Reader.
+func (h *Handler) MatchableReservations(pod *corev1.Pod) []reservationstore.View {
+	if h.reservations == nil || pod == nil {
+		return nil
+	}
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return h.reservations.MatchableFor(pod)
+}

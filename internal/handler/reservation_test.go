@@ -1,0 +1,284 @@
+package handler
+
+import (
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
+
+	"github.com/seed0f91f25e/multicache/api/v1alpha1"
+	"github.com/seed0f91f25e/multicache/internal/stores"
+	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
+)
+
+var rsvKey = types.NamespacedName{Namespace: "ns", Name: "r"}
+
+// reservationFixture is a node n1 (8 CPU) with reservation ns/r of 2 CPU for app=web.
+func reservationFixture(t *testing.T) (*Handler, *v1alpha1.Reservation, *clocktesting.FakeClock) {
+	t.Helper()
+	h, clk := newHandler(t)
+	must(t, h.AddNode(ts.MakeNode("n1", "8", "16Gi")))
+	r := ts.MakeReservation("ns", "r", "n1", "2", "4Gi", "app", "web")
+	must(t, h.AddReservation(r))
+	return h, r, clk
+}
+
+func web(name string, opts ...ts.PodOption) *corev1.Pod {
+	return ts.MakePod("ns", name, append([]ts.PodOption{ts.OnNode("n1"), ts.Requests("2", "4Gi"), ts.WithLabels("app", "web")}, opts...)...)
+}
+
+// expectCharge checks what node n1 is charged with: requested CPU (millicores), reserved CPU,
+// and the phase of ns/r.
+func expectCharge(t *testing.T, h *Handler, requested, reserved int64, phase v1alpha1.ReservationPhase) {
+	t.Helper()
+	info, _ := h.NodeInfo("n1")
+	if info.Requested.MilliCPU != requested || info.Reserved.MilliCPU != reserved {
+		t.Errorf("n1 requested %dm reserved %dm, want %dm and %dm", info.Requested.MilliCPU, info.Reserved.MilliCPU, requested, reserved)
+	}
+	v, _ := h.Reservation(rsvKey)
+	if v.Phase != phase {
+		t.Errorf("phase %s, want %s", v.Phase, phase)
+	}
+	checkInvariants(t, h)
+}
+
+func TestReservation_ReservedChargesAPlaceholderOnItsNode(t *testing.T) {
+	h, _, _ := reservationFixture(t)
+	expectCharge(t, h, 2000, 2000, v1alpha1.ReservationReserved)
+	v, _ := h.Reservation(rsvKey)
+	if !v.ExpiresAt.Equal(t0.Add(time.Minute)) {
+		t.Errorf("expires at %v, want reservedAt + the default TTL", v.ExpiresAt)
+	}
+	if st, ok := h.PodState(types.NamespacedName{Namespace: "ns", Name: "reservation:r"}); ok {
+		t.Errorf("the placeholder reached the pod store: %+v", st)
+	}
+}
+
+func TestReservation_MatchedPodReleasesPlaceholder(t *testing.T) {
+	h, _, _ := reservationFixture(t)
+	must(t, h.AddPod(web("w1")))
+	expectCharge(t, h, 2000, 0, v1alpha1.ReservationMatched) // nothing counted twice
+	v, _ := h.Reservation(rsvKey)
+	if v.Owner == nil || v.Owner.Name != "w1" || v.OwnerAssumed {
+		t.Errorf("owner %+v (assumed %v), want confirmed ns/w1", v.Owner, v.OwnerAssumed)
+	}
+	// A second matching pod finds nothing left to consume.
+	must(t, h.AddPod(web("w2")))
+	expectCharge(t, h, 4000, 0, v1alpha1.ReservationMatched)
+}
+
+func TestReservation_PodsThatCannotConsumeItLeaveItReserved(t *testing.T) {
+	for name, pod := range map[string]*corev1.Pod{
+		"other labels":    ts.MakePod("ns", "x", ts.OnNode("n1"), ts.Requests("1", "1Gi"), ts.WithLabels("app", "db")),
+		"other namespace": ts.MakePod("other", "x", ts.OnNode("n1"), ts.Requests("1", "1Gi"), ts.WithLabels("app", "web")),
+		"best-effort":     web("x", ts.BestEffort()),
+		"finished":        web("x", ts.InPhase(corev1.PodSucceeded)),
+		"not bound":       ts.MakePod("ns", "x", ts.WithLabels("app", "web")),
+	} {
+		t.Run(name, func(t *testing.T) {
+			h, _, _ := reservationFixture(t)
+			must(t, h.AddPod(pod))
+			if v, _ := h.Reservation(rsvKey); v.Phase != v1alpha1.ReservationReserved {
+				t.Errorf("phase %s, want Reserved", v.Phase)
+			}
+			checkInvariants(t, h)
+		})
+	}
+}
+
+func TestReservation_ForgottenOwnerReReserves(t *testing.T) {
+	h, _, _ := reservationFixture(t)
+	w := web("w1")
+	must(t, h.AssumePod(w))
+	expectCharge(t, h, 2000, 0, v1alpha1.ReservationMatched)
+	if v, _ := h.Reservation(rsvKey); !v.OwnerAssumed {
+		t.Error("owner should be reported as only assumed")
+	}
+	must(t, h.ForgetPod(w))
+	expectCharge(t, h, 2000, 2000, v1alpha1.ReservationReserved)
+}
+
+func TestReservation_ExpiredOwnerReReserves(t *testing.T) {
+	h, _, clk := reservationFixture(t)
+	w := web("w1")
+	must(t, h.AssumePod(w))
+	must(t, h.FinishBinding(w))
+	clk.Step(29 * time.Second)
+	if n := h.ExpireAssumedPods(); n != 0 {
+		t.Fatalf("expired %d pods before the TTL", n)
+	}
+	clk.Step(time.Second)
+	if n := h.ExpireAssumedPods(); n != 1 {
+		t.Fatalf("expired %d pods at the TTL, want 1", n)
+	}
+	expectCharge(t, h, 2000, 2000, v1alpha1.ReservationReserved)
+}
+
+func TestReservation_ConfirmedOwnerDeletedStaysMatched(t *testing.T) {
+	h, _, _ := reservationFixture(t)
+	w := web("w1")
+	must(t, h.AssumePod(w))
+	must(t, h.AddPod(w)) // the API confirms the binding
+	must(t, h.DeletePod(w))
+	expectCharge(t, h, 0, 0, v1alpha1.ReservationMatched)
+	if v, _ := h.Reservation(rsvKey); v.Owner == nil || v.Owner.Name != "w1" {
+		t.Errorf("owner %+v, want ns/w1 kept", v.Owner)
+	}
+}
+
+func TestReservation_TTLExpiryReleasesThePlaceholderAndTellsTheStatusWriter(t *testing.T) {
+	h, _, clk := reservationFixture(t)
+	var changed []types.NamespacedName
+	h.Config().SetObjectChangedFunc(func(kind stores.Kind, key types.NamespacedName) {
+		if kind == stores.KindReservation {
+			changed = append(changed, key)
+		}
+	})
+	clk.Step(59 * time.Second)
+	if tr := h.ReapReservations(); len(tr) != 0 {
+		t.Fatalf("reaped %v before the TTL", tr)
+	}
+	clk.Step(time.Second)
+	tr := h.ReapReservations()
+	if len(tr) != 1 || tr[0].Key != rsvKey || tr[0].To != v1alpha1.ReservationExpired {
+		t.Fatalf("transitions %+v, want ns/r to Expired", tr)
+	}
+	expectCharge(t, h, 0, 0, v1alpha1.ReservationExpired)
+	if len(changed) != 1 || changed[0] != rsvKey {
+		t.Errorf("status writer told about %v, want [ns/r]", changed)
+	}
+	// An expired reservation is not consumed by a pod that comes later.
+	must(t, h.AddPod(web("late")))
+	expectCharge(t, h, 2000, 0, v1alpha1.ReservationExpired)
+}
+
+func TestReservation_PendingUntilANodeIsSet(t *testing.T) {
+	h, _ := newHandler(t)
+	must(t, h.AddNode(ts.MakeNode("n1", "8", "16Gi")))
+	pending := ts.MakeReservation("ns", "r", "", "2", "4Gi", "app", "web")
+	must(t, h.AddReservation(pending))
+	expectCharge(t, h, 0, 0, v1alpha1.ReservationPending)
+	placed := pending.DeepCopy()
+	placed.Spec.NodeName = "n1"
+	must(t, h.UpdateReservation(pending, placed))
+	expectCharge(t, h, 2000, 2000, v1alpha1.ReservationReserved)
+}
+
+func TestReservation_SpecChangeRechargesStatusOnlyChangeDoesNot(t *testing.T) {
+	h, r, _ := reservationFixture(t)
+	statusOnly := r.DeepCopy()
+	statusOnly.Status.Phase = v1alpha1.ReservationReserved
+	must(t, h.UpdateReservation(r, statusOnly))
+	before, _ := h.Reservation(rsvKey)
+	bigger := statusOnly.DeepCopy()
+	bigger.Spec.Resources[corev1.ResourceCPU] = resource.MustParse("3")
+	bigger.Spec.TTLSeconds = ptr.To[int64](120)
+	must(t, h.UpdateReservation(statusOnly, bigger))
+	expectCharge(t, h, 3000, 3000, v1alpha1.ReservationReserved)
+	after, _ := h.Reservation(rsvKey)
+	if !after.ReservedAt.Equal(before.ReservedAt) || !after.ExpiresAt.Equal(t0.Add(2*time.Minute)) {
+		t.Errorf("reservedAt %v -> %v, expiresAt %v; want reservedAt kept and the new TTL applied", before.ReservedAt, after.ReservedAt, after.ExpiresAt)
+	}
+}
+
+func TestReservation_DeleteReleasesEverything(t *testing.T) {
+	h, r, _ := reservationFixture(t)
+	must(t, h.DeleteReservation(r))
+	info, _ := h.NodeInfo("n1")
+	if !info.Requested.IsZero() || len(info.Placeholders) != 0 {
+		t.Errorf("after delete: requested %v placeholders %d", info.Requested.ResourceList(), len(info.Placeholders))
+	}
+	checkInvariants(t, h)
+}
+
+func TestReservation_RestartRecoversFromStatus(t *testing.T) {
+	h, _ := newHandler(t)
+	must(t, h.AddNode(ts.MakeNode("n1", "8", "16Gi")))
+
+	expired := ts.MakeReservation("ns", "expired", "n1", "1", "1Gi", "app", "web")
+	expired.Status.Phase = v1alpha1.ReservationExpired
+	matched := ts.MakeReservation("ns", "matched", "n1", "1", "1Gi", "app", "web")
+	matched.Status.Phase = v1alpha1.ReservationMatched
+	matched.Status.CurrentOwner = &v1alpha1.PodReference{Namespace: "ns", Name: "w1"}
+	reserved := ts.MakeReservation("ns", "reserved", "n1", "1", "1Gi", "app", "other")
+	reserved.Status.Phase = v1alpha1.ReservationReserved
+	reserved.Status.ReservedAt = &metav1.Time{Time: t0.Add(-50 * time.Second)}
+	for _, r := range []*v1alpha1.Reservation{expired, matched, reserved} {
+		must(t, h.AddReservation(r))
+	}
+	// The owner arrives after its reservation in the relist: it is the owner, nothing more.
+	must(t, h.AddPod(web("w1")))
+
+	info, _ := h.NodeInfo("n1")
+	if info.Requested.MilliCPU != 3000 || info.Reserved.MilliCPU != 1000 {
+		t.Errorf("requested %dm reserved %dm, want 3000m (w1 + placeholder) and 1000m", info.Requested.MilliCPU, info.Reserved.MilliCPU)
+	}
+	for name, want := range map[string]v1alpha1.ReservationPhase{
+		"expired": v1alpha1.ReservationExpired, "matched": v1alpha1.ReservationMatched, "reserved": v1alpha1.ReservationReserved,
+	} {
+		if v, _ := h.Reservation(types.NamespacedName{Namespace: "ns", Name: name}); v.Phase != want {
+			t.Errorf("%s: phase %s, want %s", name, v.Phase, want)
+		}
+	}
+	if v, _ := h.Reservation(types.NamespacedName{Namespace: "ns", Name: "reserved"}); !v.ExpiresAt.Equal(t0.Add(10 * time.Second)) {
+		t.Errorf("recovered deadline %v, want reservedAt from status + TTL", v.ExpiresAt)
+	}
+	checkInvariants(t, h)
+}
+
+func TestReservation_OnlyPodsThatLandedAfterItConsumeItWhenItArrivesLast(t *testing.T) {
+	created := metav1.NewTime(t0)
+	landed := func(at time.Time) ts.PodOption {
+		return func(p *corev1.Pod) {
+			p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(at)}}
+		}
+	}
+	for name, tc := range map[string]struct {
+		pod  *corev1.Pod
+		want v1alpha1.ReservationPhase
+	}{
+		"landed before":        {web("old", landed(t0.Add(-time.Hour))), v1alpha1.ReservationReserved},
+		"landed after":         {web("new", landed(t0.Add(time.Second))), v1alpha1.ReservationMatched},
+		"landing time unknown": {web("unknown"), v1alpha1.ReservationReserved},
+	} {
+		t.Run(name, func(t *testing.T) {
+			h, _ := newHandler(t)
+			must(t, h.AddNode(ts.MakeNode("n1", "8", "16Gi")))
+			must(t, h.AddPod(tc.pod))
+			r := ts.MakeReservation("ns", "r", "n1", "2", "4Gi", "app", "web")
+			r.CreationTimestamp = created
+			must(t, h.AddReservation(r))
+			if v, _ := h.Reservation(rsvKey); v.Phase != tc.want {
+				t.Errorf("phase %s, want %s", v.Phase, tc.want)
+			}
+			checkInvariants(t, h)
+		})
+	}
+}
+
+func TestReservation_MatchableForPrefersTheOldest(t *testing.T) {
+	h, _ := newHandler(t)
+	must(t, h.AddNode(ts.MakeNode("n1", "8", "16Gi")))
+	young := ts.MakeReservation("ns", "young", "n1", "1", "1Gi", "app", "web")
+	young.CreationTimestamp = metav1.NewTime(t0.Add(time.Minute))
+	old := ts.MakeReservation("ns", "old", "n1", "1", "1Gi", "app", "web")
+	old.CreationTimestamp = metav1.NewTime(t0)
+	must(t, h.AddReservation(young))
+	must(t, h.AddReservation(old))
+	got := h.MatchableReservations(ts.MakePod("ns", "w", ts.WithLabels("app", "web")))
+	if len(got) != 2 || got[0].Key.Name != "old" {
+		t.Fatalf("matchable %+v, want old first", got)
+	}
+	must(t, h.AddPod(web("w")))
+	if v, _ := h.Reservation(types.NamespacedName{Namespace: "ns", Name: "old"}); v.Phase != v1alpha1.ReservationMatched {
+		t.Errorf("the oldest reservation was not the one consumed")
+	}
+	if on := h.ReservationsOnNode("n1"); len(on) != 2 {
+		t.Errorf("reservations on n1: %d, want 2", len(on))
+	}
+}

@@ -1,0 +1,290 @@
+package stores
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// SwitchType says which resource pools this component schedules onto.
+type SwitchType uint8
+
+const (
+	// GuaranteedPool is the guaranteed pool (Node and NMNode allocatable).
+	GuaranteedPool SwitchType = 1 << iota
+	// BestEffortPool is the reclaimed pool CustomNodeResources report.
+	BestEffortPool
+	// AllPools is both pools.
+	AllPools = GuaranteedPool | BestEffortPool
+)
+
+// CacheHandler is the configuration every store receives and the callbacks through which
+// stores reach each other (node infos, pod states, synthetic pod events). It is built once,
+// from flags, with a CacheHandlerBuilder; only the callbacks are wired after that, by the
+// handler, before any event arrives.
+//
+// Where Gödel's CacheHandler hands out client-go listers, this one hands out
+// controller-runtime client.Readers backed by the manager's informer cache (PodReader,
+// PVCReader): same data, same cost, one informer per kind for the whole process.
+type CacheHandler struct {
+	componentName  string
+	schedulerType  string
+	subClusterKey  string
+	subCluster     string
+	switchType     SwitchType
+	enabled        map[Name]bool
+	podAssumedTTL  time.Duration
+	period         time.Duration
+	reservationTTL time.Duration
+	stopCh         <-chan struct{}
+	mu             *sync.RWMutex
+	podReader      client.Reader
+	pvcReader      client.Reader
+	clock          clock.WithTicker
+	generations    *Generations
+
+	getNodeInfo   func(name string) (*NodeInfo, bool)
+	getPodState   func(key types.NamespacedName) (PodStatus, bool)
+	podOp         func(pod *corev1.Pod, isAdd bool, skipped ...Name)
+	objectChanged func(kind Kind, key types.NamespacedName)
+}
+
+// ComponentName names this component (in Movement status and logs).
+func (h *CacheHandler) ComponentName() string { return h.componentName }
+
+// SchedulerType is the scheduler this cache serves (its schedulerName).
+func (h *CacheHandler) SchedulerType() string { return h.schedulerType }
+
+// SubClusterKey is the node label that splits the cluster into sub-clusters ("" for none).
+func (h *CacheHandler) SubClusterKey() string { return h.subClusterKey }
+
+// SubCluster is the value of SubClusterKey this replica serves ("" for the whole cluster).
+func (h *CacheHandler) SubCluster() string { return h.subCluster }
+
+// SwitchType is the resource pools this component schedules onto.
+func (h *CacheHandler) SwitchType() SwitchType { return h.switchType }
+
+// IsStoreEnabled reports whether a store is built. Required stores are always enabled.
+func (h *CacheHandler) IsStoreEnabled(name Name) bool { return Required(name) || h.enabled[name] }
+
+// PodAssumedTTL is how long an assumed pod lives after FinishBinding without the API
+// confirming it.
+func (h *CacheHandler) PodAssumedTTL() time.Duration { return h.podAssumedTTL }
+
+// Period is how often assumed pods are checked for expiry.
+func (h *CacheHandler) Period() time.Duration { return h.period }
+
+// ReservationTTL is how long a reservation without ttlSeconds stays Reserved unmatched.
+func (h *CacheHandler) ReservationTTL() time.Duration { return h.reservationTTL }
+
+// StopCh is closed when the process shuts down.
+func (h *CacheHandler) StopCh() <-chan struct{} { return h.stopCh }
+
+// Mutex is the handler lock: every event holds it for writing, every read for reading.
+func (h *CacheHandler) Mutex() *sync.RWMutex { return h.mu }
+
+// PodReader reads pods from the manager's informer cache (nil when not configured).
+func (h *CacheHandler) PodReader() client.Reader { return h.podReader }
+
+// PVCReader reads PersistentVolumeClaims from the manager's informer cache (nil when not
+// configured).
+func (h *CacheHandler) PVCReader() client.Reader { return h.pvcReader }
+
+// Clock is the time source of TTLs and deadlines (a fake one in tests).
+func (h *CacheHandler) Clock() clock.WithTicker { return h.clock }
+
+// Generations hands out the generation numbers that incremental snapshots rely on.
+func (h *CacheHandler) Generations() *Generations { return h.generations }
+
+// GetNodeInfo returns the NodeStore's live NodeInfo of a node. Callers hold the handler
+// lock and must not modify it.
+func (h *CacheHandler) GetNodeInfo(name string) (*NodeInfo, bool) {
+	if h.getNodeInfo == nil {
+		return nil, false
+	}
+	return h.getNodeInfo(name)
+}
+
+// SetNodeHandler wires GetNodeInfo to the NodeStore.
+func (h *CacheHandler) SetNodeHandler(fn func(name string) (*NodeInfo, bool)) { h.getNodeInfo = fn }
+
+// GetPodState returns the PodStore's state of a pod. During a pod event it is still the
+// state before the event: the PodStore is updated last.
+func (h *CacheHandler) GetPodState(key types.NamespacedName) (PodStatus, bool) {
+	if h.getPodState == nil {
+		return PodStatus{}, false
+	}
+	return h.getPodState(key)
+}
+
+// SetPodHandler wires GetPodState to the PodStore.
+func (h *CacheHandler) SetPodHandler(fn func(key types.NamespacedName) (PodStatus, bool)) {
+	h.getPodState = fn
+}
+
+// PodOp dispatches a synthetic pod add (isAdd) or delete to every enabled store except the
+// skipped ones, under the handler lock the caller already holds. Stores use it to expire
+// assumed pods and to charge or release reservation placeholders.
+func (h *CacheHandler) PodOp(pod *corev1.Pod, isAdd bool, skipped ...Name) {
+	if h.podOp != nil {
+		h.podOp(pod, isAdd, skipped...)
+	}
+}
+
+// SetPodOpFunc wires PodOp to the handler.
+func (h *CacheHandler) SetPodOpFunc(fn func(pod *corev1.Pod, isAdd bool, skipped ...Name)) {
+	h.podOp = fn
+}
+
+// ObjectChanged tells the status writers that what the cache derives for an object (a pod
+// group's counters, a reservation's phase, a movement's actual pods) changed. It is called
+// under the handler lock and must not block.
+func (h *CacheHandler) ObjectChanged(kind Kind, key types.NamespacedName) {
+	if h.objectChanged != nil {
+		h.objectChanged(kind, key)
+	}
+}
+
+// SetObjectChangedFunc wires ObjectChanged to the status writers.
+func (h *CacheHandler) SetObjectChangedFunc(fn func(kind Kind, key types.NamespacedName)) {
+	h.objectChanged = fn
+}
+
+// CacheHandlerBuilder builds a CacheHandler. The zero value is not usable: start with
+// NewCacheHandlerBuilder, whose defaults are documented on each setter.
+type CacheHandlerBuilder struct {
+	h      CacheHandler
+	stores []Name
+}
+
+// NewCacheHandlerBuilder starts a CacheHandler with every store enabled and the defaults:
+// component "multicache", scheduler "default-scheduler", both pools, PodAssumedTTL 15m,
+// Period 1s, ReservationTTL 10m, the real clock.
+func NewCacheHandlerBuilder() *CacheHandlerBuilder {
+	return &CacheHandlerBuilder{
+		h: CacheHandler{
+			componentName:  "multicache",
+			schedulerType:  "default-scheduler",
+			switchType:     AllPools,
+			podAssumedTTL:  15 * time.Minute,
+			period:         time.Second,
+			reservationTTL: 10 * time.Minute,
+			clock:          clock.RealClock{},
+		},
+		stores: append([]Name(nil), FanOutOrder...),
+	}
+}
+
+// ComponentName sets ComponentName.
+func (b *CacheHandlerBuilder) ComponentName(name string) *CacheHandlerBuilder {
+	b.h.componentName = name
+	return b
+}
+
+// SchedulerType sets SchedulerType.
+func (b *CacheHandlerBuilder) SchedulerType(name string) *CacheHandlerBuilder {
+	b.h.schedulerType = name
+	return b
+}
+
+// SubCluster restricts the cache to the nodes labelled key=value.
+func (b *CacheHandlerBuilder) SubCluster(key, value string) *CacheHandlerBuilder {
+	b.h.subClusterKey, b.h.subCluster = key, value
+	return b
+}
+
+// SwitchType sets SwitchType.
+func (b *CacheHandlerBuilder) SwitchType(t SwitchType) *CacheHandlerBuilder {
+	b.h.switchType = t
+	return b
+}
+
+// EnabledStores sets which stores are built (required ones are added).
+func (b *CacheHandlerBuilder) EnabledStores(names ...Name) *CacheHandlerBuilder {
+	b.stores = names
+	return b
+}
+
+// PodAssumedTTL sets PodAssumedTTL.
+func (b *CacheHandlerBuilder) PodAssumedTTL(d time.Duration) *CacheHandlerBuilder {
+	b.h.podAssumedTTL = d
+	return b
+}
+
+// Period sets Period.
+func (b *CacheHandlerBuilder) Period(d time.Duration) *CacheHandlerBuilder {
+	b.h.period = d
+	return b
+}
+
+// ReservationTTL sets ReservationTTL.
+func (b *CacheHandlerBuilder) ReservationTTL(d time.Duration) *CacheHandlerBuilder {
+	b.h.reservationTTL = d
+	return b
+}
+
+// StopCh sets StopCh.
+func (b *CacheHandlerBuilder) StopCh(ch <-chan struct{}) *CacheHandlerBuilder {
+	b.h.stopCh = ch
+	return b
+}
+
+// Readers sets the pod and PVC readers.
+func (b *CacheHandlerBuilder) Readers(pods, pvcs client.Reader) *CacheHandlerBuilder {
+	b.h.podReader, b.h.pvcReader = pods, pvcs
+	return b
+}
+
+// Clock sets the time source.
+func (b *CacheHandlerBuilder) Clock(c clock.WithTicker) *CacheHandlerBuilder {
+	b.h.clock = c
+	return b
+}
+
+// Build validates the configuration and returns the CacheHandler. An unknown store name or a
+// non-positive duration is an error naming it.
+func (b *CacheHandlerBuilder) Build() (*CacheHandler, error) {
+	h := b.h
+	var errs []error
+	known := map[Name]bool{}
+	for _, n := range FanOutOrder {
+		known[n] = true
+	}
+	h.enabled = map[Name]bool{}
+	for _, n := range b.stores {
+		if !known[n] {
+			errs = append(errs, fmt.Errorf("unknown store %q (known: %v)", n, FanOutOrder))
+			continue
+		}
+		h.enabled[n] = true
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"pod assumed TTL", h.podAssumedTTL}, {"period", h.period}, {"reservation TTL", h.reservationTTL}} {
+		if d.v <= 0 {
+			errs = append(errs, fmt.Errorf("%s must be positive, got %v", d.name, d.v))
+		}
+	}
+	if (h.subClusterKey == "") != (h.subCluster == "") {
+		errs = append(errs, errors.New("a sub-cluster needs both a label key and a value"))
+	}
+	if h.switchType&AllPools == 0 {
+		errs = append(errs, errors.New("switch type must include at least one pool"))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	if h.stopCh == nil {
+		h.stopCh = make(chan struct{})
+	}
+	h.mu = &sync.RWMutex{}
+	h.generations = &Generations{}
+	return &h, nil
+}

@@ -1,0 +1,114 @@
+package movementstore
+
+import (
+	"sort"
+
+	"github.com/seed0f91f25e/multicache/api/v1alpha1"
+	"github.com/seed0f91f25e/multicache/internal/stores"
+)
+
+// NodeSuggestion is one node suggested for an owner and the pods that landed there.
+type NodeSuggestion struct {
+	Node string
+	// Desired is how many pods the descheduler wants there (0 for a node it did not
+	// suggest but where a pod of the owner landed anyway).
+	Desired int64
+	// Actual are the owner's pods that consumed the movement and landed there, sorted.
+	Actual []v1alpha1.TaskInfo
+}
+
+// Left is how many more pods the suggestion wants.
+func (n NodeSuggestion) Left() int64 { return max(n.Desired-int64(len(n.Actual)), 0) }
+
+// OwnerSuggestions are a movement's suggestions for one owner.
+type OwnerSuggestions struct {
+	Owner v1alpha1.OwnerInfo
+	// Nodes are the suggested nodes in spec order, then other nodes pods landed on, by name.
+	Nodes []NodeSuggestion
+}
+
+// MovementView is what the cache derives for one movement.
+type MovementView struct {
+	Name string
+	// Movement is the object; nil when only pods refer to it.
+	Movement *v1alpha1.Movement
+	Owners   []OwnerSuggestions
+}
+
+// view derives the suggestions and the pods that consumed them, owner by owner.
+func (mv *movement) view() MovementView {
+	v := MovementView{Name: mv.name, Movement: mv.m}
+	if mv.m == nil {
+		return v
+	}
+	for _, o := range mv.m.Spec.Owners {
+		sug := OwnerSuggestions{Owner: o.Owner}
+		at := map[string]int{}
+		for _, rn := range o.RecommendedNodes {
+			if i, dup := at[rn.Node]; dup {
+				sug.Nodes[i].Desired += rn.DesiredPodCount
+				continue
+			}
+			at[rn.Node] = len(sug.Nodes)
+			sug.Nodes = append(sug.Nodes, NodeSuggestion{Node: rn.Node, Desired: rn.DesiredPodCount})
+		}
+		firstUnsuggested := len(sug.Nodes)
+		for key, pod := range mv.pods {
+			owner, uid, isOwned := stores.ControllerOwner(pod)
+			if !isOwned || owner != ownerKey(o.Owner) || (o.Owner.UID != "" && o.Owner.UID != uid) {
+				continue
+			}
+			i, seen := at[pod.Spec.NodeName]
+			if !seen {
+				i = len(sug.Nodes)
+				at[pod.Spec.NodeName] = i
+				sug.Nodes = append(sug.Nodes, NodeSuggestion{Node: pod.Spec.NodeName})
+			}
+			sug.Nodes[i].Actual = append(sug.Nodes[i].Actual, v1alpha1.TaskInfo{
+				Name: key.Name, Namespace: key.Namespace, UID: pod.UID, Node: pod.Spec.NodeName,
+			})
+		}
+		extra := sug.Nodes[firstUnsuggested:]
+		sort.Slice(extra, func(i, j int) bool { return extra[i].Node < extra[j].Node })
+		for i := range sug.Nodes {
+			actual := sug.Nodes[i].Actual
+			sort.Slice(actual, func(a, b int) bool {
+				return actual[a].Namespace+"/"+actual[a].Name < actual[b].Namespace+"/"+actual[b].Name
+			})
+		}
+		v.Owners = append(v.Owners, sug)
+	}
+	return v
+}
+
+// Get returns what the cache derives for one movement.
+func (s *Store) Get(name string) (MovementView, bool) {
+	mv, ok := s.movements.Get(name)
+	if !ok {
+		return MovementView{}, false
+	}
+	return mv.view(), true
+}
+
+// SuggestionsFor returns, for an owner, how many more pods each node should receive, summed
+// over every movement with suggestions for it. Nodes with nothing left are omitted.
+func (s *Store) SuggestionsFor(owner stores.OwnerKey) map[string]int64 {
+	left := map[string]int64{}
+	for name := range s.byOwner[owner] {
+		mv, ok := s.movements.Get(name)
+		if !ok {
+			continue
+		}
+		for _, sug := range mv.view().Owners {
+			if ownerKey(sug.Owner) != owner {
+				continue
+			}
+			for _, n := range sug.Nodes {
+				if l := n.Left(); l > 0 {
+					left[n.Node] += l
+				}
+			}
+		}
+	}
+	return left
+}

@@ -1,0 +1,83 @@
+package nodestore
+
+import (
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/seed0f91f25e/multicache/internal/stores"
+)
+
+// chargePod adds a pod (or placeholder) with requests req to a NodeInfo.
+func chargePod(info *stores.NodeInfo, pod *corev1.Pod, req stores.Resources) {
+	switch {
+	case isPlaceholder(pod):
+		info.Placeholders = append(info.Placeholders, pod)
+		info.Requested.Add(req)
+		info.Reserved.Add(req)
+	case stores.IsBestEffort(pod):
+		info.Pods = append(info.Pods, pod)
+		info.BestEffortRequested.Add(req)
+	default:
+		info.Pods = append(info.Pods, pod)
+		info.Requested.Add(req)
+	}
+}
+
+// unchargePod removes what chargePod added.
+func unchargePod(info *stores.NodeInfo, pod *corev1.Pod, req stores.Resources) {
+	switch {
+	case isPlaceholder(pod):
+		if removePod(&info.Placeholders, pod) {
+			info.Requested.Sub(req)
+			info.Reserved.Sub(req)
+		}
+	case stores.IsBestEffort(pod):
+		if removePod(&info.Pods, pod) {
+			info.BestEffortRequested.Sub(req)
+		}
+	default:
+		if removePod(&info.Pods, pod) {
+			info.Requested.Sub(req)
+		}
+	}
+}
+
+// replacePod swaps the object of a pod whose charge does not change.
+func replacePod(info *stores.NodeInfo, oldPod, newPod *corev1.Pod) {
+	list := info.Pods
+	if isPlaceholder(oldPod) {
+		list = info.Placeholders
+	}
+	if i := indexOf(list, oldPod); i >= 0 {
+		list[i] = newPod
+	}
+}
+
+// removePod removes pod from *list (order is not kept) and reports whether it was there.
+func removePod(list *[]*corev1.Pod, pod *corev1.Pod) bool {
+	i := indexOf(*list, pod)
+	if i < 0 {
+		return false
+	}
+	l := *list
+	last := len(l) - 1
+	l[i] = l[last]
+	l[last] = nil
+	*list = l[:last]
+	return true
+}
+
+// indexOf finds a pod by namespace and name. A node holds tens of pods, so a scan is
+// cheaper than keeping an index per node.
+func indexOf(list []*corev1.Pod, pod *corev1.Pod) int {
+	for i, p := range list {
+		if p.Name == pod.Name && p.Namespace == pod.Namespace {
+			return i
+		}
+	}
+	return -1
+}
+
+func isPlaceholder(pod *corev1.Pod) bool {
+	_, ok := stores.PlaceholderOf(pod)
+	return ok
+}

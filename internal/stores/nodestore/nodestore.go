@@ -1,0 +1,212 @@
+// Package nodestore keeps one NodeInfo per node, merged from the Node, its NMNode and its
+// CustomNodeResource, and charged with the pods and reservation placeholders on it.
+package nodestore
+
+import (
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/seed0f91f25e/multicache/api/v1alpha1"
+	"github.com/seed0f91f25e/multicache/internal/stores"
+)
+
+// Store is the NodeStore.
+type Store struct {
+	h     *stores.CacheHandler
+	nodes *stores.Versioned[string, *stores.NodeInfo]
+}
+
+var (
+	_ stores.Store         = (*Store)(nil)
+	_ stores.PodHandler    = (*Store)(nil)
+	_ stores.NodeHandler   = (*Store)(nil)
+	_ stores.NMNodeHandler = (*Store)(nil)
+	_ stores.CNRHandler    = (*Store)(nil)
+)
+
+// New returns an empty NodeStore and wires CacheHandler.GetNodeInfo to it.
+func New(h *stores.CacheHandler) *Store {
+	s := &Store{h: h, nodes: stores.NewVersioned[string, *stores.NodeInfo](h.Generations())}
+	h.SetNodeHandler(s.Get)
+	return s
+}
+
+// Name implements stores.Store.
+func (s *Store) Name() stores.Name { return stores.NodeStoreName }
+
+// Len implements stores.Store.
+func (s *Store) Len() int { return s.nodes.Len() }
+
+// Get returns the live NodeInfo of a node; callers hold the handler lock and must not
+// modify it.
+func (s *Store) Get(name string) (*stores.NodeInfo, bool) { return s.nodes.Get(name) }
+
+// Range calls fn for every NodeInfo until it returns false.
+func (s *Store) Range(fn func(*stores.NodeInfo) bool) {
+	s.nodes.Range(func(_ string, info *stores.NodeInfo) bool { return fn(info) })
+}
+
+// AddPod charges a bound, non-terminal pod (or a reservation placeholder) to its node.
+func (s *Store) AddPod(pod *corev1.Pod) {
+	if !charged(pod) {
+		return
+	}
+	info := s.getOrCreate(pod.Spec.NodeName)
+	chargePod(info, pod, stores.PodRequests(pod))
+	s.changed(info)
+}
+
+// UpdatePod moves the charge of a pod from its old to its new state.
+func (s *Store) UpdatePod(oldPod, newPod *corev1.Pod) {
+	wasCharged, isCharged := charged(oldPod), charged(newPod)
+	if wasCharged && isCharged && oldPod.Spec.NodeName == newPod.Spec.NodeName {
+		// The common case: the pod stays on its node; only its object (and maybe its
+		// requests, after an in-place resize) changes.
+		info, ok := s.nodes.Get(newPod.Spec.NodeName)
+		if !ok {
+			s.AddPod(newPod)
+			return
+		}
+		oldReq, newReq := stores.PodRequests(oldPod), stores.PodRequests(newPod)
+		if oldReq.Equal(newReq) && stores.IsBestEffort(oldPod) == stores.IsBestEffort(newPod) {
+			replacePod(info, oldPod, newPod)
+		} else {
+			unchargePod(info, oldPod, oldReq)
+			chargePod(info, newPod, newReq)
+		}
+		s.changed(info)
+		return
+	}
+	if wasCharged {
+		s.DeletePod(oldPod)
+	}
+	if isCharged {
+		s.AddPod(newPod)
+	}
+}
+
+// DeletePod releases a pod's charge; the NodeInfo goes when nothing refers to it any more.
+func (s *Store) DeletePod(pod *corev1.Pod) {
+	if !charged(pod) {
+		return
+	}
+	info, ok := s.nodes.Get(pod.Spec.NodeName)
+	if !ok {
+		return
+	}
+	unchargePod(info, pod, stores.PodRequests(pod))
+	s.changedOrGone(info)
+}
+
+// AddNode sets the Node of a NodeInfo.
+func (s *Store) AddNode(node *corev1.Node) {
+	info := s.getOrCreate(node.Name)
+	info.Node = node
+	s.refreshAllocatable(info)
+}
+
+// UpdateNode replaces the Node of a NodeInfo.
+func (s *Store) UpdateNode(_, node *corev1.Node) { s.AddNode(node) }
+
+// DeleteNode removes the Node; the NodeInfo stays while another source or a pod refers to it.
+func (s *Store) DeleteNode(node *corev1.Node) {
+	if info, ok := s.nodes.Get(node.Name); ok {
+		info.Node = nil
+		s.refreshAllocatable(info)
+	}
+}
+
+// AddNMNode sets the NMNode of a NodeInfo.
+func (s *Store) AddNMNode(nm *v1alpha1.NMNode) {
+	info := s.getOrCreate(nm.Name)
+	info.NMNode = nm
+	s.refreshAllocatable(info)
+}
+
+// UpdateNMNode replaces the NMNode of a NodeInfo.
+func (s *Store) UpdateNMNode(_, nm *v1alpha1.NMNode) { s.AddNMNode(nm) }
+
+// DeleteNMNode removes the NMNode of a NodeInfo.
+func (s *Store) DeleteNMNode(nm *v1alpha1.NMNode) {
+	if info, ok := s.nodes.Get(nm.Name); ok {
+		info.NMNode = nil
+		s.refreshAllocatable(info)
+	}
+}
+
+// AddCNR sets the CustomNodeResource of a NodeInfo.
+func (s *Store) AddCNR(cnr *v1alpha1.CustomNodeResource) {
+	info := s.getOrCreate(cnr.Name)
+	info.CNR = cnr
+	s.refreshAllocatable(info)
+}
+
+// UpdateCNR replaces the CustomNodeResource of a NodeInfo.
+func (s *Store) UpdateCNR(_, cnr *v1alpha1.CustomNodeResource) { s.AddCNR(cnr) }
+
+// DeleteCNR removes the CustomNodeResource of a NodeInfo.
+func (s *Store) DeleteCNR(cnr *v1alpha1.CustomNodeResource) {
+	if info, ok := s.nodes.Get(cnr.Name); ok {
+		info.CNR = nil
+		s.refreshAllocatable(info)
+	}
+}
+
+func (s *Store) getOrCreate(name string) *stores.NodeInfo {
+	if info, ok := s.nodes.Get(name); ok {
+		return info
+	}
+	info := &stores.NodeInfo{Name: name}
+	s.nodes.Set(name, info)
+	return info
+}
+
+// refreshAllocatable recomputes the pools from the sources after one of them changed.
+func (s *Store) refreshAllocatable(info *stores.NodeInfo) {
+	info.Allocatable, info.Capacity, info.BestEffortAllocatable = MergedPools(info.Node, info.NMNode, info.CNR)
+	s.changedOrGone(info)
+}
+
+// changed records a change of info for snapshots.
+func (s *Store) changed(info *stores.NodeInfo) {
+	info.Generation = s.nodes.Touch(info.Name)
+}
+
+// changedOrGone records a change, or removes info when nothing refers to it any more.
+func (s *Store) changedOrGone(info *stores.NodeInfo) {
+	if info.Node == nil && info.NMNode == nil && info.CNR == nil && len(info.Pods) == 0 && len(info.Placeholders) == 0 {
+		s.nodes.Delete(info.Name)
+		return
+	}
+	s.changed(info)
+}
+
+// charged reports whether a pod is charged to a node: it is bound or assumed there and has
+// not finished.
+func charged(pod *corev1.Pod) bool {
+	return pod.Spec.NodeName != "" && !stores.IsTerminal(pod)
+}
+
+// MergedPools applies the merge rule: the guaranteed allocatable and capacity from the Node
+// and the NMNode, and the best-effort allocatable from the CNR. Any source may be nil.
+func MergedPools(node *corev1.Node, nm *v1alpha1.NMNode, cnr *v1alpha1.CustomNodeResource) (allocatable, capacity, bestEffort stores.Resources) {
+	switch {
+	case node != nil:
+		allocatable = stores.ResourcesFromList(node.Status.Allocatable)
+		capacity = stores.ResourcesFromList(node.Status.Capacity)
+		if nm != nil {
+			// What the node manager keeps back for itself; it cannot give back more than it has.
+			keptBack := stores.ResourcesFromList(nm.Status.ResourceCapacity)
+			keptBack.Sub(stores.ResourcesFromList(nm.Status.ResourceAllocatable))
+			keptBack.FloorAtZero()
+			allocatable.Sub(keptBack)
+			allocatable.FloorAtZero()
+		}
+	case nm != nil:
+		allocatable = stores.ResourcesFromList(nm.Status.ResourceAllocatable)
+		capacity = stores.ResourcesFromList(nm.Status.ResourceCapacity)
+	}
+	if cnr != nil {
+		bestEffort = stores.ResourcesFromList(cnr.Status.Resources.Allocatable)
+	}
+	return allocatable, capacity, bestEffort
+}

@@ -1,0 +1,182 @@
+package nodestore_test
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/seed0f91f25e/multicache/internal/stores"
+	"github.com/seed0f91f25e/multicache/internal/stores/nodestore"
+	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
+)
+
+// config is the CacheHandler of the store newStore built last.
+var config *stores.CacheHandler
+
+func newStore(t *testing.T) *nodestore.Store {
+	t.Helper()
+	var err error
+	if config, err = stores.NewCacheHandlerBuilder().Build(); err != nil {
+		t.Fatal(err)
+	}
+	return nodestore.New(config)
+}
+
+func checkInvariants(t *testing.T, s *nodestore.Store) {
+	t.Helper()
+	for _, err := range s.CheckInvariants() {
+		t.Error("invariant:", err)
+	}
+}
+
+func TestMergedPools_FollowTheMergeRule(t *testing.T) {
+	cases := []struct {
+		name                 string
+		node                 *corev1.Node
+		withNM, withCNR      bool
+		nmCap, nmAlloc       [2]string
+		wantCPU, wantMemGiB  int64
+		wantBECPU, wantBEMem int64
+	}{
+		{name: "node only", node: ts.MakeNode("n", "16", "64Gi"), wantCPU: 16000, wantMemGiB: 64},
+		{name: "nmnode only", withNM: true, nmCap: [2]string{"16", "64Gi"}, nmAlloc: [2]string{"14", "60Gi"}, wantCPU: 14000, wantMemGiB: 60},
+		{name: "both: node minus what the node manager keeps back", node: ts.MakeNode("n", "16", "64Gi"), withNM: true,
+			nmCap: [2]string{"16", "64Gi"}, nmAlloc: [2]string{"14", "60Gi"}, wantCPU: 14000, wantMemGiB: 60},
+		{name: "both: floored at zero", node: ts.MakeNode("n", "2", "4Gi"), withNM: true,
+			nmCap: [2]string{"16", "64Gi"}, nmAlloc: [2]string{"10", "50Gi"}, wantCPU: 0, wantMemGiB: 0},
+		{name: "both: allocatable above capacity keeps nothing back", node: ts.MakeNode("n", "8", "8Gi"), withNM: true,
+			nmCap: [2]string{"4", "4Gi"}, nmAlloc: [2]string{"6", "6Gi"}, wantCPU: 8000, wantMemGiB: 8},
+		{name: "cnr is the best-effort pool", node: ts.MakeNode("n", "16", "64Gi"), withCNR: true,
+			wantCPU: 16000, wantMemGiB: 64, wantBECPU: 6000, wantBEMem: 24},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var nm = ts.MakeNMNode("n", tc.nmCap[0], tc.nmCap[1], tc.nmAlloc[0], tc.nmAlloc[1])
+			if !tc.withNM {
+				nm = nil
+			}
+			cnr := ts.MakeCNR("n", "6", "24Gi")
+			if !tc.withCNR {
+				cnr = nil
+			}
+			alloc, _, be := nodestore.MergedPools(tc.node, nm, cnr)
+			if alloc.MilliCPU != tc.wantCPU || alloc.Memory>>30 != tc.wantMemGiB {
+				t.Errorf("allocatable %dm/%dGi, want %dm/%dGi", alloc.MilliCPU, alloc.Memory>>30, tc.wantCPU, tc.wantMemGiB)
+			}
+			if be.MilliCPU != tc.wantBECPU || be.Memory>>30 != tc.wantBEMem {
+				t.Errorf("best-effort %dm/%dGi, want %dm/%dGi", be.MilliCPU, be.Memory>>30, tc.wantBECPU, tc.wantBEMem)
+			}
+		})
+	}
+}
+
+func TestNodeInfo_LivesWhileAnySourceOrPodRefersToIt(t *testing.T) {
+	s := newStore(t)
+	pod := ts.MakePod("ns", "early", ts.OnNode("n"), ts.Requests("1", "1Gi"))
+	s.AddPod(pod) // before its node: kept, not lost
+	info, ok := s.Get("n")
+	if !ok || len(info.Pods) != 1 || info.Requested.MilliCPU != 1000 {
+		t.Fatalf("pod before node: %+v %v", info, ok)
+	}
+	node, nm, cnr := ts.MakeNode("n", "16", "64Gi"), ts.MakeNMNode("n", "16", "64Gi", "14", "60Gi"), ts.MakeCNR("n", "6", "24Gi")
+	s.AddNode(node)
+	s.AddNMNode(nm)
+	s.AddCNR(cnr)
+	if info, _ = s.Get("n"); info.Allocatable.MilliCPU != 14000 || info.BestEffortAllocatable.MilliCPU != 6000 {
+		t.Errorf("all sources: allocatable %dm, best-effort %dm", info.Allocatable.MilliCPU, info.BestEffortAllocatable.MilliCPU)
+	}
+	s.DeleteNode(node)
+	if info, ok = s.Get("n"); !ok || info.Allocatable.MilliCPU != 14000 || info.Node != nil {
+		t.Errorf("without the Node: %v, allocatable %dm (want the NMNode's 14000m)", ok, info.Allocatable.MilliCPU)
+	}
+	s.DeleteNMNode(nm)
+	if info, ok = s.Get("n"); !ok || !info.Allocatable.IsZero() || info.BestEffortAllocatable.MilliCPU != 6000 {
+		t.Errorf("CNR only: %v %+v", ok, info)
+	}
+	s.DeleteCNR(cnr)
+	if _, ok = s.Get("n"); !ok {
+		t.Error("the pod still refers to the node, but the NodeInfo is gone")
+	}
+	s.DeletePod(pod)
+	if _, ok = s.Get("n"); ok {
+		t.Error("nothing refers to the node any more, but the NodeInfo stays")
+	}
+	checkInvariants(t, s)
+}
+
+func TestRequested_SplitsPoolsAndReleasesTerminalPods(t *testing.T) {
+	s := newStore(t)
+	s.AddNode(ts.MakeNode("n", "16", "64Gi"))
+	g := ts.MakePod("ns", "g", ts.OnNode("n"), ts.Requests("2", "4Gi"))
+	be := ts.MakePod("ns", "be", ts.OnNode("n"), ts.Requests("1", "1Gi"), ts.BestEffort())
+	s.AddPod(g)
+	s.AddPod(be)
+	info, _ := s.Get("n")
+	if info.Requested.MilliCPU != 2000 || info.BestEffortRequested.MilliCPU != 1000 {
+		t.Errorf("requested %dm, best-effort %dm; want 2000m and 1000m", info.Requested.MilliCPU, info.BestEffortRequested.MilliCPU)
+	}
+	if free := info.Free(); free.MilliCPU != 14000 {
+		t.Errorf("free %dm, want 14000m", free.MilliCPU)
+	}
+	resized := ts.MakePod("ns", "g", ts.OnNode("n"), ts.Requests("3", "4Gi"))
+	s.UpdatePod(g, resized)
+	if info, _ = s.Get("n"); info.Requested.MilliCPU != 3000 {
+		t.Errorf("after resize: requested %dm, want 3000m", info.Requested.MilliCPU)
+	}
+	done := ts.MakePod("ns", "g", ts.OnNode("n"), ts.Requests("3", "4Gi"), ts.InPhase(corev1.PodSucceeded))
+	s.UpdatePod(resized, done)
+	if info, _ = s.Get("n"); info.Requested.MilliCPU != 0 || len(info.Pods) != 1 {
+		t.Errorf("after the pod succeeded: requested %dm, %d pods; want 0m and only the best-effort pod", info.Requested.MilliCPU, len(info.Pods))
+	}
+	checkInvariants(t, s)
+}
+
+func TestSnapshot_CopiesOnlyChangedNodesInPlaceAndDropsDeletedOnes(t *testing.T) {
+	s := newStore(t)
+	for _, n := range []string{"a", "b", "c"} {
+		s.AddNode(ts.MakeNode(n, "4", "8Gi", "zone", n))
+	}
+	snap := s.NewSnapshot(stores.SnapshotOptions{}).(*nodestore.Snapshot)
+	s.UpdateSnapshot(snap, 0)
+	at := config.Generations().Current()
+	held, _ := snap.Get("a")
+	untouched, _ := snap.Get("b")
+	untouchedGen := untouched.Generation
+
+	s.AddPod(ts.MakePod("ns", "p", ts.OnNode("a"), ts.Requests("1", "1Gi")))
+	s.DeleteNode(ts.MakeNode("c", "4", "8Gi"))
+	s.UpdateSnapshot(snap, at)
+
+	if held.Requested.MilliCPU != 1000 {
+		t.Errorf("a reader's pointer to node a was not refreshed in place: requested %dm", held.Requested.MilliCPU)
+	}
+	if b, _ := snap.Get("b"); b.Generation != untouchedGen {
+		t.Error("node b did not change but was copied")
+	}
+	if _, ok := snap.Get("c"); ok || snap.Len() != 2 || len(snap.List()) != 2 {
+		t.Errorf("deleted node c still in the snapshot (len %d, list %d)", snap.Len(), len(snap.List()))
+	}
+	// The live NodeInfo keeps changing; the snapshot must not.
+	s.AddPod(ts.MakePod("ns", "q", ts.OnNode("a"), ts.Requests("1", "1Gi")))
+	if held.Requested.MilliCPU != 1000 || len(held.Pods) != 1 {
+		t.Error("the snapshot shares state with the live cache")
+	}
+}
+
+func TestSnapshot_SubClusterKeepsOnlyItsNodes(t *testing.T) {
+	s := newStore(t)
+	s.AddNode(ts.MakeNode("in", "4", "8Gi", "shard", "a"))
+	s.AddNode(ts.MakeNode("out", "4", "8Gi", "shard", "b"))
+	snap := s.NewSnapshot(stores.SnapshotOptions{NodeFilter: func(i *stores.NodeInfo) bool { return i.Labels()["shard"] == "a" }}).(*nodestore.Snapshot)
+	s.UpdateSnapshot(snap, 0)
+	at := config.Generations().Current()
+	if _, ok := snap.Get("out"); ok || snap.Len() != 1 {
+		t.Fatalf("sub-cluster snapshot has %d nodes", snap.Len())
+	}
+	// A node that leaves the sub-cluster leaves the snapshot.
+	s.UpdateNode(nil, ts.MakeNode("in", "4", "8Gi", "shard", "b"))
+	s.UpdateSnapshot(snap, at)
+	if snap.Len() != 0 {
+		t.Errorf("node relabelled out of the sub-cluster is still in the snapshot")
+	}
+}

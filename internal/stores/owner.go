@@ -1,0 +1,31 @@
+package stores
+
+import (
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/seed0f91f25e/multicache/api/v1alpha1"
+)
+
+// Owner is a workload that owns pods, as Owner events carry it: its type and key, and the
+// labels of its pod template (what PodDisruptionBudget selectors are matched against).
+type Owner struct {
+	Type      v1alpha1.OwnerType
+	Namespace string
+	Name      string
+	UID       types.UID
+	// Labels are the labels of the pods the owner creates.
+	Labels map[string]string
+}
+
+// OwnerKey identifies an owner.
+type OwnerKey struct {
+	Type      v1alpha1.OwnerType
+	Namespace string
+	Name      string
+}
+
+// Key returns the owner's key.
+func (o *Owner) Key() OwnerKey { return OwnerKey{Type: o.Type, Namespace: o.Namespace, Name: o.Name} }
+
+// String renders the key as Type/namespace/name.
+func (k OwnerKey) String() string { return string(k.Type) + "/" + k.Namespace + "/" + k.Name }

@@ -1,0 +1,147 @@
+// Package podgroupstore keeps pod groups (gangs) and their member pods, the pods of the
+// group's namespace labelled v1alpha1.PodGroupLabel=<group name>, with counts per phase.
+package podgroupstore
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/seed0f91f25e/multicache/api/v1alpha1"
+	"github.com/seed0f91f25e/multicache/internal/stores"
+)
+
+// group is one pod group: its object (nil while only members exist) and its members.
+type group struct {
+	key     types.NamespacedName
+	pg      *v1alpha1.PodGroup
+	members map[types.NamespacedName]*corev1.Pod
+	counts  Counts
+}
+
+// Store is the PodGroupStore.
+type Store struct {
+	h      *stores.CacheHandler
+	groups *stores.Versioned[types.NamespacedName, *group]
+}
+
+var (
+	_ stores.Store           = (*Store)(nil)
+	_ stores.PodHandler      = (*Store)(nil)
+	_ stores.PodGroupHandler = (*Store)(nil)
+)
+
+// New returns an empty PodGroupStore.
+func New(h *stores.CacheHandler) *Store {
+	return &Store{h: h, groups: stores.NewVersioned[types.NamespacedName, *group](h.Generations())}
+}
+
+// Name implements stores.Store.
+func (s *Store) Name() stores.Name { return stores.PodGroupStoreName }
+
+// Len implements stores.Store: the number of pod groups (with or without members).
+func (s *Store) Len() int { return s.groups.Len() }
+
+// groupOf returns the key of the group a pod is a member of.
+func groupOf(pod *corev1.Pod) (types.NamespacedName, bool) {
+	name, ok := pod.Labels[v1alpha1.PodGroupLabel]
+	if !ok || name == "" {
+		return types.NamespacedName{}, false
+	}
+	return types.NamespacedName{Namespace: pod.Namespace, Name: name}, true
+}
+
+// AddPod adds a member pod to its group.
+func (s *Store) AddPod(pod *corev1.Pod) {
+	key, ok := groupOf(pod)
+	if !ok {
+		return
+	}
+	g, exists := s.groups.Get(key)
+	if !exists {
+		g = &group{key: key, members: map[types.NamespacedName]*corev1.Pod{}}
+		s.groups.Set(key, g)
+	}
+	g.members[stores.PodKey(pod)] = pod
+	g.counts.add(pod, 1)
+	s.changed(key, g)
+}
+
+// UpdatePod follows a member through its phases, and across groups if its label changed.
+func (s *Store) UpdatePod(oldPod, newPod *corev1.Pod) {
+	oldKey, wasMember := groupOf(oldPod)
+	newKey, isMember := groupOf(newPod)
+	if wasMember && isMember && oldKey == newKey {
+		g, ok := s.groups.Get(newKey)
+		if !ok {
+			s.AddPod(newPod)
+			return
+		}
+		g.counts.add(oldPod, -1)
+		g.counts.add(newPod, 1)
+		g.members[stores.PodKey(newPod)] = newPod
+		s.changed(newKey, g)
+		return
+	}
+	if wasMember {
+		s.DeletePod(oldPod)
+	}
+	if isMember {
+		s.AddPod(newPod)
+	}
+}
+
+// DeletePod removes a member pod from its group.
+func (s *Store) DeletePod(pod *corev1.Pod) {
+	key, ok := groupOf(pod)
+	if !ok {
+		return
+	}
+	g, exists := s.groups.Get(key)
+	if !exists {
+		return
+	}
+	if cur, ok := g.members[stores.PodKey(pod)]; ok {
+		g.counts.add(cur, -1)
+		delete(g.members, stores.PodKey(pod))
+	}
+	s.changedOrGone(key, g)
+}
+
+// AddPodGroup adds a group; members that arrived first are already counted.
+func (s *Store) AddPodGroup(pg *v1alpha1.PodGroup) {
+	key := types.NamespacedName{Namespace: pg.Namespace, Name: pg.Name}
+	g, exists := s.groups.Get(key)
+	if !exists {
+		g = &group{key: key, members: map[types.NamespacedName]*corev1.Pod{}}
+		s.groups.Set(key, g)
+	}
+	g.pg = pg
+	s.changed(key, g)
+}
+
+// UpdatePodGroup replaces the group object.
+func (s *Store) UpdatePodGroup(_, pg *v1alpha1.PodGroup) { s.AddPodGroup(pg) }
+
+// DeletePodGroup removes the group object; its members stay counted until they go.
+func (s *Store) DeletePodGroup(pg *v1alpha1.PodGroup) {
+	key := types.NamespacedName{Namespace: pg.Namespace, Name: pg.Name}
+	if g, ok := s.groups.Get(key); ok {
+		g.pg = nil
+		s.changedOrGone(key, g)
+	}
+}
+
+func (s *Store) changed(key types.NamespacedName, g *group) {
+	s.groups.Touch(key)
+	if g.pg != nil {
+		s.h.ObjectChanged(stores.KindPodGroup, key)
+	}
+}
+
+func (s *Store) changedOrGone(key types.NamespacedName, g *group) {
+	if g.pg == nil && len(g.members) == 0 {
+		s.groups.Delete(key)
+		return
+	}
+	s.changed(key, g)
+}

@@ -1,0 +1,105 @@
+// Package podstore keeps the state of every pod in the cache (Assumed or Added), runs the
+// assumed-pod state machine (transition.go) and finds assumed pods due to expire.
+package podstore
+
+import (
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/seed0f91f25e/multicache/internal/stores"
+)
+
+// Store is the PodStore. It receives no plain pod events: the handler plans every pod event
+// with Plan, fans the step out to the other stores and then Commits it here, last.
+type Store struct {
+	h    *stores.CacheHandler
+	pods map[types.NamespacedName]*Entry
+	// assumed indexes the assumed pods, for expiry and for snapshots.
+	assumed *stores.Versioned[types.NamespacedName, *Entry]
+}
+
+var _ stores.Store = (*Store)(nil)
+
+// New returns an empty PodStore and wires CacheHandler.GetPodState to it.
+func New(h *stores.CacheHandler) *Store {
+	s := &Store{
+		h:       h,
+		pods:    map[types.NamespacedName]*Entry{},
+		assumed: stores.NewVersioned[types.NamespacedName, *Entry](h.Generations()),
+	}
+	h.SetPodHandler(s.Get)
+	return s
+}
+
+// Name implements stores.Store.
+func (s *Store) Name() stores.Name { return stores.PodStoreName }
+
+// Len implements stores.Store.
+func (s *Store) Len() int { return len(s.pods) }
+
+// AssumedLen returns the number of assumed pods.
+func (s *Store) AssumedLen() int { return s.assumed.Len() }
+
+// Get returns the state of a pod.
+func (s *Store) Get(key types.NamespacedName) (stores.PodStatus, bool) {
+	e, ok := s.pods[key]
+	if !ok {
+		return stores.PodStatus{}, false
+	}
+	return e.PodStatus, true
+}
+
+// Entry returns the full entry of a pod.
+func (s *Store) Entry(key types.NamespacedName) (*Entry, bool) {
+	e, ok := s.pods[key]
+	return e, ok
+}
+
+// Range calls fn for every pod until it returns false.
+func (s *Store) Range(fn func(key types.NamespacedName, e *Entry) bool) {
+	for k, e := range s.pods {
+		if !fn(k, e) {
+			return
+		}
+	}
+}
+
+// Commit sets the entry of a pod after a planned step (nil removes the pod).
+func (s *Store) Commit(key types.NamespacedName, next *Entry) {
+	if next == nil {
+		delete(s.pods, key)
+		s.assumed.Delete(key)
+		return
+	}
+	s.pods[key] = next
+	if next.State == stores.PodAssumed {
+		s.assumed.Set(key, next)
+	} else {
+		s.assumed.Delete(key)
+	}
+}
+
+// ApplyPodOp records a synthetic pod event from CacheHandler.PodOp: an add makes the pod
+// Added, a delete removes it.
+func (s *Store) ApplyPodOp(pod *corev1.Pod, isAdd bool) {
+	if isAdd {
+		s.Commit(stores.PodKey(pod), added(pod))
+		return
+	}
+	s.Commit(stores.PodKey(pod), nil)
+}
+
+// DueForExpiry returns the assumed pods whose binding finished and whose deadline passed.
+// It visits only the assumed pods.
+func (s *Store) DueForExpiry(now time.Time) []*Entry {
+	var due []*Entry
+	s.assumed.Range(func(_ types.NamespacedName, e *Entry) bool {
+		if e.BindingFinished && !now.Before(e.Deadline) {
+			due = append(due, e)
+		}
+		return true
+	})
+	return due
+}

@@ -1,0 +1,104 @@
+package reservationstore
+
+import (
+	"sort"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/seed0f91f25e/multicache/api/v1alpha1"
+	"github.com/seed0f91f25e/multicache/internal/stores"
+)
+
+// View is what the cache knows about one reservation.
+type View struct {
+	Key         types.NamespacedName
+	Reservation *v1alpha1.Reservation
+	Phase       v1alpha1.ReservationPhase
+	// Node is where it is charged or matched ("" while Pending).
+	Node       string
+	ReservedAt time.Time
+	ExpiresAt  time.Time
+	// Owner is the pod that matched it.
+	Owner *v1alpha1.PodReference
+	// OwnerAssumed is set while the owner is only assumed (not yet confirmed by the API):
+	// the match can still be undone.
+	OwnerAssumed bool
+}
+
+func (s *Store) view(e *entry) View {
+	v := View{Key: e.key, Reservation: e.r, Phase: e.phase, Node: e.node, ReservedAt: e.reservedAt, ExpiresAt: e.expiresAt}
+	if e.owner != nil {
+		owner := *e.owner
+		v.Owner = &owner
+		st, ok := s.h.GetPodState(ownerKey(e.owner))
+		v.OwnerAssumed = ok && st.State == stores.PodAssumed
+	}
+	return v
+}
+
+// Get returns one reservation.
+func (s *Store) Get(key types.NamespacedName) (View, bool) {
+	e, ok := s.rsvs.Get(key)
+	if !ok {
+		return View{}, false
+	}
+	return s.view(e), true
+}
+
+// OnNode returns the Reserved and Matched reservations of a node, by key.
+func (s *Store) OnNode(node string) []View {
+	out := make([]View, 0, len(s.byNode[node]))
+	for _, e := range s.byNode[node] {
+		out = append(out, s.view(e))
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key.String() < out[j].Key.String() })
+	return out
+}
+
+// MatchableFor returns the Reserved reservations a pod may consume, best first: on the
+// pod's node when it has one, anywhere in its namespace otherwise.
+func (s *Store) MatchableFor(pod *corev1.Pod) []View {
+	var candidates []*entry
+	consider := func(e *entry) {
+		if e.phase == v1alpha1.ReservationReserved && e.accepts(pod, false) {
+			candidates = append(candidates, e)
+		}
+	}
+	if pod.Spec.NodeName != "" {
+		for _, e := range s.byNode[pod.Spec.NodeName] {
+			consider(e)
+		}
+	} else {
+		for _, byKey := range s.byNode {
+			for _, e := range byKey {
+				consider(e)
+			}
+		}
+	}
+	sort.Slice(candidates, func(i, j int) bool { return preferred(candidates[i], candidates[j], pod) })
+	out := make([]View, len(candidates))
+	for i, e := range candidates {
+		out[i] = s.view(e)
+	}
+	return out
+}
+
+// CountByPhase returns how many reservations are in each phase.
+func (s *Store) CountByPhase() map[v1alpha1.ReservationPhase]int {
+	out := map[v1alpha1.ReservationPhase]int{}
+	s.rsvs.Range(func(_ types.NamespacedName, e *entry) bool {
+		out[e.phase]++
+		return true
+	})
+	return out
+}
+
+// Resources returns what a reservation holds (from its spec).
+func (v View) Resources() stores.Resources {
+	if v.Reservation == nil {
+		return stores.Resources{}
+	}
+	return stores.ResourcesFromList(v.Reservation.Spec.Resources)
+}

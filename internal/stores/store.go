@@ -1,0 +1,115 @@
+// Package stores holds the contract between the cache handler and its stores, the
+// CacheHandler every store receives, and the vocabulary they share (NodeInfo, Resources,
+// Owner, pod states, typed errors, generations). Each store lives in its own sub-package.
+//
+// A store is one idea with one owner. It declares its Name, implements the event interfaces
+// of the kinds it cares about (and only those: the handler subscribes a store to a kind
+// exactly when it implements that kind's interface, so nothing is called for nothing and a
+// kind no enabled store handles is not even watched), answers typed queries, takes part in
+// snapshots, dumps itself as JSON and checks its own invariants.
+//
+// Event methods return nothing: the handler validates every event against its last-seen
+// objects and the pod state machine before any store sees it, so a store is never asked to
+// apply an event it cannot. All methods are called with the handler lock held.
+package stores
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+
+	"github.com/seed0f91f25e/multicache/api/v1alpha1"
+)
+
+// Store is what every store implements.
+type Store interface {
+	// Name identifies the store.
+	Name() Name
+	// Len is the number of objects the store holds (the multicache_store_objects metric).
+	Len() int
+	// Dump returns a JSON-serialisable view of the store, for the debug server.
+	Dump() any
+	// CheckInvariants returns every invariant the store finds violated.
+	CheckInvariants() []error
+	// NewSnapshot returns an empty snapshot of the store, for UpdateSnapshot to fill.
+	NewSnapshot(opts SnapshotOptions) Snapshot
+	// UpdateSnapshot brings snap, last updated at generation since, up to date by copying
+	// only what changed after since (everything when since is 0).
+	UpdateSnapshot(snap Snapshot, since int64)
+}
+
+// Snapshot is a store's part of a handler snapshot: a copy readers use without any lock.
+type Snapshot interface {
+	// StoreName is the store the snapshot copies.
+	StoreName() Name
+}
+
+// SnapshotOptions shape a snapshot.
+type SnapshotOptions struct {
+	// NodeFilter, when set, restricts the node infos of the snapshot to the nodes it accepts
+	// (a sub-cluster). Stores whose objects do not live on nodes ignore it.
+	NodeFilter func(*NodeInfo) bool
+}
+
+// PodHandler receives pod events. Pods arrive bound or not (NodeName may be empty), assumed
+// or confirmed by the API; CacheHandler.GetPodState tells which while the event is applied.
+type PodHandler interface {
+	AddPod(pod *corev1.Pod)
+	UpdatePod(oldPod, newPod *corev1.Pod)
+	DeletePod(pod *corev1.Pod)
+}
+
+// NodeHandler receives Node events.
+type NodeHandler interface {
+	AddNode(node *corev1.Node)
+	UpdateNode(oldNode, newNode *corev1.Node)
+	DeleteNode(node *corev1.Node)
+}
+
+// NMNodeHandler receives NMNode events.
+type NMNodeHandler interface {
+	AddNMNode(nmNode *v1alpha1.NMNode)
+	UpdateNMNode(oldNMNode, newNMNode *v1alpha1.NMNode)
+	DeleteNMNode(nmNode *v1alpha1.NMNode)
+}
+
+// CNRHandler receives CustomNodeResource events.
+type CNRHandler interface {
+	AddCNR(cnr *v1alpha1.CustomNodeResource)
+	UpdateCNR(oldCNR, newCNR *v1alpha1.CustomNodeResource)
+	DeleteCNR(cnr *v1alpha1.CustomNodeResource)
+}
+
+// PodGroupHandler receives PodGroup events.
+type PodGroupHandler interface {
+	AddPodGroup(pg *v1alpha1.PodGroup)
+	UpdatePodGroup(oldPG, newPG *v1alpha1.PodGroup)
+	DeletePodGroup(pg *v1alpha1.PodGroup)
+}
+
+// PDBHandler receives PodDisruptionBudget events.
+type PDBHandler interface {
+	AddPDB(pdb *policyv1.PodDisruptionBudget)
+	UpdatePDB(oldPDB, newPDB *policyv1.PodDisruptionBudget)
+	DeletePDB(pdb *policyv1.PodDisruptionBudget)
+}
+
+// OwnerHandler receives workload owner events.
+type OwnerHandler interface {
+	AddOwner(owner *Owner)
+	UpdateOwner(oldOwner, newOwner *Owner)
+	DeleteOwner(owner *Owner)
+}
+
+// MovementHandler receives Movement events.
+type MovementHandler interface {
+	AddMovement(m *v1alpha1.Movement)
+	UpdateMovement(oldM, newM *v1alpha1.Movement)
+	DeleteMovement(m *v1alpha1.Movement)
+}
+
+// ReservationHandler receives Reservation events.
+type ReservationHandler interface {
+	AddReservation(r *v1alpha1.Reservation)
+	UpdateReservation(oldR, newR *v1alpha1.Reservation)
+	DeleteReservation(r *v1alpha1.Reservation)
+}
