@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -42,17 +43,24 @@ func TestBinary_StartsAgainstTheAPIServerAndReportsReady(t *testing.T) {
 }
 
 // TestBinary_LocalModeStartsItsOwnControlPlane is what `make run` does on a machine
-// without a cluster: start the embedded control plane, apply the samples, report ready.
+// without a cluster: start the embedded control plane, apply the samples, report ready, and
+// show every sample in the debug dump.
 func TestBinary_LocalModeStartsItsOwnControlPlane(t *testing.T) {
 	bin := buildOperator(t)
 	dir := t.TempDir()
-	probe := freeAddress(t)
+	probe, debug := freeAddress(t), freeAddress(t)
 	cmd, out := startOperator(t, bin, "--local",
 		"--local-assets="+filepath.Join(env.RepoRoot, "bin", "k8s"),
 		"--local-dir="+dir,
 		"--local-apply="+filepath.Join(env.RepoRoot, "config", "samples"),
-		"--health-probe-bind-address="+probe, "--metrics-bind-address=0")
+		"--health-probe-bind-address="+probe, "--metrics-bind-address=0", "--debug-bind-address="+debug)
 	waitReady(t, probe, out)
+	waitForDump(t, debug, out, map[string]string{
+		"nodes":        "sample-node",
+		"podGroups":    "default/sample-gang",
+		"movements":    "sample-movement",
+		"reservations": "default/sample-reservation",
+	})
 	if _, err := os.Stat(filepath.Join(dir, "kubeconfig")); err != nil {
 		t.Errorf("no kubeconfig written: %v", err)
 	}
@@ -64,6 +72,42 @@ func TestBinary_LocalModeStartsItsOwnControlPlane(t *testing.T) {
 	stopGracefully(t, cmd, out)
 }
 
+// waitForDump polls /debug/cache until every section holds its key.
+func waitForDump(t *testing.T, addr string, out *syncBuffer, want map[string]string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		missing, err := missingFromDump(addr, want)
+		if err == nil && len(missing) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/debug/cache misses %v (%v); operator output:\n%s", missing, err, out)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func missingFromDump(addr string, want map[string]string) ([]string, error) {
+	resp, err := http.Get(fmt.Sprintf("http://%s/debug/cache", addr))
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var dump map[string]json.RawMessage
+	if err := json.NewDecoder(resp.Body).Decode(&dump); err != nil {
+		return nil, err
+	}
+	var missing []string
+	for section, key := range want {
+		var entries map[string]json.RawMessage
+		if err := json.Unmarshal(dump[section], &entries); err != nil || entries[key] == nil {
+			missing = append(missing, section+"/"+key)
+		}
+	}
+	return missing, nil
+}
+
 // TestBinary_RejectsBadFlagsNamingTheFlag checks that a bad value stops start-up with exit
 // code 2 and a message that names the flag.
 func TestBinary_RejectsBadFlagsNamingTheFlag(t *testing.T) {
@@ -71,6 +115,8 @@ func TestBinary_RejectsBadFlagsNamingTheFlag(t *testing.T) {
 	for _, tc := range []struct{ arg, want string }{
 		{"--health-probe-bind-address=nonsense", "--health-probe-bind-address"},
 		{"--metrics-bind-address=:99999", "--metrics-bind-address"},
+		{"--stores=nodes,quotas", "--stores"},
+		{"--reservation-ttl=-1m", "--reservation-ttl"},
 	} {
 		cmd := exec.Command(bin, tc.arg)
 		var stderr bytes.Buffer

@@ -18,8 +18,8 @@ func (h *Handler) ExpireAssumedPods() int {
 	due := h.pods.DueForExpiry(now)
 	for _, e := range due {
 		h.podOp(e.Pod, false)
-		if e.InformerPod != nil {
-			h.podOp(e.InformerPod, true)
+		if e.APIPod != nil {
+			h.podOp(e.APIPod, true)
 		}
 		metrics.ExpiredPodsTotal.Inc()
 		h.accept(stores.KindPod, stores.OpExpire)
@@ -46,9 +46,10 @@ func (h *Handler) ReapReservations() []reservationstore.Transition {
 	return transitions
 }
 
-// Run expires assumed pods and reaps reservations every Period until ctx is done. The
-// operator runs it on every replica: the cache must stay right on standbys too.
-func (h *Handler) Run(ctx context.Context) error {
+// Start expires assumed pods and reaps reservations every Period until ctx is done; it is a
+// manager.Runnable. The operator runs it on every replica: the cache must stay right on
+// standbys too.
+func (h *Handler) Start(ctx context.Context) error {
 	ticker := h.config.Clock().NewTicker(h.config.Period())
 	defer ticker.Stop()
 	for {

@@ -6,17 +6,33 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"sync"
 	"sync/atomic"
 
+	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/seed0f91f25e/multicache/api/v1alpha1"
+	"github.com/seed0f91f25e/multicache/controllers"
+	"github.com/seed0f91f25e/multicache/internal/debug"
+	"github.com/seed0f91f25e/multicache/internal/handler"
+	"github.com/seed0f91f25e/multicache/internal/metrics"
 	"github.com/seed0f91f25e/multicache/internal/scheme"
+	"github.com/seed0f91f25e/multicache/internal/siblings/freecapacity"
+	"github.com/seed0f91f25e/multicache/internal/stores"
 )
 
 // inClusterNamespaceFile exists only when running in a pod.
@@ -26,6 +42,11 @@ const inClusterNamespaceFile = "/var/run/secrets/kubernetes.io/serviceaccount/na
 type Operator struct {
 	// Manager runs every controller and server.
 	Manager manager.Manager
+	// Cache is the cache handler: the ClusterEventsHandler reconcilers feed and the Reader
+	// sibling controllers query.
+	Cache *handler.Handler
+	// Debug is the debug server, nil when --debug-bind-address=0.
+	Debug *debug.Server
 
 	synced atomic.Bool
 }
@@ -35,10 +56,53 @@ func New(cfg *rest.Config, opts Options) (*Operator, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	metricsOpts := metricsserver.Options{
-		BindAddress:   opts.MetricsBindAddress,
-		SecureServing: opts.MetricsSecure,
+	mgr, err := newManager(cfg, opts)
+	if err != nil {
+		return nil, fmt.Errorf("creating manager: %w", err)
 	}
+	h, err := newCache(mgr, opts)
+	if err != nil {
+		return nil, err
+	}
+	op := &Operator{Manager: mgr, Cache: h}
+	notifier := controllers.NewNotifier()
+	h.Config().SetObjectChangedFunc(notifier.ObjectChanged)
+	if err := controllers.Setup(mgr, h, notifier, controllers.Options{
+		SubClusterKey: opts.SubClusterKey, SubCluster: opts.SubCluster,
+		ReservationGCGrace: opts.ReservationGCGrace, ComponentName: opts.ComponentName, Clock: opts.Clock,
+	}); err != nil {
+		return nil, fmt.Errorf("setting up controllers: %w", err)
+	}
+	// Assumed-pod expiry and the reservation reaper run on every replica.
+	if err := mgr.Add(h); err != nil {
+		return nil, err
+	}
+	if opts.DebugBindAddress != "0" {
+		op.Debug = debug.NewServer(opts.DebugBindAddress, h, mgr.GetAPIReader(), keepInSubCluster(mgr.GetClient(), opts), ctrl.Log.WithName("debug"))
+		if err := mgr.Add(op.Debug); err != nil {
+			return nil, err
+		}
+	}
+	if opts.LowFreeThreshold > 0 {
+		w := freecapacity.New(h, opts.LowFreeThreshold, opts.LowFreePeriod, ctrl.Log.WithName("free-capacity"))
+		if err := mgr.Add(w); err != nil {
+			return nil, err
+		}
+	}
+	if err := registerMetrics(ctrlmetrics.Registry, h); err != nil {
+		return nil, err
+	}
+	if err := op.addProbes(); err != nil {
+		return nil, err
+	}
+	return op, nil
+}
+
+// newManager creates the manager: its informers strip managedFields, hand out shared objects
+// (the cache never modifies them, and keeping one copy halves the memory of every pod), and
+// in a sub-cluster watch only that sub-cluster's nodes.
+func newManager(cfg *rest.Config, opts Options) (manager.Manager, error) {
+	metricsOpts := metricsserver.Options{BindAddress: opts.MetricsBindAddress, SecureServing: opts.MetricsSecure}
 	if opts.MetricsSecure {
 		metricsOpts.FilterProvider = filters.WithAuthenticationAndAuthorization
 	}
@@ -48,34 +112,116 @@ func New(cfg *rest.Config, opts Options) (*Operator, error) {
 			leaderNamespace = "default"
 		}
 	}
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+	cacheOpts := cache.Options{
+		DefaultTransform:             cache.TransformStripManagedFields(),
+		DefaultUnsafeDisableDeepCopy: ptr.To(true),
+	}
+	if opts.SubClusterKey != "" {
+		onlyOurs := cache.ByObject{Label: labels.SelectorFromSet(labels.Set{opts.SubClusterKey: opts.SubCluster})}
+		cacheOpts.ByObject = map[client.Object]cache.ByObject{
+			&corev1.Node{}: onlyOurs, &v1alpha1.NMNode{}: onlyOurs, &v1alpha1.CustomNodeResource{}: onlyOurs,
+		}
+	}
+	return ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme.New(),
 		Metrics:                 metricsOpts,
 		HealthProbeBindAddress:  opts.HealthProbeBindAddress,
 		LeaderElection:          opts.LeaderElect,
 		LeaderElectionID:        opts.LeaderElectionID,
 		LeaderElectionNamespace: leaderNamespace,
+		LeaseDuration:           opts.LeaseDuration,
+		RenewDeadline:           opts.RenewDeadline,
+		RetryPeriod:             opts.RetryPeriod,
 		// The standby takes over as soon as the leader steps down on SIGTERM.
 		LeaderElectionReleaseOnCancel: true,
-		Cache: cache.Options{
-			// managedFields are never read and would double the memory of every object.
-			DefaultTransform: cache.TransformStripManagedFields(),
-		},
+		Cache:                         cacheOpts,
+		Controller:                    config.Controller{SkipNameValidation: ptr.To(opts.SkipControllerNameValidation)},
 	})
+}
+
+// newCache builds the CacheHandler from the options and the handler with its stores.
+func newCache(mgr manager.Manager, opts Options) (*handler.Handler, error) {
+	enabled := make([]stores.Name, len(opts.Stores))
+	for i, s := range opts.Stores {
+		enabled[i] = stores.Name(s)
+	}
+	b := stores.NewCacheHandlerBuilder().
+		ComponentName(opts.ComponentName).
+		SchedulerType(opts.SchedulerName).
+		EnabledStores(enabled...).
+		PodAssumedTTL(opts.PodAssumedTTL).
+		Period(opts.Period).
+		ReservationTTL(opts.ReservationTTL).
+		Readers(mgr.GetClient(), mgr.GetClient())
+	if opts.SubClusterKey != "" {
+		b.SubCluster(opts.SubClusterKey, opts.SubCluster)
+	}
+	if opts.Clock != nil {
+		b.Clock(opts.Clock)
+	}
+	cfg, err := b.Build()
 	if err != nil {
-		return nil, fmt.Errorf("creating manager: %w", err)
+		return nil, fmt.Errorf("configuring the cache: %w", err)
 	}
-	op := &Operator{Manager: mgr}
-	if err := op.addProbes(); err != nil {
-		return nil, err
+	return handler.New(cfg, ctrl.Log.WithName("cache")), nil
+}
+
+// keepInSubCluster tells the debug comparison which API objects belong in a sub-cluster's
+// cache: the nodes labelled into it and the pods bound to them.
+func keepInSubCluster(cached client.Reader, opts Options) debug.KeepFunc {
+	if opts.SubClusterKey == "" {
+		return nil
 	}
-	return op, nil
+	return func(ctx context.Context, kind stores.Kind, obj client.Object) (bool, error) {
+		switch kind {
+		case stores.KindNode, stores.KindNMNode, stores.KindCNR:
+			return obj.GetLabels()[opts.SubClusterKey] == opts.SubCluster, nil
+		case stores.KindPod:
+			node := obj.(*corev1.Pod).Spec.NodeName
+			if node == "" {
+				return false, nil
+			}
+			err := cached.Get(ctx, types.NamespacedName{Name: node}, &corev1.Node{})
+			return err == nil, client.IgnoreNotFound(err)
+		}
+		return true, nil
+	}
+}
+
+// gauges is the collector of the cache gauges currently registered.
+var gauges struct {
+	sync.Mutex
+	current prometheus.Collector
+}
+
+// registerMetrics registers the metrics on the controller-runtime registry. The counters and
+// histograms are process-wide; the gauges read one cache, the latest built (a process runs
+// one operator; tests run several in turn).
+func registerMetrics(reg prometheus.Registerer, h *handler.Handler) error {
+	err := metrics.Register(reg, freecapacity.LowNodes)
+	var already prometheus.AlreadyRegisteredError
+	if err != nil && !errors.As(err, &already) {
+		return fmt.Errorf("registering metrics: %w", err)
+	}
+	gauges.Lock()
+	defer gauges.Unlock()
+	if gauges.current != nil {
+		reg.Unregister(gauges.current)
+	}
+	gauges.current = handler.NewCollector(h)
+	if err := reg.Register(gauges.current); err != nil {
+		return fmt.Errorf("registering cache gauges: %w", err)
+	}
+	return nil
 }
 
 // Start runs the operator until ctx is cancelled (SIGTERM or SIGINT in main).
 func (o *Operator) Start(ctx context.Context) error {
 	return o.Manager.Start(ctx)
 }
+
+// Ready reports whether the informers have synced (what /readyz answers).
+func (o *Operator) Ready() bool { return o.synced.Load() }
 
 // addProbes registers /healthz (the process serves) and /readyz (the informers have synced,
 // so the cache reflects the cluster).

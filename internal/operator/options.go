@@ -1,6 +1,7 @@
 // Package operator wires multicache together: the manager, the cache handler and its stores,
 // the reconcilers, the status writers, the reaper and the servers. main.go turns flags into
-// Options and calls Run; the end-to-end tests call New to run the same wiring in-process.
+// Options and calls New and Start; the end-to-end tests call New to run the same wiring
+// in-process.
 package operator
 
 import (
@@ -9,6 +10,13 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/utils/clock"
+
+	"github.com/seed0f91f25e/multicache/internal/stores"
 )
 
 // Options configure the operator. DefaultOptions documents every default; flags override.
@@ -17,8 +25,11 @@ type Options struct {
 	MetricsBindAddress string
 	// MetricsSecure serves metrics over HTTPS with authentication and authorization.
 	MetricsSecure bool
-	// HealthProbeBindAddress serves /healthz and /readyz.
+	// HealthProbeBindAddress serves /healthz and /readyz; "0" disables.
 	HealthProbeBindAddress string
+	// DebugBindAddress serves /debug/cache and /debug/pprof; "0" disables.
+	DebugBindAddress string
+
 	// LeaderElect makes one replica the leader; only the leader writes status.
 	LeaderElect bool
 	// LeaderElectionNamespace holds the Lease. Empty: the pod's namespace in a cluster,
@@ -26,6 +37,38 @@ type Options struct {
 	LeaderElectionNamespace string
 	// LeaderElectionID names the Lease.
 	LeaderElectionID string
+	// LeaseDuration, RenewDeadline and RetryPeriod tune leader election (nil: the
+	// controller-runtime defaults 15s, 10s, 2s).
+	LeaseDuration, RenewDeadline, RetryPeriod *time.Duration
+
+	// Stores are the enabled stores; nodes and pods are always enabled.
+	Stores []string
+	// PodAssumedTTL is how long an assumed pod lives after FinishBinding unconfirmed.
+	PodAssumedTTL time.Duration
+	// Period is how often assumed pods are expired and reservations reaped.
+	Period time.Duration
+	// ReservationTTL is how long a reservation without ttlSeconds stays Reserved unmatched.
+	ReservationTTL time.Duration
+	// ReservationGCGrace is how long an Expired reservation is kept before it is deleted.
+	ReservationGCGrace time.Duration
+	// ComponentName names this operator in Movement status and logs.
+	ComponentName string
+	// SchedulerName is the scheduler whose cache this is (CacheHandler.SchedulerType).
+	SchedulerName string
+	// SubClusterKey and SubCluster restrict the cache to the nodes labelled key=value and the
+	// pods bound to them. Both or neither.
+	SubClusterKey, SubCluster string
+
+	// LowFreeThreshold is the fraction of allocatable under which the free-capacity sibling
+	// controller reports a node; 0 disables it.
+	LowFreeThreshold float64
+	// LowFreePeriod is how often the free-capacity sibling controller scans.
+	LowFreePeriod time.Duration
+
+	// Clock drives TTLs and deadlines (default: the real clock; tests use a fake one).
+	Clock clock.WithTicker
+	// SkipControllerNameValidation lets several operators run in one process (tests).
+	SkipControllerNameValidation bool
 }
 
 // DefaultOptions returns the options used when no flag is given.
@@ -34,7 +77,17 @@ func DefaultOptions() Options {
 		MetricsBindAddress:     ":8443",
 		MetricsSecure:          true,
 		HealthProbeBindAddress: ":8081",
+		DebugBindAddress:       "127.0.0.1:8082",
 		LeaderElectionID:       "multicache.cache.multicache.dev",
+		Stores:                 names(stores.FanOutOrder),
+		PodAssumedTTL:          15 * time.Minute,
+		Period:                 time.Second,
+		ReservationTTL:         10 * time.Minute,
+		ReservationGCGrace:     5 * time.Minute,
+		ComponentName:          "multicache",
+		SchedulerName:          "default-scheduler",
+		LowFreeThreshold:       0.1,
+		LowFreePeriod:          30 * time.Second,
 	}
 }
 
@@ -46,27 +99,86 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 		"Serve metrics over HTTPS, allowing only callers the API server authorizes to get /metrics.")
 	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", o.HealthProbeBindAddress,
 		`Address /healthz and /readyz bind to; "0" disables them.`)
+	fs.StringVar(&o.DebugBindAddress, "debug-bind-address", o.DebugBindAddress,
+		`Address of the debug server (/debug/cache, /debug/cache/nodes/{name}, /debug/cache/compare, /debug/pprof/); "0" disables it.`)
 	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect,
 		"Elect a leader among replicas: every replica keeps its cache warm, only the leader writes status.")
 	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", o.LeaderElectionNamespace,
 		`Namespace of the leader-election Lease (default: the pod's namespace, or "default" outside a cluster).`)
-	fs.StringVar(&o.LeaderElectionID, "leader-election-id", o.LeaderElectionID,
-		"Name of the leader-election Lease.")
+	fs.StringVar(&o.LeaderElectionID, "leader-election-id", o.LeaderElectionID, "Name of the leader-election Lease.")
+	fs.Func("stores", fmt.Sprintf("Comma-separated stores to enable, from %s; nodes and pods are always enabled. (default %q)",
+		strings.Join(names(stores.FanOutOrder), ","), strings.Join(o.Stores, ",")), func(v string) error {
+		o.Stores = splitList(v)
+		return nil
+	})
+	fs.DurationVar(&o.PodAssumedTTL, "pod-assumed-ttl", o.PodAssumedTTL,
+		"How long an assumed pod lives after its binding finished without the API confirming it.")
+	fs.DurationVar(&o.Period, "period", o.Period, "How often assumed pods are expired and reservations reaped.")
+	fs.DurationVar(&o.ReservationTTL, "reservation-ttl", o.ReservationTTL,
+		"How long a reservation without spec.ttlSeconds stays Reserved with no matching pod.")
+	fs.DurationVar(&o.ReservationGCGrace, "reservation-gc-grace", o.ReservationGCGrace,
+		"How long an Expired reservation is kept before it is deleted.")
+	fs.StringVar(&o.ComponentName, "component-name", o.ComponentName,
+		"Name of this operator in Movement status.notifiedSchedulers and in logs.")
+	fs.StringVar(&o.SchedulerName, "scheduler-name", o.SchedulerName, "Name of the scheduler this cache serves.")
+	fs.StringVar(&o.SubClusterKey, "sub-cluster-key", o.SubClusterKey,
+		"Node label that splits the cluster into sub-clusters; with --sub-cluster, watch only that sub-cluster's nodes and their pods.")
+	fs.StringVar(&o.SubCluster, "sub-cluster", o.SubCluster, "Value of --sub-cluster-key this replica serves.")
+	fs.Float64Var(&o.LowFreeThreshold, "low-free-threshold", o.LowFreeThreshold,
+		"Fraction of allocatable cpu or memory under which the free-capacity controller reports a node; 0 disables it.")
+	fs.DurationVar(&o.LowFreePeriod, "low-free-period", o.LowFreePeriod, "How often the free-capacity controller scans.")
 }
 
-// Validate returns an error naming the first flag whose value cannot work.
+// Validate returns an error naming every flag whose value cannot work.
 func (o *Options) Validate() error {
 	var errs []error
-	for flagName, addr := range map[string]string{
-		"metrics-bind-address":      o.MetricsBindAddress,
-		"health-probe-bind-address": o.HealthProbeBindAddress,
+	bad := func(flagName string, value any, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("--%s=%v: %s", flagName, value, fmt.Sprintf(format, args...)))
+	}
+	for _, a := range []struct{ flag, addr string }{
+		{"metrics-bind-address", o.MetricsBindAddress},
+		{"health-probe-bind-address", o.HealthProbeBindAddress},
+		{"debug-bind-address", o.DebugBindAddress},
 	} {
-		if err := validateBindAddress(addr); err != nil {
-			errs = append(errs, fmt.Errorf("--%s=%q: %w", flagName, addr, err))
+		if err := validateBindAddress(a.addr); err != nil {
+			bad(a.flag, strconv.Quote(a.addr), "%v", err)
 		}
 	}
 	if o.LeaderElect && o.LeaderElectionID == "" {
-		errs = append(errs, errors.New("--leader-election-id must not be empty when --leader-elect is set"))
+		bad("leader-election-id", `""`, "must not be empty when --leader-elect is set")
+	}
+	for _, s := range o.Stores {
+		if !isStore(s) {
+			bad("stores", strings.Join(o.Stores, ","), "unknown store %q; known stores: %s", s, strings.Join(names(stores.FanOutOrder), ", "))
+		}
+	}
+	for _, d := range []struct {
+		flag string
+		v    time.Duration
+	}{{"pod-assumed-ttl", o.PodAssumedTTL}, {"period", o.Period}, {"reservation-ttl", o.ReservationTTL}, {"low-free-period", o.LowFreePeriod}} {
+		if d.v <= 0 {
+			bad(d.flag, d.v, "must be a positive duration such as 30s or 5m")
+		}
+	}
+	if o.ReservationGCGrace < 0 {
+		bad("reservation-gc-grace", o.ReservationGCGrace, "must not be negative")
+	}
+	if o.ComponentName == "" {
+		bad("component-name", `""`, "must not be empty")
+	}
+	switch {
+	case (o.SubClusterKey == "") != (o.SubCluster == ""):
+		bad("sub-cluster", strconv.Quote(o.SubCluster), "--sub-cluster-key and --sub-cluster go together")
+	case o.SubClusterKey != "":
+		if msgs := validation.IsQualifiedName(o.SubClusterKey); len(msgs) > 0 {
+			bad("sub-cluster-key", o.SubClusterKey, "not a label key: %s", strings.Join(msgs, "; "))
+		}
+		if msgs := validation.IsValidLabelValue(o.SubCluster); len(msgs) > 0 {
+			bad("sub-cluster", o.SubCluster, "not a label value: %s", strings.Join(msgs, "; "))
+		}
+	}
+	if o.LowFreeThreshold < 0 || o.LowFreeThreshold >= 1 {
+		bad("low-free-threshold", o.LowFreeThreshold, "must be a fraction in [0, 1)")
 	}
 	return errors.Join(errs...)
 }
@@ -85,4 +197,31 @@ func validateBindAddress(addr string) error {
 		return fmt.Errorf("port %q is not a number between 0 and 65535", port)
 	}
 	return nil
+}
+
+func isStore(s string) bool {
+	for _, n := range stores.FanOutOrder {
+		if string(n) == s {
+			return true
+		}
+	}
+	return false
+}
+
+func names(ns []stores.Name) []string {
+	out := make([]string, len(ns))
+	for i, n := range ns {
+		out[i] = string(n)
+	}
+	return out
+}
+
+func splitList(v string) []string {
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
 }

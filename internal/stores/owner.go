@@ -13,6 +13,8 @@ type Owner struct {
 	Namespace string
 	Name      string
 	UID       types.UID
+	// ResourceVersion is the workload object's, so a reconcile can tell it changed.
+	ResourceVersion string
 	// Labels are the labels of the pods the owner creates.
 	Labels map[string]string
 }

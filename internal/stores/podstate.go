@@ -25,4 +25,9 @@ type PodStatus struct {
 	BindingFinished bool
 	// Deadline is when an assumed pod whose binding finished expires; zero otherwise.
 	Deadline time.Time
+	// APIPod is the pod as the API last reported it: Pod itself for an Added pod; for an
+	// assumed pod, the unbound copy the API reported (Forget and expiry return the pod to
+	// it), or nil when the API has not reported the pod yet. Reconcilers compare it with what
+	// they read to turn a reconcile into an exact event.
+	APIPod *corev1.Pod
 }

@@ -8,7 +8,8 @@ import (
 
 // CheckInvariants implements stores.Store: every assumed pod is indexed as assumed (and only
 // those), is on a node, and has a deadline exactly when its binding finished; only assumed
-// pods remember an unbound API copy; every entry is filed under its own key.
+// pods remember an unbound API copy (an added pod's API copy is itself); every entry is
+// filed under its own key.
 func (s *Store) CheckInvariants() []error {
 	var errs []error
 	assumed := 0
@@ -30,15 +31,15 @@ func (s *Store) CheckInvariants() []error {
 			if e.BindingFinished == e.Deadline.IsZero() {
 				errs = append(errs, fmt.Errorf("pod %s: binding finished %v but deadline %v", key, e.BindingFinished, e.Deadline))
 			}
-			if e.InformerPod != nil && e.InformerPod.Spec.NodeName != "" {
-				errs = append(errs, fmt.Errorf("pod %s: remembers a bound API copy", key))
+			if e.APIPod != nil && e.APIPod.Spec.NodeName != "" {
+				errs = append(errs, fmt.Errorf("pod %s: assumed, but the API copy it remembers is bound", key))
 			}
 		case stores.PodAdded:
 			if indexed {
 				errs = append(errs, fmt.Errorf("pod %s: added but in the assumed index", key))
 			}
-			if e.InformerPod != nil || e.BindingFinished {
-				errs = append(errs, fmt.Errorf("pod %s: added with assumed-only fields set", key))
+			if e.APIPod != e.Pod || e.BindingFinished || !e.Deadline.IsZero() {
+				errs = append(errs, fmt.Errorf("pod %s: added, but its API copy differs or assumed-only fields are set", key))
 			}
 		default:
 			errs = append(errs, fmt.Errorf("pod %s: unknown state %q", key, e.State))

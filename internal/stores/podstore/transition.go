@@ -36,9 +36,6 @@ const (
 // Entry is what the PodStore keeps per pod.
 type Entry struct {
 	stores.PodStatus
-	// InformerPod is, for an assumed pod the API reported before it was bound, that copy:
-	// Forget and Expire return the pod to it. Nil otherwise.
-	InformerPod *corev1.Pod
 }
 
 // Dispatch is what the other stores see of an accepted event: an add, update or delete of
@@ -103,7 +100,7 @@ func reject(err error) rule {
 }
 
 func added(pod *corev1.Pod) *Entry {
-	return &Entry{PodStatus: stores.PodStatus{State: stores.PodAdded, Pod: pod}}
+	return &Entry{PodStatus: stores.PodStatus{State: stores.PodAdded, Pod: pod, APIPod: pod}}
 }
 
 func assume(_ *Entry, pod *corev1.Pod, _ time.Time, _ time.Duration) (Step, error) {
@@ -122,7 +119,7 @@ func assumeUnbound(cur *Entry, pod *corev1.Pod, now time.Time, ttl time.Duration
 		return Step{}, err
 	}
 	step.Dispatch = Dispatch{Op: stores.OpUpdate, Old: cur.Pod, New: pod}
-	step.Next.InformerPod = cur.Pod
+	step.Next.APIPod = cur.Pod
 	return step, nil
 }
 
@@ -142,8 +139,8 @@ func forget(cur *Entry, pod *corev1.Pod, _ time.Time, _ time.Duration) (Step, er
 
 // revert undoes an assumption: back to the API's unbound copy, or out of the cache.
 func revert(cur *Entry) Step {
-	if cur.InformerPod != nil {
-		return Step{Dispatch: Dispatch{Op: stores.OpUpdate, Old: cur.Pod, New: cur.InformerPod}, Next: added(cur.InformerPod)}
+	if cur.APIPod != nil {
+		return Step{Dispatch: Dispatch{Op: stores.OpUpdate, Old: cur.Pod, New: cur.APIPod}, Next: added(cur.APIPod)}
 	}
 	return Step{Dispatch: Dispatch{Op: stores.OpDelete, Old: cur.Pod}}
 }
@@ -157,7 +154,7 @@ func add(_ *Entry, pod *corev1.Pod, _ time.Time, _ time.Duration) (Step, error) 
 func confirm(cur *Entry, pod *corev1.Pod, _ time.Time, _ time.Duration) (Step, error) {
 	if pod.Spec.NodeName == "" {
 		next := *cur
-		next.InformerPod = pod
+		next.APIPod = pod
 		return Step{Next: &next}, nil
 	}
 	return Step{Dispatch: Dispatch{Op: stores.OpUpdate, Old: cur.Pod, New: pod}, Next: added(pod)}, nil

@@ -28,7 +28,9 @@ func (s *Store) place(e *entry) {
 	e.node = node
 	s.indexNode(e)
 	if e.reservedAt.IsZero() {
-		e.reservedAt = s.h.Clock().Now()
+		// Whole seconds, as the status stores it: after a restart the deadline recovered
+		// from status.reservedAt is the same one.
+		e.reservedAt = s.h.Clock().Now().Truncate(time.Second)
 	}
 	e.expiresAt = e.reservedAt.Add(s.ttl(e))
 	if pod := s.podOnNodeFor(e); pod != nil {

@@ -1,0 +1,58 @@
+package controllers
+
+import (
+	"context"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/seed0f91f25e/multicache/internal/stores"
+)
+
+// Notifier routes the cache's CacheHandler.ObjectChanged calls (a pod group's counters, a
+// reservation's phase, a movement's actual pods changed) to the queue of the status writer
+// of that kind. ObjectChanged runs under the handler lock, so it only adds to a workqueue,
+// which never blocks. Until a status writer runs (standbys, or before the leader starts
+// them) its notifications are dropped: a starting status writer reconciles every object of
+// its kind anyway.
+type Notifier struct {
+	mu     sync.RWMutex
+	queues map[stores.Kind]workqueue.TypedRateLimitingInterface[reconcile.Request]
+}
+
+// NewNotifier returns a notifier with no status writer attached.
+func NewNotifier() *Notifier {
+	return &Notifier{queues: map[stores.Kind]workqueue.TypedRateLimitingInterface[reconcile.Request]{}}
+}
+
+// ObjectChanged implements the CacheHandler callback.
+func (n *Notifier) ObjectChanged(kind stores.Kind, key types.NamespacedName) {
+	n.mu.RLock()
+	q := n.queues[kind]
+	n.mu.RUnlock()
+	if q != nil {
+		q.Add(reconcile.Request{NamespacedName: key})
+	}
+}
+
+// source is the event source of a status writer: it attaches the writer's queue while the
+// writer runs.
+func (n *Notifier) source(kind stores.Kind) source.Source {
+	return source.Func(func(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
+		n.mu.Lock()
+		n.queues[kind] = q
+		n.mu.Unlock()
+		go func() {
+			<-ctx.Done()
+			n.mu.Lock()
+			if n.queues[kind] == q {
+				delete(n.queues, kind)
+			}
+			n.mu.Unlock()
+		}()
+		return nil
+	})
+}

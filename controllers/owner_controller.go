@@ -1,0 +1,89 @@
+package controllers
+
+import (
+	"context"
+
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/seed0f91f25e/multicache/api/v1alpha1"
+	"github.com/seed0f91f25e/multicache/internal/handler"
+	"github.com/seed0f91f25e/multicache/internal/stores"
+)
+
+// ownerFeed feeds one workload kind (ReplicaSet, StatefulSet, DaemonSet, Deployment) to the
+// cache as Owner events: its type, key, UID and the labels of its pod template.
+type ownerFeed[T client.Object] struct {
+	reader    client.Reader
+	handler   *handler.Handler
+	ownerType v1alpha1.OwnerType
+	newObj    func() T
+	labelsOf  func(T) map[string]string
+}
+
+// Reconcile implements reconcile.Reconciler.
+func (f *ownerFeed[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	obj := f.newObj()
+	err := f.reader.Get(ctx, req.NamespacedName, obj)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return ctrl.Result{}, err
+	}
+	key := stores.OwnerKey{Type: f.ownerType, Namespace: req.Namespace, Name: req.Name}
+	last, seen := f.handler.LastSeenOwner(key)
+	h := f.handler
+	switch {
+	case err != nil && seen:
+		report(ctx, stores.KindOwner, h.DeleteOwner(last))
+	case err != nil:
+	case !seen:
+		report(ctx, stores.KindOwner, h.AddOwner(f.toOwner(obj)))
+	case last.UID != obj.GetUID():
+		report(ctx, stores.KindOwner, h.DeleteOwner(last))
+		report(ctx, stores.KindOwner, h.AddOwner(f.toOwner(obj)))
+	case last.ResourceVersion != obj.GetResourceVersion():
+		report(ctx, stores.KindOwner, h.UpdateOwner(last, f.toOwner(obj)))
+	}
+	return ctrl.Result{}, nil
+}
+
+func (f *ownerFeed[T]) toOwner(obj T) *stores.Owner {
+	return &stores.Owner{
+		Type: f.ownerType, Namespace: obj.GetNamespace(), Name: obj.GetName(), UID: obj.GetUID(),
+		ResourceVersion: obj.GetResourceVersion(), Labels: f.labelsOf(obj),
+	}
+}
+
+// ownerKinds are the workloads fed as owners, with their pod template labels.
+var ownerKinds = []struct {
+	ownerType v1alpha1.OwnerType
+	obj       client.Object
+	setup     func(r client.Reader, h *handler.Handler) ownerReconciler
+}{
+	{v1alpha1.OwnerReplicaSet, &appsv1.ReplicaSet{}, func(r client.Reader, h *handler.Handler) ownerReconciler {
+		return &ownerFeed[*appsv1.ReplicaSet]{r, h, v1alpha1.OwnerReplicaSet,
+			func() *appsv1.ReplicaSet { return &appsv1.ReplicaSet{} },
+			func(o *appsv1.ReplicaSet) map[string]string { return o.Spec.Template.Labels }}
+	}},
+	{v1alpha1.OwnerStatefulSet, &appsv1.StatefulSet{}, func(r client.Reader, h *handler.Handler) ownerReconciler {
+		return &ownerFeed[*appsv1.StatefulSet]{r, h, v1alpha1.OwnerStatefulSet,
+			func() *appsv1.StatefulSet { return &appsv1.StatefulSet{} },
+			func(o *appsv1.StatefulSet) map[string]string { return o.Spec.Template.Labels }}
+	}},
+	{v1alpha1.OwnerDaemonSet, &appsv1.DaemonSet{}, func(r client.Reader, h *handler.Handler) ownerReconciler {
+		return &ownerFeed[*appsv1.DaemonSet]{r, h, v1alpha1.OwnerDaemonSet,
+			func() *appsv1.DaemonSet { return &appsv1.DaemonSet{} },
+			func(o *appsv1.DaemonSet) map[string]string { return o.Spec.Template.Labels }}
+	}},
+	{v1alpha1.OwnerDeployment, &appsv1.Deployment{}, func(r client.Reader, h *handler.Handler) ownerReconciler {
+		return &ownerFeed[*appsv1.Deployment]{r, h, v1alpha1.OwnerDeployment,
+			func() *appsv1.Deployment { return &appsv1.Deployment{} },
+			func(o *appsv1.Deployment) map[string]string { return o.Spec.Template.Labels }}
+	}},
+}
+
+// ownerReconciler is an ownerFeed of any workload kind.
+type ownerReconciler interface {
+	Reconcile(context.Context, ctrl.Request) (ctrl.Result, error)
+}

@@ -1,0 +1,75 @@
+package controllers
+
+import (
+	"context"
+
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/seed0f91f25e/multicache/api/v1alpha1"
+	"github.com/seed0f91f25e/multicache/internal/handler"
+	"github.com/seed0f91f25e/multicache/internal/stores/podgroupstore"
+)
+
+// PodGroupStatusReconciler writes PodGroup status from the cache (leader only): the phase
+// and the member counters. A group waiting for members is reconciled again when its
+// schedule timeout is due.
+type PodGroupStatusReconciler struct {
+	Client   client.Client
+	Reader   handler.Reader
+	Clock    clock.PassiveClock
+	Recorder events.EventRecorder
+}
+
+// Reconcile implements reconcile.Reconciler.
+func (r *PodGroupStatusReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	pg := &v1alpha1.PodGroup{}
+	if err := r.Client.Get(ctx, req.NamespacedName, pg); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	st, ok := r.Reader.PodGroup(req.NamespacedName)
+	if !ok || st.PodGroup == nil || st.PodGroup.UID != pg.UID {
+		return ctrl.Result{}, nil // the cache has not seen this object yet; it will notify us
+	}
+	now := r.Clock.Now()
+	phase := st.Phase(now)
+	wrote, err := writeStatus(ctx, r.Client, pg,
+		func(o *v1alpha1.PodGroup) any { return o.Status },
+		func(cur *v1alpha1.PodGroup) *v1alpha1.PodGroup {
+			next := cur.DeepCopy()
+			next.Status = podGroupStatus(cur.Status, st, phase)
+			return next
+		})
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if wrote && phase == v1alpha1.PodGroupTimeout && pg.Status.Phase != phase && r.Recorder != nil {
+		r.Recorder.Eventf(pg, nil, "Warning", "Timeout", "Schedule",
+			"%d of %d members placed when the schedule timeout passed", st.Counts.Placed(), pg.Spec.MinMember)
+	}
+	waiting := phase == v1alpha1.PodGroupPending || phase == v1alpha1.PodGroupPreScheduling
+	if waiting && !st.TimeoutAt.IsZero() && st.TimeoutAt.After(now) {
+		return ctrl.Result{RequeueAfter: st.TimeoutAt.Sub(now)}, nil
+	}
+	return ctrl.Result{}, nil
+}
+
+// podGroupStatus derives a group's status, keeping its conditions and its schedule start.
+func podGroupStatus(cur v1alpha1.PodGroupStatus, st podgroupstore.GroupStatus, phase v1alpha1.PodGroupPhase) v1alpha1.PodGroupStatus {
+	next := v1alpha1.PodGroupStatus{
+		Phase:             phase,
+		Pending:           st.Counts.Pending,
+		Scheduled:         st.Counts.Scheduled,
+		Running:           st.Counts.Running,
+		Succeeded:         st.Counts.Succeeded,
+		Failed:            st.Counts.Failed,
+		ScheduleStartTime: cur.ScheduleStartTime,
+		Conditions:        cur.Conditions,
+	}
+	if next.ScheduleStartTime == nil {
+		next.ScheduleStartTime = apiTime(st.ScheduleStartTime)
+	}
+	return next
+}

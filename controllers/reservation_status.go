@@ -1,0 +1,97 @@
+package controllers
+
+import (
+	"context"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/seed0f91f25e/multicache/api/v1alpha1"
+	"github.com/seed0f91f25e/multicache/internal/handler"
+	"github.com/seed0f91f25e/multicache/internal/stores/reservationstore"
+)
+
+// ReservationStatusReconciler writes Reservation status from the cache (leader only) and
+// deletes Expired reservations once GCGrace has passed since they expired.
+//
+// Pending without a node; Reserved once charged (reservedAt, expiresAt); Matched with
+// currentOwner once a matching pod is bound to the node (while the pod is only assumed the
+// status stays Reserved: the match can still be undone); Expired when the TTL ran out
+// unmatched.
+type ReservationStatusReconciler struct {
+	Client   client.Client
+	Reader   handler.Reader
+	Clock    clock.PassiveClock
+	GCGrace  time.Duration
+	Recorder events.EventRecorder
+}
+
+// Reconcile implements reconcile.Reconciler.
+func (r *ReservationStatusReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	rsv := &v1alpha1.Reservation{}
+	if err := r.Client.Get(ctx, req.NamespacedName, rsv); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	view, ok := r.Reader.Reservation(req.NamespacedName)
+	if !ok || view.Reservation == nil || view.Reservation.UID != rsv.UID {
+		return ctrl.Result{}, nil // the cache has not seen this object yet; it will notify us
+	}
+	wrote, err := writeStatus(ctx, r.Client, rsv,
+		func(o *v1alpha1.Reservation) any { return o.Status },
+		func(cur *v1alpha1.Reservation) *v1alpha1.Reservation {
+			next := cur.DeepCopy()
+			next.Status = reservationStatus(cur.Status, view)
+			return next
+		})
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if wrote && view.Phase == v1alpha1.ReservationExpired && r.Recorder != nil {
+		r.Recorder.Eventf(rsv, nil, "Normal", "Expired", "Expire",
+			"TTL ran out with no matching pod; resources on %s released", view.Node)
+	}
+	if view.Phase != v1alpha1.ReservationExpired {
+		return ctrl.Result{}, nil
+	}
+	return r.collect(ctx, rsv, view)
+}
+
+// collect deletes an Expired reservation once the grace period has passed.
+func (r *ReservationStatusReconciler) collect(ctx context.Context, rsv *v1alpha1.Reservation, view reservationstore.View) (ctrl.Result, error) {
+	expired := view.ExpiresAt
+	if expired.IsZero() && rsv.Status.ExpiresAt != nil {
+		expired = rsv.Status.ExpiresAt.Time
+	}
+	if wait := expired.Add(r.GCGrace).Sub(r.Clock.Now()); wait > 0 {
+		return ctrl.Result{RequeueAfter: wait}, nil
+	}
+	uid := rsv.UID
+	err := r.Client.Delete(ctx, rsv, client.Preconditions{UID: &uid})
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		return ctrl.Result{}, err
+	}
+	ctrl.LoggerFrom(ctx).Info("deleted expired reservation after the grace period", "grace", r.GCGrace)
+	return ctrl.Result{}, nil
+}
+
+// reservationStatus derives the status of a reservation from the cache's view of it,
+// keeping the conditions others may have set.
+func reservationStatus(cur v1alpha1.ReservationStatus, v reservationstore.View) v1alpha1.ReservationStatus {
+	phase := v.Phase
+	if phase == v1alpha1.ReservationMatched && v.OwnerAssumed {
+		phase = v1alpha1.ReservationReserved
+	}
+	next := v1alpha1.ReservationStatus{Phase: phase, ReservedAt: apiTime(v.ReservedAt), Conditions: cur.Conditions}
+	switch phase {
+	case v1alpha1.ReservationReserved, v1alpha1.ReservationExpired:
+		next.ExpiresAt = apiTime(v.ExpiresAt)
+	case v1alpha1.ReservationMatched:
+		owner := *v.Owner
+		next.CurrentOwner = &owner
+	}
+	return next
+}

@@ -1,0 +1,165 @@
+package controllers
+
+import (
+	"context"
+	"reflect"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	crhandler "sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/seed0f91f25e/multicache/api/v1alpha1"
+	"github.com/seed0f91f25e/multicache/internal/handler"
+	"github.com/seed0f91f25e/multicache/internal/stores"
+)
+
+// Options configure the controllers.
+type Options struct {
+	// SubClusterKey and SubCluster, when set, keep only pods bound to the sub-cluster's nodes
+	// (the manager's cache already watches only those nodes).
+	SubClusterKey, SubCluster string
+	// ReservationGCGrace is how long an Expired reservation is kept before it is deleted.
+	ReservationGCGrace time.Duration
+	// ComponentName is written into Movement status.notifiedSchedulers.
+	ComponentName string
+	// Clock is the time source of the status writers (default: the real clock).
+	Clock clock.PassiveClock
+}
+
+// Setup registers on mgr a feed controller for every kind an enabled store handles (on
+// every replica: standbys keep their caches warm) and the status writers of the enabled
+// stores (on the leader only). Kinds no enabled store handles are not watched at all.
+func Setup(mgr manager.Manager, h *handler.Handler, n *Notifier, opts Options) error {
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
+	}
+	reader := mgr.GetClient()
+	watched := h.WatchedKinds()
+	everyReplica := controller.Options{NeedLeaderElection: ptr.To(false)}
+	feedOf := func(name string, obj client.Object, r reconcile.Reconciler, extra ...func(*builder.Builder)) error {
+		b := ctrl.NewControllerManagedBy(mgr).Named(name).
+			For(obj, builder.WithPredicates(predicate.ResourceVersionChangedPredicate{})).
+			WithOptions(everyReplica)
+		for _, e := range extra {
+			e(b)
+		}
+		return b.Complete(r)
+	}
+
+	pods := &PodReconciler{Reader: reader, Handler: h}
+	var podExtras []func(*builder.Builder)
+	if opts.SubClusterKey != "" {
+		if err := mgr.GetFieldIndexer().IndexField(context.Background(), &corev1.Pod{}, podNodeNameField,
+			func(o client.Object) []string { return []string{o.(*corev1.Pod).Spec.NodeName} }); err != nil {
+			return err
+		}
+		pods.Keep = func(ctx context.Context, p *corev1.Pod) (bool, error) {
+			if p.Spec.NodeName == "" {
+				return false, nil
+			}
+			err := reader.Get(ctx, types.NamespacedName{Name: p.Spec.NodeName}, &corev1.Node{})
+			return err == nil, client.IgnoreNotFound(err)
+		}
+		// A node joining or leaving the sub-cluster changes which of its pods are kept.
+		podExtras = append(podExtras, func(b *builder.Builder) {
+			b.Watches(&corev1.Node{}, crhandler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
+				var reqs []reconcile.Request
+				for _, key := range podsOnNode(ctx, reader, o.GetName()) {
+					reqs = append(reqs, reconcile.Request{NamespacedName: key})
+				}
+				return reqs
+			}))
+		})
+	}
+	feeds := []struct {
+		kind  stores.Kind
+		name  string
+		obj   client.Object
+		r     reconcile.Reconciler
+		extra []func(*builder.Builder)
+	}{
+		{stores.KindPod, "pod-feed", &corev1.Pod{}, pods, podExtras},
+		{stores.KindNode, "node-feed", &corev1.Node{}, newFeed(reader, stores.KindNode, h.LastSeenNode, h.AddNode, h.UpdateNode, h.DeleteNode), nil},
+		{stores.KindNMNode, "nmnode-feed", &v1alpha1.NMNode{}, newFeed(reader, stores.KindNMNode, h.LastSeenNMNode, h.AddNMNode, h.UpdateNMNode, h.DeleteNMNode), nil},
+		{stores.KindCNR, "cnr-feed", &v1alpha1.CustomNodeResource{}, newFeed(reader, stores.KindCNR, h.LastSeenCNR, h.AddCNR, h.UpdateCNR, h.DeleteCNR), nil},
+		{stores.KindPodGroup, "podgroup-feed", &v1alpha1.PodGroup{}, newNamespacedFeed(reader, stores.KindPodGroup, h.LastSeenPodGroup, h.AddPodGroup, h.UpdatePodGroup, h.DeletePodGroup), nil},
+		{stores.KindPDB, "pdb-feed", &policyv1.PodDisruptionBudget{}, newNamespacedFeed(reader, stores.KindPDB, h.LastSeenPDB, h.AddPDB, h.UpdatePDB, h.DeletePDB), nil},
+		{stores.KindMovement, "movement-feed", &v1alpha1.Movement{}, newFeed(reader, stores.KindMovement, h.LastSeenMovement, h.AddMovement, h.UpdateMovement, h.DeleteMovement), nil},
+		{stores.KindReservation, "reservation-feed", &v1alpha1.Reservation{}, newNamespacedFeed(reader, stores.KindReservation, h.LastSeenReservation, h.AddReservation, h.UpdateReservation, h.DeleteReservation), nil},
+	}
+	for _, f := range feeds {
+		if !slices.Contains(watched, f.kind) {
+			continue
+		}
+		if err := feedOf(f.name, f.obj, f.r, f.extra...); err != nil {
+			return err
+		}
+	}
+	if slices.Contains(watched, stores.KindOwner) {
+		for _, o := range ownerKinds {
+			if err := feedOf(string(o.ownerType)+"-owner-feed", o.obj, o.setup(reader, h)); err != nil {
+				return err
+			}
+		}
+	}
+	return setupStatusWriters(mgr, h, n, watched, opts)
+}
+
+// setupStatusWriters registers the status writers; they need leader election (the default).
+func setupStatusWriters(mgr manager.Manager, h *handler.Handler, n *Notifier, watched []stores.Kind, opts Options) error {
+	c := mgr.GetClient()
+	recorder := mgr.GetEventRecorder("multicache")
+	writers := []struct {
+		kind stores.Kind
+		name string
+		obj  client.Object
+		r    reconcile.Reconciler
+	}{
+		{stores.KindPodGroup, "podgroup-status", &v1alpha1.PodGroup{}, &PodGroupStatusReconciler{Client: c, Reader: h, Clock: opts.Clock, Recorder: recorder}},
+		{stores.KindMovement, "movement-status", &v1alpha1.Movement{}, &MovementStatusReconciler{Client: c, Reader: h, ComponentName: opts.ComponentName}},
+		{stores.KindReservation, "reservation-status", &v1alpha1.Reservation{}, &ReservationStatusReconciler{Client: c, Reader: h, Clock: opts.Clock, GCGrace: opts.ReservationGCGrace, Recorder: recorder}},
+	}
+	for _, w := range writers {
+		if !slices.Contains(watched, w.kind) {
+			continue
+		}
+		err := ctrl.NewControllerManagedBy(mgr).Named(w.name).
+			For(w.obj).
+			WatchesRawSource(n.source(w.kind)).
+			Complete(w.r)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// newFeed builds the feed of a cluster-scoped kind (keyed by name).
+func newFeed[T client.Object](reader client.Reader, kind stores.Kind, lastSeen func(string) (T, bool),
+	add func(T) error, update func(T, T) error, del func(T) error) *feed[T] {
+	return newNamespacedFeed(reader, kind, func(key types.NamespacedName) (T, bool) { return lastSeen(key.Name) }, add, update, del)
+}
+
+// newNamespacedFeed builds the feed of a namespaced kind.
+func newNamespacedFeed[T client.Object](reader client.Reader, kind stores.Kind, lastSeen func(types.NamespacedName) (T, bool),
+	add func(T) error, update func(T, T) error, del func(T) error) *feed[T] {
+	return &feed[T]{reader: reader, kind: kind, newObj: newObject[T], lastSeen: lastSeen, add: add, update: update, del: del}
+}
+
+// newObject returns a new empty object of the pointer type T.
+func newObject[T client.Object]() T {
+	var zero T
+	return reflect.New(reflect.TypeOf(zero).Elem()).Interface().(T)
+}

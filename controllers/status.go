@@ -1,0 +1,44 @@
+package controllers
+
+import (
+	"context"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// writeStatus writes the status desired(current) of obj through the status subresource when
+// it differs from the current one. A conflict (someone wrote the object since it was read)
+// is retried with a fresh read. It reports whether it wrote.
+func writeStatus[T client.Object](ctx context.Context, c client.Client, obj T, statusOf func(T) any, desired func(T) T) (bool, error) {
+	wrote := false
+	err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
+		cur := obj.DeepCopyObject().(T)
+		if err := c.Get(ctx, client.ObjectKeyFromObject(obj), cur); err != nil {
+			return err
+		}
+		next := desired(cur)
+		if equality.Semantic.DeepEqual(statusOf(cur), statusOf(next)) {
+			return nil
+		}
+		if err := c.Status().Update(ctx, next); err != nil {
+			return err
+		}
+		wrote = true
+		return nil
+	})
+	return wrote, client.IgnoreNotFound(err)
+}
+
+// apiTime converts a time for the API, which keeps whole seconds: comparing a desired
+// status with one read back must not differ below a second.
+func apiTime(t time.Time) *metav1.Time {
+	if t.IsZero() {
+		return nil
+	}
+	mt := metav1.NewTime(t.Truncate(time.Second))
+	return &mt
+}

@@ -1,0 +1,125 @@
+// Package debug serves the cache's debug endpoints (localhost by default):
+//
+//	GET /debug/cache                the JSON dump of every store
+//	GET /debug/cache/nodes/{name}   one node: its merged info, pods and reservations
+//	GET /debug/cache/compare        differences between the cache and the API (empty when consistent)
+//	/debug/pprof/                   the Go profiler
+package debug
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"net/http"
+	"net/http/pprof"
+	"time"
+
+	"github.com/go-logr/logr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/seed0f91f25e/multicache/internal/handler"
+	"github.com/seed0f91f25e/multicache/internal/stores"
+	"github.com/seed0f91f25e/multicache/internal/stores/nodestore"
+	"github.com/seed0f91f25e/multicache/internal/stores/reservationstore"
+)
+
+// Server is the debug HTTP server, run by the manager on every replica.
+type Server struct {
+	addr    string
+	handler *handler.Handler
+	api     client.Reader
+	log     logr.Logger
+	// Keep filters API objects out of the comparison the way the feeds do (sub-cluster).
+	keep KeepFunc
+}
+
+// KeepFunc reports whether an API object of a kind belongs in the cache.
+type KeepFunc func(ctx context.Context, kind stores.Kind, obj client.Object) (bool, error)
+
+// NewServer returns a server for addr that reads the cache from h and the API through api
+// (a direct, uncached reader: the comparison must see what the API holds now).
+func NewServer(addr string, h *handler.Handler, api client.Reader, keep KeepFunc, log logr.Logger) *Server {
+	return &Server{addr: addr, handler: h, api: api, keep: keep, log: log}
+}
+
+// NeedLeaderElection implements manager.LeaderElectionRunnable: every replica serves.
+func (s *Server) NeedLeaderElection() bool { return false }
+
+// Handler returns the routes.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /debug/cache", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, s.handler.Dump()) })
+	mux.HandleFunc("GET /debug/cache/nodes/{name}", s.node)
+	mux.HandleFunc("GET /debug/cache/compare", s.compare)
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	return mux
+}
+
+// Start implements manager.Runnable: it serves until ctx is done.
+func (s *Server) Start(ctx context.Context) error {
+	ln, err := net.Listen("tcp", s.addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		<-ctx.Done()
+		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shutdown)
+	}()
+	s.log.Info("serving debug endpoints", "address", ln.Addr().String())
+	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// NodeView is one node's debug view.
+type NodeView struct {
+	Name string `json:"name"`
+	nodestore.NodeDump
+	Reservations []ReservationRef `json:"reservationsOnNode"`
+}
+
+// ReservationRef is a reservation on a node.
+type ReservationRef struct {
+	Key   string `json:"key"`
+	Phase string `json:"phase"`
+	Owner string `json:"owner,omitempty"`
+}
+
+func (s *Server) node(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	info, ok := s.handler.NodeInfo(name)
+	if !ok {
+		writeJSON(w, http.StatusNotFound, map[string]string{"error": "node " + name + " is not in the cache"})
+		return
+	}
+	v := NodeView{Name: name, NodeDump: nodestore.DumpNode(info), Reservations: []ReservationRef{}}
+	for _, rv := range s.handler.ReservationsOnNode(name) {
+		v.Reservations = append(v.Reservations, reservationRef(rv))
+	}
+	writeJSON(w, http.StatusOK, v)
+}
+
+func reservationRef(v reservationstore.View) ReservationRef {
+	ref := ReservationRef{Key: v.Key.String(), Phase: string(v.Phase)}
+	if v.Owner != nil {
+		ref.Owner = v.Owner.Namespace + "/" + v.Owner.Name
+	}
+	return ref
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}

@@ -1,0 +1,72 @@
+package operator
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	"github.com/seed0f91f25e/multicache/api/v1alpha1"
+	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
+)
+
+// elected reports whether an operator leads.
+func elected(op *running) bool {
+	select {
+	case <-op.Manager.Elected():
+		return true
+	default:
+		return false
+	}
+}
+
+// TestLeaderElection_OnlyTheLeaderWritesStatusAndTheStandbyTakesOverWarm runs two operators
+// with leader election. Both feed their caches; only the leader writes status (each writes
+// its own component name into Movement status). When the leader stops, the standby takes
+// over, and its cache already holds everything before it leads.
+func TestLeaderElection_OnlyTheLeaderWritesStatusAndTheStandbyTakesOverWarm(t *testing.T) {
+	ns := newNamespace(t)
+	lease := func(name string) func(*Options) {
+		return func(o *Options) {
+			o.LeaderElect, o.LeaderElectionID, o.LeaderElectionNamespace = true, "lease-"+ns, ns
+			o.LeaseDuration, o.RenewDeadline, o.RetryPeriod = ptr.To(3*time.Second), ptr.To(2*time.Second), ptr.To(200*time.Millisecond)
+			o.ComponentName = name
+		}
+	}
+	a := startOperator(t, lease("mc-a"))
+	eventually(t, "a leads", func() (bool, string) { return elected(a), "not elected" })
+	b := startOperator(t, lease("mc-b"))
+
+	movement := "lead-" + ns
+	create(t, withoutUID(ts.MakeNode("lead-node", "8", "16Gi")),
+		ts.MakeMovement(movement, v1alpha1.OwnerInfo{Type: v1alpha1.OwnerReplicaSet, Namespace: ns, Name: "web"}, "lead-node", 1))
+	notified := func(want ...string) func() (bool, string) {
+		return func() (bool, string) {
+			m := &v1alpha1.Movement{}
+			if err := env.Client.Get(ctx(), types.NamespacedName{Name: movement}, m); err != nil {
+				return false, err.Error()
+			}
+			return slices.Equal(m.Status.NotifiedSchedulers, want), fmt.Sprintf("%v", m.Status.NotifiedSchedulers)
+		}
+	}
+	eventually(t, "the leader wrote status", notified("mc-a"))
+	// The standby's cache is warm: it holds what the leader's holds, without leading.
+	consistent(t, b)
+	if _, ok := b.Cache.Movement(movement); !ok || elected(b) {
+		t.Fatalf("standby: movement cached %v, elected %v; want cached and not elected", ok, elected(b))
+	}
+	if _, ok := b.Cache.NodeInfo("lead-node"); !ok {
+		t.Fatal("the standby's cache misses the node")
+	}
+	time.Sleep(time.Second) // room for a wrong write by the standby
+	if ok, got := notified("mc-a")(); !ok {
+		t.Fatalf("the standby wrote status while not leading: %s", got)
+	}
+
+	a.stop(t)
+	eventually(t, "b takes over", func() (bool, string) { return elected(b), "not elected" })
+	eventually(t, "the new leader writes status", notified("mc-a", "mc-b"))
+}

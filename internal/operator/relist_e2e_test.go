@@ -1,0 +1,80 @@
+package operator
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/seed0f91f25e/multicache/internal/stores"
+	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
+)
+
+// TestRelist_DeletesMissedWhileTheAPIServerWasDownAreApplied stops the API server, deletes
+// objects straight from etcd (so no watch event can tell the operator), starts the API
+// server again and checks that after the relist the cache equals the API: every delete
+// whose final state the informer lost still removed exactly what was charged.
+func TestRelist_DeletesMissedWhileTheAPIServerWasDownAreApplied(t *testing.T) {
+	op := startOperator(t)
+	ns := newNamespace(t)
+	node := "relist-node"
+	create(t, withoutUID(ts.MakeNode(node, "8", "16Gi")), withoutUID(ts.MakeNMNode(node, "8", "16Gi", "8", "16Gi")))
+	kept := withoutUID(ts.MakePod(ns, "kept", ts.OnNode(node), ts.Requests("1", "1Gi")))
+	gone := withoutUID(ts.MakePod(ns, "gone", ts.OnNode(node), ts.Requests("2", "1Gi")))
+	create(t, kept, gone, ts.MakeReservation(ns, "hold", node, "3", "1Gi", "app", "none"))
+	consistent(t, op)
+	info, _ := op.Cache.NodeInfo(node)
+	if info.Requested.MilliCPU != 6000 {
+		t.Fatalf("before the restart: requested %dm, want 6000m (two pods and the reservation)", info.Requested.MilliCPU)
+	}
+
+	start := time.Now()
+	err := env.RestartAPIServer(context.Background(), func() error {
+		etcd, err := clientv3.New(clientv3.Config{Endpoints: []string{env.EtcdURL().String()}, DialTimeout: 10 * time.Second})
+		if err != nil {
+			return err
+		}
+		defer etcd.Close()
+		for _, key := range []string{
+			"/registry/pods/" + ns + "/gone",
+			"/registry/cache.multicache.dev/nmnodes/" + node,
+			"/registry/cache.multicache.dev/reservations/" + ns + "/hold",
+		} {
+			resp, err := etcd.Delete(context.Background(), key)
+			if err != nil {
+				return err
+			}
+			if resp.Deleted != 1 {
+				return fmt.Errorf("etcd key %s: deleted %d", key, resp.Deleted)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	restarted := time.Now()
+	consistent(t, op)
+	t.Logf("API server down and up again in %v; cache equal to the API %v later", restarted.Sub(start), time.Since(restarted))
+	if _, ok := op.Cache.PodState(types.NamespacedName{Namespace: ns, Name: "gone"}); ok {
+		t.Error("the pod deleted while the API server was down is still cached")
+	}
+	if _, ok := op.Cache.Reservation(types.NamespacedName{Namespace: ns, Name: "hold"}); ok {
+		t.Error("the reservation deleted while the API server was down is still cached")
+	}
+	info, _ = op.Cache.NodeInfo(node)
+	if info.Requested.MilliCPU != 1000 || !info.Reserved.IsZero() || info.NMNode != nil || len(info.Placeholders) != 0 {
+		t.Errorf("after the relist: requested %dm reserved %v NMNode %v; want only the kept pod's 1000m",
+			info.Requested.MilliCPU, info.Reserved.ResourceList(), info.NMNode != nil)
+	}
+	for _, err := range op.Cache.CheckInvariants() {
+		t.Error("invariant:", err)
+	}
+	if st, ok := op.Cache.PodState(types.NamespacedName{Namespace: ns, Name: "kept"}); !ok || st.State != stores.PodAdded {
+		t.Errorf("the kept pod: %+v %v", st, ok)
+	}
+	deleteNow(t, kept)
+}
