@@ -5,9 +5,12 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/seed0f91f25e/multicache/internal/handler"
 	"github.com/seed0f91f25e/multicache/internal/stores"
@@ -32,12 +35,18 @@ func (r *PodReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 		return ctrl.Result{}, err
 	}
 	found := err == nil
+	st, seen := r.Handler.PodState(req.NamespacedName)
 	if found && r.Keep != nil {
-		if found, err = r.Keep(ctx, pod); err != nil {
+		keep, err := r.Keep(ctx, pod)
+		if err != nil {
 			return ctrl.Result{}, err
 		}
+		if !keep && seen && st.State == stores.PodAssumed && pod.Spec.NodeName == "" {
+			// Filtered out only because the API has not bound it yet: the assumption stands.
+			return ctrl.Result{}, nil
+		}
+		found = keep
 	}
-	st, seen := r.Handler.PodState(req.NamespacedName)
 	h := r.Handler
 	switch {
 	case !found && seen:
@@ -45,7 +54,7 @@ func (r *PodReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	case !found:
 	case !seen:
 		report(ctx, stores.KindPod, h.AddPod(pod))
-	case st.APIPod != nil && st.APIPod.UID != pod.UID, st.APIPod == nil && st.Pod.UID != pod.UID:
+	case st.APIPod != nil && st.APIPod.UID != pod.UID, st.APIPod == nil && st.Pod.UID != "" && st.Pod.UID != pod.UID:
 		report(ctx, stores.KindPod, h.DeletePod(st.Pod))
 		report(ctx, stores.KindPod, h.AddPod(pod))
 	case st.State == stores.PodAssumed && (pod.Spec.NodeName != "" || st.APIPod == nil):
@@ -57,19 +66,21 @@ func (r *PodReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	return ctrl.Result{}, nil
 }
 
-// podsOnNode lists the keys of the pods bound to a node, through the spec.nodeName index.
-func podsOnNode(ctx context.Context, reader client.Reader, node string) []types.NamespacedName {
-	var pods corev1.PodList
-	if err := reader.List(ctx, &pods, client.MatchingFields{podNodeNameField: node}); err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "listing the pods of a node", "node", node)
+// onNode lists, through the spec.nodeName index, the requests of the objects of a list
+// kind bound to a node.
+func onNode(ctx context.Context, reader client.Reader, list client.ObjectList, node string) []reconcile.Request {
+	if err := reader.List(ctx, list, client.MatchingFields{nodeNameField: node}); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "listing the objects of a node", "node", node)
 		return nil
 	}
-	keys := make([]types.NamespacedName, len(pods.Items))
-	for i := range pods.Items {
-		keys[i] = types.NamespacedName{Namespace: pods.Items[i].Namespace, Name: pods.Items[i].Name}
-	}
-	return keys
+	var reqs []reconcile.Request
+	_ = meta.EachListItem(list, func(o runtime.Object) error {
+		obj := o.(client.Object)
+		reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()}})
+		return nil
+	})
+	return reqs
 }
 
-// podNodeNameField indexes pods by spec.nodeName.
-const podNodeNameField = "spec.nodeName"
+// nodeNameField indexes pods and reservations by spec.nodeName.
+const nodeNameField = "spec.nodeName"

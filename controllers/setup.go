@@ -27,9 +27,10 @@ import (
 
 // Options configure the controllers.
 type Options struct {
-	// SubClusterKey and SubCluster, when set, keep only pods bound to the sub-cluster's nodes
-	// (the manager's cache already watches only those nodes).
-	SubClusterKey, SubCluster string
+	// NodeInScope, when set, restricts the cache to a sub-cluster: it reports whether a node
+	// belongs to it. Pods and reservations are kept only on such nodes, and the status
+	// writers that need the whole cluster (PodGroup, Movement) are not started.
+	NodeInScope func(ctx context.Context, node string) (bool, error)
 	// ReservationGCGrace is how long an Expired reservation is kept before it is deleted.
 	ReservationGCGrace time.Duration
 	// ComponentName is written into Movement status.notifiedSchedulers.
@@ -59,29 +60,18 @@ func Setup(mgr manager.Manager, h *handler.Handler, n *Notifier, opts Options) e
 	}
 
 	pods := &PodReconciler{Reader: reader, Handler: h}
-	var podExtras []func(*builder.Builder)
-	if opts.SubClusterKey != "" {
-		if err := mgr.GetFieldIndexer().IndexField(context.Background(), &corev1.Pod{}, podNodeNameField,
-			func(o client.Object) []string { return []string{o.(*corev1.Pod).Spec.NodeName} }); err != nil {
+	reservations := newNamespacedFeed(reader, stores.KindReservation, h.LastSeenReservation, h.AddReservation, h.UpdateReservation, h.DeleteReservation)
+	var podExtras, rsvExtras []func(*builder.Builder)
+	if opts.NodeInScope != nil {
+		var err error
+		if pods.Keep, podExtras, err = scoped(mgr, &corev1.Pod{}, &corev1.PodList{}, opts.NodeInScope,
+			func(p *corev1.Pod) string { return p.Spec.NodeName }); err != nil {
 			return err
 		}
-		pods.Keep = func(ctx context.Context, p *corev1.Pod) (bool, error) {
-			if p.Spec.NodeName == "" {
-				return false, nil
-			}
-			err := reader.Get(ctx, types.NamespacedName{Name: p.Spec.NodeName}, &corev1.Node{})
-			return err == nil, client.IgnoreNotFound(err)
+		if reservations.keep, rsvExtras, err = scoped(mgr, &v1alpha1.Reservation{}, &v1alpha1.ReservationList{}, opts.NodeInScope,
+			func(r *v1alpha1.Reservation) string { return r.Spec.NodeName }); err != nil {
+			return err
 		}
-		// A node joining or leaving the sub-cluster changes which of its pods are kept.
-		podExtras = append(podExtras, func(b *builder.Builder) {
-			b.Watches(&corev1.Node{}, crhandler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
-				var reqs []reconcile.Request
-				for _, key := range podsOnNode(ctx, reader, o.GetName()) {
-					reqs = append(reqs, reconcile.Request{NamespacedName: key})
-				}
-				return reqs
-			}))
-		})
 	}
 	feeds := []struct {
 		kind  stores.Kind
@@ -97,7 +87,7 @@ func Setup(mgr manager.Manager, h *handler.Handler, n *Notifier, opts Options) e
 		{stores.KindPodGroup, "podgroup-feed", &v1alpha1.PodGroup{}, newNamespacedFeed(reader, stores.KindPodGroup, h.LastSeenPodGroup, h.AddPodGroup, h.UpdatePodGroup, h.DeletePodGroup), nil},
 		{stores.KindPDB, "pdb-feed", &policyv1.PodDisruptionBudget{}, newNamespacedFeed(reader, stores.KindPDB, h.LastSeenPDB, h.AddPDB, h.UpdatePDB, h.DeletePDB), nil},
 		{stores.KindMovement, "movement-feed", &v1alpha1.Movement{}, newFeed(reader, stores.KindMovement, h.LastSeenMovement, h.AddMovement, h.UpdateMovement, h.DeleteMovement), nil},
-		{stores.KindReservation, "reservation-feed", &v1alpha1.Reservation{}, newNamespacedFeed(reader, stores.KindReservation, h.LastSeenReservation, h.AddReservation, h.UpdateReservation, h.DeleteReservation), nil},
+		{stores.KindReservation, "reservation-feed", &v1alpha1.Reservation{}, reservations, rsvExtras},
 	}
 	for _, f := range feeds {
 		if !slices.Contains(watched, f.kind) {
@@ -117,6 +107,31 @@ func Setup(mgr manager.Manager, h *handler.Handler, n *Notifier, opts Options) e
 	return setupStatusWriters(mgr, h, n, watched, opts)
 }
 
+// scoped returns the keep filter of a kind bound to nodes (pods, reservations) in a
+// sub-cluster: kept only on a node of the sub-cluster. It also returns a watch that
+// re-reconciles a node's objects when the node joins or leaves (through a spec.nodeName
+// index).
+func scoped[T client.Object](mgr manager.Manager, obj T, list client.ObjectList, inScope func(context.Context, string) (bool, error),
+	nodeOf func(T) string) (func(context.Context, T) (bool, error), []func(*builder.Builder), error) {
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), obj, nodeNameField,
+		func(o client.Object) []string { return []string{nodeOf(o.(T))} }); err != nil {
+		return nil, nil, err
+	}
+	keep := func(ctx context.Context, o T) (bool, error) {
+		if node := nodeOf(o); node != "" {
+			return inScope(ctx, node)
+		}
+		return false, nil
+	}
+	reader := mgr.GetClient()
+	nodeChanged := func(b *builder.Builder) {
+		b.Watches(&corev1.Node{}, crhandler.EnqueueRequestsFromMapFunc(func(ctx context.Context, node client.Object) []reconcile.Request {
+			return onNode(ctx, reader, list.DeepCopyObject().(client.ObjectList), node.GetName())
+		}))
+	}
+	return keep, []func(*builder.Builder){nodeChanged}, nil
+}
+
 // setupStatusWriters registers the status writers; they need leader election (the default).
 func setupStatusWriters(mgr manager.Manager, h *handler.Handler, n *Notifier, watched []stores.Kind, opts Options) error {
 	c := mgr.GetClient()
@@ -133,6 +148,11 @@ func setupStatusWriters(mgr manager.Manager, h *handler.Handler, n *Notifier, wa
 	}
 	for _, w := range writers {
 		if !slices.Contains(watched, w.kind) {
+			continue
+		}
+		if opts.NodeInScope != nil && w.kind != stores.KindReservation {
+			// A sub-cluster sees only its part of a group or movement; writing that would
+			// fight the other sub-clusters' writers.
 			continue
 		}
 		err := ctrl.NewControllerManagedBy(mgr).Named(w.name).

@@ -26,10 +26,11 @@ type ReservationSpec struct {
 	PodSelector *metav1.LabelSelector `json:"podSelector"`
 
 	// TTLSeconds is how long the resources stay held without a matching pod, counted from
-	// when the reservation is charged on its node. Unset uses the operator's
+	// when the reservation is charged on its node, at most 30 days. Unset uses the operator's
 	// --reservation-ttl.
 	// +optional
 	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=2592000
 	TTLSeconds *int64 `json:"ttlSeconds,omitempty"`
 }
 

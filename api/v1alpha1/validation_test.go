@@ -59,6 +59,11 @@ func TestValidation_RejectsInvalidObjectsNamingTheField(t *testing.T) {
 			want:   []string{"spec.ttlSeconds", "greater than or equal to 1"},
 		},
 		{
+			name:   "reservation ttlSeconds over 30 days",
+			create: reservation(func(r *v1.Reservation) { r.Spec.TTLSeconds = ptr.To[int64](9223372037) }),
+			want:   []string{"spec.ttlSeconds", "less than or equal to 2592000"},
+		},
+		{
 			name: "reservation negative resource quantity",
 			create: reservation(func(r *v1.Reservation) {
 				r.Spec.Resources[corev1.ResourceCPU] = resource.MustParse("-1")

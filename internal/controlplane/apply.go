@@ -36,7 +36,11 @@ func ApplyManifests(ctx context.Context, c client.Client, paths []string) ([]str
 			if err := applyOne(ctx, c, obj); err != nil {
 				return applied, fmt.Errorf("%s: %s %s: %w", file, obj.GetKind(), obj.GetName(), err)
 			}
-			applied = append(applied, fmt.Sprintf("%s %s", obj.GetKind(), client.ObjectKeyFromObject(obj)))
+			name := obj.GetName()
+			if ns := obj.GetNamespace(); ns != "" {
+				name = ns + "/" + name
+			}
+			applied = append(applied, obj.GetKind()+" "+name)
 		}
 	}
 	return applied, nil

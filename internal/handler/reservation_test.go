@@ -282,3 +282,39 @@ func TestReservation_MatchableForPrefersTheOldest(t *testing.T) {
 		t.Errorf("reservations on n1: %d, want 2", len(on))
 	}
 }
+
+func TestReservation_RestartKeepsTheExpiryOfAnExpiredReservation(t *testing.T) {
+	h, _ := newHandler(t)
+	expired := ts.MakeReservation("ns", "r", "n1", "1", "1Gi", "app", "web")
+	expired.Status.Phase = v1alpha1.ReservationExpired
+	expired.Status.ExpiresAt = &metav1.Time{Time: t0.Add(-time.Minute)}
+	must(t, h.AddReservation(expired))
+	if v, _ := h.Reservation(rsvKey); !v.ExpiresAt.Equal(t0.Add(-time.Minute)) {
+		t.Errorf("expires at %v after a restart, want the status's %v (the GC grace counts from it)", v.ExpiresAt, t0.Add(-time.Minute))
+	}
+}
+
+// TestReservation_ARecreatedPodOfTheSameNameIsNotTheOldOwner replays a pod name reused by a
+// new pod while an old reservation still names the old one.
+func TestReservation_ARecreatedPodOfTheSameNameIsNotTheOldOwner(t *testing.T) {
+	h, _ := newHandler(t)
+	must(t, h.AddNode(ts.MakeNode("n1", "8", "16Gi")))
+	r1 := ts.MakeReservation("ns", "r1", "n1", "1", "1Gi", "app", "web")
+	must(t, h.AddReservation(r1))
+	first := web("web-0", ts.WithUID("first"))
+	must(t, h.AddPod(first)) // confirmed owner of r1
+	must(t, h.DeletePod(first))
+
+	r2 := ts.MakeReservation("ns", "r2", "n1", "1", "1Gi", "app", "web")
+	must(t, h.AddReservation(r2))
+	second := web("web-0", ts.WithUID("second"))
+	must(t, h.AssumePod(second)) // assumed owner of r2
+	must(t, h.DeleteReservation(r1))
+	must(t, h.ForgetPod(second))
+
+	v, _ := h.Reservation(types.NamespacedName{Namespace: "ns", Name: "r2"})
+	if v.Phase != v1alpha1.ReservationReserved {
+		t.Errorf("r2 is %s after its assumed owner was forgotten, want Reserved again", v.Phase)
+	}
+	checkInvariants(t, h)
+}

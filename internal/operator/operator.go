@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -67,9 +68,9 @@ func New(cfg *rest.Config, opts Options) (*Operator, error) {
 	op := &Operator{Manager: mgr, Cache: h}
 	notifier := controllers.NewNotifier()
 	h.Config().SetObjectChangedFunc(notifier.ObjectChanged)
+	inScope := nodeInScope(mgr.GetClient(), opts)
 	if err := controllers.Setup(mgr, h, notifier, controllers.Options{
-		SubClusterKey: opts.SubClusterKey, SubCluster: opts.SubCluster,
-		ReservationGCGrace: opts.ReservationGCGrace, ComponentName: opts.ComponentName, Clock: opts.Clock,
+		NodeInScope: inScope, ReservationGCGrace: opts.ReservationGCGrace, ComponentName: opts.ComponentName, Clock: opts.Clock,
 	}); err != nil {
 		return nil, fmt.Errorf("setting up controllers: %w", err)
 	}
@@ -78,7 +79,7 @@ func New(cfg *rest.Config, opts Options) (*Operator, error) {
 		return nil, err
 	}
 	if opts.DebugBindAddress != "0" {
-		op.Debug = debug.NewServer(opts.DebugBindAddress, h, mgr.GetAPIReader(), keepInSubCluster(mgr.GetClient(), opts), ctrl.Log.WithName("debug"))
+		op.Debug = debug.NewServer(opts.DebugBindAddress, h, mgr.GetAPIReader(), keepInSubCluster(inScope, opts), ctrl.Log.WithName("debug"))
 		if err := mgr.Add(op.Debug); err != nil {
 			return nil, err
 		}
@@ -106,6 +107,11 @@ func newManager(cfg *rest.Config, opts Options) (manager.Manager, error) {
 	if opts.MetricsSecure {
 		metricsOpts.FilterProvider = filters.WithAuthenticationAndAuthorization
 	}
+	leaderID := opts.LeaderElectionID
+	if opts.SubClusterKey != "" && leaderID == DefaultOptions().LeaderElectionID {
+		// Each sub-cluster elects its own leader.
+		leaderID += "-" + strings.ReplaceAll(strings.ToLower(opts.SubCluster), "_", "-")
+	}
 	leaderNamespace := opts.LeaderElectionNamespace
 	if leaderNamespace == "" {
 		if _, err := os.Stat(inClusterNamespaceFile); err != nil {
@@ -127,7 +133,7 @@ func newManager(cfg *rest.Config, opts Options) (manager.Manager, error) {
 		Metrics:                 metricsOpts,
 		HealthProbeBindAddress:  opts.HealthProbeBindAddress,
 		LeaderElection:          opts.LeaderElect,
-		LeaderElectionID:        opts.LeaderElectionID,
+		LeaderElectionID:        leaderID,
 		LeaderElectionNamespace: leaderNamespace,
 		LeaseDuration:           opts.LeaseDuration,
 		RenewDeadline:           opts.RenewDeadline,
@@ -166,25 +172,41 @@ func newCache(mgr manager.Manager, opts Options) (*handler.Handler, error) {
 	return handler.New(cfg, ctrl.Log.WithName("cache")), nil
 }
 
-// keepInSubCluster tells the debug comparison which API objects belong in a sub-cluster's
-// cache: the nodes labelled into it and the pods bound to them.
-func keepInSubCluster(cached client.Reader, opts Options) debug.KeepFunc {
+// nodeInScope reports whether a node belongs to the sub-cluster (nil without one): the
+// manager's cache holds only the sub-cluster's nodes.
+func nodeInScope(cached client.Reader, opts Options) func(context.Context, string) (bool, error) {
 	if opts.SubClusterKey == "" {
 		return nil
 	}
+	return func(ctx context.Context, node string) (bool, error) {
+		err := cached.Get(ctx, types.NamespacedName{Name: node}, &corev1.Node{})
+		return err == nil, client.IgnoreNotFound(err)
+	}
+}
+
+// keepInSubCluster tells the debug comparison which API objects belong in a sub-cluster's
+// cache: the nodes labelled into it and the pods and reservations on them.
+func keepInSubCluster(inScope func(context.Context, string) (bool, error), opts Options) debug.KeepFunc {
+	if inScope == nil {
+		return nil
+	}
 	return func(ctx context.Context, kind stores.Kind, obj client.Object) (bool, error) {
-		switch kind {
-		case stores.KindNode, stores.KindNMNode, stores.KindCNR:
-			return obj.GetLabels()[opts.SubClusterKey] == opts.SubCluster, nil
-		case stores.KindPod:
-			node := obj.(*corev1.Pod).Spec.NodeName
-			if node == "" {
-				return false, nil
+		var node string
+		switch o := obj.(type) {
+		case *corev1.Pod:
+			node = o.Spec.NodeName
+		case *v1alpha1.Reservation:
+			node = o.Spec.NodeName
+		default:
+			if kind == stores.KindNode || kind == stores.KindNMNode || kind == stores.KindCNR {
+				return obj.GetLabels()[opts.SubClusterKey] == opts.SubCluster, nil
 			}
-			err := cached.Get(ctx, types.NamespacedName{Name: node}, &corev1.Node{})
-			return err == nil, client.IgnoreNotFound(err)
+			return true, nil
 		}
-		return true, nil
+		if node == "" {
+			return false, nil
+		}
+		return inScope(ctx, node)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"net"
 	"strconv"
 	"strings"
@@ -177,7 +178,7 @@ func (o *Options) Validate() error {
 			bad("sub-cluster", o.SubCluster, "not a label value: %s", strings.Join(msgs, "; "))
 		}
 	}
-	if o.LowFreeThreshold < 0 || o.LowFreeThreshold >= 1 {
+	if math.IsNaN(o.LowFreeThreshold) || o.LowFreeThreshold < 0 || o.LowFreeThreshold >= 1 {
 		bad("low-free-threshold", o.LowFreeThreshold, "must be a fraction in [0, 1)")
 	}
 	return errors.Join(errs...)

@@ -38,6 +38,7 @@ func TestOptions_BadValuesAreRejectedNamingTheFlag(t *testing.T) {
 		{[]string{"--debug-bind-address=localhost"}, "--debug-bind-address"},
 		{[]string{"--metrics-bind-address=:70000"}, "--metrics-bind-address"},
 		{[]string{"--low-free-threshold=1.5"}, "--low-free-threshold"},
+		{[]string{"--low-free-threshold=NaN"}, "--low-free-threshold"},
 		{[]string{"--leader-elect", "--leader-election-id="}, "--leader-election-id"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {

@@ -21,6 +21,7 @@ import (
 )
 
 func TestSubCluster_WatchesOnlyItsNodesAndThePodsBoundToThem(t *testing.T) {
+	podGroupWritesBefore := reconcileCount(t, "podgroup-status")
 	op := startOperator(t, func(o *Options) { o.SubClusterKey, o.SubCluster = "multicache.dev/shard", "a" })
 	ns := newNamespace(t)
 	create(t,
@@ -44,6 +45,40 @@ func TestSubCluster_WatchesOnlyItsNodesAndThePodsBoundToThem(t *testing.T) {
 	}
 	if d := op.Cache.Dump(); d.SubCluster != "multicache.dev/shard=a" {
 		t.Errorf("dump says sub-cluster %q", d.SubCluster)
+	}
+
+	// Reservations are kept only on the sub-cluster's nodes.
+	create(t, ts.MakeReservation(ns, "on-a", "shard-a-1", "1", "1Gi"), ts.MakeReservation(ns, "on-b", "shard-b-1", "1", "1Gi"),
+		ts.MakeReservation(ns, "pending", "", "1", "1Gi"), ts.MakePodGroup(ns, "shard-gang", 1))
+	consistent(t, op)
+	for name, want := range map[string]bool{"on-a": true, "on-b": false, "pending": false} {
+		if _, ok := op.Cache.Reservation(types.NamespacedName{Namespace: ns, Name: name}); ok != want {
+			t.Errorf("reservation %s cached: %v, want %v", name, ok, want)
+		}
+	}
+
+	// A pod a scheduler assumed onto the sub-cluster is not dropped because the API, which
+	// has not bound it yet, reports it (unbound, so out of scope) in the meantime.
+	waiting := withoutUID(ts.MakePod(ns, "waiting"))
+	create(t, waiting)
+	assumed := waiting.DeepCopy()
+	assumed.Spec.NodeName = "shard-a-1"
+	if err := op.Cache.AssumePod(assumed); err != nil {
+		t.Fatal(err)
+	}
+	waiting.Labels = map[string]string{"touched": "yes"}
+	if err := env.Client.Update(ctx(), waiting); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond) // room for the reconcile of the update
+	if st, ok := op.Cache.PodState(types.NamespacedName{Namespace: ns, Name: "waiting"}); !ok || st.State != stores.PodAssumed {
+		t.Errorf("the assumed pod after an API update: %+v %v, want still Assumed", st, ok)
+	}
+	if _, ok := op.Cache.PodGroup(types.NamespacedName{Namespace: ns, Name: "shard-gang"}); !ok {
+		t.Error("the pod group is not cached")
+	}
+	if reconcileCount(t, "podgroup-status") != podGroupWritesBefore {
+		t.Error("a sub-cluster ran the pod group status writer, which needs the whole cluster")
 	}
 }
 

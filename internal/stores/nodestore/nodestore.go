@@ -99,9 +99,7 @@ func (s *Store) DeletePod(pod *corev1.Pod) {
 
 // AddNode sets the Node of a NodeInfo.
 func (s *Store) AddNode(node *corev1.Node) {
-	info := s.getOrCreate(node.Name)
-	info.Node = node
-	s.refreshAllocatable(info)
+	s.setSource(node.Name, func(info *stores.NodeInfo) { info.Node = node })
 }
 
 // UpdateNode replaces the Node of a NodeInfo.
@@ -109,17 +107,12 @@ func (s *Store) UpdateNode(_, node *corev1.Node) { s.AddNode(node) }
 
 // DeleteNode removes the Node; the NodeInfo stays while another source or a pod refers to it.
 func (s *Store) DeleteNode(node *corev1.Node) {
-	if info, ok := s.nodes.Get(node.Name); ok {
-		info.Node = nil
-		s.refreshAllocatable(info)
-	}
+	s.clearSource(node.Name, func(info *stores.NodeInfo) { info.Node = nil })
 }
 
 // AddNMNode sets the NMNode of a NodeInfo.
 func (s *Store) AddNMNode(nm *v1alpha1.NMNode) {
-	info := s.getOrCreate(nm.Name)
-	info.NMNode = nm
-	s.refreshAllocatable(info)
+	s.setSource(nm.Name, func(info *stores.NodeInfo) { info.NMNode = nm })
 }
 
 // UpdateNMNode replaces the NMNode of a NodeInfo.
@@ -127,17 +120,12 @@ func (s *Store) UpdateNMNode(_, nm *v1alpha1.NMNode) { s.AddNMNode(nm) }
 
 // DeleteNMNode removes the NMNode of a NodeInfo.
 func (s *Store) DeleteNMNode(nm *v1alpha1.NMNode) {
-	if info, ok := s.nodes.Get(nm.Name); ok {
-		info.NMNode = nil
-		s.refreshAllocatable(info)
-	}
+	s.clearSource(nm.Name, func(info *stores.NodeInfo) { info.NMNode = nil })
 }
 
 // AddCNR sets the CustomNodeResource of a NodeInfo.
 func (s *Store) AddCNR(cnr *v1alpha1.CustomNodeResource) {
-	info := s.getOrCreate(cnr.Name)
-	info.CNR = cnr
-	s.refreshAllocatable(info)
+	s.setSource(cnr.Name, func(info *stores.NodeInfo) { info.CNR = cnr })
 }
 
 // UpdateCNR replaces the CustomNodeResource of a NodeInfo.
@@ -145,8 +133,21 @@ func (s *Store) UpdateCNR(_, cnr *v1alpha1.CustomNodeResource) { s.AddCNR(cnr) }
 
 // DeleteCNR removes the CustomNodeResource of a NodeInfo.
 func (s *Store) DeleteCNR(cnr *v1alpha1.CustomNodeResource) {
-	if info, ok := s.nodes.Get(cnr.Name); ok {
-		info.CNR = nil
+	s.clearSource(cnr.Name, func(info *stores.NodeInfo) { info.CNR = nil })
+}
+
+// setSource sets one source of a node's NodeInfo (creating it) and recomputes its pools.
+func (s *Store) setSource(name string, set func(*stores.NodeInfo)) {
+	info := s.getOrCreate(name)
+	set(info)
+	s.refreshAllocatable(info)
+}
+
+// clearSource clears one source of a node's NodeInfo and recomputes its pools; the NodeInfo
+// goes when nothing refers to it any more.
+func (s *Store) clearSource(name string, clear func(*stores.NodeInfo)) {
+	if info, ok := s.nodes.Get(name); ok {
+		clear(info)
 		s.refreshAllocatable(info)
 	}
 }

@@ -8,6 +8,7 @@ package pdbstore
 
 import (
 	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
@@ -89,11 +90,13 @@ func (s *Store) AddPDB(pdb *policyv1.PodDisruptionBudget) {
 	}
 }
 
-// UpdatePDB replaces a budget; links are recomputed only when its selector changed.
+// UpdatePDB replaces a budget; links are recomputed only when its selector changed. (The
+// selectors are compared as written: nil and {} render alike but select nothing and
+// everything.)
 func (s *Store) UpdatePDB(oldPDB, newPDB *policyv1.PodDisruptionBudget) {
 	key := types.NamespacedName{Namespace: newPDB.Namespace, Name: newPDB.Name}
 	e, ok := s.pdbs.Get(key)
-	if !ok || selectorOf(oldPDB).String() != selectorOf(newPDB).String() {
+	if !ok || !equality.Semantic.DeepEqual(oldPDB.Spec.Selector, newPDB.Spec.Selector) {
 		s.DeletePDB(oldPDB)
 		s.AddPDB(newPDB)
 		return

@@ -3,6 +3,7 @@ package pdbstore_test
 import (
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
@@ -89,5 +90,27 @@ func TestPDB_BudgetWithoutSelectorCoversNothing(t *testing.T) {
 	s.AddPDB(pdb)
 	if got := s.ForOwner(stores.OwnerKey{Type: v1alpha1.OwnerReplicaSet, Namespace: "ns", Name: "web"}); len(got) != 0 {
 		t.Errorf("a budget without selector covers %v", names(got))
+	}
+}
+
+func TestPDB_SelectorChangeFromNilToEmptyRelinks(t *testing.T) {
+	s := newStore(t)
+	owner := ts.MakeOwner(v1alpha1.OwnerReplicaSet, "ns", "web", "app", "web")
+	s.AddOwner(owner)
+	none := ts.MakePDB("ns", "all", 1)
+	none.Spec.Selector = nil // selects nothing
+	s.AddPDB(none)
+	all := ts.MakePDB("ns", "all", 1)
+	all.Spec.Selector = &metav1.LabelSelector{} // selects everything
+	s.UpdatePDB(none, all)
+	if got := names(s.ForOwner(owner.Key())); len(got) != 1 {
+		t.Errorf("after the selector became {}: budgets %v, want [all]", got)
+	}
+	s.UpdatePDB(all, none)
+	if got := s.ForOwner(owner.Key()); len(got) != 0 {
+		t.Errorf("after the selector became nil: budgets %v, want none", names(got))
+	}
+	for _, err := range s.CheckInvariants() {
+		t.Error(err)
 	}
 }

@@ -80,7 +80,7 @@ func (s *Store) CheckInvariants() []error {
 		return true
 	})
 	for podKey, e := range s.byOwner {
-		if e.owner == nil || ownerKey(e.owner) != podKey {
+		if e.owner == nil || ownerKey(e.owner) != podKey || e.phase != v1alpha1.ReservationMatched {
 			bad(e.key, "owner index says %s", podKey)
 		}
 		if cur, ok := s.rsvs.Get(e.key); !ok || cur != e {

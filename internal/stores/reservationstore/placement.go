@@ -60,7 +60,7 @@ func (s *Store) match(e *entry, pod *corev1.Pod) {
 // unmatch takes a reservation back from an owner that left before the API confirmed it: it
 // is Reserved again (same deadline), unless another pod on the node may consume it.
 func (s *Store) unmatch(e *entry) {
-	delete(s.byOwner, ownerKey(e.owner))
+	s.unlinkOwner(e)
 	e.owner = nil
 	if pod := s.podOnNodeFor(e); pod != nil {
 		s.match(e, pod)
@@ -116,7 +116,7 @@ func (s *Store) podOnNodeFor(e *entry) *corev1.Pod {
 	}
 	var best *corev1.Pod
 	for _, pod := range info.Pods {
-		if _, taken := s.byOwner[stores.PodKey(pod)]; taken || !eligible(pod) || !e.accepts(pod, true) {
+		if s.ownedBy(pod) != nil || !eligible(pod) || !e.accepts(pod, true) {
 			continue
 		}
 		if named(e, pod) {

@@ -98,11 +98,19 @@ func (s *Store) AddReservation(r *v1alpha1.Reservation) {
 	switch {
 	case r.Status.Phase == v1alpha1.ReservationExpired:
 		e.phase, e.node = v1alpha1.ReservationExpired, r.Spec.NodeName
+		// The garbage collector counts its grace from the expiry, which must survive a restart.
+		if t := r.Status.ExpiresAt; t != nil {
+			e.expiresAt = t.Time
+		} else if !e.reservedAt.IsZero() {
+			e.expiresAt = e.reservedAt.Add(s.ttl(e))
+		}
 	case r.Status.Phase == v1alpha1.ReservationMatched && r.Status.CurrentOwner != nil && r.Spec.NodeName != "":
 		e.phase, e.node = v1alpha1.ReservationMatched, r.Spec.NodeName
 		owner := *r.Status.CurrentOwner
 		e.owner = &owner
-		s.byOwner[types.NamespacedName{Namespace: owner.Namespace, Name: owner.Name}] = e
+		if key := ownerKey(&owner); s.byOwner[key] == nil {
+			s.byOwner[key] = e // a pod consumes one reservation: the first status naming it wins
+		}
 		s.indexNode(e)
 	default:
 		s.place(e)
@@ -138,15 +146,13 @@ func (s *Store) DeleteReservation(r *v1alpha1.Reservation) {
 		return
 	}
 	s.release(e)
-	if e.owner != nil {
-		delete(s.byOwner, ownerKey(e.owner))
-	}
+	s.unlinkOwner(e)
 	s.rsvs.Delete(key)
 }
 
 // AddPod lets a pod that lands on a node consume a Reserved reservation there.
 func (s *Store) AddPod(pod *corev1.Pod) {
-	if _, owns := s.byOwner[stores.PodKey(pod)]; !owns {
+	if s.ownedBy(pod) == nil {
 		s.matchPod(pod)
 	}
 }
@@ -155,7 +161,7 @@ func (s *Store) AddPod(pod *corev1.Pod) {
 // a node consume a reservation there.
 func (s *Store) UpdatePod(_, newPod *corev1.Pod) {
 	key := stores.PodKey(newPod)
-	if e, owns := s.byOwner[key]; owns {
+	if e := s.ownedBy(newPod); e != nil {
 		if newPod.Spec.NodeName == e.node || s.confirmed(key) {
 			s.changed(e) // the owner's object (or its confirmation) changed
 			return
@@ -171,16 +177,37 @@ func (s *Store) UpdatePod(_, newPod *corev1.Pod) {
 // again; if the API had confirmed it, the reservation stays Matched (consumed).
 func (s *Store) DeletePod(pod *corev1.Pod) {
 	key := stores.PodKey(pod)
-	e, owns := s.byOwner[key]
-	if !owns {
+	e := s.ownedBy(pod)
+	if e == nil {
 		return
 	}
 	if s.confirmed(key) {
-		delete(s.byOwner, key)
+		s.unlinkOwner(e)
 		s.changed(e)
 		return
 	}
 	s.unmatch(e)
+}
+
+// ownedBy returns the reservation a pod consumed. A pod of the same name but another UID
+// (recreated) consumed nothing.
+func (s *Store) ownedBy(pod *corev1.Pod) *entry {
+	e := s.byOwner[stores.PodKey(pod)]
+	if e == nil || (e.owner.UID != "" && pod.UID != "" && e.owner.UID != pod.UID) {
+		return nil
+	}
+	return e
+}
+
+// unlinkOwner removes the owner index entry of e, if it is e's. The owner itself stays
+// recorded (it is the reservation's status).
+func (s *Store) unlinkOwner(e *entry) {
+	if e.owner == nil {
+		return
+	}
+	if key := ownerKey(e.owner); s.byOwner[key] == e {
+		delete(s.byOwner, key)
+	}
 }
 
 // confirmed reports whether the API confirmed a pod. During a pod event the PodStore still
