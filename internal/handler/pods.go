@@ -85,7 +85,9 @@ func (h *Handler) podOp(pod *corev1.Pod, isAdd bool, skipped ...stores.Name) {
 	if !slices.Contains(skipped, stores.PodStoreName) {
 		h.pods.ApplyPodOp(pod, isAdd)
 	}
-	h.log.V(2).Info("synthetic pod event", "op", op, "pod", stores.PodKey(pod), "skipped", skipped)
+	if log := h.log.V(2); log.Enabled() {
+		log.Info("synthetic pod event", "op", op, "pod", stores.PodKey(pod), "skipped", skipped)
+	}
 }
 
 // IsAssumedPod implements ClusterEventsHandler.

@@ -66,9 +66,16 @@ func removePod(list *[]*corev1.Pod, pod *corev1.Pod) bool {
 	return true
 }
 
-// indexOf finds a pod by namespace and name. A node holds tens of pods, so a scan is
-// cheaper than keeping an index per node.
+// indexOf finds a pod in a node's list. A node holds tens of pods, so a scan is cheaper
+// than keeping an index per node. The handler hands back the very object the node holds, so
+// pointers are compared first: that scan touches no pod object (reading each pod's name
+// would cost a cache miss per pod); the name comparison is the fallback.
 func indexOf(list []*corev1.Pod, pod *corev1.Pod) int {
+	for i, p := range list {
+		if p == pod {
+			return i
+		}
+	}
 	for i, p := range list {
 		if p.Name == pod.Name && p.Namespace == pod.Namespace {
 			return i

@@ -87,12 +87,15 @@ func (s *Store) CheckInvariants() []error {
 			bad(e.key, "owner index points at a reservation that is gone")
 		}
 	}
-	for i, e := range s.deadlines {
-		if e.heapIndex != i {
-			bad(e.key, "heap index %d at position %d", e.heapIndex, i)
+	for i, d := range s.deadlines {
+		if d.entry.heapIndex != i {
+			bad(d.entry.key, "heap index %d at position %d", d.entry.heapIndex, i)
+		}
+		if !d.at.Equal(d.entry.expiresAt) {
+			bad(d.entry.key, "heap deadline %v, reservation expires at %v", d.at, d.entry.expiresAt)
 		}
 		if i > 0 && s.deadlines.Less(i, (i-1)/2) {
-			bad(e.key, "heap order broken at %d", i)
+			bad(d.entry.key, "heap order broken at %d", i)
 		}
 	}
 	return errs

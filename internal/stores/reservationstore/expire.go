@@ -21,7 +21,7 @@ type Transition struct {
 // O(k log n) for k due of n reservations.
 func (s *Store) ExpireDue(now time.Time) []Transition {
 	var out []Transition
-	for s.deadlines.Len() > 0 && !now.Before(s.deadlines[0].expiresAt) {
+	for s.deadlines.Len() > 0 && !now.Before(s.deadlines[0].at) {
 		e := heap.Pop(&s.deadlines).(*entry)
 		s.release(e)
 		e.phase = v1alpha1.ReservationExpired
@@ -36,5 +36,5 @@ func (s *Store) NextDeadline() (time.Time, bool) {
 	if s.deadlines.Len() == 0 {
 		return time.Time{}, false
 	}
-	return s.deadlines[0].expiresAt, true
+	return s.deadlines[0].at, true
 }
