@@ -10,9 +10,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// writeStatus writes the status desired(current) of obj through the status subresource when
-// it differs from the current one. A conflict (someone wrote the object since it was read)
-// is retried with a fresh read. It reports whether it wrote.
+// writeStatus patches the status desired(current) of obj through the status subresource
+// when it differs from the current one: a merge patch of the difference, with the read
+// resourceVersion as an optimistic lock. A conflict (someone wrote the object since it was
+// read) is retried with a fresh read. It reports whether it wrote.
 func writeStatus[T client.Object](ctx context.Context, c client.Client, obj T, statusOf func(T) any, desired func(T) T) (bool, error) {
 	wrote := false
 	err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
@@ -24,7 +25,8 @@ func writeStatus[T client.Object](ctx context.Context, c client.Client, obj T, s
 		if equality.Semantic.DeepEqual(statusOf(cur), statusOf(next)) {
 			return nil
 		}
-		if err := c.Status().Update(ctx, next); err != nil {
+		patch := client.MergeFromWithOptions(cur, client.MergeFromWithOptimisticLock{})
+		if err := c.Status().Patch(ctx, next, patch); err != nil {
 			return err
 		}
 		wrote = true
