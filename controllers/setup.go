@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"reflect"
 	"slices"
 	"time"
@@ -37,41 +38,59 @@ type Options struct {
 	ComponentName string
 	// Clock is the time source of the status writers (default: the real clock).
 	Clock clock.PassiveClock
+	// CatchUp tracks the feeds' catch-up; the status writers wait for it. Required.
+	CatchUp *CatchUp
 }
 
 // Setup registers on mgr a feed controller for every kind an enabled store handles (on
 // every replica: standbys keep their caches warm) and the status writers of the enabled
-// stores (on the leader only). Kinds no enabled store handles are not watched at all.
-func Setup(mgr manager.Manager, h *handler.Handler, n *Notifier, opts Options) error {
+// stores (on the leader only, once the cache caught up). Kinds no enabled store handles are
+// not watched at all. Every feed is tracked by opts.CatchUp and can be re-fed through the
+// returned Refeeder.
+func Setup(mgr manager.Manager, h *handler.Handler, n *Notifier, opts Options) (*Refeeder, error) {
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
 	}
+	if opts.CatchUp == nil {
+		return nil, errors.New("controllers.Options.CatchUp is required")
+	}
 	reader := mgr.GetClient()
 	watched := h.WatchedKinds()
+	refeeder := newRefeeder()
 	everyReplica := controller.Options{NeedLeaderElection: ptr.To(false)}
 	feedOf := func(name string, obj client.Object, r reconcile.Reconciler, extra ...func(*builder.Builder)) error {
 		b := ctrl.NewControllerManagedBy(mgr).Named(name).
 			For(obj, builder.WithPredicates(predicate.ResourceVersionChangedPredicate{})).
+			WatchesRawSource(refeeder.source(name)).
 			WithOptions(everyReplica)
 		for _, e := range extra {
 			e(b)
 		}
-		return b.Complete(r)
+		return b.Complete(opts.CatchUp.Track(name, obj, r))
 	}
 
 	pods := &PodReconciler{Reader: reader, Handler: h}
 	reservations := newNamespacedFeed(reader, stores.KindReservation, h.LastSeenReservation, h.AddReservation, h.UpdateReservation, h.DeleteReservation)
-	var podExtras, rsvExtras []func(*builder.Builder)
+	nmNodes := newFeed(reader, stores.KindNMNode, h.LastSeenNMNode, h.AddNMNode, h.UpdateNMNode, h.DeleteNMNode)
+	cnrs := newFeed(reader, stores.KindCNR, h.LastSeenCNR, h.AddCNR, h.UpdateCNR, h.DeleteCNR)
+	var podExtras, rsvExtras, perNodeExtras []func(*builder.Builder)
 	if opts.NodeInScope != nil {
 		var err error
 		if pods.Keep, podExtras, err = scoped(mgr, &corev1.Pod{}, &corev1.PodList{}, opts.NodeInScope,
 			func(p *corev1.Pod) string { return p.Spec.NodeName }); err != nil {
-			return err
+			return nil, err
 		}
 		if reservations.keep, rsvExtras, err = scoped(mgr, &v1alpha1.Reservation{}, &v1alpha1.ReservationList{}, opts.NodeInScope,
 			func(r *v1alpha1.Reservation) string { return r.Spec.NodeName }); err != nil {
-			return err
+			return nil, err
 		}
+		// An NMNode or CNR follows its Node's shard, whatever its own labels say: a node that
+		// left the shard must not stay offered through its agent's objects.
+		nmNodes.keep = func(ctx context.Context, nm *v1alpha1.NMNode) (bool, error) { return opts.NodeInScope(ctx, nm.Name) }
+		cnrs.keep = func(ctx context.Context, cnr *v1alpha1.CustomNodeResource) (bool, error) {
+			return opts.NodeInScope(ctx, cnr.Name)
+		}
+		perNodeExtras = []func(*builder.Builder){sameNameAsNode}
 	}
 	feeds := []struct {
 		kind  stores.Kind
@@ -82,8 +101,8 @@ func Setup(mgr manager.Manager, h *handler.Handler, n *Notifier, opts Options) e
 	}{
 		{stores.KindPod, "pod-feed", &corev1.Pod{}, pods, podExtras},
 		{stores.KindNode, "node-feed", &corev1.Node{}, newFeed(reader, stores.KindNode, h.LastSeenNode, h.AddNode, h.UpdateNode, h.DeleteNode), nil},
-		{stores.KindNMNode, "nmnode-feed", &v1alpha1.NMNode{}, newFeed(reader, stores.KindNMNode, h.LastSeenNMNode, h.AddNMNode, h.UpdateNMNode, h.DeleteNMNode), nil},
-		{stores.KindCNR, "cnr-feed", &v1alpha1.CustomNodeResource{}, newFeed(reader, stores.KindCNR, h.LastSeenCNR, h.AddCNR, h.UpdateCNR, h.DeleteCNR), nil},
+		{stores.KindNMNode, "nmnode-feed", &v1alpha1.NMNode{}, nmNodes, perNodeExtras},
+		{stores.KindCNR, "cnr-feed", &v1alpha1.CustomNodeResource{}, cnrs, perNodeExtras},
 		{stores.KindPodGroup, "podgroup-feed", &v1alpha1.PodGroup{}, newNamespacedFeed(reader, stores.KindPodGroup, h.LastSeenPodGroup, h.AddPodGroup, h.UpdatePodGroup, h.DeletePodGroup), nil},
 		{stores.KindPDB, "pdb-feed", &policyv1.PodDisruptionBudget{}, newNamespacedFeed(reader, stores.KindPDB, h.LastSeenPDB, h.AddPDB, h.UpdatePDB, h.DeletePDB), nil},
 		{stores.KindMovement, "movement-feed", &v1alpha1.Movement{}, newFeed(reader, stores.KindMovement, h.LastSeenMovement, h.AddMovement, h.UpdateMovement, h.DeleteMovement), nil},
@@ -94,17 +113,25 @@ func Setup(mgr manager.Manager, h *handler.Handler, n *Notifier, opts Options) e
 			continue
 		}
 		if err := feedOf(f.name, f.obj, f.r, f.extra...); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if slices.Contains(watched, stores.KindOwner) {
 		for _, o := range ownerKinds {
-			if err := feedOf(string(o.ownerType)+"-owner-feed", o.obj, o.setup(reader, h)); err != nil {
-				return err
+			if err := feedOf(ownerFeedName(string(o.ownerType)), o.obj, o.setup(reader, h)); err != nil {
+				return nil, err
 			}
 		}
 	}
-	return setupStatusWriters(mgr, h, n, watched, opts)
+	return refeeder, setupStatusWriters(mgr, h, n, watched, opts)
+}
+
+// sameNameAsNode re-reconciles the object named like a node (its NMNode, its CNR) when the
+// node changes, joins or leaves the sub-cluster.
+func sameNameAsNode(b *builder.Builder) {
+	b.Watches(&corev1.Node{}, crhandler.EnqueueRequestsFromMapFunc(func(_ context.Context, node client.Object) []reconcile.Request {
+		return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: node.GetName()}}}
+	}))
 }
 
 // scoped returns the keep filter of a kind bound to nodes (pods, reservations) in a
@@ -132,7 +159,8 @@ func scoped[T client.Object](mgr manager.Manager, obj T, list client.ObjectList,
 	return keep, []func(*builder.Builder){nodeChanged}, nil
 }
 
-// setupStatusWriters registers the status writers; they need leader election (the default).
+// setupStatusWriters registers the status writers; they need leader election (the default)
+// and reconcile nothing before the cache caught up.
 func setupStatusWriters(mgr manager.Manager, h *handler.Handler, n *Notifier, watched []stores.Kind, opts Options) error {
 	c := mgr.GetClient()
 	recorder := mgr.GetEventRecorder("multicache")
@@ -158,7 +186,7 @@ func setupStatusWriters(mgr manager.Manager, h *handler.Handler, n *Notifier, wa
 		err := ctrl.NewControllerManagedBy(mgr).Named(w.name).
 			For(w.obj).
 			WatchesRawSource(n.source(w.kind)).
-			Complete(w.r)
+			Complete(opts.CatchUp.Gate(w.r))
 		if err != nil {
 			return err
 		}

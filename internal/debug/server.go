@@ -18,8 +18,8 @@ import (
 	"github.com/go-logr/logr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/seed0f91f25e/multicache/internal/drift"
 	"github.com/seed0f91f25e/multicache/internal/handler"
-	"github.com/seed0f91f25e/multicache/internal/stores"
 	"github.com/seed0f91f25e/multicache/internal/stores/nodestore"
 	"github.com/seed0f91f25e/multicache/internal/stores/reservationstore"
 )
@@ -31,15 +31,12 @@ type Server struct {
 	api     client.Reader
 	log     logr.Logger
 	// Keep filters API objects out of the comparison the way the feeds do (sub-cluster).
-	keep KeepFunc
+	keep drift.KeepFunc
 }
-
-// KeepFunc reports whether an API object of a kind belongs in the cache.
-type KeepFunc func(ctx context.Context, kind stores.Kind, obj client.Object) (bool, error)
 
 // NewServer returns a server for addr that reads the cache from h and the API through api
 // (a direct, uncached reader: the comparison must see what the API holds now).
-func NewServer(addr string, h *handler.Handler, api client.Reader, keep KeepFunc, log logr.Logger) *Server {
+func NewServer(addr string, h *handler.Handler, api client.Reader, keep drift.KeepFunc, log logr.Logger) *Server {
 	return &Server{addr: addr, handler: h, api: api, keep: keep, log: log}
 }
 

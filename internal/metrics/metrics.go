@@ -51,6 +51,41 @@ var (
 	})
 )
 
+var (
+	// CaughtUp is 1 once the cache applied everything its informers held at sync.
+	CaughtUp = prometheus.NewGauge(prometheus.GaugeOpts{
+		Namespace: namespace, Name: "cache_caught_up",
+		Help: "1 once every feed applied every object its informer held when it synced (what /readyz waits for), else 0.",
+	})
+
+	// CatchUpSeconds is how long the cache took to catch up after start.
+	CatchUpSeconds = prometheus.NewGauge(prometheus.GaugeOpts{
+		Namespace: namespace, Name: "cache_catch_up_seconds",
+		Help: "Seconds from the start of the operator until the cache caught up (0 until then).",
+	})
+
+	// CatchUpObjects is how many objects the informers held at sync, all applied when the
+	// cache caught up.
+	CatchUpObjects = prometheus.NewGauge(prometheus.GaugeOpts{
+		Namespace: namespace, Name: "cache_catch_up_objects",
+		Help: "Objects the informers held at sync, every one applied by the time the cache caught up.",
+	})
+
+	// DriftTotal counts objects on which the cache and the informers disagreed for longer
+	// than an event takes to arrive, by kind; each was repaired by feeding it again.
+	DriftTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: namespace, Name: "drift_total",
+		Help: "Objects found by the verify loop on which the cache and the informers disagreed (then re-fed), by kind.",
+	}, []string{"kind"})
+
+	// VerifyDuration is how long one run of the verify loop takes.
+	VerifyDuration = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Namespace: namespace, Name: "verify_duration_seconds",
+		Help:    "Time one run of the verify loop takes (invariants and the comparison with the informers).",
+		Buckets: prometheus.ExponentialBuckets(1e-3, 4, 8), // 1ms .. 16s
+	})
+)
+
 // SampleEvery is the sampling period of StoreOpDuration, in events.
 const SampleEvery = 16
 
@@ -59,6 +94,7 @@ const SampleEvery = 16
 func Register(reg prometheus.Registerer, collectors ...prometheus.Collector) error {
 	for _, c := range append([]prometheus.Collector{
 		EventsTotal, StoreOpDuration, ExpiredPodsTotal, ReaperExpiredTotal, SnapshotDuration, InvariantViolationsTotal,
+		CaughtUp, CatchUpSeconds, CatchUpObjects, DriftTotal, VerifyDuration,
 	}, collectors...) {
 		if err := reg.Register(c); err != nil {
 			return err

@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
@@ -29,11 +27,13 @@ import (
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
 	"github.com/seed0f91f25e/multicache/controllers"
 	"github.com/seed0f91f25e/multicache/internal/debug"
+	"github.com/seed0f91f25e/multicache/internal/drift"
 	"github.com/seed0f91f25e/multicache/internal/handler"
 	"github.com/seed0f91f25e/multicache/internal/metrics"
 	"github.com/seed0f91f25e/multicache/internal/scheme"
 	"github.com/seed0f91f25e/multicache/internal/siblings/freecapacity"
 	"github.com/seed0f91f25e/multicache/internal/stores"
+	"github.com/seed0f91f25e/multicache/internal/verify"
 )
 
 // inClusterNamespaceFile exists only when running in a pod.
@@ -46,10 +46,13 @@ type Operator struct {
 	// Cache is the cache handler: the ClusterEventsHandler reconcilers feed and the Reader
 	// sibling controllers query.
 	Cache *handler.Handler
+	// CatchUp tells when the cache has applied everything the informers held at sync; add
+	// sibling controllers with CatchUp.AfterCatchUp so that they start from a full view.
+	CatchUp *controllers.CatchUp
 	// Debug is the debug server, nil when --debug-bind-address=0.
 	Debug *debug.Server
-
-	synced atomic.Bool
+	// Verify is the verify loop, nil when --verify-period=0.
+	Verify *verify.Loop
 }
 
 // New builds the operator against the API server cfg points at.
@@ -65,28 +68,45 @@ func New(cfg *rest.Config, opts Options) (*Operator, error) {
 	if err != nil {
 		return nil, err
 	}
-	op := &Operator{Manager: mgr, Cache: h}
+	catchUp := controllers.NewCatchUp(mgr.GetCache(), ctrl.Log.WithName("catch-up"), nil)
+	op := &Operator{Manager: mgr, Cache: h, CatchUp: catchUp}
+	if err := mgr.Add(catchUp); err != nil {
+		return nil, err
+	}
 	notifier := controllers.NewNotifier()
 	h.Config().SetObjectChangedFunc(notifier.ObjectChanged)
 	inScope := nodeInScope(mgr.GetClient(), opts)
-	if err := controllers.Setup(mgr, h, notifier, controllers.Options{
+	refeeder, err := controllers.Setup(mgr, h, notifier, controllers.Options{
 		NodeInScope: inScope, ReservationGCGrace: opts.ReservationGCGrace, ComponentName: opts.ComponentName, Clock: opts.Clock,
-	}); err != nil {
+		CatchUp: catchUp,
+	})
+	if err != nil {
 		return nil, fmt.Errorf("setting up controllers: %w", err)
 	}
-	// Assumed-pod expiry and the reservation reaper run on every replica.
-	if err := mgr.Add(h); err != nil {
+	// Assumed-pod expiry and the reservation reaper run on every replica, from a caught-up
+	// cache: a reservation must not expire before the pod that consumed it was fed.
+	if err := mgr.Add(catchUp.AfterCatchUp(false, h.Start)); err != nil {
 		return nil, err
 	}
+	keep := keepInSubCluster(inScope, opts)
 	if opts.DebugBindAddress != "0" {
-		op.Debug = debug.NewServer(opts.DebugBindAddress, h, mgr.GetAPIReader(), keepInSubCluster(inScope, opts), ctrl.Log.WithName("debug"))
+		op.Debug = debug.NewServer(opts.DebugBindAddress, h, mgr.GetAPIReader(), keep, ctrl.Log.WithName("debug"))
 		if err := mgr.Add(op.Debug); err != nil {
+			return nil, err
+		}
+	}
+	if opts.VerifyPeriod > 0 {
+		op.Verify = &verify.Loop{
+			Cache: h, Source: drift.InformerSource{Informers: mgr.GetCache()}, Keep: keep, Refeed: refeeder.Refeed,
+			Period: opts.VerifyPeriod, Confirm: opts.VerifyConfirm, Log: ctrl.Log.WithName("verify"),
+		}
+		if err := mgr.Add(catchUp.AfterCatchUp(false, op.Verify.Start)); err != nil {
 			return nil, err
 		}
 	}
 	if opts.LowFreeThreshold > 0 {
 		w := freecapacity.New(h, opts.LowFreeThreshold, opts.LowFreePeriod, ctrl.Log.WithName("free-capacity"))
-		if err := mgr.Add(w); err != nil {
+		if err := mgr.Add(catchUp.AfterCatchUp(w.NeedLeaderElection(), w.Start)); err != nil {
 			return nil, err
 		}
 	}
@@ -108,9 +128,9 @@ func newManager(cfg *rest.Config, opts Options) (manager.Manager, error) {
 		metricsOpts.FilterProvider = filters.WithAuthenticationAndAuthorization
 	}
 	leaderID := opts.LeaderElectionID
-	if opts.SubClusterKey != "" && leaderID == DefaultOptions().LeaderElectionID {
-		// Each sub-cluster elects its own leader.
-		leaderID += "-" + strings.ReplaceAll(strings.ToLower(opts.SubCluster), "_", "-")
+	if opts.SubClusterKey != "" {
+		// Each sub-cluster elects its own leader, whatever the lease's base name.
+		leaderID += "-" + EncodeSubCluster(opts.SubCluster)
 	}
 	leaderNamespace := opts.LeaderElectionNamespace
 	if leaderNamespace == "" {
@@ -123,10 +143,10 @@ func newManager(cfg *rest.Config, opts Options) (manager.Manager, error) {
 		DefaultUnsafeDisableDeepCopy: ptr.To(true),
 	}
 	if opts.SubClusterKey != "" {
+		// Only the Nodes are selected by label: an NMNode or CNR follows its Node's shard
+		// (the feeds filter them by name), whatever labels its agent gave it.
 		onlyOurs := cache.ByObject{Label: labels.SelectorFromSet(labels.Set{opts.SubClusterKey: opts.SubCluster})}
-		cacheOpts.ByObject = map[client.Object]cache.ByObject{
-			&corev1.Node{}: onlyOurs, &v1alpha1.NMNode{}: onlyOurs, &v1alpha1.CustomNodeResource{}: onlyOurs,
-		}
+		cacheOpts.ByObject = map[client.Object]cache.ByObject{&corev1.Node{}: onlyOurs}
 	}
 	return ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme.New(),
@@ -184,9 +204,10 @@ func nodeInScope(cached client.Reader, opts Options) func(context.Context, strin
 	}
 }
 
-// keepInSubCluster tells the debug comparison which API objects belong in a sub-cluster's
-// cache: the nodes labelled into it and the pods and reservations on them.
-func keepInSubCluster(inScope func(context.Context, string) (bool, error), opts Options) debug.KeepFunc {
+// keepInSubCluster tells the comparisons (debug and verify) which cluster objects belong in
+// a sub-cluster's cache: the nodes labelled into it, their NMNodes and CNRs (by name), and
+// the pods and reservations on them.
+func keepInSubCluster(inScope func(context.Context, string) (bool, error), opts Options) drift.KeepFunc {
 	if inScope == nil {
 		return nil
 	}
@@ -197,8 +218,10 @@ func keepInSubCluster(inScope func(context.Context, string) (bool, error), opts 
 			node = o.Spec.NodeName
 		case *v1alpha1.Reservation:
 			node = o.Spec.NodeName
+		case *v1alpha1.NMNode, *v1alpha1.CustomNodeResource:
+			node = o.GetName()
 		default:
-			if kind == stores.KindNode || kind == stores.KindNMNode || kind == stores.KindCNR {
+			if kind == stores.KindNode {
 				return obj.GetLabels()[opts.SubClusterKey] == opts.SubCluster, nil
 			}
 			return true, nil
@@ -242,36 +265,22 @@ func (o *Operator) Start(ctx context.Context) error {
 	return o.Manager.Start(ctx)
 }
 
-// Ready reports whether the informers have synced (what /readyz answers).
-func (o *Operator) Ready() bool { return o.synced.Load() }
+// Ready reports whether the cache caught up (what /readyz answers).
+func (o *Operator) Ready() bool { return o.CatchUp.CaughtUp() }
 
-// addProbes registers /healthz (the process serves) and /readyz (the informers have synced,
-// so the cache reflects the cluster).
+// addProbes registers /healthz (the process serves) and /readyz (the cache caught up: every
+// feed applied every object its informer held at sync, so the cache reflects the cluster).
 func (o *Operator) addProbes() error {
 	if err := o.Manager.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return fmt.Errorf("adding healthz check: %w", err)
 	}
-	if err := o.Manager.AddReadyzCheck("cache-synced", func(*http.Request) error {
-		if !o.synced.Load() {
-			return errors.New("informers have not synced yet")
+	if err := o.Manager.AddReadyzCheck("cache-caught-up", func(*http.Request) error {
+		if !o.CatchUp.CaughtUp() {
+			return fmt.Errorf("the cache has not caught up yet: %s", o.CatchUp.Status())
 		}
 		return nil
 	}); err != nil {
 		return fmt.Errorf("adding readyz check: %w", err)
 	}
-	return o.Manager.Add(everyReplica(func(ctx context.Context) error {
-		if o.Manager.GetCache().WaitForCacheSync(ctx) {
-			o.synced.Store(true)
-		}
-		return nil
-	}))
+	return nil
 }
-
-// everyReplica is a runnable that runs on every replica, leader or not.
-type everyReplica func(context.Context) error
-
-// Start implements manager.Runnable.
-func (f everyReplica) Start(ctx context.Context) error { return f(ctx) }
-
-// NeedLeaderElection implements manager.LeaderElectionRunnable: standbys run it too.
-func (everyReplica) NeedLeaderElection() bool { return false }

@@ -66,6 +66,13 @@ type Options struct {
 	// LowFreePeriod is how often the free-capacity sibling controller scans.
 	LowFreePeriod time.Duration
 
+	// VerifyPeriod is how often the cache checks its invariants and compares itself with the
+	// informers; 0 disables the verify loop.
+	VerifyPeriod time.Duration
+	// VerifyConfirm is how long the verify loop waits before it compares again to confirm a
+	// difference (an event on its way looks like drift for a moment).
+	VerifyConfirm time.Duration
+
 	// Clock drives TTLs and deadlines (default: the real clock; tests use a fake one).
 	Clock clock.WithTicker
 	// SkipControllerNameValidation lets several operators run in one process (tests).
@@ -89,6 +96,8 @@ func DefaultOptions() Options {
 		SchedulerName:          "default-scheduler",
 		LowFreeThreshold:       0.1,
 		LowFreePeriod:          30 * time.Second,
+		VerifyPeriod:           time.Minute,
+		VerifyConfirm:          2 * time.Second,
 	}
 }
 
@@ -128,6 +137,8 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.Float64Var(&o.LowFreeThreshold, "low-free-threshold", o.LowFreeThreshold,
 		"Fraction of allocatable cpu or memory under which the free-capacity controller reports a node; 0 disables it.")
 	fs.DurationVar(&o.LowFreePeriod, "low-free-period", o.LowFreePeriod, "How often the free-capacity controller scans.")
+	fs.DurationVar(&o.VerifyPeriod, "verify-period", o.VerifyPeriod,
+		"How often the cache checks its invariants and compares itself with the informers (no API calls), repairing drift; 0 disables it.")
 }
 
 // Validate returns an error naming every flag whose value cannot work.
@@ -160,6 +171,12 @@ func (o *Options) Validate() error {
 		if d.v <= 0 {
 			bad(d.flag, d.v, "must be a positive duration such as 30s or 5m")
 		}
+	}
+	if o.VerifyPeriod < 0 {
+		bad("verify-period", o.VerifyPeriod, "must not be negative (0 disables the verify loop)")
+	}
+	if o.VerifyPeriod > 0 && (o.VerifyConfirm <= 0 || o.VerifyConfirm >= o.VerifyPeriod) {
+		bad("verify-period", o.VerifyPeriod, "must be longer than the %s the loop waits to confirm a difference", o.VerifyConfirm)
 	}
 	if o.ReservationGCGrace < 0 {
 		bad("reservation-gc-grace", o.ReservationGCGrace, "must not be negative")

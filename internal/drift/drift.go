@@ -1,0 +1,147 @@
+// Package drift compares the cache with a view of the cluster: the API itself (the debug
+// server's on-demand /debug/cache/compare) or the manager's informers (the verify loop, which
+// must not load the API server). A difference is an object whose resource version the cache
+// does not hold: missing from the cache, stale in it, or gone from the cluster.
+package drift
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/seed0f91f25e/multicache/api/v1alpha1"
+	"github.com/seed0f91f25e/multicache/internal/stores"
+)
+
+// Problems a Difference reports.
+const (
+	MissingFromCache = "missing from cache"
+	StaleInCache     = "stale in cache"
+	NotInCluster     = "not in API"
+)
+
+// Difference is one object on which the cache and the cluster disagree.
+type Difference struct {
+	Kind stores.Kind `json:"kind"`
+	Key  string      `json:"key"`
+	// Problem is "missing from cache", "stale in cache" (another resource version) or
+	// "not in API".
+	Problem      string `json:"problem"`
+	CacheVersion string `json:"cacheVersion,omitempty"`
+	APIVersion   string `json:"apiVersion,omitempty"`
+}
+
+// Cache is what the comparison reads from the cache.
+type Cache interface {
+	// WatchedKinds are the kinds the cache holds.
+	WatchedKinds() []stores.Kind
+	// LastSeenVersions maps the key of every object of a kind the cache holds to its
+	// resource version.
+	LastSeenVersions(kind stores.Kind) map[string]string
+}
+
+// KeepFunc reports whether a cluster object of a kind belongs in the cache (a sub-cluster
+// keeps only its part).
+type KeepFunc func(ctx context.Context, kind stores.Kind, obj client.Object) (bool, error)
+
+// Source lists the cluster's objects of one listing.
+type Source interface {
+	Each(ctx context.Context, l Listing, fn func(client.Object) error) error
+}
+
+// Listing is one type of object the cache is fed from, keyed like the cache's last-seen.
+type Listing struct {
+	Kind stores.Kind
+	// Object is an empty object of the type; List an empty list of it.
+	Object client.Object
+	List   func() client.ObjectList
+	// key renders an item's key; nil means namespace/name (or name when cluster-scoped).
+	key func(client.Object) string
+}
+
+// Listings are the types of object the feeds read, in the order they are compared.
+var Listings = []Listing{
+	{stores.KindPod, &corev1.Pod{}, func() client.ObjectList { return &corev1.PodList{} }, nil},
+	{stores.KindNode, &corev1.Node{}, func() client.ObjectList { return &corev1.NodeList{} }, nil},
+	{stores.KindNMNode, &v1alpha1.NMNode{}, func() client.ObjectList { return &v1alpha1.NMNodeList{} }, nil},
+	{stores.KindCNR, &v1alpha1.CustomNodeResource{}, func() client.ObjectList { return &v1alpha1.CustomNodeResourceList{} }, nil},
+	{stores.KindPodGroup, &v1alpha1.PodGroup{}, func() client.ObjectList { return &v1alpha1.PodGroupList{} }, nil},
+	{stores.KindPDB, &policyv1.PodDisruptionBudget{}, func() client.ObjectList { return &policyv1.PodDisruptionBudgetList{} }, nil},
+	{stores.KindMovement, &v1alpha1.Movement{}, func() client.ObjectList { return &v1alpha1.MovementList{} }, nil},
+	{stores.KindReservation, &v1alpha1.Reservation{}, func() client.ObjectList { return &v1alpha1.ReservationList{} }, nil},
+	{stores.KindOwner, &appsv1.ReplicaSet{}, func() client.ObjectList { return &appsv1.ReplicaSetList{} }, ownerKey(v1alpha1.OwnerReplicaSet)},
+	{stores.KindOwner, &appsv1.StatefulSet{}, func() client.ObjectList { return &appsv1.StatefulSetList{} }, ownerKey(v1alpha1.OwnerStatefulSet)},
+	{stores.KindOwner, &appsv1.DaemonSet{}, func() client.ObjectList { return &appsv1.DaemonSetList{} }, ownerKey(v1alpha1.OwnerDaemonSet)},
+	{stores.KindOwner, &appsv1.Deployment{}, func() client.ObjectList { return &appsv1.DeploymentList{} }, ownerKey(v1alpha1.OwnerDeployment)},
+}
+
+func ownerKey(t v1alpha1.OwnerType) func(client.Object) string {
+	return func(o client.Object) string {
+		return stores.OwnerKey{Type: t, Namespace: o.GetNamespace(), Name: o.GetName()}.String()
+	}
+}
+
+// Key renders the key of a cluster object of this listing as the cache reports it.
+func (l Listing) Key(obj client.Object) string {
+	switch {
+	case l.key != nil:
+		return l.key(obj)
+	case obj.GetNamespace() != "":
+		return obj.GetNamespace() + "/" + obj.GetName()
+	}
+	return obj.GetName()
+}
+
+// Compare lists, for every kind the cache watches, the objects on which the cache and the
+// cluster (as src lists it, filtered by keep when set) disagree, sorted by kind and key.
+// Assumed pods the API has not reported yet are not differences.
+func Compare(ctx context.Context, c Cache, src Source, keep KeepFunc) ([]Difference, error) {
+	diffs := []Difference{}
+	for _, kind := range c.WatchedKinds() {
+		cluster := map[string]string{}
+		for _, l := range Listings {
+			if l.Kind != kind {
+				continue
+			}
+			err := src.Each(ctx, l, func(obj client.Object) error {
+				if keep != nil {
+					if ok, err := keep(ctx, kind, obj); err != nil || !ok {
+						return err
+					}
+				}
+				cluster[l.Key(obj)] = obj.GetResourceVersion()
+				return nil
+			})
+			if err != nil {
+				return nil, fmt.Errorf("listing %s: %w", kind, err)
+			}
+		}
+		cached := c.LastSeenVersions(kind)
+		for key, clusterRV := range cluster {
+			cacheRV, ok := cached[key]
+			switch {
+			case !ok:
+				diffs = append(diffs, Difference{Kind: kind, Key: key, Problem: MissingFromCache, APIVersion: clusterRV})
+			case cacheRV != clusterRV:
+				diffs = append(diffs, Difference{Kind: kind, Key: key, Problem: StaleInCache, CacheVersion: cacheRV, APIVersion: clusterRV})
+			}
+		}
+		for key, cacheRV := range cached {
+			if _, ok := cluster[key]; !ok {
+				diffs = append(diffs, Difference{Kind: kind, Key: key, Problem: NotInCluster, CacheVersion: cacheRV})
+			}
+		}
+	}
+	sort.Slice(diffs, func(i, j int) bool {
+		if diffs[i].Kind != diffs[j].Kind {
+			return diffs[i].Kind < diffs[j].Kind
+		}
+		return diffs[i].Key < diffs[j].Key
+	})
+	return diffs, nil
+}

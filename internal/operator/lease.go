@@ -1,0 +1,32 @@
+package operator
+
+import (
+	"fmt"
+	"strings"
+)
+
+// EncodeSubCluster turns a sub-cluster (a label value: letters, digits, '-', '_', '.') into
+// a suffix of a Lease name (lowercase letters, digits, '-', '.'), one-to-one, so that no two
+// sub-clusters share a lease. Lowercase letters, digits and '.' stay; '-' escapes the rest:
+// "--" for '-', "-0" for '_', '-' and the lowercase letter for an uppercase one. So "foo"
+// stays "foo", "Foo" is "-foo", "a_b" is "a-0b" and "a-b" is "a--b".
+func EncodeSubCluster(v string) string {
+	var b strings.Builder
+	for _, c := range v {
+		switch {
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '.':
+			b.WriteRune(c)
+		case c >= 'A' && c <= 'Z':
+			b.WriteByte('-')
+			b.WriteRune(c - 'A' + 'a')
+		case c == '-':
+			b.WriteString("--")
+		case c == '_':
+			b.WriteString("-0")
+		default:
+			// Not in a label value (Validate rejects it); escaped at a fixed width all the same.
+			fmt.Fprintf(&b, "-1%06x", c)
+		}
+	}
+	return b.String()
+}
