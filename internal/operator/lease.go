@@ -5,6 +5,16 @@ import (
 	"strings"
 )
 
+// LeaseName is the name of the leader-election Lease: --leader-election-id, and in a
+// sub-cluster "<id>-<encoded sub-cluster>", so that each shard elects its own leader
+// whatever the id.
+func (o *Options) LeaseName() string {
+	if o.SubClusterKey == "" {
+		return o.LeaderElectionID
+	}
+	return o.LeaderElectionID + "-" + EncodeSubCluster(o.SubCluster)
+}
+
 // EncodeSubCluster turns a sub-cluster (a label value: letters, digits, '-', '_', '.') into
 // a suffix of a Lease name (lowercase letters, digits, '-', '.'), one-to-one, so that no two
 // sub-clusters share a lease. Lowercase letters, digits and '.' stay; '-' escapes the rest:

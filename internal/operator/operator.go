@@ -127,11 +127,6 @@ func newManager(cfg *rest.Config, opts Options) (manager.Manager, error) {
 	if opts.MetricsSecure {
 		metricsOpts.FilterProvider = filters.WithAuthenticationAndAuthorization
 	}
-	leaderID := opts.LeaderElectionID
-	if opts.SubClusterKey != "" {
-		// Each sub-cluster elects its own leader, whatever the lease's base name.
-		leaderID += "-" + EncodeSubCluster(opts.SubCluster)
-	}
 	leaderNamespace := opts.LeaderElectionNamespace
 	if leaderNamespace == "" {
 		if _, err := os.Stat(inClusterNamespaceFile); err != nil {
@@ -153,7 +148,7 @@ func newManager(cfg *rest.Config, opts Options) (manager.Manager, error) {
 		Metrics:                 metricsOpts,
 		HealthProbeBindAddress:  opts.HealthProbeBindAddress,
 		LeaderElection:          opts.LeaderElect,
-		LeaderElectionID:        leaderID,
+		LeaderElectionID:        opts.LeaseName(),
 		LeaderElectionNamespace: leaderNamespace,
 		LeaseDuration:           opts.LeaseDuration,
 		RenewDeadline:           opts.RenewDeadline,
