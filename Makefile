@@ -86,6 +86,15 @@ bench: ## Run the benchmarks (multicache vs kube-scheduler's cache) and print th
 bench-check: ## Check the benchmark module builds and its bodies do what they say (quick, no figures).
 	cd bench && $(GO) vet . && $(GO) test -count=1 .
 
+# Cluster size of `make scale-check`.
+SCALE_NODES ?= 1000
+SCALE_PODS ?= 30000
+
+.PHONY: scale-check
+scale-check: envtest-assets ## Cold-start catch-up time and verify-loop cost at SCALE_NODES/SCALE_PODS through the real API server (minutes; figures in the log).
+	MULTICACHE_SCALE_NODES=$(SCALE_NODES) MULTICACHE_SCALE_PODS=$(SCALE_PODS) KUBEBUILDER_ASSETS="$(K8S_ASSETS)" \
+		$(GO) test -count=1 -timeout 60m -run '^TestScale_' -v ./internal/operator/
+
 ##@ Build
 
 .PHONY: build

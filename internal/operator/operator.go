@@ -51,7 +51,8 @@ type Operator struct {
 	CatchUp *controllers.CatchUp
 	// Debug is the debug server, nil when --debug-bind-address=0.
 	Debug *debug.Server
-	// Verify is the verify loop, nil when --verify-period=0.
+	// Verify is the verify loop: the manager runs it every --verify-period (unless 0) once
+	// the cache caught up; Run checks once, on demand.
 	Verify *verify.Loop
 }
 
@@ -95,11 +96,11 @@ func New(cfg *rest.Config, opts Options) (*Operator, error) {
 			return nil, err
 		}
 	}
+	op.Verify = &verify.Loop{
+		Cache: h, Source: drift.InformerSource{Informers: mgr.GetCache()}, Keep: keep, Refeed: refeeder.Refeed,
+		Period: opts.VerifyPeriod, Confirm: opts.VerifyConfirm, Log: ctrl.Log.WithName("verify"),
+	}
 	if opts.VerifyPeriod > 0 {
-		op.Verify = &verify.Loop{
-			Cache: h, Source: drift.InformerSource{Informers: mgr.GetCache()}, Keep: keep, Refeed: refeeder.Refeed,
-			Period: opts.VerifyPeriod, Confirm: opts.VerifyConfirm, Log: ctrl.Log.WithName("verify"),
-		}
 		if err := mgr.Add(catchUp.AfterCatchUp(false, op.Verify.Start)); err != nil {
 			return nil, err
 		}
