@@ -92,13 +92,18 @@ const SampleEvery = 16
 // Register registers every metric of this package, and the collectors (gauges read from the
 // cache at scrape time), on reg.
 func Register(reg prometheus.Registerer, collectors ...prometheus.Collector) error {
-	for _, c := range append([]prometheus.Collector{
-		EventsTotal, StoreOpDuration, ExpiredPodsTotal, ReaperExpiredTotal, SnapshotDuration, InvariantViolationsTotal,
-		CaughtUp, CatchUpSeconds, CatchUpObjects, DriftTotal, VerifyDuration,
-	}, collectors...) {
+	for _, c := range append(All(), collectors...) {
 		if err := reg.Register(c); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// All returns every metric of this package.
+func All() []prometheus.Collector {
+	return []prometheus.Collector{
+		EventsTotal, StoreOpDuration, ExpiredPodsTotal, ReaperExpiredTotal, SnapshotDuration, InvariantViolationsTotal,
+		CaughtUp, CatchUpSeconds, CatchUpObjects, DriftTotal, VerifyDuration,
+	}
 }

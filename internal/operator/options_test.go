@@ -2,10 +2,18 @@ package operator
 
 import (
 	"flag"
+	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/seed0f91f25e/multicache/internal/handler"
+	"github.com/seed0f91f25e/multicache/internal/metrics"
+	"github.com/seed0f91f25e/multicache/internal/siblings/freecapacity"
 )
 
 func TestOptions_DefaultsAreValidAndEnableEveryStore(t *testing.T) {
@@ -40,6 +48,8 @@ func TestOptions_BadValuesAreRejectedNamingTheFlag(t *testing.T) {
 		{[]string{"--low-free-threshold=1.5"}, "--low-free-threshold"},
 		{[]string{"--low-free-threshold=NaN"}, "--low-free-threshold"},
 		{[]string{"--leader-elect", "--leader-election-id="}, "--leader-election-id"},
+		{[]string{"--verify-period=-1m"}, "--verify-period"},
+		{[]string{"--verify-period=1s"}, "--verify-period"}, // not longer than the 2s confirmation
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			o := DefaultOptions()
@@ -62,7 +72,7 @@ func TestOptions_FlagsSetEveryOption(t *testing.T) {
 	o.BindFlags(fs)
 	err := fs.Parse([]string{"--stores=reservations, podgroups", "--pod-assumed-ttl=1m", "--period=2s", "--reservation-ttl=3m",
 		"--reservation-gc-grace=4m", "--component-name=c", "--scheduler-name=s", "--sub-cluster-key=zone", "--sub-cluster=a",
-		"--debug-bind-address=0", "--low-free-threshold=0"})
+		"--debug-bind-address=0", "--low-free-threshold=0", "--verify-period=0"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +81,78 @@ func TestOptions_FlagsSetEveryOption(t *testing.T) {
 	}
 	if !slices.Equal(o.Stores, []string{"reservations", "podgroups"}) || o.PodAssumedTTL != time.Minute || o.Period != 2*time.Second ||
 		o.ReservationTTL != 3*time.Minute || o.ReservationGCGrace != 4*time.Minute || o.ComponentName != "c" || o.SchedulerName != "s" ||
-		o.SubClusterKey != "zone" || o.SubCluster != "a" || o.DebugBindAddress != "0" || o.LowFreeThreshold != 0 {
+		o.SubClusterKey != "zone" || o.SubCluster != "a" || o.DebugBindAddress != "0" || o.LowFreeThreshold != 0 || o.VerifyPeriod != 0 {
 		t.Errorf("options %+v", o)
+	}
+}
+
+// TestREADME_FlagsAndMetricsTablesMatchTheCode keeps the README's tables honest: every flag
+// the binary defines (but the zap logging ones) is in the flags table and nothing else is;
+// every metric the operator registers is in the metrics table and nothing else is.
+func TestREADME_FlagsAndMetricsTablesMatchTheCode(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	documented := func(section, prefix string) map[string]bool {
+		out := map[string]bool{}
+		in := false
+		for _, line := range strings.Split(string(readme), "\n") {
+			if strings.HasPrefix(line, "## ") {
+				in = line == "## "+section
+				continue
+			}
+			if !in || !strings.HasPrefix(line, "| `"+prefix) {
+				continue
+			}
+			cell := strings.SplitN(line, "|", 3)[1]
+			for _, m := range regexp.MustCompile("`"+regexp.QuoteMeta(prefix)+`([a-z0-9_-]+)`).FindAllStringSubmatch(cell, -1) {
+				out[m[1]] = true
+			}
+		}
+		return out
+	}
+
+	flags := documented("Flags", "--")
+	o := DefaultOptions()
+	fs := flag.NewFlagSet("test", flag.ContinueOnError)
+	o.BindFlags(fs)
+	defined := map[string]bool{"kubeconfig": true, "local": true, "local-assets": true, "local-dir": true, "local-apply": true}
+	fs.VisitAll(func(f *flag.Flag) { defined[f.Name] = true })
+	for name := range defined {
+		if !flags[name] {
+			t.Errorf("flag --%s is not in the README's flags table", name)
+		}
+	}
+	for name := range flags {
+		if !defined[name] {
+			t.Errorf("the README documents --%s, which no code defines", name)
+		}
+	}
+
+	documentedMetrics := documented("Metrics", "multicache_")
+	registered := map[string]bool{}
+	descs := make(chan *prometheus.Desc, 64)
+	go func() {
+		// What registerMetrics registers.
+		for _, c := range append(metrics.All(), freecapacity.LowNodes, handler.NewCollector(nil)) {
+			c.Describe(descs)
+		}
+		close(descs)
+	}()
+	for d := range descs {
+		if m := regexp.MustCompile(`fqName: "multicache_([a-z0-9_]+)"`).FindStringSubmatch(d.String()); m != nil {
+			registered[m[1]] = true
+		}
+	}
+	for name := range registered {
+		if !documentedMetrics[name] {
+			t.Errorf("metric multicache_%s is not in the README's metrics table", name)
+		}
+	}
+	for name := range documentedMetrics {
+		if !registered[name] {
+			t.Errorf("the README documents multicache_%s, which is not registered", name)
+		}
 	}
 }
