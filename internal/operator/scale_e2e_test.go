@@ -28,7 +28,7 @@ func TestScale_CatchUpAndVerifyCost(t *testing.T) {
 	ns := newNamespace(t)
 	populate := time.Now()
 	parallel(t, nodes, func(i int) error {
-		return env.Client.Create(ctx(), withoutUID(ts.MakeNode(fmt.Sprintf("scale-%05d", i), "64", "256Gi")))
+		return env.Client.Create(ctx(), withoutUID(ts.MakeNode(fmt.Sprintf("scale-%05d", i), "64", "256Gi", "multicache.dev/scale-test", "true")))
 	})
 	parallel(t, pods, func(i int) error {
 		p := ts.MakePod(ns, fmt.Sprintf("scale-%06d", i), ts.OnNode(fmt.Sprintf("scale-%05d", i%nodes)), ts.Requests("100m", "128Mi"),
@@ -39,7 +39,7 @@ func TestScale_CatchUpAndVerifyCost(t *testing.T) {
 	t.Logf("populated %d nodes and %d pods in %v", nodes, pods, time.Since(populate).Round(time.Millisecond))
 	t.Cleanup(func() {
 		_ = env.Client.DeleteAllOf(ctx(), &corev1.Pod{}, client.InNamespace(ns), client.GracePeriodSeconds(0))
-		_ = env.Client.DeleteAllOf(ctx(), &corev1.Node{}, client.MatchingLabels{})
+		_ = env.Client.DeleteAllOf(ctx(), &corev1.Node{}, client.MatchingLabels{"multicache.dev/scale-test": "true"})
 	})
 
 	for round := range 3 {
