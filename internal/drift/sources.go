@@ -12,16 +12,32 @@ import (
 )
 
 // APISource lists objects from a reader, typically the manager's uncached API reader: what
-// the API server holds now.
-type APISource struct{ Reader client.Reader }
+// the API server holds now. It lists in pages of PageSize (default 500), so that comparing a
+// cluster of 150,000 pods never holds more than a page of copies at once.
+type APISource struct {
+	Reader   client.Reader
+	PageSize int64
+}
 
 // Each implements Source.
 func (s APISource) Each(ctx context.Context, l Listing, fn func(client.Object) error) error {
-	list := l.List()
-	if err := s.Reader.List(ctx, list); err != nil {
-		return err
+	limit := s.PageSize
+	if limit <= 0 {
+		limit = 500
 	}
-	return meta.EachListItem(list, func(o runtime.Object) error { return fn(o.(client.Object)) })
+	next := ""
+	for {
+		list := l.List()
+		if err := s.Reader.List(ctx, list, client.Limit(limit), client.Continue(next)); err != nil {
+			return err
+		}
+		if err := meta.EachListItem(list, func(o runtime.Object) error { return fn(o.(client.Object)) }); err != nil {
+			return err
+		}
+		if next = list.GetContinue(); next == "" {
+			return nil
+		}
+	}
 }
 
 // InformerSource lists objects from the manager's informers, without copying them and

@@ -120,9 +120,10 @@ func New(cfg *rest.Config, opts Options) (*Operator, error) {
 	return op, nil
 }
 
-// newManager creates the manager: its informers strip managedFields, hand out shared objects
-// (the cache never modifies them, and keeping one copy halves the memory of every pod), and
-// in a sub-cluster watch only that sub-cluster's nodes.
+// newManager creates the manager: its informers strip managedFields (and keep of the workload
+// owners only what the owner feed reads), hand out shared objects (the cache never modifies
+// them, and keeping one copy halves the memory of every pod), and in a sub-cluster watch
+// only that sub-cluster's nodes.
 func newManager(cfg *rest.Config, opts Options) (manager.Manager, error) {
 	metricsOpts := metricsserver.Options{BindAddress: opts.MetricsBindAddress, SecureServing: opts.MetricsSecure}
 	if opts.MetricsSecure {
@@ -137,12 +138,12 @@ func newManager(cfg *rest.Config, opts Options) (manager.Manager, error) {
 	cacheOpts := cache.Options{
 		DefaultTransform:             cache.TransformStripManagedFields(),
 		DefaultUnsafeDisableDeepCopy: ptr.To(true),
+		ByObject:                     ownerTransforms(),
 	}
 	if opts.SubClusterKey != "" {
 		// Only the Nodes are selected by label: an NMNode or CNR follows its Node's shard
 		// (the feeds filter them by name), whatever labels its agent gave it.
-		onlyOurs := cache.ByObject{Label: labels.SelectorFromSet(labels.Set{opts.SubClusterKey: opts.SubCluster})}
-		cacheOpts.ByObject = map[client.Object]cache.ByObject{&corev1.Node{}: onlyOurs}
+		cacheOpts.ByObject[&corev1.Node{}] = cache.ByObject{Label: labels.SelectorFromSet(labels.Set{opts.SubClusterKey: opts.SubCluster})}
 	}
 	return ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme.New(),

@@ -1,0 +1,57 @@
+package operator
+
+import (
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// ownerTransforms keep of the workload owners (ReplicaSets, StatefulSets, DaemonSets,
+// Deployments) only what the owner feed reads: identity, resource version and the labels of
+// the pod template. A ReplicaSet with its whole pod template costs kilobytes; the cache needs
+// a few dozen bytes of it, and clusters keep ten old ReplicaSets per Deployment.
+func ownerTransforms() map[client.Object]cache.ByObject {
+	return map[client.Object]cache.ByObject{
+		&appsv1.ReplicaSet{}: {Transform: ownerTransform(func(o *appsv1.ReplicaSet) *appsv1.ReplicaSet {
+			return &appsv1.ReplicaSet{TypeMeta: o.TypeMeta, ObjectMeta: ownerMeta(o.ObjectMeta),
+				Spec: appsv1.ReplicaSetSpec{Template: templateLabels(o.Spec.Template)}}
+		})},
+		&appsv1.StatefulSet{}: {Transform: ownerTransform(func(o *appsv1.StatefulSet) *appsv1.StatefulSet {
+			return &appsv1.StatefulSet{TypeMeta: o.TypeMeta, ObjectMeta: ownerMeta(o.ObjectMeta),
+				Spec: appsv1.StatefulSetSpec{Template: templateLabels(o.Spec.Template)}}
+		})},
+		&appsv1.DaemonSet{}: {Transform: ownerTransform(func(o *appsv1.DaemonSet) *appsv1.DaemonSet {
+			return &appsv1.DaemonSet{TypeMeta: o.TypeMeta, ObjectMeta: ownerMeta(o.ObjectMeta),
+				Spec: appsv1.DaemonSetSpec{Template: templateLabels(o.Spec.Template)}}
+		})},
+		&appsv1.Deployment{}: {Transform: ownerTransform(func(o *appsv1.Deployment) *appsv1.Deployment {
+			return &appsv1.Deployment{TypeMeta: o.TypeMeta, ObjectMeta: ownerMeta(o.ObjectMeta),
+				Spec: appsv1.DeploymentSpec{Template: templateLabels(o.Spec.Template)}}
+		})},
+	}
+}
+
+// ownerTransform applies strip to objects of type T and passes anything else (a deleted
+// final state unknown, say) through.
+func ownerTransform[T client.Object](strip func(T) T) toolscache.TransformFunc {
+	return func(in any) (any, error) {
+		if o, ok := in.(T); ok {
+			return strip(o), nil
+		}
+		return in, nil
+	}
+}
+
+// ownerMeta keeps an owner's identity and version.
+func ownerMeta(m metav1.ObjectMeta) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Namespace: m.Namespace, Name: m.Name, UID: m.UID, ResourceVersion: m.ResourceVersion,
+		Generation: m.Generation, DeletionTimestamp: m.DeletionTimestamp}
+}
+
+// templateLabels keeps a pod template's labels only.
+func templateLabels(t corev1.PodTemplateSpec) corev1.PodTemplateSpec {
+	return corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: t.Labels}}
+}

@@ -1,0 +1,49 @@
+package operator
+
+import (
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func TestOwnerTransforms_KeepOnlyWhatTheOwnerFeedReads(t *testing.T) {
+	full := &appsv1.ReplicaSet{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web", UID: "u1", ResourceVersion: "7",
+			Annotations: map[string]string{"big": "annotation"}, Labels: map[string]string{"l": "v"}},
+		Spec: appsv1.ReplicaSetSpec{Template: corev1.PodTemplateSpec{
+			ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}, Annotations: map[string]string{"a": "b"}},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "img"}}},
+		}},
+	}
+	transforms := ownerTransforms()
+	var out any
+	for obj, by := range transforms {
+		if _, ok := obj.(*appsv1.ReplicaSet); ok {
+			var err error
+			if out, err = by.Transform(full); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	rs, ok := out.(*appsv1.ReplicaSet)
+	if !ok {
+		t.Fatalf("transformed into %T", out)
+	}
+	if rs.Name != "web" || rs.Namespace != "ns" || rs.UID != "u1" || rs.ResourceVersion != "7" || rs.Spec.Template.Labels["app"] != "web" {
+		t.Errorf("lost what the feed reads: %+v", rs)
+	}
+	if len(rs.Spec.Template.Spec.Containers) != 0 || rs.Annotations != nil || rs.Spec.Template.Annotations != nil {
+		t.Errorf("kept what the feed does not read: %+v", rs)
+	}
+	if len(transforms) != 4 {
+		t.Errorf("%d owner types transformed, want 4", len(transforms))
+	}
+	// Anything else passes through.
+	for _, by := range transforms {
+		if got, _ := by.Transform("tombstone"); got != "tombstone" {
+			t.Errorf("a foreign object was changed into %v", got)
+		}
+	}
+}
