@@ -19,7 +19,8 @@ import (
 // PodReconciler feeds pods to the cache. It is the feed of the other kinds plus the
 // assumed-pod state: for a pod a scheduler assumed, what the API reports is compared with
 // the API's last copy (PodStatus.APIPod), and a pod the API reports bound confirms the
-// assumption.
+// assumption. The decision and the event are one step of the handler (Handler.SyncPod), so
+// a ForgetPod or an expiry cannot come between reading the pod's state and applying it.
 type PodReconciler struct {
 	Reader  client.Reader
 	Handler *handler.Handler
@@ -27,42 +28,32 @@ type PodReconciler struct {
 	Keep func(context.Context, *corev1.Pod) (bool, error)
 }
 
-// Reconcile implements reconcile.Reconciler.
+// Reconcile implements reconcile.Reconciler. A rejection the pod's state could cause
+// requeues the key (the state may move, and the resync would be filtered out); an invalid
+// object is only reported.
 func (r *PodReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var apiPod *corev1.Pod
 	pod := &corev1.Pod{}
-	err := r.Reader.Get(ctx, req.NamespacedName, pod)
-	if err != nil && !apierrors.IsNotFound(err) {
+	switch err := r.Reader.Get(ctx, req.NamespacedName, pod); {
+	case err == nil:
+		apiPod = pod
+	case !apierrors.IsNotFound(err):
 		return ctrl.Result{}, err
 	}
-	found := err == nil
-	st, seen := r.Handler.PodState(req.NamespacedName)
-	if found && r.Keep != nil {
-		keep, err := r.Keep(ctx, pod)
+	inScope := true
+	if apiPod != nil && r.Keep != nil {
+		// Outside the handler's lock: it reads the manager's cache, not the handler's.
+		keep, err := r.Keep(ctx, apiPod)
 		if err != nil {
 			return ctrl.Result{}, err
 		}
-		if !keep && seen && st.State == stores.PodAssumed && pod.Spec.NodeName == "" {
-			// Filtered out only because the API has not bound it yet: the assumption stands.
-			return ctrl.Result{}, nil
-		}
-		found = keep
+		inScope = keep
 	}
-	h := r.Handler
-	switch {
-	case !found && seen:
-		report(ctx, stores.KindPod, h.DeletePod(st.Pod))
-	case !found:
-	case !seen:
-		report(ctx, stores.KindPod, h.AddPod(pod))
-	case st.APIPod != nil && st.APIPod.UID != pod.UID, st.APIPod == nil && st.Pod.UID != "" && st.Pod.UID != pod.UID:
-		report(ctx, stores.KindPod, h.DeletePod(st.Pod))
-		report(ctx, stores.KindPod, h.AddPod(pod))
-	case st.State == stores.PodAssumed && (pod.Spec.NodeName != "" || st.APIPod == nil):
-		// The API confirms the assumption (bound), or reports the pod for the first time.
-		report(ctx, stores.KindPod, h.AddPod(pod))
-	case st.APIPod.ResourceVersion != pod.ResourceVersion:
-		report(ctx, stores.KindPod, h.UpdatePod(st.APIPod, pod))
+	err := r.Handler.SyncPod(req.NamespacedName, apiPod, inScope)
+	if handler.Retryable(err) {
+		return ctrl.Result{}, err
 	}
+	report(ctx, stores.KindPod, err)
 	return ctrl.Result{}, nil
 }
 

@@ -1,10 +1,13 @@
 package handler
 
 import (
+	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/seed0f91f25e/multicache/internal/stores"
 	"github.com/seed0f91f25e/multicache/internal/stores/podstore"
@@ -35,14 +38,20 @@ func (h *Handler) FinishBinding(pod *corev1.Pod) error {
 func (h *Handler) ForgetPod(pod *corev1.Pod) error { return h.podEvent(stores.OpForget, nil, pod) }
 
 // podEvent plans a pod event with the state machine, fans the step out to the other stores
-// and commits it to the PodStore last.
+// and commits it to the PodStore last, under the lock.
 func (h *Handler) podEvent(op stores.Op, oldPod, pod *corev1.Pod) error {
 	if pod == nil {
 		return h.rejectUnlocked(stores.KindPod, op, "<nil>", fmt.Errorf("%w: nil pod", stores.ErrInvalidObject))
 	}
-	key := stores.PodKey(pod)
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	return h.podEventLocked(op, oldPod, pod)
+}
+
+// podEventLocked is podEvent for a caller that holds the lock (the mutex is not
+// reentrant).
+func (h *Handler) podEventLocked(op stores.Op, oldPod, pod *corev1.Pod) error {
+	key := stores.PodKey(pod)
 	if oldPod != nil && stores.PodKey(oldPod) != key {
 		return h.reject(stores.KindPod, op, key.String(), fmt.Errorf("%w: update from %s to %s", stores.ErrInvalidObject, stores.PodKey(oldPod), key))
 	}
@@ -50,18 +59,94 @@ func (h *Handler) podEvent(op stores.Op, oldPod, pod *corev1.Pod) error {
 	if err != nil {
 		return h.reject(stores.KindPod, op, key.String(), err)
 	}
-	h.dispatchPod(step.Dispatch, h.sample())
+	h.dispatchPod(op, step.Dispatch, h.sample())
 	h.pods.Commit(key, step.Next)
 	h.accept(stores.KindPod, op)
 	return nil
 }
 
+// SyncPod brings the cache in line with what the API reports of one pod, atomically: it
+// reads the pod's state and applies the event derived from it under one hold of the lock,
+// so a ForgetPod or an expiry cannot slip in between and turn a binding into a rejected
+// event. apiPod is the API's current object, nil when it is not found; inScope is false
+// when the pod is filtered out of this cache (a sub-cluster keeps only pods bound to its
+// nodes). The event is:
+//
+//   - gone or filtered out, and cached: delete the cached copy. A pod filtered out only
+//     because the API has not bound it yet while the cache holds it assumed is left alone:
+//     the assumption stands.
+//   - not cached: add.
+//   - cached under another UID (deleted and recreated): delete, then add.
+//   - assumed, and the API reports it bound (or for the first time): add, which confirms it.
+//   - otherwise, when the API's resource version moved: update from the API's last copy.
+//
+// Errors are typed (stores.Err*); see Retryable for which are worth a retry.
+func (h *Handler) SyncPod(key types.NamespacedName, apiPod *corev1.Pod, inScope bool) error {
+	if apiPod != nil && stores.PodKey(apiPod) != key {
+		return h.rejectUnlocked(stores.KindPod, stores.OpUpdate, key.String(),
+			fmt.Errorf("%w: API pod %s reported for %s", stores.ErrInvalidObject, stores.PodKey(apiPod), key))
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	st, seen := h.pods.Get(key)
+	if apiPod != nil && !inScope {
+		if seen && st.State == stores.PodAssumed && apiPod.Spec.NodeName == "" {
+			return nil
+		}
+		apiPod = nil
+	}
+	switch {
+	case apiPod == nil && seen:
+		return h.podEventLocked(stores.OpDelete, nil, st.Pod)
+	case apiPod == nil:
+		return nil
+	case !seen:
+		return h.podEventLocked(stores.OpAdd, nil, apiPod)
+	case st.APIPod != nil && st.APIPod.UID != apiPod.UID, st.APIPod == nil && st.Pod.UID != "" && st.Pod.UID != apiPod.UID:
+		if err := h.podEventLocked(stores.OpDelete, nil, st.Pod); err != nil {
+			return err
+		}
+		return h.podEventLocked(stores.OpAdd, nil, apiPod)
+	case st.State == stores.PodAssumed && (apiPod.Spec.NodeName != "" || st.APIPod == nil):
+		return h.podEventLocked(stores.OpAdd, nil, apiPod)
+	case st.APIPod.ResourceVersion != apiPod.ResourceVersion:
+		return h.podEventLocked(stores.OpUpdate, st.APIPod, apiPod)
+	}
+	return nil
+}
+
+// Retryable reports whether a rejected pod event may succeed if tried again later: the
+// state machine refused it for the pod's current state, which other callers (assume,
+// forget, expiry) move. Invalid objects never become valid.
+func Retryable(err error) bool {
+	return err != nil && !errors.Is(err, stores.ErrInvalidObject)
+}
+
 // dispatchPod fans a planned pod step out to every pod-handling store but the PodStore.
-func (h *Handler) dispatchPod(d podstore.Dispatch, timed bool) {
+// An assumption reaches the ReservationStore as such (AssumePod): a pod a scheduler
+// places now may consume a reservation that a pod the API reports may not.
+func (h *Handler) dispatchPod(op stores.Op, d podstore.Dispatch, timed bool) {
 	if d.Op == "" {
 		return
 	}
-	fanOut(h.podSubs, d.Op, d.Old, d.New, timed)
+	if op != stores.OpAssume || h.reservations == nil {
+		fanOut(h.podSubs, d.Op, d.Old, d.New, timed)
+		return
+	}
+	for i := range h.podSubs {
+		if h.podSubs[i].store != stores.ReservationStoreName {
+			fanOut(h.podSubs[i:i+1], d.Op, d.Old, d.New, timed)
+			continue
+		}
+		var start time.Time
+		if timed {
+			start = time.Now()
+		}
+		h.reservations.AssumePod(d.Old, d.New)
+		if timed {
+			h.podSubs[i].observe[0].Observe(time.Since(start).Seconds())
+		}
+	}
 }
 
 // podOp implements CacheHandler.PodOp: a synthetic pod add or delete for every enabled store

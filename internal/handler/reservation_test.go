@@ -1,6 +1,7 @@
 package handler
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
 	"github.com/seed0f91f25e/multicache/internal/stores"
+	"github.com/seed0f91f25e/multicache/internal/stores/reservationstore"
 	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
 )
 
@@ -317,4 +319,248 @@ func TestReservation_ARecreatedPodOfTheSameNameIsNotTheOldOwner(t *testing.T) {
 		t.Errorf("r2 is %s after its assumed owner was forgotten, want Reserved again", v.Phase)
 	}
 	checkInvariants(t, h)
+}
+
+// TestReservation_PendingPodCreatedBeforeItConsumesItWhenAssumed: a pending pod created
+// before a reservation that selects it may consume it (it lands after the reservation was
+// created); assumed onto the node it is charged once, forgotten or expired it gives the
+// reservation back (same deadline), and the API's binding confirms it.
+func TestReservation_PendingPodCreatedBeforeItConsumesItWhenAssumed(t *testing.T) {
+	setup := func(t *testing.T) (*Handler, *clocktesting.FakeClock, *corev1.Pod, reservationstore.View) {
+		t.Helper()
+		h, clk := newHandler(t)
+		must(t, h.AddNode(ts.MakeNode("n1", "4", "8Gi")))
+		pending := ts.MakePod("ns", "p", ts.Requests("4", "4Gi"), ts.WithLabels("app", "web"),
+			ts.CreatedAt(t0.Add(-time.Hour)), ts.WithResourceVersion("1"))
+		must(t, h.AddPod(pending)) // the API reports it pending
+		must(t, h.AddReservation(ts.ReservationCreatedAt(ts.MakeReservation("ns", "r", "n1", "4", "4Gi", "app", "web"), t0)))
+		expectCharge(t, h, 4000, 4000, v1alpha1.ReservationReserved)
+		v, _ := h.Reservation(rsvKey)
+		return h, clk, pending, v
+	}
+	onNode := func(p *corev1.Pod) *corev1.Pod {
+		c := p.DeepCopy()
+		c.Spec.NodeName = "n1"
+		return c
+	}
+	bound := func(p *corev1.Pod, at time.Time) *corev1.Pod {
+		c := onNode(p)
+		ts.ScheduledAt(at)(c)
+		c.ResourceVersion = "2"
+		return c
+	}
+	expectMatchable := func(t *testing.T, h *Handler, pod *corev1.Pod, want int) {
+		t.Helper()
+		got := h.MatchableReservations(pod)
+		if len(got) != want || (want > 0 && got[0].Key != rsvKey) {
+			t.Errorf("matchable for %s on %q: %+v, want %d (ns/r)", pod.Name, pod.Spec.NodeName, got, want)
+		}
+	}
+	expectOwner := func(t *testing.T, h *Handler, assumed bool) {
+		t.Helper()
+		v, _ := h.Reservation(rsvKey)
+		if v.Owner == nil || v.Owner.Name != "p" || v.OwnerAssumed != assumed {
+			t.Errorf("owner %+v (assumed %v), want ns/p (assumed %v)", v.Owner, v.OwnerAssumed, assumed)
+		}
+	}
+
+	t.Run("assume, forget, expire, confirm", func(t *testing.T) {
+		h, clk, pending, reserved := setup(t)
+		expectMatchable(t, h, pending, 1)
+		expectMatchable(t, h, onNode(pending), 1)
+
+		must(t, h.AssumePod(onNode(pending)))
+		expectCharge(t, h, 4000, 0, v1alpha1.ReservationMatched) // the pod only: 4000m of 4000m
+		expectOwner(t, h, true)
+		expectMatchable(t, h, onNode(pending), 0) // a pod consumes one reservation
+
+		must(t, h.ForgetPod(onNode(pending)))
+		expectCharge(t, h, 4000, 4000, v1alpha1.ReservationReserved)
+		if v, _ := h.Reservation(rsvKey); !v.ExpiresAt.Equal(reserved.ExpiresAt) {
+			t.Errorf("after forget expires at %v, want the same deadline %v", v.ExpiresAt, reserved.ExpiresAt)
+		}
+
+		assumed := onNode(pending)
+		must(t, h.AssumePod(assumed))
+		must(t, h.FinishBinding(assumed))
+		clk.Step(30 * time.Second)
+		if n := h.ExpireAssumedPods(); n != 1 {
+			t.Fatalf("expired %d assumed pods, want 1", n)
+		}
+		expectCharge(t, h, 4000, 4000, v1alpha1.ReservationReserved)
+		if v, _ := h.Reservation(rsvKey); !v.ExpiresAt.Equal(reserved.ExpiresAt) {
+			t.Errorf("after expiry expires at %v, want the same deadline %v", v.ExpiresAt, reserved.ExpiresAt)
+		}
+
+		must(t, h.AssumePod(onNode(pending)))
+		must(t, h.AddPod(bound(pending, clk.Now()))) // the API confirms the binding
+		expectCharge(t, h, 4000, 0, v1alpha1.ReservationMatched)
+		expectOwner(t, h, false)
+		if st, _ := h.PodState(types.NamespacedName{Namespace: "ns", Name: "p"}); st.State != stores.PodAdded {
+			t.Errorf("pod state %s, want Added", st.State)
+		}
+	})
+
+	t.Run("bound by the API without an assumption", func(t *testing.T) {
+		h, clk, pending, _ := setup(t)
+		clk.Step(5 * time.Second)
+		must(t, h.UpdatePod(pending, bound(pending, clk.Now())))
+		expectCharge(t, h, 4000, 0, v1alpha1.ReservationMatched)
+		expectOwner(t, h, false)
+	})
+}
+
+// TestReservation_APodAlreadyRunningDoesNotConsumeItInEitherOrder: a pod that landed on
+// the node before the reservation was created is not the one it is for, whichever arrives
+// first; one that landed after consumes it, whichever arrives first.
+func TestReservation_APodAlreadyRunningDoesNotConsumeItInEitherOrder(t *testing.T) {
+	for name, tc := range map[string]struct {
+		landed time.Time
+		want   v1alpha1.ReservationPhase
+	}{
+		"landed before": {t0.Add(-time.Hour), v1alpha1.ReservationReserved},
+		"landed after":  {t0.Add(time.Second), v1alpha1.ReservationMatched},
+	} {
+		for _, podFirst := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s/pod first %v", name, podFirst), func(t *testing.T) {
+				h, _ := newHandler(t)
+				must(t, h.AddNode(ts.MakeNode("n1", "8", "16Gi")))
+				pod := web("w", ts.CreatedAt(tc.landed.Add(-time.Minute)), ts.ScheduledAt(tc.landed))
+				r := ts.ReservationCreatedAt(ts.MakeReservation("ns", "r", "n1", "2", "4Gi", "app", "web"), t0)
+				if podFirst {
+					must(t, h.AddPod(pod))
+					must(t, h.AddReservation(r))
+				} else {
+					must(t, h.AddReservation(r))
+					must(t, h.AddPod(pod))
+				}
+				if v, _ := h.Reservation(rsvKey); v.Phase != tc.want {
+					t.Errorf("phase %s, want %s", v.Phase, tc.want)
+				}
+				checkInvariants(t, h)
+			})
+		}
+	}
+}
+
+// TestReservation_RelistInAnyOrderEndsInTheSamePlace replays, after a restart, a node's
+// pods and reservations sharing a selector in every order: the owner a status records
+// keeps its reservation, a pod consumes one reservation at most, and unrecorded pairs
+// follow the landing rule.
+func TestReservation_RelistInAnyOrderEndsInTheSamePlace(t *testing.T) {
+	at := func(m int) time.Time { return t0.Add(time.Duration(m) * time.Minute) }
+	pod := func(name string, landed int) *corev1.Pod {
+		return ts.MakePod("ns", name, ts.OnNode("n1"), ts.Requests("1", "1Gi"), ts.WithLabels("app", "web"),
+			ts.CreatedAt(at(landed-1)), ts.ScheduledAt(at(landed)))
+	}
+	rsv := func(name string, created int, status v1alpha1.ReservationStatus) *v1alpha1.Reservation {
+		r := ts.ReservationCreatedAt(ts.MakeReservation("ns", name, "n1", "1", "1Gi", "app", "web"), at(created))
+		r.Status = status
+		return r
+	}
+	reserved := func(created int) v1alpha1.ReservationStatus {
+		return ts.ReservedStatus(at(created), at(created+600))
+	}
+	p := pod("p", -10)
+	for name, tc := range map[string]struct {
+		pods  []*corev1.Pod
+		rsvs  []*v1alpha1.Reservation
+		owner map[string]string // reservation -> owner ("" for Reserved)
+	}{
+		"the recorded owner keeps its reservation; the younger one stays Reserved": {
+			pods:  []*corev1.Pod{p},
+			rsvs:  []*v1alpha1.Reservation{rsv("old", -30, ts.MatchedStatus(p, at(-30))), rsv("young", -15, reserved(-15))},
+			owner: map[string]string{"old": "p", "young": ""},
+		},
+		"the recorded owner of the younger one does not take the older one too": {
+			pods:  []*corev1.Pod{p},
+			rsvs:  []*v1alpha1.Reservation{rsv("old", -30, reserved(-30)), rsv("young", -15, ts.MatchedStatus(p, at(-15)))},
+			owner: map[string]string{"old": "", "young": "p"},
+		},
+		"nothing recorded: the pod takes the oldest": {
+			pods:  []*corev1.Pod{p},
+			rsvs:  []*v1alpha1.Reservation{rsv("old", -30, reserved(-30)), rsv("young", -15, v1alpha1.ReservationStatus{})},
+			owner: map[string]string{"old": "p", "young": ""},
+		},
+		"pods pair in the order they landed": {
+			// q landed between the two reservations: only the old one is for it.
+			pods:  []*corev1.Pod{p, pod("q", -20)},
+			rsvs:  []*v1alpha1.Reservation{rsv("old", -30, reserved(-30)), rsv("young", -15, reserved(-15))},
+			owner: map[string]string{"old": "q", "young": "p"},
+		},
+		"a pod that was running before both consumes neither": {
+			pods:  []*corev1.Pod{pod("early", -40)},
+			rsvs:  []*v1alpha1.Reservation{rsv("old", -30, reserved(-30)), rsv("young", -15, reserved(-15))},
+			owner: map[string]string{"old": "", "young": ""},
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var objects []any
+			for _, p := range tc.pods {
+				objects = append(objects, p)
+			}
+			for _, r := range tc.rsvs {
+				objects = append(objects, r)
+			}
+			objects = append(objects, ts.MakeNode("n1", "8", "16Gi"))
+			var first string
+			for _, order := range permutations(len(objects)) {
+				h, _ := newHandler(t)
+				for _, i := range order {
+					switch o := objects[i].(type) {
+					case *corev1.Pod:
+						must(t, h.AddPod(o))
+					case *v1alpha1.Reservation:
+						must(t, h.AddReservation(o))
+					case *corev1.Node:
+						must(t, h.AddNode(o))
+					}
+				}
+				checkInvariants(t, h)
+				for rname, want := range tc.owner {
+					v, _ := h.Reservation(types.NamespacedName{Namespace: "ns", Name: rname})
+					got := ""
+					if v.Phase == v1alpha1.ReservationMatched {
+						got = v.Owner.Name
+					} else if v.Phase != v1alpha1.ReservationReserved {
+						t.Errorf("order %v: %s is %s", order, rname, v.Phase)
+					}
+					if got != want {
+						t.Errorf("order %v: %s owned by %q, want %q", order, rname, got, want)
+					}
+				}
+				reservedCPU := int64(0)
+				for _, o := range tc.owner {
+					if o == "" {
+						reservedCPU += 1000
+					}
+				}
+				info, _ := h.NodeInfo("n1")
+				if want := int64(1000*len(tc.pods)) + reservedCPU; info.Requested.MilliCPU != want || info.Reserved.MilliCPU != reservedCPU {
+					t.Errorf("order %v: n1 requested %dm reserved %dm, want %dm and %dm", order,
+						info.Requested.MilliCPU, info.Reserved.MilliCPU, want, reservedCPU)
+				}
+				if d := canonicalDump(t, h); first == "" {
+					first = d
+				} else if d != first {
+					t.Errorf("order %v ends elsewhere:\n%s\nfirst order:\n%s", order, d, first)
+				}
+			}
+		})
+	}
+}
+
+// permutations returns every order of 0..n-1.
+func permutations(n int) [][]int {
+	if n == 0 {
+		return [][]int{{}}
+	}
+	var out [][]int
+	for _, p := range permutations(n - 1) {
+		for i := 0; i <= len(p); i++ {
+			q := append(append(append([]int{}, p[:i]...), n-1), p[i:]...)
+			out = append(out, q)
+		}
+	}
+	return out
 }

@@ -2,6 +2,7 @@ package testsupport
 
 import (
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -83,6 +84,31 @@ func ConsumedMovement(movement string) PodOption {
 
 // WithResourceVersion sets the resource version.
 func WithResourceVersion(rv string) PodOption { return func(p *corev1.Pod) { p.ResourceVersion = rv } }
+
+// CreatedAt sets the pod's creation timestamp (whole seconds, as the API serves it).
+func CreatedAt(t time.Time) PodOption {
+	return func(p *corev1.Pod) { p.CreationTimestamp = metav1.NewTime(t.Truncate(time.Second)) }
+}
+
+// ScheduledAt marks the pod scheduled (condition PodScheduled True) at t, as the API's
+// binding does (whole seconds); it does not set the node.
+func ScheduledAt(t time.Time) PodOption {
+	return func(p *corev1.Pod) {
+		cond := corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(t.Truncate(time.Second))}
+		for i, c := range p.Status.Conditions {
+			if c.Type == corev1.PodScheduled {
+				p.Status.Conditions[i] = cond
+				return
+			}
+		}
+		p.Status.Conditions = append(p.Status.Conditions, cond)
+	}
+}
+
+// PodRef returns the reference a Reservation status uses for a pod.
+func PodRef(pod *corev1.Pod) *v1alpha1.PodReference {
+	return &v1alpha1.PodReference{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID}
+}
 
 // MakeNode returns a Ready node with the given allocatable (and capacity) and labels.
 func MakeNode(name, cpu, memory string, labels ...string) *corev1.Node {
@@ -173,6 +199,33 @@ func MakeReservation(namespace, name, node, cpu, memory string, matchLabels ...s
 			Resources:   resourceList(cpu, memory),
 			PodSelector: &metav1.LabelSelector{MatchLabels: merge(nil, matchLabels)},
 		},
+	}
+}
+
+// ReservationCreatedAt sets a reservation's creation timestamp (whole seconds) and returns
+// it.
+func ReservationCreatedAt(r *v1alpha1.Reservation, t time.Time) *v1alpha1.Reservation {
+	r.CreationTimestamp = metav1.NewTime(t.Truncate(time.Second))
+	return r
+}
+
+// MatchedStatus is the status a status writer persists for a reservation reserved at
+// reservedAt and then matched by owner.
+func MatchedStatus(owner *corev1.Pod, reservedAt time.Time) v1alpha1.ReservationStatus {
+	return v1alpha1.ReservationStatus{
+		Phase:        v1alpha1.ReservationMatched,
+		ReservedAt:   ptr.To(metav1.NewTime(reservedAt.Truncate(time.Second))),
+		CurrentOwner: PodRef(owner),
+	}
+}
+
+// ReservedStatus is the status a status writer persists for a reservation reserved at
+// reservedAt that expires at expiresAt.
+func ReservedStatus(reservedAt, expiresAt time.Time) v1alpha1.ReservationStatus {
+	return v1alpha1.ReservationStatus{
+		Phase:      v1alpha1.ReservationReserved,
+		ReservedAt: ptr.To(metav1.NewTime(reservedAt.Truncate(time.Second))),
+		ExpiresAt:  ptr.To(metav1.NewTime(expiresAt.Truncate(time.Second))),
 	}
 }
 

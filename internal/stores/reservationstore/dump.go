@@ -46,11 +46,32 @@ func (s *Store) Dump() any {
 // CheckInvariants implements stores.Store: a reservation is Reserved exactly when its
 // placeholder is charged on its node and its deadline is in the heap; Matched ones have an
 // owner and no placeholder; Pending ones no node; the node and owner indexes agree with the
-// entries; the heap is a heap.
+// entries; a pod holds at most one match the cache made, and none besides a recorded one;
+// every node is settled (the landing rule would change nothing); the heap is a heap.
 func (s *Store) CheckInvariants() []error {
 	var errs []error
 	bad := func(key types.NamespacedName, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("reservation %s: "+format, append([]any{key}, args...)...))
+	}
+	linked := map[*entry]int{}
+	for podKey, list := range s.byOwner {
+		for _, e := range list {
+			linked[e]++
+			if e.owner == nil || ownerKey(e.owner) != podKey || e.phase != v1alpha1.ReservationMatched {
+				bad(e.key, "owner index says %s", podKey)
+			}
+			if cur, ok := s.rsvs.Get(e.key); !ok || cur != e {
+				bad(e.key, "owner index points at a reservation that is gone")
+			}
+			if e.how != held && e.how != derived {
+				continue
+			}
+			for _, other := range list {
+				if other != e && sameRef(e.owner, other.owner) {
+					bad(e.key, "owner %s (%s) also holds %s (%s)", podKey, e.how, other.key, other.how)
+				}
+			}
+		}
 	}
 	s.rsvs.Range(func(key types.NamespacedName, e *entry) bool {
 		reserved := e.phase == v1alpha1.ReservationReserved
@@ -64,27 +85,28 @@ func (s *Store) CheckInvariants() []error {
 		if onNode := reserved || e.phase == v1alpha1.ReservationMatched; onNode != indexed {
 			bad(key, "phase %s but node index %v", e.phase, indexed)
 		}
-		switch e.phase {
-		case v1alpha1.ReservationMatched:
-			if e.owner == nil {
-				bad(key, "matched without an owner")
-			}
-		case v1alpha1.ReservationPending:
-			if e.node != "" {
-				bad(key, "pending on node %q", e.node)
-			}
+		matched := e.phase == v1alpha1.ReservationMatched
+		if matched != (e.owner != nil) || matched != (e.how != unmatched) {
+			bad(key, "phase %s, owner %v, match %q", e.phase, e.owner, e.how)
 		}
-		if e.owner != nil && e.phase != v1alpha1.ReservationMatched {
-			bad(key, "owner %s in phase %s", ownerKey(e.owner), e.phase)
+		if n := linked[e]; n > 1 || (n == 0 && (e.how == held || e.how == derived)) {
+			bad(key, "%s match linked %d times in the owner index", e.how, n)
+		}
+		if e.phase == v1alpha1.ReservationPending && e.node != "" {
+			bad(key, "pending on node %q", e.node)
 		}
 		return true
 	})
-	for podKey, e := range s.byOwner {
-		if e.owner == nil || ownerKey(e.owner) != podKey || e.phase != v1alpha1.ReservationMatched {
-			bad(e.key, "owner index says %s", podKey)
-		}
-		if cur, ok := s.rsvs.Get(e.key); !ok || cur != e {
-			bad(e.key, "owner index points at a reservation that is gone")
+	for node := range s.byNode {
+		open, want := s.assignment(node)
+		for _, e := range open {
+			pod := want[e]
+			switch {
+			case pod == nil && e.phase != v1alpha1.ReservationReserved:
+				bad(e.key, "%s by %s, but the landing rule gives it to no pod on %s", e.phase, ownerKey(e.owner), node)
+			case pod != nil && (e.owner == nil || e.owner.UID != pod.UID || !ownerIs(e.owner, pod)):
+				bad(e.key, "%s, but the landing rule gives it to %s on %s", e.phase, stores.PodKey(pod), node)
+			}
 		}
 	}
 	for i, d := range s.deadlines {

@@ -17,8 +17,35 @@ import (
 // and the PodStore (a placeholder is not a pod of the API).
 var skipped = []stores.Name{stores.ReservationStoreName, stores.PodStoreName}
 
-// place puts a reservation that holds nothing where it belongs: Pending without a node;
-// Matched when a pod already on its node may consume it; Reserved otherwise.
+// matchKind says how the owner of a Matched reservation came to hold it, and so what may
+// still change it.
+type matchKind uint8
+
+const (
+	// unmatched: not Matched.
+	unmatched matchKind = iota
+	// recorded: the reservation's status records the owner (phase Matched, currentOwner).
+	// What a status records is an input: kept whatever order a relist delivers objects in.
+	recorded
+	// held: a scheduler assumed the owner onto the node (or, in tests, a pod whose landing
+	// time is unknown arrived there). Kept while the owner stays; undone if it leaves before
+	// the API confirms it.
+	held
+	// derived: the landing rule gives the reservation to this API pod. Recomputed (settle)
+	// whenever the node's pods or reservations change, so that the outcome does not depend
+	// on the order events arrive in; the status writer soon records it.
+	derived
+	// spent: the owner consumed it, then left or stopped qualifying after the API confirmed
+	// it. Consumed for good.
+	spent
+)
+
+func (k matchKind) String() string {
+	return [...]string{"", "recorded", "held", "derived", "spent"}[k]
+}
+
+// place puts a reservation that holds nothing where it belongs: Pending without a node,
+// else Reserved on its node, where the pods that qualify may then consume it (settle).
 func (s *Store) place(e *entry) {
 	node := e.r.Spec.NodeName
 	if node == "" {
@@ -33,11 +60,8 @@ func (s *Store) place(e *entry) {
 		e.reservedAt = s.h.Clock().Now().Truncate(time.Second)
 	}
 	e.expiresAt = e.reservedAt.Add(s.ttl(e))
-	if pod := s.podOnNodeFor(e); pod != nil {
-		s.match(e, pod)
-		return
-	}
 	s.reserve(e)
+	s.settle(node)
 }
 
 // reserve charges the placeholder on the reservation's node (where it was placed, even if
@@ -46,27 +70,40 @@ func (s *Store) reserve(e *entry) {
 	e.phase = v1alpha1.ReservationReserved
 	e.placeholder = stores.NewPlaceholderPod(e.r, e.node)
 	s.h.PodOp(e.placeholder, true, skipped...)
-	heap.Push(&s.deadlines, e)
-}
-
-// match hands a Reserved (or just placed) reservation to pod: the placeholder goes.
-func (s *Store) match(e *entry, pod *corev1.Pod) {
-	s.dropPlaceholder(e)
-	e.phase = v1alpha1.ReservationMatched
-	e.owner = &v1alpha1.PodReference{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID}
-	s.byOwner[stores.PodKey(pod)] = e
-}
-
-// unmatch takes a reservation back from an owner that left before the API confirmed it: it
-// is Reserved again (same deadline), unless another pod on the node may consume it.
-func (s *Store) unmatch(e *entry) {
-	s.unlinkOwner(e)
-	e.owner = nil
-	if pod := s.podOnNodeFor(e); pod != nil {
-		s.match(e, pod)
-	} else {
-		s.reserve(e)
+	if e.heapIndex < 0 {
+		heap.Push(&s.deadlines, e)
 	}
+}
+
+// match hands the reservation to pod: the placeholder goes, so nothing is counted twice.
+func (s *Store) match(e *entry, pod *corev1.Pod, how matchKind) {
+	s.setOwner(e, &v1alpha1.PodReference{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID}, how)
+}
+
+// setOwner makes e Matched by owner.
+func (s *Store) setOwner(e *entry, owner *v1alpha1.PodReference, how matchKind) {
+	s.dropPlaceholder(e)
+	if e.owner != nil {
+		s.unlink(e)
+	}
+	e.phase, e.owner, e.how = v1alpha1.ReservationMatched, owner, how
+	s.link(e)
+}
+
+// disown takes a Matched reservation back from its owner; the caller re-reserves it or
+// hands it to another pod.
+func (s *Store) disown(e *entry) {
+	if e.owner != nil {
+		s.unlink(e)
+	}
+	e.owner, e.how = nil, unmatched
+}
+
+// reopen makes a Matched reservation Reserved again (same deadline); the caller settles its
+// node, where another pod may consume it.
+func (s *Store) reopen(e *entry) {
+	s.disown(e)
+	s.reserve(e)
 	s.changed(e)
 }
 
@@ -86,72 +123,233 @@ func (s *Store) dropPlaceholder(e *entry) {
 	}
 }
 
-// matchPod lets a pod consume the best Reserved reservation on its node, if any.
-func (s *Store) matchPod(pod *corev1.Pod) {
-	if !eligible(pod) {
-		return
-	}
-	var candidates []*entry
-	for _, e := range s.byNode[pod.Spec.NodeName] {
-		if e.phase == v1alpha1.ReservationReserved && e.accepts(pod, false) {
-			candidates = append(candidates, e)
-		}
-	}
-	if len(candidates) == 0 {
-		return
-	}
-	sort.Slice(candidates, func(i, j int) bool { return preferred(candidates[i], candidates[j], pod) })
-	s.match(candidates[0], pod)
-	s.changed(candidates[0])
-}
-
-// podOnNodeFor finds a pod already on a reservation's node that may consume it: preferably
-// the owner its status names, else the first by namespace/name. Only pods known to have
-// landed after the reservation was created qualify, so that which pod consumes it does not
-// depend on the order a relist delivers objects in.
-func (s *Store) podOnNodeFor(e *entry) *corev1.Pod {
-	info, ok := s.h.GetNodeInfo(e.node)
-	if !ok {
+// record makes e Matched by the owner its status records. A pod consumes one reservation:
+// a match the cache made for the same pod (held or derived) gives way to the recorded one
+// and is Reserved again. It returns the nodes to settle.
+func (s *Store) record(e *entry) []string {
+	owner := *e.r.Status.CurrentOwner
+	if e.how == recorded && *e.owner == owner {
 		return nil
 	}
-	var best *corev1.Pod
-	for _, pod := range info.Pods {
-		if s.ownedBy(pod) != nil || !eligible(pod) || !e.accepts(pod, true) {
+	dirty := []string{e.node} // a derived owner e had may consume another reservation there
+	s.setOwner(e, &owner, recorded)
+	var undone []*entry // collected first: reopen edits byOwner
+	for _, other := range s.byOwner[ownerKey(&owner)] {
+		if other != e && (other.how == held || other.how == derived) && sameRef(other.owner, &owner) {
+			undone = append(undone, other)
+		}
+	}
+	for _, other := range undone {
+		s.reopen(other)
+		dirty = append(dirty, other.node)
+	}
+	return dirty
+}
+
+// isRecorded reports whether a reservation's status records a match on a node.
+func isRecorded(r *v1alpha1.Reservation) bool {
+	return r.Status.Phase == v1alpha1.ReservationMatched && r.Status.CurrentOwner != nil && r.Spec.NodeName != ""
+}
+
+// link and unlink keep byOwner: the Matched reservations under their owner's
+// namespace/name, until the owner is deleted.
+func (s *Store) link(e *entry) {
+	key := ownerKey(e.owner)
+	s.byOwner[key] = append(s.byOwner[key], e)
+}
+
+func (s *Store) unlink(e *entry) {
+	key := ownerKey(e.owner)
+	list := s.byOwner[key]
+	for i, x := range list {
+		if x == e {
+			list[i] = list[len(list)-1]
+			list[len(list)-1] = nil
+			list = list[:len(list)-1]
+			break
+		}
+	}
+	if len(list) == 0 {
+		delete(s.byOwner, key)
+	} else {
+		s.byOwner[key] = list
+	}
+}
+
+// consumedBy returns what pod consumed: active is the reservation the cache matched to it
+// that may still change (held or derived), if any; consumed whether it consumed any at
+// all (recorded and spent ones included). A pod of the same name but another UID
+// (recreated) consumed nothing.
+func (s *Store) consumedBy(pod *corev1.Pod) (active *entry, consumed bool) {
+	for _, e := range s.byOwner[stores.PodKey(pod)] {
+		if !ownerIs(e.owner, pod) {
 			continue
 		}
-		if named(e, pod) {
-			return pod
-		}
-		if best == nil || pod.Namespace+"/"+pod.Name < best.Namespace+"/"+best.Name {
-			best = pod
+		consumed = true
+		if e.how == held || e.how == derived {
+			active = e
 		}
 	}
-	return best
+	return active, consumed
 }
 
-// eligible reports whether a pod can consume a reservation at all: on a node, running or
-// about to, charged to the guaranteed pool (a reservation holds guaranteed resources).
-func eligible(pod *corev1.Pod) bool {
+// ownerIs reports whether ref names pod; an empty UID on either side matches any.
+func ownerIs(ref *v1alpha1.PodReference, pod *corev1.Pod) bool {
+	return ref.Namespace == pod.Namespace && ref.Name == pod.Name &&
+		(ref.UID == "" || pod.UID == "" || ref.UID == pod.UID)
+}
+
+// sameRef reports whether two references name the same pod; an empty UID matches any.
+func sameRef(a, b *v1alpha1.PodReference) bool {
+	return a.Namespace == b.Namespace && a.Name == b.Name && (a.UID == "" || b.UID == "" || a.UID == b.UID)
+}
+
+// settle brings the node's open reservations (Reserved, or Matched by a derived owner) in
+// line with the landing rule, from scratch: the API pods on the node that have consumed
+// nothing else, in the order they landed (then by namespace/name), each take the best open
+// reservation that accepts them (see preferred). Recorded, held and spent matches are
+// fixed and take no part. The result depends only on the objects, not on the order they
+// arrived in.
+func (s *Store) settle(nodes ...string) {
+	for _, node := range nodes {
+		s.settleNode(node)
+	}
+}
+
+func (s *Store) settleNode(node string) {
+	open, want := s.assignment(node)
+	for _, e := range open {
+		pod := want[e]
+		switch {
+		case pod == nil && e.phase == v1alpha1.ReservationReserved:
+			continue
+		case pod != nil && e.phase == v1alpha1.ReservationMatched && e.owner.UID == pod.UID && ownerIs(e.owner, pod):
+			continue
+		}
+		s.disown(e)
+		if pod == nil {
+			s.reserve(e)
+		} else {
+			s.match(e, pod, derived)
+		}
+		s.changed(e)
+	}
+}
+
+// assignment computes what settle makes of a node: its open reservations, best first, and
+// the pod the landing rule gives each (absent: none). It changes nothing.
+func (s *Store) assignment(node string) ([]*entry, map[*entry]*corev1.Pod) {
+	var open []*entry
+	for _, e := range s.byNode[node] {
+		if e.phase == v1alpha1.ReservationReserved || (e.phase == v1alpha1.ReservationMatched && e.how == derived) {
+			open = append(open, e)
+		}
+	}
+	if len(open) == 0 {
+		return nil, nil
+	}
+	type candidate struct {
+		pod    *corev1.Pod
+		landed time.Time
+	}
+	var candidates []candidate
+	if info, ok := s.h.GetNodeInfo(node); ok {
+		for _, pod := range info.Pods {
+			if !eligible(pod) || !s.fromAPI(pod) {
+				continue
+			}
+			landed := landedAt(pod)
+			if landed.IsZero() {
+				continue // tests only: such a pod consumes on arrival (held), see arrive
+			}
+			if active, consumed := s.consumedBy(pod); consumed && (active == nil || active.how != derived) {
+				continue
+			}
+			for _, e := range open {
+				if e.accepts(pod, landed) {
+					candidates = append(candidates, candidate{pod, landed})
+					break
+				}
+			}
+		}
+	}
+	want := map[*entry]*corev1.Pod{}
+	if len(candidates) == 0 {
+		return open, want
+	}
+	sort.Slice(open, func(i, j int) bool { return preferred(open[i], open[j]) })
+	sort.Slice(candidates, func(i, j int) bool {
+		a, b := candidates[i], candidates[j]
+		if !a.landed.Equal(b.landed) {
+			return a.landed.Before(b.landed)
+		}
+		return podLess(a.pod, b.pod)
+	})
+	for _, c := range candidates {
+		for _, e := range open {
+			if _, taken := want[e]; !taken && e.accepts(c.pod, c.landed) {
+				want[e] = c.pod
+				break
+			}
+		}
+	}
+	return open, want
+}
+
+// fromAPI reports whether a pod charged on a node is the API's copy (not a scheduler's
+// assumption). During a pod event the PodStore still holds the state from before it, so
+// the pod of the event in flight is classified by the event itself.
+func (s *Store) fromAPI(pod *corev1.Pod) bool {
+	if s.inflight.pod != nil && pod == s.inflight.pod {
+		return !s.inflight.assumed
+	}
+	st, ok := s.h.GetPodState(stores.PodKey(pod))
+	return ok && st.State == stores.PodAdded
+}
+
+// arrive lets a pod that lands on a node now consume the best Reserved reservation there
+// that selects it, whatever its creation time: a scheduler's assumption, or (tests only) an
+// API pod whose landing time is unknown. The match is held: it stays while the pod does.
+func (s *Store) arrive(pod *corev1.Pod) {
+	var best *entry
+	for _, e := range s.byNode[pod.Spec.NodeName] {
+		if e.phase == v1alpha1.ReservationReserved && e.selects(pod) && (best == nil || preferred(e, best)) {
+			best = e
+		}
+	}
+	if best != nil {
+		s.match(best, pod, held)
+		s.changed(best)
+	}
+}
+
+// qualifies reports whether a pod can consume a reservation at all: running or about to,
+// charged to the guaranteed pool (a reservation holds guaranteed resources).
+func qualifies(pod *corev1.Pod) bool {
 	_, isPlaceholder := stores.PlaceholderOf(pod)
-	return pod.Spec.NodeName != "" && !stores.IsTerminal(pod) && !stores.IsBestEffort(pod) && !isPlaceholder
+	return !stores.IsTerminal(pod) && !stores.IsBestEffort(pod) && !isPlaceholder
 }
 
-// accepts reports whether a pod may consume this reservation: same namespace, selected, and
-// not landed before the reservation was created. With requireKnownLanding, a pod whose
-// landing time is unknown is taken to predate the reservation.
-func (e *entry) accepts(pod *corev1.Pod, requireKnownLanding bool) bool {
-	if pod.Namespace != e.key.Namespace || !e.selector.Matches(labels.Set(pod.Labels)) {
-		return false
-	}
-	landed := landedAt(pod)
-	if landed.IsZero() {
-		return !requireKnownLanding
-	}
-	return !landed.Before(e.r.CreationTimestamp.Time)
+// eligible reports whether a pod on a node can consume a reservation there.
+func eligible(pod *corev1.Pod) bool {
+	return pod.Spec.NodeName != "" && qualifies(pod)
 }
 
-// landedAt is when a pod was placed on its node: its PodScheduled condition's transition,
-// else its creation; zero when unknown.
+// selects reports whether the reservation is for pod: same namespace, selected.
+func (e *entry) selects(pod *corev1.Pod) bool {
+	return pod.Namespace == e.key.Namespace && e.selector.Matches(labels.Set(pod.Labels))
+}
+
+// accepts reports whether an API pod that landed on the reservation's node at landed may
+// consume it: selected, and not landed before the reservation was created (a pod already
+// running there when it was created is not the one it is for).
+func (e *entry) accepts(pod *corev1.Pod, landed time.Time) bool {
+	return e.selects(pod) && !landed.Before(e.r.CreationTimestamp.Time)
+}
+
+// landedAt is when the API placed a pod on its node: its PodScheduled condition's
+// transition to True (set by the binding), else its creation (a pod created with a node);
+// zero when unknown (never for an object the API serves).
 func landedAt(pod *corev1.Pod) time.Time {
 	for _, c := range pod.Status.Conditions {
 		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionTrue && !c.LastTransitionTime.IsZero() {
@@ -161,24 +359,24 @@ func landedAt(pod *corev1.Pod) time.Time {
 	return pod.CreationTimestamp.Time
 }
 
-// named reports whether a reservation's status names pod as its owner (a restart recovers
-// the match it had).
-func named(e *entry, pod *corev1.Pod) bool {
-	o := e.r.Status.CurrentOwner
-	return o != nil && o.Namespace == pod.Namespace && o.Name == pod.Name
-}
-
-// preferred orders the reservations a pod may consume: the one whose status names it, then
-// the oldest, then by name.
-func preferred(a, b *entry, pod *corev1.Pod) bool {
-	if na, nb := named(a, pod), named(b, pod); na != nb {
-		return na
-	}
+// preferred orders the reservations a pod may consume: the oldest first, then by
+// namespace/name.
+func preferred(a, b *entry) bool {
 	ta, tb := a.r.CreationTimestamp.Time, b.r.CreationTimestamp.Time
 	if !ta.Equal(tb) {
 		return ta.Before(tb)
 	}
-	return a.key.String() < b.key.String()
+	if a.key.Namespace != b.key.Namespace {
+		return a.key.Namespace < b.key.Namespace
+	}
+	return a.key.Name < b.key.Name
+}
+
+func podLess(a, b *corev1.Pod) bool {
+	if a.Namespace != b.Namespace {
+		return a.Namespace < b.Namespace
+	}
+	return a.Name < b.Name
 }
 
 func (s *Store) indexNode(e *entry) {

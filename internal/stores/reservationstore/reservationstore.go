@@ -2,12 +2,36 @@
 // reservation's selector matches.
 //
 // Phases: Pending (no node) -> Reserved (a placeholder pod charges the resources on the
-// node, through CacheHandler.PodOp, skipping this store and the PodStore) -> Matched (a
-// matching pod landed on the node: the placeholder is released, so nothing is counted
-// twice) or Expired (the TTL ran out unmatched: the placeholder is released). If the pod
-// that matched was only assumed and is forgotten, expires or goes, the reservation is
-// Reserved again; once the API confirmed it, Matched is final. Reserved deadlines sit in a
-// min-heap the reaper pops.
+// node, through CacheHandler.PodOp, skipping this store and the PodStore) -> Matched (a pod
+// consumed it: the placeholder is released, so nothing is counted twice) or Expired (the
+// TTL ran out unmatched: the placeholder is released). Reserved deadlines sit in a min-heap
+// the reaper pops.
+//
+// Who may consume a Reserved reservation (same namespace, selected, guaranteed pool, not
+// terminal, one reservation per pod):
+//
+//   - A pod a scheduler assumes onto the reservation's node, whatever its creation time or
+//     the reservation's: it is being placed now, while the reservation exists. The match is
+//     held while the pod is only assumed; if it is forgotten, expires, goes or is bound
+//     elsewhere, the reservation is Reserved again with the same deadline.
+//     MatchableFor lists, for a pod not yet bound, every Reserved reservation that selects
+//     it (on its node when it names one).
+//   - A pod the API reports bound to the node, if it landed there (its PodScheduled
+//     condition's transition to True, else its creation) no earlier than the reservation
+//     was created. A pod already running on the node when the reservation was created is
+//     not the one it is for (the replacement it holds room for is), so it never consumes
+//     it, whichever arrives first. Several such pods and reservations on one node are
+//     paired from scratch (settle): pods in the order they landed, each taking the oldest
+//     open reservation that accepts it. The outcome is a function of the objects, not of
+//     the order a relist delivers them in.
+//   - The pod a reservation's status records (phase Matched, currentOwner): what a status
+//     records is an input, kept across a restart whatever the relist order; a match the
+//     cache made for the same pod gives way to it.
+//
+// Once the API confirmed the owner, the reservation stays Matched when the owner goes or
+// finishes (consumed). Until the status writer recorded it, a match of API pods may still
+// be paired differently when a pod that landed earlier turns up late (a relist); after a
+// restart only the status remembers it.
 package reservationstore
 
 import (
@@ -33,8 +57,9 @@ type entry struct {
 	node string
 	// placeholder is the synthetic pod charged on the node while Reserved.
 	placeholder *corev1.Pod
-	// owner is the pod that matched the reservation.
+	// owner is the pod that matched the reservation, and how it came to (Matched only).
 	owner                 *v1alpha1.PodReference
+	how                   matchKind
 	reservedAt, expiresAt time.Time
 	// heapIndex is the position in the deadline heap, -1 when not in it.
 	heapIndex int
@@ -46,9 +71,16 @@ type Store struct {
 	rsvs *stores.Versioned[types.NamespacedName, *entry]
 	// byNode indexes Reserved and Matched reservations by node.
 	byNode map[string]map[types.NamespacedName]*entry
-	// byOwner indexes matched reservations by the pod that matched them.
-	byOwner   map[types.NamespacedName]*entry
+	// byOwner indexes Matched reservations by their owner's namespace/name (owners of
+	// another UID of the same name included: ownerIs tells them apart).
+	byOwner   map[types.NamespacedName][]*entry
 	deadlines deadlineHeap
+	// inflight is the pod of the pod event being handled, and whether it is a
+	// scheduler's assumption (see fromAPI).
+	inflight struct {
+		pod     *corev1.Pod
+		assumed bool
+	}
 }
 
 var (
@@ -63,7 +95,7 @@ func New(h *stores.CacheHandler) *Store {
 		h:       h,
 		rsvs:    stores.NewVersioned[types.NamespacedName, *entry](h.Generations()),
 		byNode:  map[string]map[types.NamespacedName]*entry{},
-		byOwner: map[types.NamespacedName]*entry{},
+		byOwner: map[types.NamespacedName][]*entry{},
 	}
 }
 
@@ -86,8 +118,8 @@ func selectorOf(r *v1alpha1.Reservation) labels.Selector {
 }
 
 // AddReservation adds a reservation. Its status tells what happened before a restart: an
-// Expired reservation stays expired, a Matched one stays matched by its current owner, and
-// a Reserved one keeps its reservedAt (so its deadline does not move).
+// Expired reservation stays expired, a Matched one stays matched by the owner its status
+// records, and a Reserved one keeps its reservedAt (so its deadline does not move).
 func (s *Store) AddReservation(r *v1alpha1.Reservation) {
 	key := types.NamespacedName{Namespace: r.Namespace, Name: r.Name}
 	e := &entry{key: key, r: r, selector: selectorOf(r), heapIndex: -1}
@@ -104,23 +136,24 @@ func (s *Store) AddReservation(r *v1alpha1.Reservation) {
 		} else if !e.reservedAt.IsZero() {
 			e.expiresAt = e.reservedAt.Add(s.ttl(e))
 		}
-	case r.Status.Phase == v1alpha1.ReservationMatched && r.Status.CurrentOwner != nil && r.Spec.NodeName != "":
-		e.phase, e.node = v1alpha1.ReservationMatched, r.Spec.NodeName
-		owner := *r.Status.CurrentOwner
-		e.owner = &owner
-		if key := ownerKey(&owner); s.byOwner[key] == nil {
-			s.byOwner[key] = e // a pod consumes one reservation: the first status naming it wins
+	case isRecorded(r):
+		e.node = r.Spec.NodeName
+		if !e.reservedAt.IsZero() {
+			e.expiresAt = e.reservedAt.Add(s.ttl(e))
 		}
 		s.indexNode(e)
+		s.settle(s.record(e)...)
 	default:
 		s.place(e)
 	}
 	s.changed(e)
 }
 
-// UpdateReservation applies a new spec. Status-only updates (the status writer's own) just
-// replace the object. A Pending or Reserved reservation is placed again with the new spec
-// (same reservedAt); Matched and Expired keep their outcome.
+// UpdateReservation applies a new object. A spec change places a Pending or Reserved
+// reservation again (same reservedAt), and one Matched by a derived owner too; other
+// Matched and Expired ones keep their outcome. A status that records an owner (the status
+// writer's own, or another replica's) is an input, as at a restart: the reservation is
+// Matched by that owner unless it already expired.
 func (s *Store) UpdateReservation(oldR, newR *v1alpha1.Reservation) {
 	e, ok := s.rsvs.Get(types.NamespacedName{Namespace: newR.Namespace, Name: newR.Name})
 	if !ok {
@@ -130,15 +163,29 @@ func (s *Store) UpdateReservation(oldR, newR *v1alpha1.Reservation) {
 	e.r = newR
 	if !equality.Semantic.DeepEqual(oldR.Spec, newR.Spec) {
 		e.selector = selectorOf(newR)
-		if e.phase == v1alpha1.ReservationPending || e.phase == v1alpha1.ReservationReserved {
+		if e.phase == v1alpha1.ReservationPending || e.phase == v1alpha1.ReservationReserved || e.how == derived {
+			oldNode := e.node
+			s.disown(e)
 			s.release(e)
 			s.place(e)
+			if oldNode != "" && oldNode != e.node {
+				s.settle(oldNode) // a derived owner e had may consume another reservation there
+			}
 		}
+	}
+	if isRecorded(newR) && e.phase != v1alpha1.ReservationExpired {
+		if e.node == "" {
+			e.node = newR.Spec.NodeName
+			s.indexNode(e)
+		}
+		s.settle(s.record(e)...)
 	}
 	s.changed(e)
 }
 
-// DeleteReservation releases what a reservation holds and forgets it.
+// DeleteReservation releases what a reservation holds and forgets it. Its owner, if still
+// there, has consumed nothing any more (a relist would not see the reservation) and may
+// consume another reservation under the landing rule.
 func (s *Store) DeleteReservation(r *v1alpha1.Reservation) {
 	key := types.NamespacedName{Namespace: r.Namespace, Name: r.Name}
 	e, ok := s.rsvs.Get(key)
@@ -146,75 +193,150 @@ func (s *Store) DeleteReservation(r *v1alpha1.Reservation) {
 		return
 	}
 	s.release(e)
-	s.unlinkOwner(e)
 	s.rsvs.Delete(key)
-}
-
-// AddPod lets a pod that lands on a node consume a Reserved reservation there.
-func (s *Store) AddPod(pod *corev1.Pod) {
-	if s.ownedBy(pod) == nil {
-		s.matchPod(pod)
-	}
-}
-
-// UpdatePod follows the owner of a matched reservation, and lets a pod that just landed on
-// a node consume a reservation there.
-func (s *Store) UpdatePod(_, newPod *corev1.Pod) {
-	key := stores.PodKey(newPod)
-	if e := s.ownedBy(newPod); e != nil {
-		if newPod.Spec.NodeName == e.node || s.confirmed(key) {
-			s.changed(e) // the owner's object (or its confirmation) changed
-			return
-		}
-		// An assumed owner moved away from the reservation's node.
-		s.unmatch(e)
-	}
-	s.matchPod(newPod)
-}
-
-// DeletePod handles the owner of a matched reservation going: if it was only assumed
-// (forgotten, expired, or deleted before the API confirmed it), the reservation is Reserved
-// again; if the API had confirmed it, the reservation stays Matched (consumed).
-func (s *Store) DeletePod(pod *corev1.Pod) {
-	key := stores.PodKey(pod)
-	e := s.ownedBy(pod)
-	if e == nil {
-		return
-	}
-	if s.confirmed(key) {
-		s.unlinkOwner(e)
-		s.changed(e)
-		return
-	}
-	s.unmatch(e)
-}
-
-// ownedBy returns the reservation a pod consumed. A pod of the same name but another UID
-// (recreated) consumed nothing.
-func (s *Store) ownedBy(pod *corev1.Pod) *entry {
-	e := s.byOwner[stores.PodKey(pod)]
-	if e == nil || (e.owner.UID != "" && pod.UID != "" && e.owner.UID != pod.UID) {
-		return nil
-	}
-	return e
-}
-
-// unlinkOwner removes the owner index entry of e, if it is e's. The owner itself stays
-// recorded (it is the reservation's status).
-func (s *Store) unlinkOwner(e *entry) {
 	if e.owner == nil {
 		return
 	}
-	if key := ownerKey(e.owner); s.byOwner[key] == e {
-		delete(s.byOwner, key)
+	owner := *e.owner
+	s.disown(e)
+	s.settle(e.node)
+	// A recorded owner may be on another node than the reservation.
+	if st, ok := s.h.GetPodState(ownerKey(&owner)); ok && ownerIs(&owner, st.Pod) && st.Pod.Spec.NodeName != e.node {
+		s.settle(st.Pod.Spec.NodeName)
 	}
 }
 
-// confirmed reports whether the API confirmed a pod. During a pod event the PodStore still
+// AddPod is the API reporting a pod: if it is on a node, it may consume a reservation
+// there (see the package doc).
+func (s *Store) AddPod(pod *corev1.Pod) {
+	s.begin(pod, false)
+	defer s.end()
+	s.reported(pod, false)
+}
+
+// UpdatePod is the API reporting a new version of a pod, or a scheduler's assumption being
+// forgotten (back to the API's copy). An assumed owner confirmed on the reservation's node
+// keeps it; one forgotten or bound elsewhere gives it back. An owner that stopped
+// qualifying after the API confirmed it has consumed it for good.
+func (s *Store) UpdatePod(_, newPod *corev1.Pod) {
+	s.begin(newPod, false)
+	defer s.end()
+	s.reported(newPod, s.assumed(stores.PodKey(newPod)))
+}
+
+// AssumePod is a scheduler assuming pod onto the node in its spec (oldPod is the API's
+// unbound copy, nil when the API has not reported the pod). The handler calls it for an
+// assumption instead of AddPod or UpdatePod: the pod lands now, so it may consume any
+// Reserved reservation there that selects it, whatever its creation time.
+func (s *Store) AssumePod(_, pod *corev1.Pod) {
+	s.begin(pod, true)
+	defer s.end()
+	if _, consumed := s.consumedBy(pod); consumed || !eligible(pod) {
+		return
+	}
+	s.arrive(pod)
+}
+
+// DeletePod handles a pod going: if the API had confirmed the owner of a reservation, the
+// reservation stays Matched (consumed); if the owner was only assumed (forgotten, expired,
+// or deleted before the API confirmed it), the reservation is Reserved again.
+//
+// The reservations a deleted pod consumed leave the owner index: a pod of the same name
+// that comes later is another pod.
+func (s *Store) DeletePod(pod *corev1.Pod) {
+	active, consumed := s.consumedBy(pod)
+	if !consumed {
+		return
+	}
+	if active != nil && active.how == held && s.assumed(stores.PodKey(pod)) {
+		s.reopen(active)
+		s.settle(active.node)
+		return
+	}
+	var gone []*entry // collected first: unlink edits byOwner
+	for _, e := range s.byOwner[stores.PodKey(pod)] {
+		if ownerIs(e.owner, pod) {
+			gone = append(gone, e)
+		}
+	}
+	for _, e := range gone {
+		s.unlink(e)
+		if e.how == held || e.how == derived {
+			e.how = spent
+		}
+		s.changed(e)
+	}
+}
+
+// reported handles the API's copy of a pod (wasAssumed: the cache held it assumed).
+func (s *Store) reported(pod *corev1.Pod, wasAssumed bool) {
+	active, consumed := s.consumedBy(pod)
+	if active != nil {
+		if pod.Spec.NodeName == active.node {
+			s.confirmOwner(active, pod)
+			return
+		}
+		// An assumed owner forgotten (back to the API's unbound copy) or bound elsewhere.
+		s.reopen(active)
+		s.settle(active.node)
+		consumed = false
+	} else if consumed && wasAssumed {
+		s.ownerChanged(pod) // confirmed: the status writer may now record the match
+	}
+	if consumed || !eligible(pod) {
+		return
+	}
+	landed := landedAt(pod)
+	if landed.IsZero() {
+		s.arrive(pod)
+		return
+	}
+	// Only a pod some open reservation there accepts can change how the node pairs: one
+	// that consumed nothing and no longer qualifies changes nothing by leaving.
+	for _, e := range s.byNode[pod.Spec.NodeName] {
+		if (e.phase == v1alpha1.ReservationReserved || e.how == derived) && e.accepts(pod, landed) {
+			s.settle(pod.Spec.NodeName)
+			return
+		}
+	}
+}
+
+// confirmOwner handles the API's copy of the owner of e on e's node: it keeps e while the
+// landing rule gives it e (derived, settled with the node's other pods), keeps it held when
+// its landing time is unknown, and has consumed it for good when it no longer qualifies.
+func (s *Store) confirmOwner(e *entry, pod *corev1.Pod) {
+	landed := landedAt(pod)
+	switch {
+	case !eligible(pod) || !e.selects(pod) || (!landed.IsZero() && !e.accepts(pod, landed)):
+		e.how = spent
+	case !landed.IsZero():
+		e.how = derived
+		s.settle(e.node)
+	}
+	s.changed(e) // the owner's object (or its confirmation) changed
+}
+
+// ownerChanged tells the status writer about every reservation pod consumed.
+func (s *Store) ownerChanged(pod *corev1.Pod) {
+	for _, e := range s.byOwner[stores.PodKey(pod)] {
+		if ownerIs(e.owner, pod) {
+			s.changed(e)
+		}
+	}
+}
+
+// begin and end bracket a pod event (see fromAPI).
+func (s *Store) begin(pod *corev1.Pod, assumed bool) {
+	s.inflight.pod, s.inflight.assumed = pod, assumed
+}
+
+func (s *Store) end() { s.inflight.pod = nil }
+
+// assumed reports whether the PodStore holds a pod assumed. During a pod event it still
 // holds the state from before the event (it is updated last).
-func (s *Store) confirmed(key types.NamespacedName) bool {
+func (s *Store) assumed(key types.NamespacedName) bool {
 	st, ok := s.h.GetPodState(key)
-	return ok && st.State == stores.PodAdded
+	return ok && st.State == stores.PodAssumed
 }
 
 // ttl returns how long a reservation may stay Reserved unmatched.

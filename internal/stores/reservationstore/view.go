@@ -57,17 +57,36 @@ func (s *Store) OnNode(node string) []View {
 	return out
 }
 
-// MatchableFor returns the Reserved reservations a pod may consume, best first: on the
-// pod's node when it has one, anywhere in its namespace otherwise.
+// MatchableFor returns the Reserved reservations a pod may consume, best first (the
+// oldest, then by namespace/name): for a pod the API has not bound yet (pending, or only
+// assumed), every one that selects it, on the node its spec names or anywhere in its
+// namespace when it names none, whatever its creation time; for a pod the API bound, those
+// on its node created no later than it landed. A pod that consumed a reservation, or that
+// is terminal or best-effort, may consume none.
 func (s *Store) MatchableFor(pod *corev1.Pod) []View {
+	if !qualifies(pod) {
+		return nil
+	}
+	if _, consumed := s.consumedBy(pod); consumed {
+		return nil
+	}
+	node := pod.Spec.NodeName
+	var landed time.Time // zero: no landing constraint
+	if st, ok := s.h.GetPodState(stores.PodKey(pod)); ok && st.APIPod != nil && st.APIPod.Spec.NodeName != "" &&
+		(pod.UID == "" || st.APIPod.UID == "" || pod.UID == st.APIPod.UID) {
+		if node != "" && node != st.APIPod.Spec.NodeName {
+			return nil // bound elsewhere
+		}
+		node, landed = st.APIPod.Spec.NodeName, landedAt(st.APIPod)
+	}
 	var candidates []*entry
 	consider := func(e *entry) {
-		if e.phase == v1alpha1.ReservationReserved && e.accepts(pod, false) {
+		if e.phase == v1alpha1.ReservationReserved && e.selects(pod) && (landed.IsZero() || e.accepts(pod, landed)) {
 			candidates = append(candidates, e)
 		}
 	}
-	if pod.Spec.NodeName != "" {
-		for _, e := range s.byNode[pod.Spec.NodeName] {
+	if node != "" {
+		for _, e := range s.byNode[node] {
 			consider(e)
 		}
 	} else {
@@ -77,7 +96,7 @@ func (s *Store) MatchableFor(pod *corev1.Pod) []View {
 			}
 		}
 	}
-	sort.Slice(candidates, func(i, j int) bool { return preferred(candidates[i], candidates[j], pod) })
+	sort.Slice(candidates, func(i, j int) bool { return preferred(candidates[i], candidates[j]) })
 	out := make([]View, len(candidates))
 	for i, e := range candidates {
 		out[i] = s.view(e)
