@@ -26,18 +26,17 @@ type PodReconciler struct {
 	Handler *handler.Handler
 	// Keep, when set, filters pods out (a sub-cluster keeps only pods bound to its nodes).
 	Keep func(context.Context, *corev1.Pod) (bool, error)
+	// Lookup, when set, reads the pod from its informer without a copy (see sharedLookup);
+	// otherwise Reader does.
+	Lookup func(types.NamespacedName) (*corev1.Pod, bool, error)
 }
 
 // Reconcile implements reconcile.Reconciler. A rejection the pod's state could cause
 // requeues the key (the state may move, and the resync would be filtered out); an invalid
 // object is only reported.
 func (r *PodReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	var apiPod *corev1.Pod
-	pod := &corev1.Pod{}
-	switch err := r.Reader.Get(ctx, req.NamespacedName, pod); {
-	case err == nil:
-		apiPod = pod
-	case !apierrors.IsNotFound(err):
+	apiPod, err := r.get(ctx, req.NamespacedName)
+	if err != nil {
 		return ctrl.Result{}, err
 	}
 	inScope := true
@@ -49,12 +48,31 @@ func (r *PodReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 		}
 		inScope = keep
 	}
-	err := r.Handler.SyncPod(req.NamespacedName, apiPod, inScope)
+	err = r.Handler.SyncPod(req.NamespacedName, apiPod, inScope)
 	if handler.Retryable(err) {
 		return ctrl.Result{}, err
 	}
 	report(ctx, stores.KindPod, err)
 	return ctrl.Result{}, nil
+}
+
+// get returns the API's pod, nil when it is gone.
+func (r *PodReconciler) get(ctx context.Context, key types.NamespacedName) (*corev1.Pod, error) {
+	if r.Lookup != nil {
+		pod, ok, err := r.Lookup(key)
+		if !ok {
+			pod = nil
+		}
+		return pod, err
+	}
+	pod := &corev1.Pod{}
+	if err := r.Reader.Get(ctx, key, pod); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	return pod, nil
 }
 
 // onNode lists, through the spec.nodeName index, the requests of the objects of a list

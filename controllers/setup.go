@@ -70,12 +70,15 @@ func Setup(mgr manager.Manager, h *handler.Handler, n *Notifier, opts Options) (
 	}
 
 	pods := &PodReconciler{Reader: reader, Handler: h}
+	var err error
+	if pods.Lookup, err = sharedLookup(context.Background(), mgr.GetCache(), &corev1.Pod{}); err != nil {
+		return nil, err
+	}
 	reservations := newNamespacedFeed(reader, stores.KindReservation, h.LastSeenReservation, h.AddReservation, h.UpdateReservation, h.DeleteReservation)
 	nmNodes := newFeed(reader, stores.KindNMNode, h.LastSeenNMNode, h.AddNMNode, h.UpdateNMNode, h.DeleteNMNode)
 	cnrs := newFeed(reader, stores.KindCNR, h.LastSeenCNR, h.AddCNR, h.UpdateCNR, h.DeleteCNR)
 	var podExtras, rsvExtras, perNodeExtras []func(*builder.Builder)
 	if opts.NodeInScope != nil {
-		var err error
 		if pods.Keep, podExtras, err = scoped(mgr, &corev1.Pod{}, &corev1.PodList{}, opts.NodeInScope,
 			func(p *corev1.Pod) string { return p.Spec.NodeName }); err != nil {
 			return nil, err
