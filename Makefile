@@ -19,6 +19,7 @@ CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
 KUSTOMIZE ?= $(LOCALBIN)/kustomize-$(KUSTOMIZE_VERSION)
 KUBE_APISERVER ?= $(K8S_ASSETS)/kube-apiserver
 ETCD ?= $(K8S_ASSETS)/etcd
+KUBE_SCHEDULER ?= $(K8S_ASSETS)/kube-scheduler
 KUBECTL ?= kubectl
 
 # Flags for `go test`; CI and `make test` run the race detector everywhere.
@@ -173,6 +174,22 @@ $(KUBE_APISERVER): | $(K8S_ASSETS)
 $(ETCD): | $(K8S_ASSETS)
 	@echo "building etcd from Go modules"
 	cd hack/envtest/etcd && $(GO) build -o $@.tmp . && mv $@.tmp $@
+
+# The version stamped into binaries built from k8s.io/kubernetes (as for kube-apiserver above).
+K8S_VERSION_LDFLAGS = \
+	-X k8s.io/component-base/version.gitVersion=$(KUBERNETES_VERSION) \
+	-X k8s.io/component-base/version.gitMajor=$(word 2,$(subst ., ,$(subst v,v ,$(KUBERNETES_VERSION)))) \
+	-X k8s.io/component-base/version.gitMinor=$(word 2,$(subst ., ,$(KUBERNETES_VERSION))) \
+	-X k8s.io/component-base/version.gitTreeState=clean
+
+.PHONY: kube-scheduler
+kube-scheduler: $(KUBE_SCHEDULER) ## Build the real kube-scheduler into bin/k8s (only when missing; the anchor of bench-e2e).
+
+# The real kube-scheduler, built from k8s.io/kubernetes through hack/envtest/kube-scheduler
+# like kube-apiserver. About 5 minutes on two cores with a cold build cache, ~1 with a warm one.
+$(KUBE_SCHEDULER): | $(K8S_ASSETS)
+	@echo "building kube-scheduler $(KUBERNETES_VERSION) from Go modules (minutes on a cold cache)"
+	cd hack/envtest/kube-scheduler && $(GO) build -o $@.tmp -ldflags "$(K8S_VERSION_LDFLAGS)" . && mv $@.tmp $@
 
 # go-install installs $(1)@$(2) into $(LOCALBIN) as $(3)-$(2) and links $(3) to it.
 define go-install
