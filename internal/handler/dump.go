@@ -21,13 +21,24 @@ type Dump struct {
 	Reservations any `json:"reservations"`
 }
 
-// Dump implements ClusterEventsHandler.
+// Dump implements ClusterEventsHandler. It holds the read lock only while the stores copy
+// what their views need; the large views (nodes, pods) are rendered after it is released
+// (stores.DeferredDumper), so a dump of 150,000 pods does not stop events for long.
 func (h *Handler) Dump() *Dump {
-	h.mu.RLock()
-	defer h.mu.RUnlock()
 	byName := map[stores.Name]any{}
+	deferred := map[stores.Name]func() any{}
+	h.mu.RLock()
 	for _, s := range h.stores {
-		byName[s.Name()] = s.Dump()
+		if d, ok := s.(stores.DeferredDumper); ok {
+			deferred[s.Name()] = d.DumpDeferred()
+		} else {
+			byName[s.Name()] = s.Dump()
+		}
+	}
+	generation := h.config.Generations().Current()
+	h.mu.RUnlock()
+	for name, render := range deferred {
+		byName[name] = render()
 	}
 	get := func(n stores.Name) any {
 		if d, ok := byName[n]; ok {
@@ -36,7 +47,7 @@ func (h *Handler) Dump() *Dump {
 		return struct{}{}
 	}
 	d := &Dump{
-		Generation:    h.config.Generations().Current(),
+		Generation:    generation,
 		ComponentName: h.config.ComponentName(),
 		SchedulerName: h.config.SchedulerType(),
 		Stores:        h.StoreNames(),

@@ -37,6 +37,14 @@ type Store interface {
 	UpdateSnapshot(snap Snapshot, since int64)
 }
 
+// DeferredDumper is implemented by the stores whose dump is large (a node's pods, every
+// pod): DumpDeferred runs under the handler's lock and only copies what the view needs; the
+// function it returns renders the view after the lock is released, so that events keep
+// being applied while the debug server builds a document of tens of megabytes.
+type DeferredDumper interface {
+	DumpDeferred() func() any
+}
+
 // Snapshot is a store's part of a handler snapshot: a copy readers use without any lock.
 type Snapshot interface {
 	// StoreName is the store the snapshot copies.

@@ -26,13 +26,23 @@ type NodeDump struct {
 }
 
 // Dump implements stores.Store: NodeDump by node name.
-func (s *Store) Dump() any {
-	out := map[string]NodeDump{}
+func (s *Store) Dump() any { return s.DumpDeferred()() }
+
+// DumpDeferred implements stores.DeferredDumper: it clones the NodeInfos (their pod lists
+// are slices of shared pointers) and renders them later.
+func (s *Store) DumpDeferred() func() any {
+	infos := make([]*stores.NodeInfo, 0, s.nodes.Len())
 	s.Range(func(info *stores.NodeInfo) bool {
-		out[info.Name] = DumpNode(info)
+		infos = append(infos, info.Clone())
 		return true
 	})
-	return out
+	return func() any {
+		out := make(map[string]NodeDump, len(infos))
+		for _, info := range infos {
+			out[info.Name] = DumpNode(info)
+		}
+		return out
+	}
 }
 
 // DumpNode renders one NodeInfo.

@@ -3,6 +3,8 @@ package podstore
 import (
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
+
 	"github.com/seed0f91f25e/multicache/internal/stores"
 )
 
@@ -16,15 +18,29 @@ type PodDump struct {
 }
 
 // Dump implements stores.Store: PodDump by namespace/name.
-func (s *Store) Dump() any {
-	out := make(map[string]PodDump, len(s.pods))
-	for key, e := range s.pods {
-		d := PodDump{Node: e.Pod.Spec.NodeName, State: e.State, Phase: string(e.Pod.Status.Phase), BindingFinished: e.BindingFinished}
-		if !e.Deadline.IsZero() {
-			deadline := e.Deadline
-			d.Deadline = &deadline
-		}
-		out[key.String()] = d
+func (s *Store) Dump() any { return s.DumpDeferred()() }
+
+// DumpDeferred implements stores.DeferredDumper: it copies each pod's key and status (a few
+// words each) and renders them later.
+func (s *Store) DumpDeferred() func() any {
+	type copied struct {
+		key types.NamespacedName
+		st  stores.PodStatus
 	}
-	return out
+	pods := make([]copied, 0, len(s.pods))
+	for key, e := range s.pods {
+		pods = append(pods, copied{key, e.PodStatus})
+	}
+	return func() any {
+		out := make(map[string]PodDump, len(pods))
+		for _, p := range pods {
+			d := PodDump{Node: p.st.Pod.Spec.NodeName, State: p.st.State, Phase: string(p.st.Pod.Status.Phase), BindingFinished: p.st.BindingFinished}
+			if !p.st.Deadline.IsZero() {
+				deadline := p.st.Deadline
+				d.Deadline = &deadline
+			}
+			out[p.key.String()] = d
+		}
+		return out
+	}
 }
