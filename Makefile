@@ -65,6 +65,7 @@ verify-fmt: ## Fail when a Go file is not gofmt-clean.
 .PHONY: test
 test: manifests generate verify-fmt vet envtest-assets ## Run every test (unit, race, real API server).
 	KUBEBUILDER_ASSETS="$(K8S_ASSETS)" $(GO) test $(TEST_FLAGS) ./...
+	cd bench && $(GO) test $(TEST_FLAGS) -run 'TestDifferential' .
 
 # How long `make fuzz` explores event sequences against the reference model.
 FUZZ_TIME ?= 60s

@@ -1,14 +1,19 @@
 package stores
 
 import (
+	"strings"
+	"sync"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/api/validate/content"
+	resourcehelper "k8s.io/component-helpers/resource"
 )
 
 // Resources is an amount of each resource, in the units the scheduler compares: milli-CPU,
-// bytes, and counts. cpu, memory and ephemeral storage have fields so that the hot path
-// (every pod event) neither allocates nor hashes; the rest (hugepages, extended resources)
-// go to Scalar, allocated only when a pod or node has one.
+// bytes, and counts. cpu, memory and ephemeral storage have fields so that charging and
+// releasing them (every pod event) neither allocates nor hashes; the rest (hugepages,
+// extended resources) go to Scalar, allocated only when a pod or node has one.
 type Resources struct {
 	MilliCPU         int64
 	Memory           int64
@@ -18,32 +23,37 @@ type Resources struct {
 	Scalar map[corev1.ResourceName]int64
 }
 
-// ResourcesFromList converts a ResourceList (only resources a pod can request).
+// ResourcesFromList converts a ResourceList the way kube-scheduler's framework.Resource.Add
+// does: cpu in milli-units, everything else in whole units (both rounded up), pods into
+// Pods, and only scalar resources (see IsScalarResourceName) into Scalar; any other name is
+// ignored.
 func ResourcesFromList(list corev1.ResourceList) Resources {
 	var r Resources
 	for name, q := range list {
-		r.addQuantity(name, q, 1)
+		switch name {
+		case corev1.ResourceCPU:
+			r.MilliCPU += q.MilliValue()
+		case corev1.ResourceMemory:
+			r.Memory += q.Value()
+		case corev1.ResourceEphemeralStorage:
+			r.EphemeralStorage += q.Value()
+		case corev1.ResourcePods:
+			r.Pods += q.Value()
+		default:
+			if !IsScalarResourceName(name) {
+				continue
+			}
+			v := q.Value()
+			if v == 0 {
+				continue // a missing scalar is zero: no map for it
+			}
+			if r.Scalar == nil {
+				r.Scalar = make(map[corev1.ResourceName]int64, 1)
+			}
+			r.Scalar[name] += v
+		}
 	}
 	return r
-}
-
-// addQuantity adds sign*q to the resource name.
-func (r *Resources) addQuantity(name corev1.ResourceName, q resource.Quantity, sign int64) {
-	switch name {
-	case corev1.ResourceCPU:
-		r.MilliCPU += sign * q.MilliValue()
-	case corev1.ResourceMemory:
-		r.Memory += sign * q.Value()
-	case corev1.ResourceEphemeralStorage:
-		r.EphemeralStorage += sign * q.Value()
-	case corev1.ResourcePods:
-		r.Pods += sign * q.Value()
-	default:
-		if r.Scalar == nil {
-			r.Scalar = make(map[corev1.ResourceName]int64, 1)
-		}
-		r.Scalar[name] += sign * q.Value()
-	}
 }
 
 // Add adds o to r.
@@ -150,60 +160,87 @@ func (r Resources) ResourceList() corev1.ResourceList {
 	return out
 }
 
-// PodRequests returns what a pod asks of its node: the pod-level resources when set;
-// otherwise the larger of (the sum of the regular containers plus the restartable init
-// containers, i.e. sidecars) and (each classic init container plus the sidecars started
-// before it); plus the pod overhead. Pods counts the pod itself (1). Only requests count;
-// limits do not.
+// podRequestsOptions are the options kube-scheduler v1.37.1 passes to the helper when it
+// charges a pod to a node (PodInfo.CalculateResource in pkg/scheduler/framework/types.go),
+// with its default feature gates: InPlacePodVerticalScaling (GA, locked on) sets
+// UseStatusResources; InPlacePodLevelResourcesVerticalScaling (beta, on) sets
+// InPlacePodLevelResourcesVerticalScalingEnabled; PodLevelResources (beta, on) leaves
+// SkipPodLevelResources false; DRANodeAllocatableResources (alpha, off) leaves
+// UseDRANodeAllocatableResourceClaimStatus false. Overhead is included.
+var podRequestsOptions = resourcehelper.PodResourcesOptions{
+	UseStatusResources: true,
+	InPlacePodLevelResourcesVerticalScalingEnabled: true,
+	SkipPodLevelResources:                          false,
+	UseDRANodeAllocatableResourceClaimStatus:       false,
+}
+
+// PodRequests returns what a pod asks of its node, exactly as kube-scheduler v1.37.1 charges
+// it (NodeInfo.AddPod): the requests k8s.io/component-helpers/resource.PodRequests computes
+// with kube-scheduler's options (containers, init containers and sidecars, pod-level
+// resources replacing the ones they name, in-place resizes reported in the status, pod
+// overhead), converted once per pod by ResourcesFromList. Pods counts the pod itself (1),
+// whatever the pod asks for "pods".
 func PodRequests(pod *corev1.Pod) Resources {
-	var r Resources
-	if pod.Spec.Resources != nil && len(pod.Spec.Resources.Requests) > 0 {
-		for name, q := range pod.Spec.Resources.Requests {
-			r.addQuantity(name, q, 1)
+	if pod.Spec.Overhead != nil && pod.Spec.Resources != nil && len(pod.Spec.Resources.Requests) > 0 {
+		// The helper (v0.37.1) puts the pod-level quantities into its result without copying
+		// them, then adds the overhead there: Quantity.Add on an inf.Dec-backed quantity
+		// (parsed from "1.5Gi", or from more than 18 digits) changes the *inf.Dec it shares
+		// with the pod, so the pod's own spec.resources.requests would grow by the overhead
+		// at every call. Pods are shared with the informer: give the helper a copy of what
+		// it would change.
+		c := *pod
+		c.Spec.Resources = &corev1.ResourceRequirements{
+			Requests: pod.Spec.Resources.Requests.DeepCopy(), Limits: pod.Spec.Resources.Limits, Claims: pod.Spec.Resources.Claims,
 		}
-	} else {
-		var sidecars Resources
-		var initPeak Resources
-		for i := range pod.Spec.InitContainers {
-			c := &pod.Spec.InitContainers[i]
-			if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
-				for name, q := range c.Resources.Requests {
-					sidecars.addQuantity(name, q, 1)
-				}
-				continue
-			}
-			// A classic init container runs alone, next to the sidecars started before it.
-			step := sidecars.Clone()
-			for name, q := range c.Resources.Requests {
-				step.addQuantity(name, q, 1)
-			}
-			initPeak.maxWith(step)
-		}
-		for i := range pod.Spec.Containers {
-			for name, q := range pod.Spec.Containers[i].Resources.Requests {
-				r.addQuantity(name, q, 1)
-			}
-		}
-		r.Add(sidecars)
-		r.maxWith(initPeak)
+		pod = &c
 	}
-	for name, q := range pod.Spec.Overhead {
-		r.addQuantity(name, q, 1)
-	}
+	r := ResourcesFromList(resourcehelper.PodRequests(pod, podRequestsOptions))
 	r.Pods = 1
 	return r
 }
 
-// maxWith sets every amount of r to the larger of r's and o's.
-func (r *Resources) maxWith(o Resources) {
-	r.MilliCPU = max(r.MilliCPU, o.MilliCPU)
-	r.Memory = max(r.Memory, o.Memory)
-	r.EphemeralStorage = max(r.EphemeralStorage, o.EphemeralStorage)
-	r.Pods = max(r.Pods, o.Pods)
-	for name, v := range o.Scalar {
-		if r.Scalar == nil {
-			r.Scalar = make(map[corev1.ResourceName]int64, len(o.Scalar))
-		}
-		r.Scalar[name] = max(r.Scalar[name], v)
+// scalarNames caches isExtendedResourceName for the few names clusters use; it stops
+// growing at maxScalarNames so that odd names cannot make it grow without bound.
+var scalarNames = struct {
+	sync.RWMutex
+	m map[corev1.ResourceName]bool
+}{m: map[corev1.ResourceName]bool{}}
+
+const maxScalarNames = 256
+
+// IsScalarResourceName reports whether kube-scheduler (pkg/scheduler/util
+// IsScalarResourceName) accounts a resource other than cpu, memory, ephemeral-storage and
+// pods: an extended resource (example.com/gpu), hugepages-*, a name prefixed with
+// kubernetes.io/, or attachable-volumes-*.
+func IsScalarResourceName(name corev1.ResourceName) bool {
+	s := string(name)
+	if strings.HasPrefix(s, corev1.ResourceHugePagesPrefix) ||
+		strings.Contains(s, corev1.ResourceDefaultNamespacePrefix) ||
+		strings.HasPrefix(s, corev1.ResourceAttachableVolumesPrefix) {
+		return true
 	}
+	scalarNames.RLock()
+	extended, ok := scalarNames.m[name]
+	scalarNames.RUnlock()
+	if ok {
+		return extended
+	}
+	// Validating the name is a regular expression match or two: worth remembering.
+	extended = isExtendedResourceName(s)
+	scalarNames.Lock()
+	if len(scalarNames.m) < maxScalarNames {
+		scalarNames.m[name] = extended
+	}
+	scalarNames.Unlock()
+	return extended
+}
+
+// isExtendedResourceName is v1helper.IsExtendedResourceName for a name not prefixed with
+// kubernetes.io/: a name with a domain that is a valid quota name once prefixed with
+// "requests.".
+func isExtendedResourceName(s string) bool {
+	if !strings.Contains(s, "/") || strings.HasPrefix(s, corev1.DefaultResourceRequestsPrefix) {
+		return false
+	}
+	return len(content.IsQualifiedName(corev1.DefaultResourceRequestsPrefix+s)) == 0
 }

@@ -22,48 +22,61 @@ func chargePod(info *stores.NodeInfo, pod *corev1.Pod, req stores.Resources) {
 	}
 }
 
-// unchargePod removes what chargePod added.
-func unchargePod(info *stores.NodeInfo, pod *corev1.Pod, req stores.Resources) {
+// unchargePod removes what chargePod added and returns the object the node held for pod
+// (nil when it held none).
+func unchargePod(info *stores.NodeInfo, pod *corev1.Pod, req stores.Resources) *corev1.Pod {
 	switch {
 	case isPlaceholder(pod):
-		if removePod(&info.Placeholders, pod) {
+		stored := removePod(&info.Placeholders, pod)
+		if stored != nil {
 			info.Requested.Sub(req)
 			info.Reserved.Sub(req)
 		}
+		return stored
 	case stores.IsBestEffort(pod):
-		if removePod(&info.Pods, pod) {
+		stored := removePod(&info.Pods, pod)
+		if stored != nil {
 			info.BestEffortRequested.Sub(req)
 		}
+		return stored
 	default:
-		if removePod(&info.Pods, pod) {
+		stored := removePod(&info.Pods, pod)
+		if stored != nil {
 			info.Requested.Sub(req)
 		}
+		return stored
 	}
 }
 
-// replacePod swaps the object of a pod whose charge does not change.
-func replacePod(info *stores.NodeInfo, oldPod, newPod *corev1.Pod) {
+// replacePod swaps the object of a pod whose charge does not change and returns the object
+// it replaced (nil when the node held none).
+func replacePod(info *stores.NodeInfo, oldPod, newPod *corev1.Pod) *corev1.Pod {
 	list := info.Pods
 	if isPlaceholder(oldPod) {
 		list = info.Placeholders
 	}
 	if i := indexOf(list, oldPod); i >= 0 {
+		stored := list[i]
 		list[i] = newPod
+		return stored
 	}
+	return nil
 }
 
-// removePod removes pod from *list (order is not kept) and reports whether it was there.
-func removePod(list *[]*corev1.Pod, pod *corev1.Pod) bool {
+// removePod removes pod from *list (order is not kept) and returns the object removed (nil
+// when it was not there).
+func removePod(list *[]*corev1.Pod, pod *corev1.Pod) *corev1.Pod {
 	i := indexOf(*list, pod)
 	if i < 0 {
-		return false
+		return nil
 	}
 	l := *list
+	stored := l[i]
 	last := len(l) - 1
 	l[i] = l[last]
 	l[last] = nil
 	*list = l[:last]
-	return true
+	return stored
 }
 
 // indexOf finds a pod in a node's list. A node holds tens of pods, so a scan is cheaper

@@ -3,6 +3,7 @@ package nodestore
 import (
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/seed0f91f25e/multicache/internal/stores"
@@ -12,11 +13,22 @@ import (
 // guaranteed pods plus its placeholders, best-effort requested the sum of its best-effort
 // pods, reserved the sum of its placeholders; the pools follow the merge rule; every pod is
 // bound there and not terminal; something still refers to the node. Across nodes: no pod
-// is on two nodes.
+// is on two nodes; the remembered charge of every pod is its requests, and there is one
+// for each pod held, no more.
 func (s *Store) CheckInvariants() []error {
 	var errs []error
 	seen := map[types.NamespacedName]string{}
+	held := 0
 	s.Range(func(info *stores.NodeInfo) bool {
+		for _, list := range [][]*corev1.Pod{info.Pods, info.Placeholders} {
+			for _, p := range list {
+				held++
+				if c, ok := s.charges[p]; !ok || !c.Equal(stores.PodRequests(p)) {
+					errs = append(errs, fmt.Errorf("node %s: pod %s was charged %v (remembered: %v), its requests are %v",
+						info.Name, stores.PodKey(p), c.ResourceList(), ok, stores.PodRequests(p).ResourceList()))
+				}
+			}
+		}
 		var requested, bestEffort, reserved stores.Resources
 		for _, p := range info.Pods {
 			key := stores.PodKey(p)
@@ -65,5 +77,8 @@ func (s *Store) CheckInvariants() []error {
 		}
 		return true
 	})
+	if len(s.charges) != held {
+		errs = append(errs, fmt.Errorf("%d charges remembered for the %d pods and placeholders held", len(s.charges), held))
+	}
 	return errs
 }

@@ -13,6 +13,11 @@ import (
 type Store struct {
 	h     *stores.CacheHandler
 	nodes *stores.Versioned[string, *stores.NodeInfo]
+	// charges holds what each pod (or placeholder) in a node's lists was charged, keyed by
+	// the very object the list holds. Pods are immutable, so their requests are computed
+	// once per version, as kube-scheduler does (PodInfo caches them): an update computes
+	// only the new version's, a delete none. Entries live exactly as long as the list entry.
+	charges map[*corev1.Pod]stores.Resources
 }
 
 var (
@@ -25,7 +30,10 @@ var (
 
 // New returns an empty NodeStore and wires CacheHandler.GetNodeInfo to it.
 func New(h *stores.CacheHandler) *Store {
-	s := &Store{h: h, nodes: stores.NewVersioned[string, *stores.NodeInfo](h.Generations())}
+	s := &Store{
+		h: h, nodes: stores.NewVersioned[string, *stores.NodeInfo](h.Generations()),
+		charges: map[*corev1.Pod]stores.Resources{},
+	}
 	h.SetNodeHandler(s.Get)
 	return s
 }
@@ -51,7 +59,9 @@ func (s *Store) AddPod(pod *corev1.Pod) {
 		return
 	}
 	info := s.getOrCreate(pod.Spec.NodeName)
-	chargePod(info, pod, stores.PodRequests(pod))
+	req := stores.PodRequests(pod)
+	chargePod(info, pod, req)
+	s.charges[pod] = req
 	s.changed(info)
 }
 
@@ -66,12 +76,18 @@ func (s *Store) UpdatePod(oldPod, newPod *corev1.Pod) {
 			s.AddPod(newPod)
 			return
 		}
-		oldReq, newReq := stores.PodRequests(oldPod), stores.PodRequests(newPod)
+		oldReq, newReq := s.chargeOf(info, oldPod), stores.PodRequests(newPod)
 		if oldReq.Equal(newReq) && stores.IsBestEffort(oldPod) == stores.IsBestEffort(newPod) {
-			replacePod(info, oldPod, newPod)
+			if stored := replacePod(info, oldPod, newPod); stored != nil {
+				delete(s.charges, stored)
+				s.charges[newPod] = newReq
+			}
 		} else {
-			unchargePod(info, oldPod, oldReq)
+			if stored := unchargePod(info, oldPod, oldReq); stored != nil {
+				delete(s.charges, stored)
+			}
 			chargePod(info, newPod, newReq)
+			s.charges[newPod] = newReq
 		}
 		s.changed(info)
 		return
@@ -93,8 +109,29 @@ func (s *Store) DeletePod(pod *corev1.Pod) {
 	if !ok {
 		return
 	}
-	unchargePod(info, pod, stores.PodRequests(pod))
+	if stored := unchargePod(info, pod, s.chargeOf(info, pod)); stored != nil {
+		delete(s.charges, stored)
+	}
 	s.changedOrGone(info)
+}
+
+// chargeOf returns what info was charged for pod: the charge remembered for the object it
+// holds, so that a release takes back exactly what was added. The handler hands back that
+// very object, so the pointer lookup nearly always answers.
+func (s *Store) chargeOf(info *stores.NodeInfo, pod *corev1.Pod) stores.Resources {
+	if req, ok := s.charges[pod]; ok {
+		return req
+	}
+	list := info.Pods
+	if isPlaceholder(pod) {
+		list = info.Placeholders
+	}
+	if i := indexOf(list, pod); i >= 0 {
+		if req, ok := s.charges[list[i]]; ok {
+			return req
+		}
+	}
+	return stores.PodRequests(pod)
 }
 
 // AddNode sets the Node of a NodeInfo.

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/seed0f91f25e/multicache/internal/stores"
 	"github.com/seed0f91f25e/multicache/internal/stores/nodestore"
@@ -127,6 +128,129 @@ func TestRequested_SplitsPoolsAndReleasesTerminalPods(t *testing.T) {
 	s.UpdatePod(resized, done)
 	if info, _ = s.Get("n"); info.Requested.MilliCPU != 0 || len(info.Pods) != 1 {
 		t.Errorf("after the pod succeeded: requested %dm, %d pods; want 0m and only the best-effort pod", info.Requested.MilliCPU, len(info.Pods))
+	}
+	checkInvariants(t, s)
+}
+
+// TestUpdatePod_StatusOnlyChangesMoveTheCharge follows one pod through an in-place resize
+// as the API reports it, where most steps change only the status: the node's charge must
+// follow kube-scheduler's formula (per resource, the larger of the spec and what the kubelet
+// allocated or actuated; only the kubelet's figures while the resize is Infeasible).
+func TestUpdatePod_StatusOnlyChangesMoveTheCharge(t *testing.T) {
+	s := newStore(t)
+	s.AddNode(ts.MakeNode("n", "16", "64Gi"))
+	other := ts.MakePod("ns", "other", ts.OnNode("n"), ts.Requests("500m", "512Mi"))
+	s.AddPod(other)
+	list := func(cpu, mem string) corev1.ResourceList {
+		return corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(mem)}
+	}
+	pod := ts.MakePod("ns", "p", ts.OnNode("n"), ts.Requests("1", "1Gi"), ts.InPhase(corev1.PodRunning))
+	s.AddPod(pod)
+	steps := []struct {
+		name     string
+		mutate   func(*corev1.Pod)
+		wantCPU  int64 // milli, this pod's share
+		wantMemM int64 // MiB, this pod's share
+	}{
+		{"the kubelet reports what it allocated and actuated", func(p *corev1.Pod) {
+			p.Status.ContainerStatuses = []corev1.ContainerStatus{{
+				Name: "main", AllocatedResources: list("1", "1Gi"),
+				Resources: &corev1.ResourceRequirements{Requests: list("1", "1Gi")},
+			}}
+		}, 1000, 1024},
+		{"a resize up is requested (spec only)", func(p *corev1.Pod) {
+			p.Spec.Containers[0].Resources.Requests = list("4", "2Gi")
+		}, 4000, 2048},
+		{"the kubelet declares it infeasible: only the status counts", func(p *corev1.Pod) {
+			p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{
+				Type: corev1.PodResizePending, Status: corev1.ConditionTrue, Reason: corev1.PodReasonInfeasible,
+			})
+		}, 1000, 1024},
+		{"a smaller resize is requested, still infeasible", func(p *corev1.Pod) {
+			p.Spec.Containers[0].Resources.Requests = list("2", "2Gi")
+		}, 1000, 1024},
+		{"it becomes feasible: the condition goes, the spec counts again", func(p *corev1.Pod) {
+			p.Status.Conditions = nil
+		}, 2000, 2048},
+		{"the kubelet allocates it (status only)", func(p *corev1.Pod) {
+			p.Status.ContainerStatuses[0].AllocatedResources = list("2", "2Gi")
+		}, 2000, 2048},
+		{"a resize down is requested: the actuated size counts until the kubelet shrinks", func(p *corev1.Pod) {
+			p.Spec.Containers[0].Resources.Requests = list("500m", "512Mi")
+			p.Status.ContainerStatuses[0].Resources.Requests = list("2", "2Gi")
+		}, 2000, 2048},
+		{"the kubelet allocates and actuates the shrink (status only)", func(p *corev1.Pod) {
+			p.Status.ContainerStatuses[0].AllocatedResources = list("500m", "512Mi")
+			p.Status.ContainerStatuses[0].Resources.Requests = list("500m", "512Mi")
+		}, 500, 512},
+		{"pod-level resources are set with their status", func(p *corev1.Pod) {
+			p.Spec.Resources = &corev1.ResourceRequirements{Requests: list("1", "1Gi")}
+			p.Status.Resources = &corev1.ResourceRequirements{Requests: list("1", "1Gi")}
+			p.Status.AllocatedResources = list("1", "1Gi")
+		}, 1000, 1024},
+		{"the kubelet reports a larger pod-level allocation (status only)", func(p *corev1.Pod) {
+			p.Status.AllocatedResources = list("3", "1Gi")
+		}, 3000, 1024},
+	}
+	for _, step := range steps {
+		next := pod.DeepCopy()
+		step.mutate(next)
+		before, _ := s.Get("n")
+		generation := before.Generation
+		s.UpdatePod(pod, next)
+		pod = next
+		info, _ := s.Get("n")
+		wantCPU, wantMem := step.wantCPU+500, (step.wantMemM+512)<<20
+		if info.Requested.MilliCPU != wantCPU || info.Requested.Memory != wantMem || info.Requested.Pods != 2 {
+			t.Errorf("%s: node requests %dm, %dMi, %d pods; want %dm, %dMi, 2 pods", step.name,
+				info.Requested.MilliCPU, info.Requested.Memory>>20, info.Requested.Pods, wantCPU, wantMem>>20)
+		}
+		if info.Generation <= generation {
+			t.Errorf("%s: the node's generation did not move (%d)", step.name, info.Generation)
+		}
+		checkInvariants(t, s)
+	}
+	s.DeletePod(pod)
+	if info, _ := s.Get("n"); !info.Requested.Equal(stores.PodRequests(other)) {
+		t.Errorf("after the delete: node requests %v, want only the other pod's", info.Requested.ResourceList())
+	}
+	checkInvariants(t, s)
+}
+
+// TestCharges_FollowTheHeldObjectWhateverCopyAnEventCarries updates and deletes pods with
+// copies of the objects the node holds (not the same pointers): each charge is released
+// exactly as it was added and no remembered charge outlives its pod (the invariants count
+// them).
+func TestCharges_FollowTheHeldObjectWhateverCopyAnEventCarries(t *testing.T) {
+	s := newStore(t)
+	s.AddNode(ts.MakeNode("n", "16", "64Gi"))
+	a := ts.MakePod("ns", "a", ts.OnNode("n"), ts.Requests("1", "1Gi"))
+	b := ts.MakePod("ns", "b", ts.OnNode("n"), ts.Requests("2", "2Gi"))
+	s.AddPod(a)
+	s.AddPod(b)
+	checkInvariants(t, s)
+	same := a.DeepCopy()
+	same.ResourceVersion = "2"
+	s.UpdatePod(a.DeepCopy(), same) // same charge: the held object is swapped
+	checkInvariants(t, s)
+	bigger := ts.MakePod("ns", "b", ts.OnNode("n"), ts.Requests("3", "2Gi"))
+	s.UpdatePod(b.DeepCopy(), bigger) // new charge
+	checkInvariants(t, s)
+	if info, _ := s.Get("n"); info.Requested.MilliCPU != 4000 || info.Requested.Pods != 2 {
+		t.Errorf("requested %dm, %d pods; want 4000m, 2 pods", info.Requested.MilliCPU, info.Requested.Pods)
+	}
+	// A copy that disagrees with the held object (a stale or later version) releases what
+	// the held object was charged, not what the copy asks for.
+	stale := same.DeepCopy()
+	stale.Spec.Containers[0].Resources.Requests[corev1.ResourceCPU] = resource.MustParse("5")
+	s.DeletePod(stale)
+	if info, _ := s.Get("n"); info.Requested.MilliCPU != 3000 || info.Requested.Pods != 1 {
+		t.Errorf("after deleting a: requested %dm, %d pods; want 3000m, 1 pod", info.Requested.MilliCPU, info.Requested.Pods)
+	}
+	checkInvariants(t, s)
+	s.DeletePod(bigger.DeepCopy())
+	if info, _ := s.Get("n"); !info.Requested.IsZero() || len(info.Pods) != 0 {
+		t.Errorf("after deleting both: requested %v, %d pods", info.Requested.ResourceList(), len(info.Pods))
 	}
 	checkInvariants(t, s)
 }
