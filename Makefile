@@ -1,7 +1,15 @@
 # multicache — every developer and CI entry point. `make help` lists them.
 
-# Image used by `deploy`.
-IMG ?= multicache:latest
+# The version stamped into the binary (`multicache --version`, the User-Agent) and the tag
+# of the image: `git describe`, or v0.0.0-dev where git cannot describe the tree.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo v0.0.0-dev)
+# Image that `docker-build` builds and `build-installer`/`deploy` run. ghcr.io/multicache is
+# the project's placeholder registry: push to your own with IMG=registry.example/multicache:tag.
+IMG ?= ghcr.io/multicache/multicache:$(VERSION)
+# Recipes read IMG from the environment, so that no value can break their quoting.
+export IMG
+# Linker flags of every build of the operator: stamp VERSION.
+LDFLAGS ?= -X github.com/seed0f91f25e/multicache/internal/version.Version=$(VERSION)
 
 # Where tools and the real control-plane binaries go; never committed.
 LOCALBIN ?= $(CURDIR)/bin
@@ -63,7 +71,7 @@ verify-fmt: ## Fail when a Go file is not gofmt-clean.
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 .PHONY: test
-test: manifests generate verify-fmt vet envtest-assets ## Run every test (unit, race, real API server).
+test: manifests generate verify-fmt vet envtest-assets kustomize ## Run every test (unit, race, real API server).
 	KUBEBUILDER_ASSETS="$(K8S_ASSETS)" $(GO) test $(TEST_FLAGS) ./...
 	cd bench && $(GO) test $(TEST_FLAGS) -run 'TestDifferential' .
 
@@ -100,25 +108,54 @@ scale-check: envtest-assets ## Cold-start catch-up time and verify-loop cost at 
 ##@ Build
 
 .PHONY: build
-build: manifests generate fmt vet ## Build the operator binary into bin/multicache.
-	$(GO) build -o $(LOCALBIN)/multicache .
+build: manifests generate fmt vet ## Build the operator binary into bin/multicache (version VERSION).
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(LOCALBIN)/multicache .
+
+.PHONY: version
+version: ## Print the version stamped into binaries and the default image tag.
+	@echo $(VERSION)
 
 # A cluster is configured when KUBECONFIG names a file, ~/.kube/config exists, or we run in a pod.
 CLUSTER_CONFIGURED = $(or $(and $(KUBECONFIG),$(wildcard $(firstword $(subst :, ,$(KUBECONFIG))))),$(wildcard $(HOME)/.kube/config),$(KUBERNETES_SERVICE_HOST))
 
+# Flags of `make run` before ARGS: metrics and probes on localhost only, and logs for a
+# person (the Deployment keeps the structured JSON default).
+RUN_FLAGS ?= --metrics-bind-address=127.0.0.1:8443 --health-probe-bind-address=127.0.0.1:8081 \
+	--zap-encoder=console --zap-time-encoding=iso8601
+
 .PHONY: run
 run: manifests generate envtest-assets ## Run the operator: against the configured cluster, or an embedded local control plane.
 ifeq ($(strip $(CLUSTER_CONFIGURED)),)
-	$(GO) run . --local --local-assets="$(K8S_ASSETS)" --local-dir="$(CURDIR)/.local" --local-apply=config/samples $(ARGS)
+	$(GO) run -ldflags "$(LDFLAGS)" . --local --local-assets="$(K8S_ASSETS)" --local-dir="$(CURDIR)/.local" --local-apply=config/samples $(RUN_FLAGS) $(ARGS)
 else
 	$(MAKE) install
-	$(KUSTOMIZE) build config/samples | $(KUBECTL) apply -f -
-	$(GO) run . $(ARGS)
+	$(KUSTOMIZE) build config/samples | $(KUBECTL) apply --server-side -f -
+	@# The API server drops status on the main resource: NMNode and CNR samples carry the
+	@# agents' measurements, applied through the status subresource.
+	$(KUSTOMIZE) build config/samples | $(KUBECTL) apply --server-side --subresource=status -f -
+	$(GO) run -ldflags "$(LDFLAGS)" . $(RUN_FLAGS) $(ARGS)
 endif
 
 .PHONY: docker-build
 docker-build: ## Build the operator image IMG (needs a Docker engine).
-	docker build -t $(IMG) .
+	docker build --build-arg VERSION=$(VERSION) -t $(IMG) .
+
+# An image reference: [host[:port]/]lower-case/path[:tag][@sha256:digest].
+IMAGE_REF = ^(([a-zA-Z0-9-]+(\.[a-zA-Z0-9-]+)+|localhost)(:[0-9]+)?/|[a-zA-Z0-9-]+:[0-9]+/)?[a-z0-9]+([._/-]+[a-z0-9]+)*(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(@sha256:[a-f0-9]{64})?$$
+# Where build-installer writes the single-file install manifest.
+INSTALLER ?= $(CURDIR)/dist/install.yaml
+
+.PHONY: build-installer
+build-installer: manifests generate kustomize ## Write dist/install.yaml: everything config/default installs, running IMG.
+	@if ! printf '%s' "$$IMG" | grep -Eq '$(IMAGE_REF)'; then \
+	  echo "IMG=\"$$IMG\" is not an image reference: want e.g. IMG=registry.example/multicache:v0.1.0 (lower-case name, optional :tag and @sha256:digest)" >&2; exit 1; fi
+	@# Set the image in a copy of config/, so the committed kustomization stays as it is; a
+	@# failed render leaves the previous install.yaml in place.
+	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; cp -R config "$$tmp/"; \
+	  (cd "$$tmp/config/manager" && "$(KUSTOMIZE)" edit set image "controller=$$IMG"); \
+	  "$(KUSTOMIZE)" build "$$tmp/config/default" > "$$tmp/install.yaml"; \
+	  mkdir -p "$(dir $(INSTALLER))"; mv "$$tmp/install.yaml" "$(INSTALLER)"
+	@echo "wrote $(INSTALLER) (image $$IMG)"
 
 ##@ Deployment
 
@@ -131,9 +168,8 @@ uninstall: manifests kustomize ## Remove the CRDs from the configured cluster.
 	$(KUSTOMIZE) build config/crd | $(KUBECTL) delete --ignore-not-found -f -
 
 .PHONY: deploy
-deploy: manifests kustomize ## Deploy the operator (image IMG) into the configured cluster.
-	cd config/manager && $(KUSTOMIZE) edit set image controller=$(IMG)
-	$(KUSTOMIZE) build config/default | $(KUBECTL) apply --server-side -f -
+deploy: build-installer ## Deploy the operator (image IMG) into the configured cluster: apply dist/install.yaml.
+	$(KUBECTL) apply --server-side -f "$(INSTALLER)"
 
 .PHONY: undeploy
 undeploy: kustomize ## Remove the operator from the configured cluster.

@@ -15,6 +15,7 @@ import (
 	"flag"
 	"fmt"
 	"io/fs"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -29,6 +30,7 @@ import (
 	"github.com/seed0f91f25e/multicache/internal/controlplane"
 	"github.com/seed0f91f25e/multicache/internal/operator"
 	"github.com/seed0f91f25e/multicache/internal/scheme"
+	"github.com/seed0f91f25e/multicache/internal/version"
 )
 
 // crdManifests are the generated CRDs, carried in the binary so --local needs no checkout.
@@ -42,6 +44,13 @@ type localOptions struct {
 	assets  string
 	dir     string
 	apply   string
+}
+
+// localState is what --local started: where its kubeconfig is and which node the samples
+// describe, for the banner.
+type localState struct {
+	kubeconfig string
+	node       string
 }
 
 func main() {
@@ -62,9 +71,14 @@ func run() int {
 		"Directory where --local writes its kubeconfig.")
 	flag.StringVar(&local.apply, "local-apply", "",
 		"Comma-separated YAML files or directories to apply after --local starts (e.g. config/samples).")
+	showVersion := flag.Bool("version", false, "Print the version and exit.")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
+	if *showVersion {
+		fmt.Println(version.String())
+		return 0
+	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
 	log := ctrl.Log.WithName("setup")
 
@@ -75,8 +89,9 @@ func run() int {
 	ctx := ctrl.SetupSignalHandler()
 
 	var cfg *rest.Config
+	var state localState
 	if local.enabled {
-		cp, err := startLocal(ctx, local)
+		cp, st, err := startLocal(ctx, local)
 		if err != nil {
 			log.Error(err, "starting the local control plane")
 			return 1
@@ -86,7 +101,7 @@ func run() int {
 				log.Error(err, "stopping the local control plane")
 			}
 		}()
-		cfg = cp.Config
+		cfg, state = rest.CopyConfig(cp.Config), st
 	} else {
 		var err error
 		if cfg, err = ctrl.GetConfig(); err != nil {
@@ -95,12 +110,23 @@ func run() int {
 		}
 	}
 
+	cfg.UserAgent = version.UserAgent()
+
 	op, err := operator.New(cfg, opts)
 	if err != nil {
 		log.Error(err, "setting up the operator")
 		return 1
 	}
-	log.Info("starting multicache")
+	if local.enabled {
+		go func() {
+			select {
+			case <-op.CatchUp.Done():
+				fmt.Print(banner(state, opts.DebugBindAddress))
+			case <-ctx.Done():
+			}
+		}()
+	}
+	log.Info("starting multicache", "version", version.Get())
 	if err := op.Start(ctx); err != nil {
 		log.Error(err, "operator stopped with an error")
 		return 1
@@ -111,18 +137,19 @@ func run() int {
 
 // startLocal starts the embedded control plane, writes its kubeconfig, prints where, and
 // applies the --local-apply manifests.
-func startLocal(ctx context.Context, local localOptions) (*controlplane.ControlPlane, error) {
+func startLocal(ctx context.Context, local localOptions) (*controlplane.ControlPlane, localState, error) {
+	var state localState
 	crds, err := embeddedCRDs()
 	if err != nil {
-		return nil, err
+		return nil, state, err
 	}
 	s := scheme.New()
 	if err := apiextensionsv1.AddToScheme(s); err != nil {
-		return nil, err
+		return nil, state, err
 	}
 	cp, err := controlplane.Start(controlplane.Options{AssetsDir: local.assets, CRDs: crds, Scheme: s})
 	if err != nil {
-		return nil, err
+		return nil, state, err
 	}
 	kubeconfig, err := cp.KubeConfig()
 	if err == nil {
@@ -134,27 +161,58 @@ func startLocal(ctx context.Context, local localOptions) (*controlplane.ControlP
 	}
 	if err != nil {
 		_ = cp.Stop()
-		return nil, fmt.Errorf("writing the local kubeconfig: %w", err)
+		return nil, state, fmt.Errorf("writing the local kubeconfig: %w", err)
 	}
-	abs, _ := filepath.Abs(path)
-	fmt.Printf("local control plane ready at %s\nkubeconfig: %s\n  export KUBECONFIG=%s\n", cp.Config.Host, abs, abs)
+	state.kubeconfig, _ = filepath.Abs(path)
+	fmt.Printf("local control plane ready at %s\nkubeconfig: %s\n", cp.Config.Host, state.kubeconfig)
 
 	if local.apply != "" {
 		c, err := client.New(cp.Config, client.Options{Scheme: s})
 		if err != nil {
 			_ = cp.Stop()
-			return nil, err
+			return nil, state, err
 		}
 		applied, err := controlplane.ApplyManifests(ctx, c, strings.Split(local.apply, ","))
 		if err != nil {
 			_ = cp.Stop()
-			return nil, fmt.Errorf("applying --local-apply manifests: %w", err)
+			return nil, state, fmt.Errorf("applying --local-apply manifests: %w", err)
 		}
 		for _, a := range applied {
 			fmt.Printf("applied %s\n", a)
+			kind, name, _ := strings.Cut(a, " ")
+			if state.node == "" && (kind == "NMNode" || kind == "CustomNodeResource") {
+				state.node = name
+			}
 		}
 	}
-	return cp, nil
+	return cp, state, nil
+}
+
+// banner is what --local prints once the cache caught up: where to point kubectl and what
+// to try. debugAddr is --debug-bind-address ("0": no debug server, so no curl lines).
+func banner(st localState, debugAddr string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\nmulticache %s is ready: the cache caught up with the local control plane.\n", version.Get())
+	fmt.Fprintf(&b, "  export KUBECONFIG=%s\n", st.kubeconfig)
+	debug := ""
+	if host, port, err := net.SplitHostPort(debugAddr); err == nil && debugAddr != "0" {
+		if host == "" || host == "0.0.0.0" || host == "::" {
+			host = "localhost"
+		}
+		debug = net.JoinHostPort(host, port)
+		fmt.Fprintf(&b, "  debug dump: http://%s/debug/cache\n", debug)
+	}
+	b.WriteString("Try:\n")
+	fmt.Fprintf(&b, "  kubectl --kubeconfig %s get multicache -A\n", st.kubeconfig)
+	if debug != "" {
+		node := st.node
+		if node == "" {
+			node = "<node>"
+		}
+		fmt.Fprintf(&b, "  curl %s/debug/cache/nodes/%s\n", debug, node)
+		fmt.Fprintf(&b, "  curl %s/debug/cache/compare\n", debug)
+	}
+	return b.String()
 }
 
 // embeddedCRDs decodes the CRDs compiled into the binary.

@@ -64,12 +64,41 @@ func TestBinary_LocalModeStartsItsOwnControlPlane(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "kubeconfig")); err != nil {
 		t.Errorf("no kubeconfig written: %v", err)
 	}
+	// Once caught up, the banner says where to point kubectl and what to try.
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	waitForOutput(t, out,
+		"export KUBECONFIG="+kubeconfig+"\n",
+		"debug dump: http://"+debug+"/debug/cache\n",
+		"kubectl --kubeconfig "+kubeconfig+" get multicache -A\n",
+		"curl "+debug+"/debug/cache/nodes/sample-node\n",
+		"curl "+debug+"/debug/cache/compare\n")
 	for _, kind := range []string{"NMNode", "CustomNodeResource", "PodGroup", "Movement", "Reservation"} {
 		if !strings.Contains(out.String(), "applied "+kind+" ") {
 			t.Errorf("sample %s was not applied; output:\n%s", kind, out)
 		}
 	}
 	stopGracefully(t, cmd, out)
+}
+
+// waitForOutput waits until the operator's output holds every line of want.
+func waitForOutput(t *testing.T, out *syncBuffer, want ...string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var missing []string
+		for _, w := range want {
+			if !strings.Contains(out.String(), w) {
+				missing = append(missing, w)
+			}
+		}
+		if len(missing) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the output misses %q:\n%s", missing, out)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // waitForDump polls /debug/cache until every section holds its key.
