@@ -108,7 +108,7 @@ type CustomNodeResourceStatus struct {
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
-// +kubebuilder:resource:scope=Cluster,shortName=cnr
+// +kubebuilder:resource:scope=Cluster,shortName=cnr;mccnr,categories=multicache
 // +kubebuilder:printcolumn:name="BE-CPU",type=string,JSONPath=`.status.resources.allocatable.cpu`,description="Best-effort allocatable CPU"
 // +kubebuilder:printcolumn:name="BE-Memory",type=string,JSONPath=`.status.resources.allocatable.memory`,description="Best-effort allocatable memory"
 // +kubebuilder:printcolumn:name="Updated",type=date,JSONPath=`.status.nodeMetricStatus.updateTime`

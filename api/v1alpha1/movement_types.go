@@ -138,7 +138,7 @@ type MovementStatus struct {
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
-// +kubebuilder:resource:scope=Cluster,shortName=mvt
+// +kubebuilder:resource:scope=Cluster,shortName=mvt;mcmvt,categories=multicache
 // +kubebuilder:printcolumn:name="Creator",type=string,JSONPath=`.spec.creator`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type Movement struct {

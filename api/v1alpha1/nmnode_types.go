@@ -43,7 +43,7 @@ type NMNodeStatus struct {
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
-// +kubebuilder:resource:scope=Cluster,shortName=nmn
+// +kubebuilder:resource:scope=Cluster,shortName=nmn;mcnmn,categories=multicache
 // +kubebuilder:printcolumn:name="CPU",type=string,JSONPath=`.status.resourceAllocatable.cpu`,description="Allocatable CPU"
 // +kubebuilder:printcolumn:name="Memory",type=string,JSONPath=`.status.resourceAllocatable.memory`,description="Allocatable memory"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`

@@ -53,23 +53,28 @@ type PodGroupStatus struct {
 	// Pending counts members not yet placed on a node.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
-	Pending int32 `json:"pending,omitempty"`
+	// +kubebuilder:default=0
+	Pending int32 `json:"pending"`
 	// Scheduled counts members assumed or bound to a node but not yet running.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
-	Scheduled int32 `json:"scheduled,omitempty"`
+	// +kubebuilder:default=0
+	Scheduled int32 `json:"scheduled"`
 	// Running counts running members.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
-	Running int32 `json:"running,omitempty"`
+	// +kubebuilder:default=0
+	Running int32 `json:"running"`
 	// Succeeded counts members that completed successfully.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
-	Succeeded int32 `json:"succeeded,omitempty"`
+	// +kubebuilder:default=0
+	Succeeded int32 `json:"succeeded"`
 	// Failed counts members that failed.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
-	Failed int32 `json:"failed,omitempty"`
+	// +kubebuilder:default=0
+	Failed int32 `json:"failed"`
 
 	// ScheduleStartTime is when the group started waiting for its members to be scheduled;
 	// the schedule timeout counts from here.
@@ -84,11 +89,19 @@ type PodGroupStatus struct {
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
+// Short names: every kind answers to an mc-prefixed one; the shorter ones are kept only
+// where no scheduler a cluster runs beside multicache uses them (scheduler-plugins: pg, pgs,
+// eq, eqs; Volcano: pg, q, vcjob, vj, jf, jt, hn, nsh, numatopo; Kueue: cq, lq, queue, rf,
+// flavor, ac, co, kwl, wpc, topo, mkc, prc; Koordinator: recom, eqp, pmj, sched-exp, and no
+// short name on its Reservation, Device or NodeMetric; Katalyst and Godel: kcnr). With the
+// same plural in two groups, `kubectl get` picks one silently: use the short name or the
+// full resource.group name (podgroups.cache.multicache.dev).
+
 // PodGroup is a gang of pods scheduled all-or-nothing.
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
-// +kubebuilder:resource:scope=Namespaced,shortName=pg
+// +kubebuilder:resource:scope=Namespaced,shortName=mcpg,categories=multicache
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="MinMember",type=integer,JSONPath=`.spec.minMember`
 // +kubebuilder:printcolumn:name="Scheduled",type=integer,JSONPath=`.status.scheduled`
@@ -100,8 +113,10 @@ type PodGroup struct {
 
 	// Spec declares the gang.
 	Spec PodGroupSpec `json:"spec"`
-	// Status is derived from the members.
+	// Status is derived from the members. It defaults to zero counters, so that a group
+	// multicache has not seen yet reads (and prints) 0 rather than nothing.
 	// +optional
+	// +kubebuilder:default={}
 	Status PodGroupStatus `json:"status,omitempty"`
 }
 

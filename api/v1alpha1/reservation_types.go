@@ -84,16 +84,19 @@ type ReservationStatus struct {
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
+// Printer columns: Expires is a time to come, which a date column prints as <invalid>
+// (date columns show the age of a past time), so it is a string column showing the time.
+
 // Reservation holds resources on a node for the pods that match it, so that they find room
 // when they come.
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
-// +kubebuilder:resource:scope=Namespaced,shortName=rsv
+// +kubebuilder:resource:scope=Namespaced,shortName=rsv;mcrsv,categories=multicache
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Node",type=string,JSONPath=`.spec.nodeName`
 // +kubebuilder:printcolumn:name="Owner",type=string,JSONPath=`.status.currentOwner.name`
-// +kubebuilder:printcolumn:name="Expires",type=date,JSONPath=`.status.expiresAt`
+// +kubebuilder:printcolumn:name="Expires",type=string,JSONPath=`.status.expiresAt`,description="When the reservation expires unless a pod matches it first"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type Reservation struct {
 	metav1.TypeMeta   `json:",inline"`

@@ -1,0 +1,107 @@
+package install
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// TestSamples_StatusIsAppliedThroughTheStatusSubresource does what `make run` does against
+// a configured cluster: apply config/samples server-side (the API server drops the status
+// of a kind with a status subresource, so NMNode and CNR would show empty nodes), then
+// apply them again to the status subresource, after which their status is the samples'.
+func TestSamples_StatusIsAppliedThroughTheStatusSubresource(t *testing.T) {
+	out, err := exec.Command(kustomize(t), "build", filepath.Join(env.RepoRoot, "config", "samples")).Output()
+	if err != nil {
+		t.Fatalf("kustomize build config/samples: %v", err)
+	}
+	samples := decodeYAML(t, out)
+	ctx := context.Background()
+	apply := func(u *unstructured.Unstructured, status bool) error {
+		ac := client.ApplyConfigurationFromUnstructured(u.DeepCopy())
+		if status {
+			return env.Client.Status().Apply(ctx, ac, client.FieldOwner("kubectl"), client.ForceOwnership)
+		}
+		return env.Client.Apply(ctx, ac, client.FieldOwner("kubectl"), client.ForceOwnership)
+	}
+	read := func(u *unstructured.Unstructured) *unstructured.Unstructured {
+		got := &unstructured.Unstructured{}
+		got.SetGroupVersionKind(u.GroupVersionKind())
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(u), got); err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	withStatus := 0
+	for _, u := range samples {
+		if err := apply(u, false); err != nil {
+			t.Fatalf("apply %s %s: %v", u.GetKind(), u.GetName(), err)
+		}
+		t.Cleanup(func() { _ = env.Client.Delete(context.Background(), u.DeepCopy()) })
+		if _, ok := u.Object["status"]; ok {
+			withStatus++
+			if st, _ := read(u).Object["status"].(map[string]any); len(st) > 0 {
+				t.Errorf("%s %s: the main resource took status %v; then the second apply is not needed", u.GetKind(), u.GetName(), st)
+			}
+		}
+	}
+	if withStatus < 2 {
+		t.Fatalf("want the NMNode and CNR samples to carry status, %d do", withStatus)
+	}
+	for _, u := range samples {
+		if err := apply(u, true); err != nil {
+			t.Fatalf("apply --subresource=status %s %s: %v", u.GetKind(), u.GetName(), err)
+		}
+		if want, ok := u.Object["status"]; ok {
+			if got := read(u).Object["status"]; !equality.Semantic.DeepEqual(got, want) {
+				t.Errorf("%s %s: status %v, want the sample's %v", u.GetKind(), u.GetName(), got, want)
+			}
+		}
+	}
+}
+
+// TestMakeRun_AppliesStatusAndBindsLocally checks the commands `make run` runs (make -n):
+// against a configured cluster it applies the samples' status through the status
+// subresource; on both branches the operator binds metrics and probes to 127.0.0.1 and logs
+// for a person.
+func TestMakeRun_AppliesStatusAndBindsLocally(t *testing.T) {
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(kubeconfig, []byte("apiVersion: v1\nkind: Config\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	local := []string{"KUBECONFIG=", "KUBERNETES_SERVICE_HOST=", "HOME=" + t.TempDir()}
+	cluster := []string{"KUBECONFIG=" + kubeconfig}
+	for name, tc := range map[string]struct {
+		env  []string
+		want []string
+	}{
+		"local": {local, []string{"--local "}},
+		"cluster": {cluster, []string{
+			"apply --server-side -f -",
+			"apply --server-side --subresource=status -f -",
+		}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			out, err := runMake(t, tc.env, "-n", "run")
+			if err != nil {
+				t.Fatalf("make -n run: %v\n%s", err, out)
+			}
+			want := append(tc.want, "--metrics-bind-address=127.0.0.1:8443", "--health-probe-bind-address=127.0.0.1:8081", "--zap-encoder=console")
+			for _, w := range want {
+				if !strings.Contains(out, w) {
+					t.Errorf("make run does not run %q:\n%s", w, out)
+				}
+			}
+			if strings.Index(out, "--subresource=status") >= 0 && strings.Index(out, "--subresource=status") < strings.Index(out, "apply --server-side -f -") {
+				t.Errorf("the status is applied before the objects exist:\n%s", out)
+			}
+		})
+	}
+}
