@@ -1,0 +1,559 @@
+package chaos
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/seed0f91f25e/multicache/api/v1alpha1"
+)
+
+// recoverAndCheck runs after every fault, on a paused workload: it measures the time until
+// every replica's cache equals the API, then checks the cache (invariants, drift, charges),
+// the leader's status writes and the replicas' agreement.
+func (h *Harness) recoverAndCheck(ctx context.Context, healed time.Time, res *FaultResult) {
+	bound := h.Cfg.RecoveryBound
+	for _, r := range h.Replicas {
+		if err := r.WaitReady(ctxTimeout(ctx, bound)); err != nil {
+			res.violation("compare", "replica %s not ready %v after the fault healed: %v", r.Name, bound, err)
+		}
+	}
+	// How the differences went down: a long flat stretch is time nobody relisted.
+	var steps []string
+	lastN := ""
+	_, diffs, err := h.waitCompareEmptyTimeline(ctx, h.Replicas, bound, func(replica string, diffs []Difference) {
+		n := fmt.Sprintf("%s:%d", replica, len(diffs))
+		if len(diffs) > 0 {
+			n += "(" + diffs[0].Kind + ")"
+		}
+		if n != lastN {
+			steps = append(steps, n+"@"+since(healed))
+			lastN = n
+		}
+	})
+	res.Recovery = time.Since(healed)
+	if len(steps) > 1 && (res.Kind == APIRestart.Kind || res.Kind == Compaction410.Kind) {
+		res.note("differences over time", strings.Join(steps[:min(8, len(steps))], " "))
+	}
+	res.RecoveryOK = err == nil
+	if err != nil {
+		res.violation("compare", "cache not equal to the API %v after the fault healed: %v; %s", bound, err, sample(diffs, 5))
+	}
+	if res.relistsBefore != nil {
+		after := h.Rec.Relists()
+		res.note("suite's reflectors relisted (410)", fmt.Sprintf("pods %d, reservations %d, podgroups %d",
+			after["pods"]-res.relistsBefore["pods"], after["reservations"]-res.relistsBefore["reservations"],
+			after["podgroups"]-res.relistsBefore["podgroups"]))
+	}
+	// A quiet cluster: the simulated scheduler has bound or dropped everything.
+	if err := h.waitSchedulerIdle(ctx, bound); err != nil {
+		res.violation("compare", "%v", err)
+	}
+	if _, diffs, err := h.waitCompareEmpty(ctx, h.Replicas, bound); err != nil {
+		res.violation("compare", "cache not equal to the API on a quiet cluster: %v; %s", err, sample(diffs, 5))
+	}
+	if res.Kind == "final" {
+		// The verify loop runs all along (its counter is scraped at every check and before
+		// every kill); at the end it must have run once more on the quiet cache.
+		h.waitVerifyRun(ctx, res)
+	}
+	h.checkMetrics(ctx, res)
+	h.checkCharges(ctx, res)
+	h.checkStatus(ctx, res)
+	h.checkAgree(ctx, res)
+	if res.slowBindRsv != "" {
+		h.checkSlowBind(ctx, res)
+	}
+}
+
+// waitCompareEmpty polls every replica's /debug/cache/compare until all are empty in the
+// same round; it returns how long that took, or the last differences.
+func (h *Harness) waitCompareEmpty(ctx context.Context, replicas []*Replica, bound time.Duration) (time.Duration, []Difference, error) {
+	return h.waitCompareEmptyTimeline(ctx, replicas, bound, nil)
+}
+
+// waitCompareEmptyTimeline is waitCompareEmpty, calling timeline with the first replica
+// whose comparison was not empty in a round, and its differences.
+func (h *Harness) waitCompareEmptyTimeline(ctx context.Context, replicas []*Replica, bound time.Duration,
+	timeline func(replica string, diffs []Difference)) (time.Duration, []Difference, error) {
+	start := time.Now()
+	var last []Difference
+	var lastErr error
+	lastReplica := ""
+	for {
+		empty := true
+		for _, r := range replicas {
+			diffs, err := r.Compare(ctx)
+			if err != nil {
+				empty, lastErr = false, fmt.Errorf("replica %s: %w", r.Name, err)
+				break
+			}
+			if len(diffs) > 0 {
+				empty, last, lastErr, lastReplica = false, diffs, fmt.Errorf("replica %s: %d differences", r.Name, len(diffs)), r.Name
+				break
+			}
+		}
+		if empty {
+			return time.Since(start), nil, nil
+		}
+		if timeline != nil {
+			timeline(lastReplica, last)
+		}
+		if time.Since(start) > bound {
+			return time.Since(start), last, lastErr
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// waitSchedulerIdle waits until no pod waits for the simulated scheduler.
+func (h *Harness) waitSchedulerIdle(ctx context.Context, bound time.Duration) error {
+	deadline := time.Now().Add(bound)
+	for {
+		pods, err := h.W.listPods(ctx)
+		waiting := 0
+		for i := range pods {
+			p := &pods[i]
+			if p.Spec.SchedulerName == SchedulerName && p.Spec.NodeName == "" && p.DeletionTimestamp == nil {
+				waiting++
+			}
+		}
+		if err == nil && waiting == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%d pods still wait for the simulated scheduler after %v (err %v)", waiting, bound, err)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// waitVerifyRun waits until every replica's verify loop ran once more (on the quiet,
+// caught-up cache).
+func (h *Harness) waitVerifyRun(ctx context.Context, res *FaultResult) {
+	const metric = "multicache_verify_duration_seconds_count"
+	before := map[string]float64{}
+	for _, r := range h.Replicas {
+		if m, err := r.Metrics(ctx); err == nil {
+			before[r.Name] = m.Sum(metric)
+		}
+	}
+	deadline := time.Now().Add(3*h.Cfg.VerifyPeriod + 5*time.Second)
+	for _, r := range h.Replicas {
+		for {
+			m, err := r.Metrics(ctx)
+			if err == nil && m.Sum(metric) > before[r.Name] {
+				break
+			}
+			if time.Now().After(deadline) {
+				res.violation("invariant", "replica %s: the verify loop did not run within %v", r.Name, 3*h.Cfg.VerifyPeriod+5*time.Second)
+				break
+			}
+			time.Sleep(250 * time.Millisecond)
+		}
+	}
+}
+
+// scrape keeps the last metrics of a replica's current incarnation (before a kill, and at
+// every check), so that counters survive the process.
+func (h *Harness) scrape(ctx context.Context, r *Replica) Metrics {
+	m, err := r.Metrics(ctx)
+	if err != nil {
+		return nil
+	}
+	inc, _ := r.Incarnation()
+	h.metricsMu.Lock()
+	h.metrics[fmt.Sprintf("%s/%02d", r.Name, inc)] = m
+	h.metricsMu.Unlock()
+	return m
+}
+
+// checkMetrics: multicache_invariant_violations_total stays 0 on every replica; the
+// violations the verify loop logged go into the report.
+func (h *Harness) checkMetrics(ctx context.Context, res *FaultResult) {
+	for _, r := range h.Replicas {
+		m := h.scrape(ctx, r)
+		if m == nil {
+			continue
+		}
+		if n := m.Sum("multicache_invariant_violations_total"); n > 0 {
+			inc, _ := r.Incarnation()
+			key := fmt.Sprintf("%s/%02d", r.Name, inc)
+			h.metricsMu.Lock()
+			reported := h.reportedInvariants[key]
+			h.reportedInvariants[key] = n
+			h.metricsMu.Unlock()
+			if n > reported {
+				res.violation("invariant", "replica %s: multicache_invariant_violations_total %v; logged: %s", r.Name, n,
+					strings.Join(grepLogs(r, "cache invariant violated", 5), " | "))
+			}
+		}
+	}
+}
+
+// checkCharges: on every replica, each node is charged exactly its pods on the API (plus
+// the ones the cache holds assumed there) and the placeholders of its Reserved
+// reservations; every placeholder belongs to a Reserved reservation that exists.
+func (h *Harness) checkCharges(ctx context.Context, res *FaultResult) {
+	var problems []string
+	for try := range 4 {
+		problems = nil
+		pods, err := h.W.listPods(ctx)
+		if err != nil {
+			problems = append(problems, err.Error())
+			continue
+		}
+		var rsvs v1alpha1.ReservationList
+		if err := h.Env.Client.List(ctx, &rsvs, client.InNamespace(h.NS)); err != nil {
+			problems = append(problems, err.Error())
+			continue
+		}
+		inAPI := map[string]bool{}
+		for _, r := range rsvs.Items {
+			inAPI[r.Namespace+"/"+r.Name] = true
+		}
+		for _, r := range h.Replicas {
+			d, err := r.Dump(ctx)
+			if err != nil {
+				problems = append(problems, fmt.Sprintf("%s: %v", r.Name, err))
+				continue
+			}
+			for _, p := range chargeProblems(d, pods, inAPI) {
+				problems = append(problems, r.Name+": "+p)
+			}
+		}
+		if len(problems) == 0 {
+			h.Results.observe("charge checks", 1)
+			return
+		}
+		if try < 3 {
+			time.Sleep(time.Second)
+		}
+	}
+	sort.Strings(problems)
+	res.violation("charge", "%d nodes charged wrongly, e.g. %s", len(problems), strings.Join(problems[:min(5, len(problems))], "; "))
+}
+
+type charge struct{ cpu, mem, beCPU, beMem int64 }
+
+// chargeProblems compares one dump's node charges with the API's pods and the dump's own
+// Reserved reservations.
+func chargeProblems(d *Dump, pods []corev1.Pod, rsvInAPI map[string]bool) []string {
+	want := map[string]*charge{}
+	at := func(node string) *charge {
+		c := want[node]
+		if c == nil {
+			c = &charge{}
+			want[node] = c
+		}
+		return c
+	}
+	for i := range pods {
+		p := &pods[i]
+		key := p.Namespace + "/" + p.Name
+		node := p.Spec.NodeName
+		if pd, ok := d.Pods[key]; ok && pd.State == "Assumed" {
+			node = pd.Node
+		}
+		if node == "" || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		cpu, mem := podRequests(p)
+		c := at(node)
+		if p.Annotations[v1alpha1.ResourceTypeAnnotation] == string(v1alpha1.ResourceTypeBestEffort) {
+			c.beCPU += cpu
+			c.beMem += mem
+		} else {
+			c.cpu += cpu
+			c.mem += mem
+		}
+	}
+	placeholders := map[string]map[string]bool{}
+	for key, r := range d.Reservations {
+		if r.Phase != string(v1alpha1.ReservationReserved) {
+			continue
+		}
+		cpu, mem := quantities(r.Resources)
+		c := at(r.Node)
+		c.cpu += cpu
+		c.mem += mem
+		if placeholders[r.Node] == nil {
+			placeholders[r.Node] = map[string]bool{}
+		}
+		placeholders[r.Node][key] = true
+	}
+	var problems []string
+	for name, n := range d.Nodes {
+		cpu, mem := quantities(n.Requested)
+		beCPU, beMem := quantities(n.BestEffortRequested)
+		w := want[name]
+		if w == nil {
+			w = &charge{}
+		}
+		if cpu != w.cpu || mem != w.mem || beCPU != w.beCPU || beMem != w.beMem {
+			problems = append(problems, fmt.Sprintf("node %s charged cpu %dm mem %d (best-effort %dm/%d), its pods and Reserved placeholders make %dm/%d (%dm/%d)",
+				name, cpu, mem, beCPU, beMem, w.cpu, w.mem, w.beCPU, w.beMem))
+		}
+		for _, key := range n.Reservations {
+			if !placeholders[name][key] {
+				problems = append(problems, fmt.Sprintf("node %s holds a placeholder of %s, which is %s in the same dump", name, key, d.Reservations[key].Phase))
+			}
+			if !rsvInAPI[key] {
+				problems = append(problems, fmt.Sprintf("node %s holds a placeholder of %s, which is not in the API (leaked)", name, key))
+			}
+		}
+		delete(want, name)
+	}
+	for name, w := range want {
+		if *w != (charge{}) {
+			problems = append(problems, fmt.Sprintf("node %s is not in the cache, but its pods and placeholders make %dm/%d", name, w.cpu, w.mem))
+		}
+	}
+	return problems
+}
+
+// checkStatus: the leader's status writes catch up with its cache: every Reservation's
+// and PodGroup's status in the API says what the leader's cache says (Matched shows as
+// Reserved while its owner is only assumed).
+func (h *Harness) checkStatus(ctx context.Context, res *FaultResult) {
+	start := time.Now()
+	var problems []string
+	for {
+		problems = h.statusProblems(ctx)
+		if len(problems) == 0 {
+			res.StatusSettled = time.Since(start)
+			return
+		}
+		if time.Since(start) > h.Cfg.RecoveryBound {
+			break
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	res.StatusSettled = time.Since(start)
+	sort.Strings(problems)
+	res.violation("status-convergence", "%d objects' status differs from the leader's cache %v after recovery, e.g. %s",
+		len(problems), h.Cfg.RecoveryBound, strings.Join(problems[:min(5, len(problems))], "; "))
+}
+
+func (h *Harness) statusProblems(ctx context.Context) []string {
+	l := h.leader(ctx)
+	if l == nil {
+		return []string{"no leader"}
+	}
+	d, err := l.Dump(ctx)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	var rsvs v1alpha1.ReservationList
+	var pgs v1alpha1.PodGroupList
+	if err := h.Env.Client.List(ctx, &rsvs, client.InNamespace(h.NS)); err != nil {
+		return []string{err.Error()}
+	}
+	if err := h.Env.Client.List(ctx, &pgs, client.InNamespace(h.NS)); err != nil {
+		return []string{err.Error()}
+	}
+	var problems []string
+	for _, r := range rsvs.Items {
+		key := r.Namespace + "/" + r.Name
+		c, ok := d.Reservations[key]
+		if !ok {
+			problems = append(problems, key+" is not in the leader's cache")
+			continue
+		}
+		want := c.Phase
+		if want == string(v1alpha1.ReservationMatched) && d.Pods[c.Owner].State == "Assumed" {
+			want = string(v1alpha1.ReservationReserved)
+		}
+		if string(r.Status.Phase) != want {
+			problems = append(problems, fmt.Sprintf("reservation %s: status %q, leader's cache %q", key, r.Status.Phase, want))
+			continue
+		}
+		if want == string(v1alpha1.ReservationMatched) {
+			owner := ""
+			if r.Status.CurrentOwner != nil {
+				owner = r.Status.CurrentOwner.Namespace + "/" + r.Status.CurrentOwner.Name
+			}
+			if owner != c.Owner {
+				problems = append(problems, fmt.Sprintf("reservation %s: status owner %q, leader's cache %q", key, owner, c.Owner))
+			}
+		}
+	}
+	for _, pg := range pgs.Items {
+		key := pg.Namespace + "/" + pg.Name
+		c, ok := d.PodGroups[key]
+		if !ok {
+			problems = append(problems, key+" is not in the leader's cache")
+			continue
+		}
+		s := pg.Status
+		if string(s.Phase) != c.Phase || s.Pending != c.Counts.Pending || s.Scheduled != c.Counts.Scheduled ||
+			s.Running != c.Counts.Running || s.Succeeded != c.Counts.Succeeded || s.Failed != c.Counts.Failed {
+			problems = append(problems, fmt.Sprintf("pod group %s: status %s %d/%d/%d/%d/%d, leader's cache %s %+v",
+				key, s.Phase, s.Pending, s.Scheduled, s.Running, s.Succeeded, s.Failed, c.Phase, c.Counts))
+		}
+	}
+	return problems
+}
+
+// checkAgree: the replicas' caches agree on every reservation's phase and owner and every
+// group's phase and counts (they derive them from the same objects).
+func (h *Harness) checkAgree(ctx context.Context, res *FaultResult) {
+	var problems []string
+	for try := range 6 {
+		problems = nil
+		var dumps []*Dump
+		for _, r := range h.Replicas {
+			d, err := r.Dump(ctx)
+			if err != nil {
+				problems = append(problems, err.Error())
+				break
+			}
+			dumps = append(dumps, d)
+		}
+		if len(problems) == 0 {
+			a, b := dumps[0], dumps[1]
+			// An Expired reservation the leader is deleting (garbage collection) may be gone
+			// from one cache a moment before the other.
+			gc := func(d *Dump, key string) bool {
+				return d.Reservations[key].Phase == string(v1alpha1.ReservationExpired)
+			}
+			for key, rb := range b.Reservations {
+				if _, ok := a.Reservations[key]; !ok && !gc(b, key) {
+					problems = append(problems, fmt.Sprintf("reservation %s: only b holds it (%s)", key, rb.Phase))
+				}
+			}
+			for key, ra := range a.Reservations {
+				rb, ok := b.Reservations[key]
+				if !ok && gc(a, key) {
+					continue
+				}
+				if !ok || ra.Phase != rb.Phase || ra.Owner != rb.Owner {
+					problems = append(problems, fmt.Sprintf("reservation %s: a %s %q, b %s %q", key, ra.Phase, ra.Owner, rb.Phase, rb.Owner))
+				} else if !sameTime(ra.ReservedAt, rb.ReservedAt) || !sameTime(ra.ExpiresAt, rb.ExpiresAt) {
+					problems = append(problems, fmt.Sprintf("reservation %s: a reserved at %s expires %s, b reserved at %s expires %s",
+						key, clock(ra.ReservedAt), clock(ra.ExpiresAt), clock(rb.ReservedAt), clock(rb.ExpiresAt)))
+				}
+			}
+			for key, ga := range a.PodGroups {
+				gb, ok := b.PodGroups[key]
+				if !ok || ga.Phase != gb.Phase || ga.Counts != gb.Counts {
+					problems = append(problems, fmt.Sprintf("pod group %s: a %s %+v, b %s %+v", key, ga.Phase, ga.Counts, gb.Phase, gb.Counts))
+				}
+			}
+			for key := range b.PodGroups {
+				if _, ok := a.PodGroups[key]; !ok {
+					problems = append(problems, fmt.Sprintf("pod group %s: only b holds it", key))
+				}
+			}
+			problems = append(problems, doubleConsumed("a", a)...)
+			problems = append(problems, doubleConsumed("b", b)...)
+		}
+		if len(problems) == 0 {
+			return
+		}
+		if try < 5 {
+			time.Sleep(500 * time.Millisecond)
+		}
+	}
+	sort.Strings(problems)
+	prefix := reservedAtOnly
+	for _, p := range problems {
+		if !strings.Contains(p, " reserved at ") {
+			prefix = ""
+		}
+	}
+	res.violation("replicas-disagree", "%s%d differences between the replicas' caches, e.g. %s", prefix, len(problems),
+		strings.Join(problems[:min(5, len(problems))], "; "))
+}
+
+// doubleConsumed lists pods that own more than one Matched reservation in a dump.
+func doubleConsumed(replica string, d *Dump) []string {
+	owners := map[string][]string{}
+	for key, r := range d.Reservations {
+		if r.Phase == string(v1alpha1.ReservationMatched) && r.Owner != "" {
+			owners[r.Owner] = append(owners[r.Owner], key)
+		}
+	}
+	var out []string
+	for owner, keys := range owners {
+		if len(keys) > 1 {
+			sort.Strings(keys)
+			out = append(out, fmt.Sprintf("%s: pod %s holds %d reservations: %v", replica, owner, len(keys), keys))
+		}
+	}
+	return out
+}
+
+// checkSlowBind: the reservation whose pod was bound after its assumption expired ends
+// Matched by that pod.
+func (h *Harness) checkSlowBind(ctx context.Context, res *FaultResult) {
+	deadline := time.Now().Add(h.Cfg.RecoveryBound)
+	ns, name, _ := strings.Cut(res.slowBindRsv, "/")
+	for {
+		r := &v1alpha1.Reservation{}
+		err := h.Env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, r)
+		if err == nil && r.Status.Phase == v1alpha1.ReservationMatched && r.Status.CurrentOwner != nil &&
+			r.Status.CurrentOwner.Name == "t"+name[1:] {
+			return
+		}
+		if time.Now().After(deadline) {
+			res.violation("expectation", "reservation %s (its pod bound after the assumption expired) is %v, want Matched by %s (err %v)",
+				res.slowBindRsv, r.Status.Phase, "t"+name[1:], err)
+			return
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// grepLogs returns up to n lines of the replica's logs containing s.
+func grepLogs(r *Replica, s string, n int) []string {
+	var out []string
+	for _, path := range r.Logs() {
+		f, err := os.Open(path)
+		if err != nil {
+			continue
+		}
+		sc := bufio.NewScanner(f)
+		sc.Buffer(make([]byte, 1<<20), 16<<20)
+		for sc.Scan() && len(out) < n {
+			if strings.Contains(sc.Text(), s) {
+				out = append(out, sc.Text())
+			}
+		}
+		f.Close()
+	}
+	return out
+}
+
+func sample(diffs []Difference, n int) string {
+	var parts []string
+	for i, d := range diffs {
+		if i == n {
+			parts = append(parts, fmt.Sprintf("... %d more", len(diffs)-n))
+			break
+		}
+		parts = append(parts, d.String())
+	}
+	return strings.Join(parts, "; ")
+}
+
+func sameTime(a, b *time.Time) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Equal(*b)
+}
+
+func clock(t *time.Time) string {
+	if t == nil {
+		return "-"
+	}
+	return t.Format(time.TimeOnly)
+}

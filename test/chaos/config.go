@@ -1,0 +1,153 @@
+package chaos
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config sizes and paces one chaos run. Short() is what `go test ./...` runs (a couple of
+// minutes on two cores); `make chaos` sets the CHAOS_* variables (FromEnv).
+type Config struct {
+	// Duration is how long the random phase injects faults after the first pass, which
+	// injects every kind once in a fixed order.
+	Duration time.Duration
+	// MinFaults: the random phase goes on until at least this many faults were injected.
+	MinFaults int
+	// Nodes and Pods are the cluster populated before the operators start.
+	Nodes, Pods int
+	// BaseReservations are created with the population (Reserved, long TTL).
+	BaseReservations int
+	// BurstReservations expire in the same second while BurstPods are deleted at once.
+	BurstReservations, BurstPods int
+	// Rate is the workload's operations per second; Workers run them.
+	Rate    float64
+	Workers int
+	// Seed drives every random choice of the suite (the operators' clocks do not follow it).
+	Seed uint64
+	// Race builds the operator with the race detector.
+	Race bool
+	// OutDir keeps the operators' logs and write logs (default: a temporary directory).
+	OutDir string
+	// Report, when set, receives the results as Markdown.
+	Report string
+	// RecoveryBound is how long the comparison may stay non-empty after a fault healed
+	// before the run fails: a correctness bound, not a performance target.
+	RecoveryBound time.Duration
+	// LoadMin and LoadMax bound the load before each fault.
+	LoadMin, LoadMax time.Duration
+
+	// Operator timings.
+	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
+	PodAssumedTTL, SlowBind                   time.Duration
+	Period, VerifyPeriod                      time.Duration
+	ReservationTTL, ReservationGCGrace        time.Duration
+}
+
+// Short is the configuration of the test `make test` runs.
+func Short() Config {
+	return Config{
+		Duration: 0, MinFaults: 8,
+		Nodes: 12, Pods: 240, BaseReservations: 24,
+		BurstReservations: 150, BurstPods: 150,
+		Rate: 25, Workers: 4, Seed: 1,
+		RecoveryBound: 60 * time.Second,
+		LoadMin:       time.Second, LoadMax: 2 * time.Second,
+		LeaseDuration: 6 * time.Second, RenewDeadline: 5 * time.Second, RetryPeriod: time.Second,
+		PodAssumedTTL: 2 * time.Second, SlowBind: 4 * time.Second,
+		Period: 250 * time.Millisecond, VerifyPeriod: 4 * time.Second,
+		ReservationTTL: 120 * time.Second, ReservationGCGrace: 6 * time.Second,
+	}
+}
+
+// Long is the default of `make chaos` (each field can be changed by its variable).
+func Long() Config {
+	c := Short()
+	c.Duration, c.MinFaults = 10*time.Minute, 50
+	c.Nodes, c.Pods, c.BaseReservations = 1000, 30000, 2000
+	c.BurstReservations, c.BurstPods = 10000, 5000
+	c.Rate, c.Workers = 100, 8
+	c.RecoveryBound = 5 * time.Minute
+	c.LoadMin, c.LoadMax = 2*time.Second, 6*time.Second
+	c.ReservationGCGrace = 10 * time.Second
+	return c
+}
+
+// FromEnv returns Short, or Long when CHAOS_LONG=true, changed by the CHAOS_* variables:
+// CHAOS_TIME, CHAOS_MIN_FAULTS, CHAOS_NODES, CHAOS_PODS, CHAOS_RESERVATIONS,
+// CHAOS_BURST_RESERVATIONS, CHAOS_BURST_PODS, CHAOS_RATE, CHAOS_WORKERS, CHAOS_SEED,
+// CHAOS_RACE, CHAOS_OUT, CHAOS_REPORT, CHAOS_RECOVERY_BOUND.
+func FromEnv() (Config, error) {
+	c := Short()
+	if os.Getenv("CHAOS_LONG") == "true" {
+		c = Long()
+	}
+	var errs []string
+	dur := func(name string, into *time.Duration) {
+		if v := os.Getenv(name); v != "" {
+			d, err := time.ParseDuration(v)
+			if err != nil {
+				errs = append(errs, fmt.Sprintf("%s=%q: %v", name, v, err))
+				return
+			}
+			*into = d
+		}
+	}
+	num := func(name string, into *int) {
+		if v := os.Getenv(name); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 {
+				errs = append(errs, fmt.Sprintf("%s=%q: want a number", name, v))
+				return
+			}
+			*into = n
+		}
+	}
+	dur("CHAOS_TIME", &c.Duration)
+	num("CHAOS_MIN_FAULTS", &c.MinFaults)
+	num("CHAOS_NODES", &c.Nodes)
+	num("CHAOS_PODS", &c.Pods)
+	num("CHAOS_RESERVATIONS", &c.BaseReservations)
+	num("CHAOS_BURST_RESERVATIONS", &c.BurstReservations)
+	num("CHAOS_BURST_PODS", &c.BurstPods)
+	num("CHAOS_WORKERS", &c.Workers)
+	dur("CHAOS_RECOVERY_BOUND", &c.RecoveryBound)
+	if v := os.Getenv("CHAOS_RATE"); v != "" {
+		r, err := strconv.ParseFloat(v, 64)
+		if err != nil || r <= 0 {
+			errs = append(errs, fmt.Sprintf("CHAOS_RATE=%q: want a positive number", v))
+		}
+		c.Rate = r
+	}
+	if v := os.Getenv("CHAOS_SEED"); v != "" {
+		s, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			errs = append(errs, fmt.Sprintf("CHAOS_SEED=%q: want a number", v))
+		}
+		c.Seed = s
+	}
+	if v := os.Getenv("CHAOS_RACE"); v != "" {
+		c.Race = v == "true" || v == "1"
+	}
+	c.OutDir, c.Report = os.Getenv("CHAOS_OUT"), os.Getenv("CHAOS_REPORT")
+	if c.Nodes < 4 {
+		errs = append(errs, "CHAOS_NODES: want at least 4 nodes")
+	}
+	if c.Workers < 1 {
+		c.Workers = 1
+	}
+	if len(errs) > 0 {
+		return c, fmt.Errorf("chaos configuration: %s", strings.Join(errs, "; "))
+	}
+	return c, nil
+}
+
+// String is the configuration as one line for the log and the report.
+func (c Config) String() string {
+	return fmt.Sprintf("nodes=%d pods=%d reservations=%d burst=%d reservations/%d pods, random phase %v (at least %d faults), "+
+		"rate %.0f ops/s, seed %d, race %v; lease %v/%v/%v, pod-assumed-ttl %v, slow bind %v, verify every %v",
+		c.Nodes, c.Pods, c.BaseReservations, c.BurstReservations, c.BurstPods, c.Duration, c.MinFaults,
+		c.Rate, c.Seed, c.Race, c.LeaseDuration, c.RenewDeadline, c.RetryPeriod, c.PodAssumedTTL, c.SlowBind, c.VerifyPeriod)
+}

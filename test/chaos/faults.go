@@ -1,0 +1,375 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Fault is one kind of fault: Inject breaks something while the workload runs, heals it
+// and returns when it healed; the cycle then pauses the workload and measures the
+// recovery from that moment.
+type Fault struct {
+	Kind   string
+	Inject func(ctx context.Context, h *Harness, res *FaultResult) (healed time.Time, err error)
+}
+
+// The fault kinds, numbered as in the issue.
+var (
+	KillLeader    = Fault{"1a kill -9 leader", killLeader}
+	KillStandby   = Fault{"1b kill -9 standby", killStandby}
+	PauseLeader   = Fault{"2 SIGSTOP leader > lease", pauseLeader}
+	APIRestart    = Fault{"3 API server restart", apiRestart}
+	Compaction410 = Fault{"4 etcd compaction, 410 relist", compaction410}
+	Burst         = Fault{"5 burst: expiry + mass delete", burst}
+	NodeDelete    = Fault{"6 node deleted with pods, recreated", nodeDelete}
+	SlowBind      = Fault{"7 slow bind after assumed TTL", slowBind}
+
+	// Kinds are the fault kinds in the order of the issue (the report's order).
+	Kinds = []Fault{KillLeader, KillStandby, PauseLeader, APIRestart, Compaction410, Burst, NodeDelete, SlowBind}
+	// FirstPass injects every kind once, in this order: the 410 comes first of the API
+	// server faults, so that it is measured before client-go's reflector backoff (which
+	// grows with every outage and resets only after two quiet minutes) has built up.
+	FirstPass = []Fault{KillLeader, KillStandby, PauseLeader, Compaction410, APIRestart, Burst, NodeDelete, SlowBind}
+)
+
+// killLeader: kill -9 of the leader under load; the standby takes over; the killed replica
+// restarts (a kubelet would) on a paused workload, so that its catch-up compares with the
+// cold start.
+func killLeader(ctx context.Context, h *Harness, res *FaultResult) (time.Time, error) {
+	l, err := h.waitLeader(ctx, h.Cfg.RecoveryBound)
+	if err != nil {
+		return time.Now(), err
+	}
+	h.scrape(ctx, l)
+	res.note("killed", l.Name)
+	killed := time.Now()
+	if err := l.Kill9(); err != nil {
+		return time.Now(), err
+	}
+	if nl, err := h.waitLeader(ctx, h.Cfg.LeaseDuration+h.Cfg.RecoveryBound); err == nil {
+		res.Takeover = time.Since(killed)
+		res.note("new leader", nl.Name)
+	}
+	h.W.Pause()
+	healed := time.Now()
+	if err := l.Start(); err != nil {
+		return healed, err
+	}
+	if err := l.WaitReady(ctxTimeout(ctx, h.Cfg.RecoveryBound)); err == nil {
+		res.note("restarted ready after", since(healed))
+	}
+	return healed, nil
+}
+
+// killStandby: kill -9 of the standby under load, restarted at once.
+func killStandby(ctx context.Context, h *Harness, res *FaultResult) (time.Time, error) {
+	l, err := h.waitLeader(ctx, h.Cfg.RecoveryBound)
+	if err != nil {
+		return time.Now(), err
+	}
+	s := h.other(l)
+	h.scrape(ctx, s)
+	res.note("killed", s.Name)
+	if err := s.Kill9(); err != nil {
+		return time.Now(), err
+	}
+	time.Sleep(time.Second) // load while it is gone
+	h.W.Pause()
+	healed := time.Now()
+	if err := s.Start(); err != nil {
+		return healed, err
+	}
+	if err := s.WaitReady(ctxTimeout(ctx, h.Cfg.RecoveryBound)); err == nil {
+		res.note("restarted ready after", since(healed))
+	}
+	return healed, nil
+}
+
+// pauseLeader: SIGSTOP of the leader for longer than the lease, under load; the standby
+// takes over; SIGCONT. The paused leader must not write once another replica holds the
+// lease (checked over the write logs at the end); it exits ("leader election lost") and
+// is restarted.
+func pauseLeader(ctx context.Context, h *Harness, res *FaultResult) (time.Time, error) {
+	l, err := h.waitLeader(ctx, h.Cfg.RecoveryBound)
+	if err != nil {
+		return time.Now(), err
+	}
+	s := h.other(l)
+	h.scrape(ctx, l)
+	inc, _ := l.Incarnation()
+	exits := len(l.Exits())
+	res.note("paused", l.Name)
+	paused := time.Now()
+	if err := l.Pause(); err != nil {
+		return time.Now(), err
+	}
+	deadline := time.Now().Add(h.Cfg.LeaseDuration + h.Cfg.RecoveryBound)
+	for !s.Leading(ctx) && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if s.Leading(ctx) {
+		res.Takeover = time.Since(paused)
+	}
+	// Stay stopped past the lease, with events arriving for the paused leader to act on.
+	if rest := h.Cfg.LeaseDuration + 2*time.Second - time.Since(paused); rest > 0 {
+		time.Sleep(rest)
+	}
+	time.Sleep(time.Second)
+	cont := time.Now()
+	if err := l.Resume(); err != nil {
+		return cont, err
+	}
+	res.note("stopped for", since(paused))
+	h.Results.addPause(PauseWindow{Replica: l.Name, Incarnation: inc, Stopped: paused, Continued: cont})
+	time.Sleep(500 * time.Millisecond) // load while it wakes up
+	h.W.Pause()
+	end := time.Now().Add(15 * time.Second)
+	for len(l.Exits()) == exits && time.Now().Before(end) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if ex := l.Exits(); len(ex) > exits {
+		last := ex[len(ex)-1]
+		res.note("after SIGCONT", fmt.Sprintf("exited in %v (%s)", last.At.Sub(cont).Round(time.Millisecond), last.Reason))
+	} else {
+		res.note("after SIGCONT", "kept running")
+	}
+	return cont, nil
+}
+
+// apiRestart: the API server stops under load (watches break, writes fail) and starts
+// again; the informers resume or relist.
+func apiRestart(ctx context.Context, h *Harness, res *FaultResult) (time.Time, error) {
+	down := time.Now()
+	err := h.Env.RestartAPIServer(ctx, func() error {
+		time.Sleep(time.Second)
+		return nil
+	})
+	res.note("down for", since(down))
+	return time.Now(), err
+}
+
+// compaction410: with the API server stopped, objects are deleted straight from etcd (no
+// watch event will tell), the revision is moved on and etcd is compacted at it, so every
+// reflector's resourceVersion is compacted away: the API server (with a new, empty watch
+// cache) answers their watches 410 Gone and they relist from scratch.
+func compaction410(ctx context.Context, h *Harness, res *FaultResult) (time.Time, error) {
+	h.W.Pause()
+	pods, _, _ := h.W.Intents()
+	var victims []string
+	for name, p := range pods {
+		if p.Class == "plain" && len(victims) < 3 {
+			victims = append(victims, name)
+		}
+	}
+	res.relistsBefore = h.Rec.Relists()
+	var compacted int64
+	err := h.Env.RestartAPIServer(ctx, func() error {
+		etcd, err := clientv3.New(clientv3.Config{Endpoints: []string{h.Env.EtcdURL().String()}, DialTimeout: 10 * time.Second})
+		if err != nil {
+			return err
+		}
+		defer etcd.Close()
+		for _, name := range victims {
+			if _, err := etcd.Delete(ctx, "/registry/pods/"+h.NS+"/"+name); err != nil {
+				return err
+			}
+			h.W.forgetPod(name)
+		}
+		if _, err := etcd.Put(ctx, "/chaos/bump", time.Now().String()); err != nil {
+			return err
+		}
+		resp, err := etcd.Get(ctx, "/chaos/bump")
+		if err != nil {
+			return err
+		}
+		compacted = resp.Header.Revision
+		_, err = etcd.Compact(ctx, compacted, clientv3.WithCompactPhysical())
+		return err
+	})
+	healed := time.Now()
+	res.note("compacted at revision", fmt.Sprint(compacted))
+	res.note("deleted in etcd", fmt.Sprint(len(victims)))
+	return healed, err
+}
+
+// burst: Config.BurstPods pods are created and Config.BurstReservations reservations set
+// to expire in the same second; at that second the pods are deleted at once
+// (deletecollection). In the random phase the burst is a tenth of that.
+func burst(ctx context.Context, h *Harness, res *FaultResult) (time.Time, error) {
+	nRsv, nPods := h.Cfg.BurstReservations, h.Cfg.BurstPods
+	if res.random {
+		nRsv, nPods = max(1, nRsv/10), max(1, nPods/10)
+	}
+	id := h.W.name("burst")
+	nodes := h.W.Nodes()
+	if len(nodes) > 10 {
+		nodes = nodes[:10]
+	}
+	start := time.Now()
+	if err := parallel(ctx, nPods, 32, func(ctx context.Context, i int) error {
+		return h.W.create(ctx, newPod(h.NS, fmt.Sprintf("%s-p%05d", id, i), nodes[i%len(nodes)], false, LabelBurst, id))
+	}); err != nil {
+		return time.Now(), err
+	}
+	podsTook := time.Since(start)
+	res.note("pods created in", since(start))
+	// Aim at a second every reservation reaches with a TTL of at least 2s, estimating the
+	// rate of creation from the pods'.
+	rate := 100.0
+	if nPods >= 50 {
+		rate = float64(nPods) / podsTook.Seconds()
+	}
+	start = time.Now()
+	expiry := start.Add(time.Duration(float64(nRsv)/rate*1.5*float64(time.Second)) + 4*time.Second).Truncate(time.Second)
+	create := func(ctx context.Context, i int) error {
+		name := fmt.Sprintf("%s-r%05d", id, i)
+		node := nodes[i%len(nodes)]
+		ttl := int64(time.Until(expiry).Seconds())
+		if ttl < 1 {
+			ttl = 1
+		}
+		r := newReservation(h.NS, name, node, ttl, LabelNobody, name)
+		if err := h.W.create(ctx, r); err != nil {
+			return err
+		}
+		h.W.addRsv(&RsvIntent{Name: name, Class: "burst", Node: node, TTL: ttl, Created: r.CreationTimestamp.Time})
+		return nil
+	}
+	if err := parallel(ctx, nRsv, 32, func(ctx context.Context, i int) error {
+		return create(ctx, i)
+	}); err != nil {
+		return time.Now(), err
+	}
+	res.note("reservations created in", since(start))
+	res.note("expiry second", expiry.Format("15:04:05"))
+	if wait := time.Until(expiry); wait > 0 {
+		time.Sleep(wait)
+	} else {
+		res.note("late", since(expiry))
+	}
+	// Every pod at once: 64 clients delete concurrently (a deletecollection would be
+	// served one pod after another).
+	del := time.Now()
+	err := parallel(ctx, nPods, 64, func(ctx context.Context, i int) error {
+		p := &corev1.Pod{}
+		p.Namespace, p.Name = h.NS, fmt.Sprintf("%s-p%05d", id, i)
+		return h.W.deleteNow(ctx, p)
+	})
+	res.note("pods deleted at once in", since(del))
+	h.Results.addBurst(id, expiry, nRsv)
+	return time.Now(), err
+}
+
+// nodeDelete: a node holding pods, a Reserved reservation, a matched one, its NMNode and
+// its CNR is deleted (Node, NMNode, CNR: the pods and reservations stay), and recreated a
+// little later.
+func nodeDelete(ctx context.Context, h *Harness, res *FaultResult) (time.Time, error) {
+	nodes := h.W.Nodes()
+	node := nodes[h.intn(len(nodes))]
+	res.note("node", node)
+	// Something held and something matched on it.
+	hold := h.W.name("e")
+	if err := h.W.create(ctx, newReservation(h.NS, hold, node, 3600, LabelNobody, hold)); err != nil {
+		return time.Now(), err
+	}
+	h.W.addRsv(&RsvIntent{Name: hold, Class: "base", Node: node, TTL: 3600, Created: time.Now()})
+	match := h.W.name("m")
+	r := newReservation(h.NS, match, node, 3600, LabelRsv, match)
+	if err := h.W.create(ctx, r); err != nil {
+		return time.Now(), err
+	}
+	h.W.addRsv(&RsvIntent{Name: match, Class: "match", Node: node, TTL: 3600, Created: r.CreationTimestamp.Time})
+	h.W.targetPodLater(match, node, "")
+	time.Sleep(2500 * time.Millisecond)
+	h.W.SetDown(node, true)
+	if err := h.W.DeleteNode(ctx, node); err != nil {
+		return time.Now(), err
+	}
+	time.Sleep(2 * time.Second) // load while the node is gone and its pods are not
+	err := retry(ctx, 30*time.Second, func() error { return h.W.CreateNode(ctx, node) })
+	h.W.SetDown(node, false)
+	return time.Now(), err
+}
+
+// slowBind: a reservation and its pod, which the simulated scheduler assumes onto the
+// reservation's node and binds only after --pod-assumed-ttl has passed: the assumption
+// expires, then the API confirms the pod. The reservation must end Matched by it.
+func slowBind(ctx context.Context, h *Harness, res *FaultResult) (time.Time, error) {
+	a := h.Replicas[0]
+	if err := a.WaitReady(ctxTimeout(ctx, h.Cfg.RecoveryBound)); err != nil {
+		return time.Now(), err
+	}
+	nodes := h.W.Nodes()
+	node := nodes[h.intn(len(nodes))]
+	name := h.W.name("m")
+	r := newReservation(h.NS, name, node, 3600, LabelRsv, name)
+	if err := h.W.create(ctx, r); err != nil {
+		return time.Now(), err
+	}
+	h.W.addRsv(&RsvIntent{Name: name, Class: "match", Node: node, TTL: 3600, Created: r.CreationTimestamp.Time})
+	h.W.targetPodLater(name, node, h.Cfg.SlowBind.String())
+	pod := "t" + name[1:]
+	res.note("pod", pod)
+	deadline := time.Now().Add(h.Cfg.RecoveryBound)
+	for time.Now().Before(deadline) {
+		p := &corev1.Pod{}
+		err := h.Env.Client.Get(ctx, client.ObjectKey{Namespace: h.NS, Name: pod}, p)
+		if err == nil && p.Spec.NodeName != "" {
+			healed := time.Now()
+			if expiredBeforeBind(a, h.NS, pod) {
+				res.note("assumption expired before the bind", "yes")
+			} else {
+				res.note("assumption expired before the bind", "no (scheduler restarted?)")
+			}
+			res.slowBindRsv = h.NS + "/" + name
+			return healed, nil
+		}
+		if err != nil && !apierrors.IsNotFound(err) {
+			time.Sleep(200 * time.Millisecond)
+			continue
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return time.Now(), fmt.Errorf("pod %s was not bound within %v", pod, h.Cfg.RecoveryBound)
+}
+
+// expiredBeforeBind reports whether the replica's current log says the pod's assumption
+// expired.
+func expiredBeforeBind(r *Replica, namespace, name string) bool {
+	logs := r.Logs()
+	if len(logs) == 0 {
+		return false
+	}
+	data, err := os.ReadFile(logs[len(logs)-1])
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.Contains(line, "assumed pod expired") &&
+			strings.Contains(line, fmt.Sprintf(`"pod":{"name":%q,"namespace":%q}`, name, namespace)) {
+			return true
+		}
+	}
+	return false
+}
+
+func retry(ctx context.Context, bound time.Duration, fn func() error) error {
+	deadline := time.Now().Add(bound)
+	for {
+		err := fn()
+		if err == nil || time.Now().After(deadline) || ctx.Err() != nil {
+			return err
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+func since(t time.Time) string { return time.Since(t).Round(time.Millisecond).String() }

@@ -1,0 +1,224 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/seed0f91f25e/multicache/internal/testsupport"
+)
+
+// Harness runs one chaos run: the control plane (shared, from testsupport), two operator
+// replicas as processes, the recorder, the workload, the faults and the checks.
+type Harness struct {
+	Cfg      Config
+	Env      *testsupport.Env
+	Out      string
+	Bin      string
+	NS       string
+	LeaseNS  string
+	Lease    string
+	Replicas []*Replica
+	Rec      *Recorder
+	W        *Workload
+	Results  *Results
+
+	logf   func(string, ...any)
+	cs     kubernetes.Interface
+	rngMu  sync.Mutex
+	rng    *rand.Rand
+	cancel context.CancelFunc
+	wdone  chan struct{}
+	// metrics keeps the last scrape of every incarnation (replica/incarnation).
+	metricsMu          sync.Mutex
+	metrics            map[string]Metrics
+	reportedInvariants map[string]float64
+}
+
+// NewHarness prepares a run: output directory, binary, namespace. logf receives progress.
+func NewHarness(env *testsupport.Env, cfg Config, logf func(string, ...any)) (*Harness, error) {
+	out := cfg.OutDir
+	if out == "" {
+		var err error
+		if out, err = os.MkdirTemp("", "multicache-chaos-"); err != nil {
+			return nil, err
+		}
+	} else if err := os.MkdirAll(out, 0o755); err != nil {
+		return nil, err
+	}
+	cs, err := kubernetes.NewForConfig(env.Config)
+	if err != nil {
+		return nil, err
+	}
+	h := &Harness{
+		Cfg: cfg, Env: env, Out: out, NS: fmt.Sprintf("chaos-%d", cfg.Seed), LeaseNS: "default",
+		Lease: fmt.Sprintf("multicache-chaos-%d", cfg.Seed), logf: logf, cs: cs,
+		rng:     rand.New(rand.NewPCG(cfg.Seed, 7)),
+		Results: &Results{Config: cfg.String()}, metrics: map[string]Metrics{}, reportedInvariants: map[string]float64{},
+	}
+	h.Rec = NewRecorder(h.Lease)
+	return h, nil
+}
+
+func (h *Harness) intn(n int) int {
+	h.rngMu.Lock()
+	defer h.rngMu.Unlock()
+	return h.rng.IntN(n)
+}
+
+// Setup builds the operator, populates the cluster, starts the recorder and the replicas
+// (measuring a cold start) and the workload.
+func (h *Harness) Setup(ctx context.Context) error {
+	start := time.Now()
+	bin, err := BuildOperator(h.Env.RepoRoot, h.Out, h.Cfg.Race)
+	if err != nil {
+		return err
+	}
+	h.Bin = bin
+	h.logf("built %s in %v (race %v)", bin, time.Since(start).Round(time.Millisecond), h.Cfg.Race)
+
+	if err := h.Env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: h.NS}}); err != nil {
+		return err
+	}
+	rctx, cancel := context.WithCancel(context.Background())
+	h.cancel = cancel
+	if err := h.Rec.Start(rctx, h.Env.Config, h.Env.Scheme, h.NS, h.LeaseNS); err != nil {
+		return fmt.Errorf("recorder: %w", err)
+	}
+	h.W = NewWorkload(h.Env.Client, h.cs, h.NS, h.Cfg, h.Rec, h.logf)
+	start = time.Now()
+	if err := h.W.Populate(ctx); err != nil {
+		return fmt.Errorf("populating: %w", err)
+	}
+	h.logf("populated %d nodes, %d pods, %d reservations in %v", h.Cfg.Nodes, h.Cfg.Pods, h.Cfg.BaseReservations,
+		time.Since(start).Round(time.Millisecond))
+
+	kubeconfig, err := h.Env.KubeConfig()
+	if err != nil {
+		return err
+	}
+	kcPath := filepath.Join(h.Out, "kubeconfig")
+	if err := os.WriteFile(kcPath, kubeconfig, 0o600); err != nil {
+		return err
+	}
+	common := []string{
+		"--kubeconfig=" + kcPath,
+		"--leader-elect", "--leader-election-namespace=" + h.LeaseNS, "--leader-election-id=" + h.Lease,
+		"--lease-duration=" + h.Cfg.LeaseDuration.String(), "--renew-deadline=" + h.Cfg.RenewDeadline.String(),
+		"--retry-period=" + h.Cfg.RetryPeriod.String(),
+		"--pod-assumed-ttl=" + h.Cfg.PodAssumedTTL.String(), "--period=" + h.Cfg.Period.String(),
+		"--verify-period=" + h.Cfg.VerifyPeriod.String(),
+		"--reservation-ttl=" + h.Cfg.ReservationTTL.String(), "--reservation-gc-grace=" + h.Cfg.ReservationGCGrace.String(),
+		"--component-name=multicache-chaos", "--low-free-threshold=0",
+	}
+	a, err := NewReplica("a", bin, h.Out, append(common,
+		"--chaos-scheduler-name="+SchedulerName, "--chaos-slow-bind="+h.Cfg.SlowBind.String(),
+		"--chaos-slow-bind-fraction=0.1", "--chaos-forget-fraction=0.05", fmt.Sprintf("--chaos-seed=%d", h.Cfg.Seed)), h.logf)
+	if err != nil {
+		return err
+	}
+	b, err := NewReplica("b", bin, h.Out, common, h.logf)
+	if err != nil {
+		return err
+	}
+	h.Replicas = []*Replica{a, b}
+
+	// Cold start: the time from a start on the populated cluster to a cache equal to the API.
+	start = time.Now()
+	if err := a.Start(); err != nil {
+		return err
+	}
+	if err := a.WaitReady(ctxTimeout(ctx, h.Cfg.RecoveryBound)); err != nil {
+		return err
+	}
+	h.Results.ColdReady = time.Since(start)
+	if _, _, err := h.waitCompareEmpty(ctx, []*Replica{a}, h.Cfg.RecoveryBound); err != nil {
+		return fmt.Errorf("cold start: %w", err)
+	}
+	h.Results.ColdFull = time.Since(start)
+	h.logf("cold start of replica a: ready after %v, cache equal to the API after %v",
+		h.Results.ColdReady.Round(time.Millisecond), h.Results.ColdFull.Round(time.Millisecond))
+	if err := b.Start(); err != nil {
+		return err
+	}
+	if err := b.WaitReady(ctxTimeout(ctx, h.Cfg.RecoveryBound)); err != nil {
+		return err
+	}
+	if _, err := h.waitLeader(ctx, h.Cfg.RecoveryBound); err != nil {
+		return err
+	}
+	h.wdone = make(chan struct{})
+	go func() {
+		defer close(h.wdone)
+		h.W.Run(rctx)
+	}()
+	h.W.Pause()
+	return nil
+}
+
+// Teardown stops the workload, the recorder and the replicas (safe to call twice).
+func (h *Harness) Teardown() {
+	if h.W != nil {
+		h.W.Resume()
+	}
+	if h.cancel != nil {
+		h.cancel()
+	}
+	if h.wdone != nil {
+		<-h.wdone
+		h.wdone = nil
+	}
+	for _, r := range h.Replicas {
+		r.Shutdown()
+	}
+}
+
+// leader returns the replica that says it leads, if exactly one does.
+func (h *Harness) leader(ctx context.Context) *Replica {
+	var found *Replica
+	for _, r := range h.Replicas {
+		if r.Leading(ctx) {
+			if found != nil {
+				return nil
+			}
+			found = r
+		}
+	}
+	return found
+}
+
+// waitLeader waits until one replica leads.
+func (h *Harness) waitLeader(ctx context.Context, bound time.Duration) (*Replica, error) {
+	deadline := time.Now().Add(bound)
+	for {
+		if l := h.leader(ctx); l != nil {
+			return l, nil
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("no replica leads after %v", bound)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// other returns the replica that is not r.
+func (h *Harness) other(r *Replica) *Replica {
+	if h.Replicas[0] == r {
+		return h.Replicas[1]
+	}
+	return h.Replicas[0]
+}
+
+func ctxTimeout(ctx context.Context, d time.Duration) context.Context {
+	c, cancel := context.WithTimeout(ctx, d)
+	go func() { <-c.Done(); cancel() }()
+	return c
+}

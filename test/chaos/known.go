@@ -1,0 +1,54 @@
+package chaos
+
+import "strings"
+
+// KnownDefect is an operator defect this suite found and docs/RELIABILITY.md records. Its
+// violations are still reported (marked with the ID), but fail the test only with
+// CHAOS_STRICT=true, so that `make test` stays green until the fix lands; a violation that
+// matches no known defect always fails. Remove the entry with the fix.
+type KnownDefect struct {
+	ID, Summary string
+	Matches     func(v Violation) bool
+}
+
+// KnownDefects are the defects recorded in docs/RELIABILITY.md.
+var KnownDefects = []KnownDefect{
+	{
+		ID: "D1",
+		Summary: "a leader SIGSTOPped past its lease keeps writing status after SIGCONT, for up to --renew-deadline, " +
+			"from a stale cache, while the other replica leads (no fencing of status writes)",
+		Matches: func(v Violation) bool {
+			return (v.Check == "fencing" || v.Check == "false-status") && strings.Contains(v.Detail, lateByPausedLeader)
+		},
+	},
+	{
+		ID: "D2",
+		Summary: "a replica that places a reservation it already knew (its node set by an update, or seen before the " +
+			"leader wrote its status) takes reservedAt from its own clock instead of status.reservedAt: replicas " +
+			"disagree on reservedAt/expiresAt, and a new leader rewrites them (and may write Reserved over Expired)",
+		Matches: func(v Violation) bool {
+			switch v.Check {
+			case "replicas-disagree":
+				return strings.HasPrefix(v.Detail, reservedAtOnly)
+			case "false-status":
+				return !strings.Contains(v.Detail, lateByPausedLeader) && !strings.Contains(v.Detail, "did not hold the lease") &&
+					(strings.Contains(v.Detail, "reservedAt moved") || strings.Contains(v.Detail, "with another reservedAt"))
+			}
+			return false
+		},
+	},
+}
+
+// reservedAtOnly starts a replicas-disagree detail whose every difference is a reservation's
+// reservedAt/expiresAt.
+const reservedAtOnly = "reservedAt/expiresAt only: "
+
+// classify returns the ID of the known defect a violation is an instance of, or "".
+func classify(v Violation) string {
+	for _, d := range KnownDefects {
+		if d.Matches(v) {
+			return d.ID
+		}
+	}
+	return ""
+}

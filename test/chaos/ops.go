@@ -1,0 +1,513 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/seed0f91f25e/multicache/api/v1alpha1"
+)
+
+// op is one kind of random operation and how often it is picked.
+type op struct {
+	name   string
+	weight int
+	do     func(*Workload, context.Context) error
+}
+
+var ops = []op{
+	{"create-pod", 14, (*Workload).createPlainPod},
+	{"create-pod-then-bind", 8, (*Workload).createBindPod},
+	{"create-pod-for-scheduler", 8, (*Workload).createSchedPod},
+	{"update-pod-labels", 8, (*Workload).updatePodLabels},
+	{"set-pod-phase", 5, (*Workload).setPodPhase},
+	{"delete-pod", 14, (*Workload).deletePod},
+	{"create-expiring-reservation", 5, (*Workload).createExpireRsv},
+	{"create-matched-reservation", 5, (*Workload).createMatchRsv},
+	{"create-pending-reservation", 2, (*Workload).createPendingRsv},
+	{"create-contended-reservations", 2, (*Workload).createContend},
+	{"delete-reservation", 2, (*Workload).deleteRsv},
+	{"create-running-gang", 2, (*Workload).createGroupRuns},
+	{"create-starving-gang", 1, (*Workload).createGroupStarves},
+	{"delete-gang", 2, (*Workload).deleteGroup},
+	{"nmnode-status", 8, (*Workload).agentNMNode},
+	{"cnr-status", 6, (*Workload).agentCNR},
+	{"update-node", 3, (*Workload).updateNode},
+	{"create-extra-node", 1, (*Workload).createExtraNode},
+	{"delete-extra-node", 1, (*Workload).deleteExtraNode},
+}
+
+var opsWeight = func() int {
+	total := 0
+	for _, o := range ops {
+		total += o.weight
+	}
+	return total
+}()
+
+func (w *Workload) randomOp(ctx context.Context) {
+	n := w.intn(opsWeight)
+	for _, o := range ops {
+		if n < o.weight {
+			w.count(o.name, o.do(w, ctx))
+			return
+		}
+		n -= o.weight
+	}
+}
+
+// pickPod returns a random pod whose class is one of classes, or "".
+func (w *Workload) pickPod(classes ...string) *PodIntent {
+	w.mu.Lock()
+	var names []string
+	for name, p := range w.pods {
+		for _, c := range classes {
+			if p.Class == c {
+				names = append(names, name)
+				break
+			}
+		}
+	}
+	w.mu.Unlock()
+	if len(names) == 0 {
+		return nil
+	}
+	sort.Strings(names)
+	name := names[w.intn(len(names))]
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if p, ok := w.pods[name]; ok {
+		c := *p
+		return &c
+	}
+	return nil
+}
+
+func (w *Workload) addPod(p *PodIntent) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.pods[p.Name] = p
+}
+
+func (w *Workload) createPlainPod(ctx context.Context) error {
+	node, name := w.randomNode(), w.name("p")
+	if err := w.create(ctx, newPod(w.ns, name, node, w.float() < 0.1)); err != nil {
+		return err
+	}
+	w.addPod(&PodIntent{Name: name, Class: "plain", Node: node})
+	return nil
+}
+
+func (w *Workload) createBindPod(ctx context.Context) error {
+	node, name := w.randomNode(), w.name("b")
+	if err := w.create(ctx, newPod(w.ns, name, "", false)); err != nil {
+		return err
+	}
+	w.addPod(&PodIntent{Name: name, Class: "bind", Node: node})
+	w.after(time.Duration(w.intn(800))*time.Millisecond, "bind-pod", func(ctx context.Context) error { return w.bind(ctx, name, node) }, nil)
+	return nil
+}
+
+func (w *Workload) createSchedPod(ctx context.Context) error {
+	name := w.name("s")
+	if err := w.create(ctx, newSchedPod(w.ns, name, "", "")); err != nil {
+		return err
+	}
+	w.addPod(&PodIntent{Name: name, Class: "sched"})
+	return nil
+}
+
+func (w *Workload) updatePodLabels(ctx context.Context) error {
+	p := w.pickPod("plain", "bind", "sched", "target", "member")
+	if p == nil {
+		return nil
+	}
+	pod := &corev1.Pod{}
+	pod.Namespace, pod.Name = w.ns, p.Name
+	patch := client.RawPatch("application/merge-patch+json",
+		[]byte(fmt.Sprintf(`{"metadata":{"labels":{%q:"v%d"}}}`, LabelApp, w.intn(5))))
+	return client.IgnoreNotFound(w.c.Patch(ctx, pod, patch))
+}
+
+// setPodPhase plays the kubelet: a bound plain pod runs, or (rarely) ends.
+func (w *Workload) setPodPhase(ctx context.Context) error {
+	p := w.pickPod("plain")
+	if p == nil {
+		return nil
+	}
+	phase := corev1.PodRunning
+	switch r := w.float(); {
+	case r < 0.15:
+		phase = corev1.PodSucceeded
+	case r < 0.3:
+		phase = corev1.PodFailed
+	}
+	pod := &corev1.Pod{}
+	pod.Namespace, pod.Name = w.ns, p.Name
+	return client.IgnoreNotFound(w.patchStatus(ctx, pod, func() { pod.Status.Phase = phase }))
+}
+
+// deletePod deletes a random pod; a reservation's target only once the reservation says
+// Matched (its expectation is then settled), a gang's members only with the gang.
+func (w *Workload) deletePod(ctx context.Context) error {
+	p := w.pickPod("plain", "bind", "sched", "target")
+	if p == nil {
+		return nil
+	}
+	if p.Class == "target" {
+		st, ok := w.rec.ReservationStatus(w.ns + "/" + p.Rsv)
+		if ok && st.Phase != v1alpha1.ReservationMatched {
+			return nil
+		}
+	}
+	pod := &corev1.Pod{}
+	pod.Namespace, pod.Name = w.ns, p.Name
+	if err := w.deleteNow(ctx, pod); err != nil {
+		return err
+	}
+	w.mu.Lock()
+	delete(w.pods, p.Name)
+	w.mu.Unlock()
+	return nil
+}
+
+func (w *Workload) addRsv(r *RsvIntent) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.rsvs[r.Name] = r
+}
+
+func (w *Workload) rsvChanged(name string, fn func(*RsvIntent)) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if r, ok := w.rsvs[name]; ok {
+		fn(r)
+	}
+}
+
+// createExpireRsv: a reservation nobody matches, with a short TTL: it must expire, not
+// before its TTL, and never be matched.
+func (w *Workload) createExpireRsv(ctx context.Context) error {
+	node, name := w.randomNode(), w.name("e")
+	ttl := int64(2 + w.intn(7))
+	r := newReservation(w.ns, name, node, ttl, LabelNobody, name)
+	if err := w.create(ctx, r); err != nil {
+		return err
+	}
+	w.addRsv(&RsvIntent{Name: name, Class: "expire", Node: node, TTL: ttl, Created: r.CreationTimestamp.Time})
+	return nil
+}
+
+// createMatchRsv: a reservation for exactly one pod, created a little later on its node by
+// one of three paths (created bound, bound through the binding subresource, or by the
+// simulated scheduler): it must end Matched by that pod and never expire.
+func (w *Workload) createMatchRsv(ctx context.Context) error {
+	node, name := w.randomNode(), w.name("m")
+	r := newReservation(w.ns, name, node, 3600, LabelRsv, name)
+	if err := w.create(ctx, r); err != nil {
+		return err
+	}
+	w.addRsv(&RsvIntent{Name: name, Class: "match", Node: node, TTL: 3600, Created: r.CreationTimestamp.Time})
+	w.targetPodLater(name, node, "")
+	return nil
+}
+
+// targetPodLater creates the pod a reservation waits for, after the reservation's creation
+// second has passed (a pod that landed before the reservation was created cannot consume
+// it). bindDelay makes the simulated scheduler bind it that late.
+func (w *Workload) targetPodLater(rsv, node, bindDelay string) {
+	pod := "t" + rsv[1:]
+	path := w.intn(3)
+	if bindDelay != "" {
+		path = 2
+	}
+	abandon := func() { w.rsvChanged(rsv, func(r *RsvIntent) { r.Abandoned = true }) }
+	w.after(1200*time.Millisecond, "create-target-pod", func(ctx context.Context) error {
+		var p *corev1.Pod
+		switch path {
+		case 0:
+			p = newPod(w.ns, pod, node, false, LabelRsv, rsv)
+		case 1:
+			p = newPod(w.ns, pod, "", false, LabelRsv, rsv)
+		default:
+			p = newSchedPod(w.ns, pod, node, bindDelay, LabelRsv, rsv)
+		}
+		if err := w.create(ctx, p); err != nil {
+			return err
+		}
+		w.addPod(&PodIntent{Name: pod, Class: "target", Node: node, Rsv: rsv})
+		w.rsvChanged(rsv, func(r *RsvIntent) { r.Target = pod })
+		if path == 1 {
+			w.after(time.Duration(w.intn(500))*time.Millisecond, "bind-target-pod",
+				func(ctx context.Context) error { return w.bind(ctx, pod, node) }, abandon)
+		}
+		return nil
+	}, abandon)
+}
+
+// createPendingRsv: a reservation without a node, given one a little later.
+func (w *Workload) createPendingRsv(ctx context.Context) error {
+	name := w.name("q")
+	r := newReservation(w.ns, name, "", 3600, LabelNobody, name)
+	if err := w.create(ctx, r); err != nil {
+		return err
+	}
+	w.addRsv(&RsvIntent{Name: name, Class: "pending", TTL: 3600, Created: r.CreationTimestamp.Time})
+	node := w.randomNode()
+	w.after(time.Duration(1000+w.intn(2000))*time.Millisecond, "place-pending-reservation", func(ctx context.Context) error {
+		obj := &v1alpha1.Reservation{}
+		obj.Namespace, obj.Name = w.ns, name
+		patch := client.RawPatch("application/merge-patch+json", []byte(fmt.Sprintf(`{"spec":{"nodeName":%q}}`, node)))
+		if err := client.IgnoreNotFound(w.c.Patch(ctx, obj, patch)); err != nil {
+			return err
+		}
+		w.rsvChanged(name, func(r *RsvIntent) { r.Node = node })
+		return nil
+	}, func() { w.rsvChanged(name, func(r *RsvIntent) { r.Abandoned = true }) })
+	return nil
+}
+
+// createContend: two reservations on one node select the same single pod: at most one may
+// end Matched by it.
+func (w *Workload) createContend(ctx context.Context) error {
+	node, name := w.randomNode(), w.name("c")
+	for _, suffix := range []string{"a", "b"} {
+		r := newReservation(w.ns, name+"-"+suffix, node, 3600, LabelContend, name)
+		if err := w.create(ctx, r); err != nil {
+			return err
+		}
+		peer := name + "-b"
+		if suffix == "b" {
+			peer = name + "-a"
+		}
+		w.addRsv(&RsvIntent{Name: r.Name, Class: "contend", Node: node, TTL: 3600, Created: r.CreationTimestamp.Time, Peer: peer})
+	}
+	pod := "k" + name[1:]
+	w.after(1200*time.Millisecond, "create-contended-pod", func(ctx context.Context) error {
+		if err := w.create(ctx, newPod(w.ns, pod, node, false, LabelContend, name)); err != nil {
+			return err
+		}
+		w.addPod(&PodIntent{Name: pod, Class: "target", Node: node, Rsv: name + "-a"})
+		for _, s := range []string{"-a", "-b"} {
+			w.rsvChanged(name+s, func(r *RsvIntent) { r.Target = pod })
+		}
+		return nil
+	}, nil)
+	return nil
+}
+
+func (w *Workload) deleteRsv(ctx context.Context) error {
+	w.mu.Lock()
+	var names []string
+	for name, r := range w.rsvs {
+		if !r.Deleted && r.Class != "burst" {
+			names = append(names, name)
+		}
+	}
+	w.mu.Unlock()
+	if len(names) == 0 {
+		return nil
+	}
+	sort.Strings(names)
+	name := names[w.intn(len(names))]
+	obj := &v1alpha1.Reservation{}
+	obj.Namespace, obj.Name = w.ns, name
+	if err := w.deleteNow(ctx, obj); err != nil {
+		return err
+	}
+	w.rsvChanged(name, func(r *RsvIntent) { r.Deleted = true })
+	return nil
+}
+
+// createGroupRuns: a gang whose members are all created at once, bound and then running;
+// its schedule timeout is far away, so it must never be written Timeout.
+func (w *Workload) createGroupRuns(ctx context.Context) error {
+	return w.createGroup(ctx, w.name("g"), "runs", int32(2+w.intn(3)), 3600)
+}
+
+// createGroupStarves: a gang of three with one member and a short timeout: Timeout.
+func (w *Workload) createGroupStarves(ctx context.Context) error {
+	return w.createGroup(ctx, w.name("h"), "starves", 3, int32(3+w.intn(3)))
+}
+
+func (w *Workload) createGroup(ctx context.Context, name, class string, minMember, timeout int32) error {
+	if err := w.create(ctx, newPodGroup(w.ns, name, minMember, timeout)); err != nil {
+		return err
+	}
+	g := &GroupIntent{Name: name, Class: class, MinMember: minMember, Timeout: timeout}
+	members := 1
+	if class == "runs" {
+		members = int(minMember) + w.intn(2)
+	}
+	for i := range members {
+		g.Members = append(g.Members, fmt.Sprintf("%s-%d", name, i))
+	}
+	w.mu.Lock()
+	w.groups[name] = g
+	w.mu.Unlock()
+	abandon := func() {
+		w.mu.Lock()
+		g.Abandoned = true
+		w.mu.Unlock()
+	}
+	for _, m := range g.Members {
+		node := w.randomNode()
+		w.after(0, "create-gang-member", func(ctx context.Context) error {
+			p := newPod(w.ns, m, node, false, v1alpha1.PodGroupLabel, name)
+			if err := w.create(ctx, p); err != nil {
+				return err
+			}
+			w.addPod(&PodIntent{Name: m, Class: "member", Node: node, Group: name})
+			if class != "runs" {
+				return nil
+			}
+			w.after(500*time.Millisecond, "run-gang-member", func(ctx context.Context) error {
+				pod := &corev1.Pod{}
+				pod.Namespace, pod.Name = w.ns, m
+				return client.IgnoreNotFound(w.patchStatus(ctx, pod, func() { pod.Status.Phase = corev1.PodRunning }))
+			}, abandon)
+			return nil
+		}, abandon)
+	}
+	return nil
+}
+
+func (w *Workload) deleteGroup(ctx context.Context) error {
+	w.mu.Lock()
+	var names []string
+	for name, g := range w.groups {
+		if !g.Deleted {
+			names = append(names, name)
+		}
+	}
+	w.mu.Unlock()
+	if len(names) == 0 {
+		return nil
+	}
+	sort.Strings(names)
+	name := names[w.intn(len(names))]
+	pg := &v1alpha1.PodGroup{}
+	pg.Namespace, pg.Name = w.ns, name
+	if err := w.deleteNow(ctx, pg); err != nil {
+		return err
+	}
+	w.mu.Lock()
+	g := w.groups[name]
+	g.Deleted = true
+	members := append([]string(nil), g.Members...)
+	w.mu.Unlock()
+	for _, m := range members {
+		pod := &corev1.Pod{}
+		pod.Namespace, pod.Name = w.ns, m
+		if err := w.deleteNow(ctx, pod); err != nil {
+			return err
+		}
+		w.mu.Lock()
+		delete(w.pods, m)
+		w.mu.Unlock()
+	}
+	return nil
+}
+
+// agentNMNode plays the node manager: it reports a new allocatable.
+func (w *Workload) agentNMNode(ctx context.Context) error {
+	nm := &v1alpha1.NMNode{}
+	nm.Name = w.randomNode()
+	cpu := resource.MustParse(fmt.Sprint(56 + w.intn(9)))
+	return client.IgnoreNotFound(w.patchStatus(ctx, nm, func() {
+		if nm.Status.ResourceAllocatable == nil {
+			nm.Status.ResourceAllocatable = corev1.ResourceList{}
+		}
+		nm.Status.ResourceAllocatable[corev1.ResourceCPU] = cpu
+	}))
+}
+
+// agentCNR plays the reclaimed-resource agent: a new best-effort pool.
+func (w *Workload) agentCNR(ctx context.Context) error {
+	cnr := &v1alpha1.CustomNodeResource{}
+	cnr.Name = w.randomNode()
+	cpu := resource.MustParse(fmt.Sprint(4 + w.intn(13)))
+	return client.IgnoreNotFound(w.patchStatus(ctx, cnr, func() {
+		if cnr.Status.Resources.Allocatable == nil {
+			cnr.Status.Resources.Allocatable = corev1.ResourceList{}
+		}
+		cnr.Status.Resources.Allocatable[corev1.ResourceCPU] = cpu
+	}))
+}
+
+func (w *Workload) updateNode(ctx context.Context) error {
+	node := &corev1.Node{}
+	node.Name = w.randomNode()
+	patch := client.RawPatch("application/merge-patch+json",
+		[]byte(fmt.Sprintf(`{"metadata":{"labels":{"chaos.multicache.dev/zone":"z%d"}}}`, w.intn(4))))
+	return client.IgnoreNotFound(w.c.Patch(ctx, node, patch))
+}
+
+func (w *Workload) createExtraNode(ctx context.Context) error {
+	name := w.name("x")
+	if err := w.CreateNode(ctx, name, LabelExtraNode, "true"); err != nil {
+		return err
+	}
+	w.mu.Lock()
+	w.extra[name] = true
+	w.mu.Unlock()
+	return nil
+}
+
+func (w *Workload) deleteExtraNode(ctx context.Context) error {
+	w.mu.Lock()
+	var names []string
+	for n := range w.extra {
+		names = append(names, n)
+	}
+	w.mu.Unlock()
+	if len(names) == 0 {
+		return nil
+	}
+	sort.Strings(names)
+	name := names[w.intn(len(names))]
+	w.mu.Lock()
+	delete(w.extra, name)
+	w.mu.Unlock()
+	return w.DeleteNode(ctx, name)
+}
+
+// CreateNode creates a Node, its NMNode and its CNR with their agents' status.
+func (w *Workload) CreateNode(ctx context.Context, name string, labels ...string) error {
+	if err := w.create(ctx, newNode(name, labels...)); err != nil {
+		return err
+	}
+	nm := newNMNode(name, 62)
+	status := nm.Status
+	if err := w.create(ctx, nm); err != nil {
+		return err
+	}
+	nm.Status = status
+	if err := w.c.Status().Update(ctx, nm); err != nil {
+		return err
+	}
+	cnr := newCNR(name, 8)
+	cstatus := cnr.Status
+	if err := w.create(ctx, cnr); err != nil {
+		return err
+	}
+	cnr.Status = cstatus
+	return w.c.Status().Update(ctx, cnr)
+}
+
+// DeleteNode deletes a Node, its NMNode and its CNR (whatever is still on the node).
+func (w *Workload) DeleteNode(ctx context.Context, name string) error {
+	node, nm, cnr := &corev1.Node{}, &v1alpha1.NMNode{}, &v1alpha1.CustomNodeResource{}
+	node.Name, nm.Name, cnr.Name = name, name, name
+	for _, obj := range []client.Object{node, nm, cnr} {
+		if err := w.deleteNow(ctx, obj); err != nil {
+			return err
+		}
+	}
+	return nil
+}

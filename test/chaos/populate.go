@@ -1,0 +1,140 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Populate creates the cluster the operators start on: Config.Nodes nodes with their
+// NMNode and CNR, Config.Pods pods bound round-robin (one in ten best-effort), some running
+// gangs, and Config.BaseReservations reservations nobody matches.
+func (w *Workload) Populate(ctx context.Context) error {
+	nodes := make([]string, w.cfg.Nodes)
+	for i := range nodes {
+		nodes[i] = fmt.Sprintf("n-%04d", i)
+	}
+	w.mu.Lock()
+	w.nodes = nodes
+	w.mu.Unlock()
+	if err := parallel(ctx, len(nodes), 16, func(ctx context.Context, i int) error {
+		return w.CreateNode(ctx, nodes[i])
+	}); err != nil {
+		return fmt.Errorf("nodes: %w", err)
+	}
+	if err := parallel(ctx, w.cfg.Pods, 32, func(ctx context.Context, i int) error {
+		name, node := fmt.Sprintf("p-base-%06d", i), nodes[i%len(nodes)]
+		if err := w.create(ctx, newPod(w.ns, name, node, i%10 == 9)); err != nil {
+			return err
+		}
+		w.addPod(&PodIntent{Name: name, Class: "plain", Node: node})
+		return nil
+	}); err != nil {
+		return fmt.Errorf("pods: %w", err)
+	}
+	if err := parallel(ctx, w.cfg.BaseReservations, 16, func(ctx context.Context, i int) error {
+		name, node := fmt.Sprintf("r-base-%05d", i), nodes[(i*7)%len(nodes)]
+		r := newReservation(w.ns, name, node, 3600, LabelNobody, name)
+		if err := w.create(ctx, r); err != nil {
+			return err
+		}
+		w.addRsv(&RsvIntent{Name: name, Class: "base", Node: node, TTL: 3600, Created: r.CreationTimestamp.Time})
+		return nil
+	}); err != nil {
+		return fmt.Errorf("reservations: %w", err)
+	}
+	gangs := max(2, w.cfg.Pods/200)
+	for range gangs {
+		if err := w.createGroupRuns(ctx); err != nil {
+			return fmt.Errorf("gangs: %w", err)
+		}
+	}
+	// The gangs' members are follow-up steps: run them now, before the operators start.
+	deadline := time.Now().Add(2 * time.Minute)
+	for w.PendingSteps() > 0 && time.Now().Before(deadline) {
+		w.runDueSteps(ctx)
+		time.Sleep(100 * time.Millisecond)
+	}
+	return nil
+}
+
+// runDueSteps runs the due follow-up steps once, in this goroutine (before Run).
+func (w *Workload) runDueSteps(ctx context.Context) {
+	now := time.Now()
+	w.mu.Lock()
+	var due, later []*step
+	for _, s := range w.steps {
+		if !s.due.After(now) {
+			due = append(due, s)
+		} else {
+			later = append(later, s)
+		}
+	}
+	w.steps = later
+	w.mu.Unlock()
+	for _, s := range due {
+		octx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		err := s.do(octx)
+		cancel()
+		w.count(s.name, err)
+		if err != nil {
+			s.due = time.Now().Add(time.Second)
+			w.mu.Lock()
+			w.steps = append(w.steps, s)
+			w.mu.Unlock()
+		}
+	}
+}
+
+// parallel runs do(0..n-1) on workers goroutines, retrying each a few times (the API
+// server of a loaded machine times out now and then); it returns the first lasting error.
+func parallel(ctx context.Context, n, workers int, do func(context.Context, int) error) error {
+	var wg sync.WaitGroup
+	var once sync.Once
+	var first error
+	next := make(chan int)
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				var err error
+				for try := range 5 {
+					octx, cancel := context.WithTimeout(ctx, 30*time.Second)
+					err = do(octx, i)
+					cancel()
+					if err == nil || ctx.Err() != nil {
+						break
+					}
+					time.Sleep(time.Duration(try+1) * 200 * time.Millisecond)
+				}
+				if err != nil {
+					once.Do(func() { first = err })
+				}
+			}
+		}()
+	}
+	for i := range n {
+		select {
+		case next <- i:
+		case <-ctx.Done():
+		}
+	}
+	close(next)
+	wg.Wait()
+	if first == nil {
+		first = ctx.Err()
+	}
+	return first
+}
+
+// listPods lists the namespace's pods.
+func (w *Workload) listPods(ctx context.Context) ([]corev1.Pod, error) {
+	var list corev1.PodList
+	err := w.c.List(ctx, &list, client.InNamespace(w.ns))
+	return list.Items, err
+}

@@ -1,0 +1,286 @@
+package chaos
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// BuildOperator compiles test/chaos/cmd/chaos-operator into dir (with the race detector
+// when race) and returns the binary's path.
+func BuildOperator(repoRoot, dir string, race bool) (string, error) {
+	bin := filepath.Join(dir, "chaos-operator")
+	args := []string{"build", "-o", bin}
+	if race {
+		args = append(args, "-race")
+	}
+	args = append(args, "./test/chaos/cmd/chaos-operator")
+	cmd := exec.Command("go", args...)
+	cmd.Dir = repoRoot
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return bin, nil
+}
+
+// Exit is one end of a replica's process.
+type Exit struct {
+	At          time.Time
+	Incarnation int
+	// How: "exit status 1", "signal: killed", ...
+	How string
+	// Expected is set when the suite killed it.
+	Expected bool
+	// Reason is the last error line of its log (e.g. "leader election lost").
+	Reason string
+}
+
+// Replica is one operator process, restarted like a kubelet would when it exits on its
+// own.
+type Replica struct {
+	Name                               string
+	HealthAddr, MetricsAddr, DebugAddr string
+
+	bin  string
+	args []string
+	dir  string
+	logf func(string, ...any)
+
+	mu          sync.Mutex
+	cmd         *exec.Cmd
+	done        chan struct{}
+	incarnation int
+	started     time.Time
+	paused      bool
+	expectExit  bool
+	closed      bool
+	exits       []Exit
+	logs        []string
+}
+
+// NewReplica prepares a replica with three fixed local ports (kept across restarts).
+func NewReplica(name, bin, dir string, args []string, logf func(string, ...any)) (*Replica, error) {
+	ports := make([]string, 3)
+	for i := range ports {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		ports[i] = l.Addr().String()
+		_ = l.Close()
+	}
+	r := &Replica{Name: name, HealthAddr: ports[0], MetricsAddr: ports[1], DebugAddr: ports[2], bin: bin, dir: dir, logf: logf}
+	r.args = append([]string{
+		"--health-probe-bind-address=" + r.HealthAddr,
+		"--metrics-bind-address=" + r.MetricsAddr, "--metrics-secure=false",
+		"--debug-bind-address=" + r.DebugAddr,
+		"--chaos-replica=" + name,
+		"--chaos-write-log=" + r.WriteLog(),
+	}, args...)
+	return r, nil
+}
+
+// WriteLog is the path of the replica's write log (all incarnations).
+func (r *Replica) WriteLog() string { return filepath.Join(r.dir, r.Name+".writes.jsonl") }
+
+// Start starts a new incarnation.
+func (r *Replica) Start() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.startLocked()
+}
+
+func (r *Replica) startLocked() error {
+	if r.closed {
+		return fmt.Errorf("replica %s is shut down", r.Name)
+	}
+	if r.cmd != nil {
+		return fmt.Errorf("replica %s is running", r.Name)
+	}
+	r.incarnation++
+	path := filepath.Join(r.dir, fmt.Sprintf("%s.%02d.log", r.Name, r.incarnation))
+	out, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(r.bin, r.args...)
+	cmd.Stdout, cmd.Stderr = out, out
+	// The operator dies with the suite even if the suite itself is killed.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		_ = out.Close()
+		return err
+	}
+	r.cmd, r.done, r.started, r.paused, r.expectExit = cmd, make(chan struct{}), time.Now(), false, false
+	r.logs = append(r.logs, path)
+	go r.wait(cmd, out, r.done, r.incarnation)
+	return nil
+}
+
+// wait records the end of an incarnation and restarts the replica when it ended on its own.
+func (r *Replica) wait(cmd *exec.Cmd, out *os.File, done chan struct{}, incarnation int) {
+	err := cmd.Wait()
+	_ = out.Close()
+	how := "exit status 0"
+	if err != nil {
+		how = err.Error()
+	}
+	r.mu.Lock()
+	e := Exit{At: time.Now(), Incarnation: incarnation, How: how, Expected: r.expectExit || r.closed, Reason: lastError(out.Name())}
+	r.exits = append(r.exits, e)
+	r.cmd = nil
+	close(done)
+	restart := !e.Expected
+	r.mu.Unlock()
+	if restart {
+		r.logf("replica %s (incarnation %d) exited on its own: %s (%s); restarting it", r.Name, incarnation, how, e.Reason)
+		time.Sleep(500 * time.Millisecond)
+		r.mu.Lock()
+		if r.cmd == nil && !r.closed {
+			if err := r.startLocked(); err != nil {
+				r.logf("restarting %s: %v", r.Name, err)
+			}
+		}
+		r.mu.Unlock()
+	}
+}
+
+// Kill9 kills the process with SIGKILL and waits until it is gone.
+func (r *Replica) Kill9() error {
+	r.mu.Lock()
+	cmd, done := r.cmd, r.done
+	if cmd == nil {
+		r.mu.Unlock()
+		return fmt.Errorf("replica %s is not running", r.Name)
+	}
+	r.expectExit = true
+	err := cmd.Process.Signal(syscall.SIGKILL)
+	r.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	<-done
+	return nil
+}
+
+// Pause stops the process with SIGSTOP; Resume continues it.
+func (r *Replica) Pause() error { return r.signal(syscall.SIGSTOP, true) }
+
+// Resume continues a paused process with SIGCONT.
+func (r *Replica) Resume() error { return r.signal(syscall.SIGCONT, false) }
+
+func (r *Replica) signal(sig syscall.Signal, paused bool) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.cmd == nil {
+		return fmt.Errorf("replica %s is not running", r.Name)
+	}
+	r.paused = paused
+	return r.cmd.Process.Signal(sig)
+}
+
+// Running reports whether a process runs (paused or not).
+func (r *Replica) Running() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.cmd != nil && !r.paused
+}
+
+// Incarnation returns the current incarnation and when it started.
+func (r *Replica) Incarnation() (int, time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.incarnation, r.started
+}
+
+// Exits returns every end of the replica's processes so far.
+func (r *Replica) Exits() []Exit {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]Exit(nil), r.exits...)
+}
+
+// Logs returns the log files of every incarnation.
+func (r *Replica) Logs() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.logs...)
+}
+
+// Shutdown kills the process for good (test cleanup).
+func (r *Replica) Shutdown() {
+	r.mu.Lock()
+	r.closed = true
+	cmd, done := r.cmd, r.done
+	r.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	_ = cmd.Process.Signal(syscall.SIGKILL)
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+	}
+}
+
+// WaitReady waits until /readyz answers 200 (the cache caught up) or ctx ends.
+func (r *Replica) WaitReady(ctx context.Context) error {
+	url := "http://" + r.HealthAddr + "/readyz"
+	client := &http.Client{Timeout: 2 * time.Second}
+	for {
+		if r.Running() {
+			if resp, err := client.Get(url); err == nil {
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusOK {
+					return nil
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("replica %s not ready: %w", r.Name, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// lastError returns the message of the last error-level line of a log, if any.
+func lastError(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	last := ""
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.Contains(line, `"level":"error"`) {
+			last = line
+		}
+	}
+	if i := strings.Index(last, `"msg":"`); i >= 0 {
+		msg := last[i+7:]
+		if j := strings.Index(msg, `"`); j >= 0 {
+			msg = msg[:j]
+		}
+		if k := strings.Index(last, `"error":"`); k >= 0 {
+			e := last[k+9:]
+			if j := strings.Index(e, `"`); j >= 0 {
+				msg += ": " + e[:j]
+			}
+		}
+		return msg
+	}
+	return last
+}

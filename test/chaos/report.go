@@ -1,0 +1,139 @@
+package chaos
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Markdown renders the results: the table per fault kind, the targets, the figures and
+// every violation.
+func (r *Results) Markdown() string {
+	kinds := r.ByKind()
+	violations := r.AllViolations()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var b strings.Builder
+	fmt.Fprintf(&b, "### Chaos run of %s\n\n", r.Started.Format("2006-01-02 15:04"))
+	fmt.Fprintf(&b, "Configuration: %s.\n\n", r.Config)
+	known, unknown := map[string]int{}, 0
+	for _, v := range violations {
+		if v.Known != "" {
+			known[v.Known] += v.Count
+		} else {
+			unknown += v.Count
+		}
+	}
+	fmt.Fprintf(&b, "Faults: %d in %v (after setup). Violations: %d new, %d instances of known defects (%s).\n\n",
+		len(r.Faults), r.Took.Round(time.Second), unknown, sum(known), ints(known))
+	b.WriteString("| fault | count | recovery to an empty comparison: min / median / max | takeover (max) | status settled after (max) | violations |\n")
+	b.WriteString("|---|---:|---|---:|---:|---:|\n")
+	for _, k := range kinds {
+		if k.Count == 0 {
+			fmt.Fprintf(&b, "| %s | 0 | - | - | - | - |\n", k.Kind)
+			continue
+		}
+		takeover := "-"
+		if k.TakeoverMax > 0 {
+			takeover = dur(k.TakeoverMax)
+		}
+		fmt.Fprintf(&b, "| %s | %d | %s / %s / %s | %s | %s | %s |\n", k.Kind, k.Count,
+			dur(k.RecoveryMin), dur(k.RecoveryMedian), dur(k.RecoveryMax), takeover, dur(k.StatusMax), k.Violations)
+	}
+	b.WriteString("\n")
+	fmt.Fprintf(&b, "Cold start on the populated cluster: ready (caught up) after %s, comparison empty after %s.\n\n",
+		dur(r.ColdReady), dur(r.ColdFull))
+	for _, k := range kinds {
+		switch k.Kind {
+		case KillLeader.Kind:
+			fmt.Fprintf(&b, "- Target: recovery after kill -9 of the leader <= cold start + 2 s (%s): max %s, %s.\n",
+				dur(r.ColdFull+2*time.Second), dur(k.RecoveryMax), met(k.Count > 0 && k.RecoveryMax <= r.ColdFull+2*time.Second))
+		case Compaction410.Kind:
+			fmt.Fprintf(&b, "- Target: recovery after a 410 relist <= 5 s: max %s, %s.\n", dur(k.RecoveryMax),
+				met(k.Count > 0 && k.RecoveryMax <= 5*time.Second))
+		}
+	}
+	fmt.Fprintf(&b, "- multicache_invariant_violations_total over every process: %v.\n", r.Invariants)
+	fmt.Fprintf(&b, "- multicache_drift_total by kind over every process: %s.\n", floats(r.Drift))
+	fmt.Fprintf(&b, "- Status writes and reservation deletes per replica: %s; by a replica that did not hold the lease: %d.\n",
+		ints(r.Writes), r.LateWrites)
+	fmt.Fprintf(&b, "- Checked: %s.\n", ints(r.Observed))
+	fmt.Fprintf(&b, "- The suite's own reflectors relisted (after a 410 or a broken watch): %s.\n", ints(r.Relists))
+	for _, bu := range r.Bursts {
+		fmt.Fprintf(&b, "- Burst %s: %d reservations set to expire at %s.\n", bu.ID, bu.Count, bu.Expiry.Format("15:04:05"))
+	}
+	if len(r.Exits) > 0 {
+		fmt.Fprintf(&b, "- Processes that exited on their own (restarted): %d:\n", len(r.Exits))
+		for _, e := range r.Exits {
+			fmt.Fprintf(&b, "  - %s\n", e)
+		}
+	}
+	var ops []string
+	total := 0
+	for name, s := range r.Ops {
+		ops = append(ops, fmt.Sprintf("%s %d/%d", name, s.OK, s.OK+s.Failed))
+		total += s.OK
+	}
+	sort.Strings(ops)
+	fmt.Fprintf(&b, "- Workload: %d operations succeeded (ok/tried: %s).\n", total, strings.Join(ops, ", "))
+	b.WriteString("\nFaults in order:\n\n")
+	for _, f := range r.Faults {
+		fmt.Fprintf(&b, "%d. %s at %s: recovery %s; %s\n", f.Seq, f.Kind, f.At.Format("15:04:05"), dur(f.Recovery), strings.Join(f.Notes, "; "))
+	}
+	if len(violations) > 0 {
+		b.WriteString("\nViolations:\n\n")
+		for _, v := range violations {
+			fmt.Fprintf(&b, "- %s\n", v)
+		}
+	}
+	return b.String()
+}
+
+func dur(d time.Duration) string {
+	switch {
+	case d >= 10*time.Second:
+		return d.Round(100 * time.Millisecond).String()
+	default:
+		return d.Round(10 * time.Millisecond).String()
+	}
+}
+
+func met(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "NOT met"
+}
+
+func floats(m map[string]float64) string {
+	if len(m) == 0 {
+		return "none"
+	}
+	var parts []string
+	for k, v := range m {
+		parts = append(parts, fmt.Sprintf("%s %v", k, v))
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ", ")
+}
+
+func ints(m map[string]int) string {
+	if len(m) == 0 {
+		return "none"
+	}
+	var parts []string
+	for k, v := range m {
+		parts = append(parts, fmt.Sprintf("%s %d", k, v))
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ", ")
+}
+
+func sum(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
+}

@@ -1,0 +1,161 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// randomWeights are how often the random phase picks each kind.
+var randomWeights = []struct {
+	f Fault
+	w int
+}{
+	{KillLeader, 3}, {KillStandby, 2}, {PauseLeader, 2}, {APIRestart, 2},
+	{Compaction410, 2}, {Burst, 1}, {NodeDelete, 2}, {SlowBind, 2},
+}
+
+func (h *Harness) randomFault() Fault {
+	total := 0
+	for _, x := range randomWeights {
+		total += x.w
+	}
+	n := h.intn(total)
+	for _, x := range randomWeights {
+		if n < x.w {
+			return x.f
+		}
+		n -= x.w
+	}
+	return KillLeader
+}
+
+// Run injects every kind once (FirstPass), then random kinds until Config.Duration has
+// passed and Config.MinFaults were injected, then runs the final checks.
+func (h *Harness) Run(ctx context.Context) {
+	h.Results.Started = time.Now()
+	seq := 0
+	for _, f := range FirstPass {
+		seq++
+		h.cycle(ctx, seq, f)
+	}
+	deadline := time.Now().Add(h.Cfg.Duration)
+	for (time.Now().Before(deadline) || seq < h.Cfg.MinFaults) && ctx.Err() == nil {
+		seq++
+		h.cycle(ctx, seq, h.randomFault())
+	}
+	h.final(ctx)
+	h.Results.Took = time.Since(h.Results.Started)
+}
+
+// cycle: load, fault, pause, recovery and checks.
+func (h *Harness) cycle(ctx context.Context, seq int, f Fault) {
+	res := &FaultResult{Seq: seq, Kind: f.Kind, At: time.Now(), random: seq > len(FirstPass)}
+	h.W.Resume()
+	load := h.Cfg.LoadMin
+	if spread := h.Cfg.LoadMax - h.Cfg.LoadMin; spread > 0 {
+		load += time.Duration(h.intn(int(spread/time.Millisecond))) * time.Millisecond
+	}
+	time.Sleep(load)
+	healed, err := f.Inject(ctx, h, res)
+	h.W.Pause()
+	if err != nil {
+		res.violation("fault", "injecting the fault: %v", err)
+	}
+	h.recoverAndCheck(ctx, healed, res)
+	h.Results.add(res)
+	h.logf("fault #%d %s: cache equal to the API %v after it healed (takeover %v, status settled %v more); %s; %d violations",
+		seq, f.Kind, res.Recovery.Round(time.Millisecond), res.Takeover.Round(time.Millisecond),
+		res.StatusSettled.Round(time.Millisecond), strings.Join(res.Notes, ", "), len(res.Violations))
+	for _, v := range res.Violations {
+		h.logf("  VIOLATION %s", v)
+	}
+}
+
+// final lets the workload's follow-ups finish and the short TTLs and timeouts pass, checks
+// the quiet cluster once more, then checks the whole history.
+func (h *Harness) final(ctx context.Context) {
+	h.W.StopRandom()
+	h.W.Resume()
+	deadline := time.Now().Add(30 * time.Second)
+	for h.W.PendingSteps() > 0 && time.Now().Before(deadline) {
+		time.Sleep(200 * time.Millisecond)
+	}
+	h.W.Pause()
+	_, rsvs, groups := h.W.Intents()
+	due := time.Now()
+	for _, r := range rsvs {
+		if r.Class == "expire" && !r.Deleted {
+			due = maxTime(due, r.Created.Add(time.Duration(r.TTL)*time.Second+2*time.Second))
+		}
+	}
+	for _, g := range groups {
+		if g.Class == "starves" && !g.Deleted {
+			due = maxTime(due, time.Now().Add(time.Duration(g.Timeout)*time.Second))
+		}
+	}
+	if wait := time.Until(due); wait > 0 {
+		time.Sleep(min(wait, 12*time.Second))
+	}
+	res := &FaultResult{Seq: 0, Kind: "final"}
+	h.recoverAndCheck(ctx, time.Now(), res)
+	for _, v := range res.Violations {
+		h.Results.final(v.Check, "%s", v.Detail)
+	}
+	end := time.Now()
+
+	hist := h.Rec.History()
+	_, rsvs, groups = h.W.Intents()
+	var pauses []PauseWindow
+	h.Results.mu.Lock()
+	pauses = append(pauses, h.Results.Pauses...)
+	h.Results.mu.Unlock()
+	writes := readWrites(h.Replicas, h.Lease, hist.Leases, pauses, h.Cfg.RenewDeadline, h.Results.final, h.logf)
+	checked, seen := checkReservationHistory(hist, h.Cfg.ReservationTTL, writes.Writer, h.Results.final)
+	h.Results.observe("reservations checked (history)", checked)
+	h.Results.observe("reservation status writes seen", seen)
+	h.Results.observe("pod groups checked (history)", checkGroupHistory(hist, writes.Writer, h.Results.final))
+	h.Results.observe("intents checked", checkExpectations(hist, h.NS, rsvs, groups, end, h.Results.final))
+	h.Results.observe("logs scanned for panics", checkPanics(h.Replicas, h.Results.final))
+
+	for _, r := range h.Replicas {
+		h.scrape(ctx, r)
+	}
+	drift, inv := map[string]float64{}, 0.0
+	h.metricsMu.Lock()
+	for _, m := range h.metrics {
+		for kind, v := range m.ByLabel("multicache_drift_total", "kind") {
+			drift[kind] += v
+		}
+		inv += m.Sum("multicache_invariant_violations_total")
+	}
+	h.metricsMu.Unlock()
+	var exits []string
+	for _, r := range h.Replicas {
+		for _, e := range r.Exits() {
+			if !e.Expected {
+				exits = append(exits, fmt.Sprintf("%s incarnation %d at %s: %s (%s)", r.Name, e.Incarnation, e.At.Format("15:04:05"), e.How, e.Reason))
+			}
+		}
+	}
+	sort.Strings(exits)
+	h.Results.mu.Lock()
+	h.Results.Drift, h.Results.Invariants = drift, inv
+	h.Results.Writes, h.Results.LateWrites = writes.PerProc, writes.Late
+	h.Results.Exits = exits
+	h.Results.Ops = h.W.Stats()
+	h.Results.Relists = hist.Relists
+	h.Results.mu.Unlock()
+	if inv > 0 {
+		h.Results.final("invariant", "multicache_invariant_violations_total summed over every process: %v", inv)
+	}
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
