@@ -74,6 +74,7 @@ verify-fmt: ## Fail when a Go file is not gofmt-clean.
 test: manifests generate verify-fmt vet envtest-assets kustomize ## Run every test (unit, race, real API server).
 	KUBEBUILDER_ASSETS="$(K8S_ASSETS)" $(GO) test $(TEST_FLAGS) ./...
 	cd bench && $(GO) test $(TEST_FLAGS) -run 'TestDifferential' .
+	$(MAKE) --no-print-directory bench-e2e-check
 
 # How long `make fuzz` explores event sequences against the reference model.
 FUZZ_TIME ?= 60s
@@ -104,6 +105,28 @@ SCALE_PODS ?= 30000
 scale-check: envtest-assets ## Cold-start catch-up time and verify-loop cost at SCALE_NODES/SCALE_PODS through the real API server (minutes; figures in the log).
 	MULTICACHE_SCALE_NODES=$(SCALE_NODES) MULTICACHE_SCALE_PODS=$(SCALE_PODS) KUBEBUILDER_ASSETS="$(K8S_ASSETS)" \
 		$(GO) test -count=1 -timeout 60m -run '^TestScale_' -v ./internal/operator/
+
+# `make bench-e2e`: the cluster size (small: 100 nodes / 3,000 pods; medium: 1,000 / 30,000;
+# large: 5,000 / 150,000), the rounds of cold starts, extra flags of bench/e2e/cmd/bench-e2e
+# (e.g. BENCH_E2E_ARGS="-churn-rates 100,300 -churn-duration 30s") and the report file.
+SIZE ?= small
+BENCH_E2E_ROUNDS ?= 3
+BENCH_E2E_ARGS ?=
+BENCH_E2E_OUT ?= $(LOCALBIN)/bench-e2e-$(SIZE).md
+
+.PHONY: bench-e2e
+bench-e2e: envtest-assets kube-scheduler ## Cold start and pod churn through a real API server: multicache vs a bare informer and kube-scheduler (SIZE=small|medium|large).
+	$(GO) build -o $(LOCALBIN)/multicache .
+	cd bench/e2e && $(GO) run ./cmd/bench-e2e -size $(SIZE) -rounds $(BENCH_E2E_ROUNDS) -assets "$(K8S_ASSETS)" \
+		-multicache "$(LOCALBIN)/multicache" -repo "$(CURDIR)" -out "$(BENCH_E2E_OUT)" $(BENCH_E2E_ARGS)
+
+# The correctness run of bench-e2e that `make test` keeps: SIZE=small, one round, one churn
+# step; kube-scheduler is a subject only when bin/k8s already holds it (it is not built here).
+.PHONY: bench-e2e-check
+bench-e2e-check: envtest-assets ## Check bench-e2e end to end at SIZE=small: every subject sees every object, the comparison is empty (~1.5 min).
+	$(GO) build -o $(LOCALBIN)/multicache .
+	cd bench/e2e && $(GO) vet ./... && KUBEBUILDER_ASSETS="$(K8S_ASSETS)" MULTICACHE_BIN="$(LOCALBIN)/multicache" \
+		$(GO) test $(TEST_FLAGS) -timeout 10m ./...
 
 ##@ Build
 

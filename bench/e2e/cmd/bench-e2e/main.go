@@ -1,0 +1,137 @@
+// Command bench-e2e is `make bench-e2e`: it starts a real control plane, populates it,
+// cold-starts a bare informer, kube-scheduler and multicache in turn (rotating the order
+// every round), drives pod churn against multicache, and prints a markdown report with the
+// ratios of multicache against both anchors (also written to -out). See package e2e and
+// BENCHMARKS.md.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/seed0f91f25e/multicache/bench/e2e"
+)
+
+// defaults per size: how long a cold start may take, and how long each churn step lasts.
+var defaults = map[string]struct {
+	timeout, churn time.Duration
+}{
+	"small":  {2 * time.Minute, 10 * time.Second},
+	"medium": {5 * time.Minute, 20 * time.Second},
+	"large":  {20 * time.Minute, 30 * time.Second},
+}
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "bench-e2e:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	var (
+		sizeName   = flag.String("size", "small", "cluster size: small (100 nodes / 3,000 pods), medium (1,000 / 30,000), large (5,000 / 150,000) or NODES/PODS")
+		rounds     = flag.Int("rounds", 3, "rounds of cold starts (medians are reported)")
+		assets     = flag.String("assets", os.Getenv("KUBEBUILDER_ASSETS"), "directory with kube-apiserver and etcd (bin/k8s)")
+		repo       = flag.String("repo", "../..", "the main module's directory (CRDs, commit)")
+		mcBin      = flag.String("multicache", "", "the multicache binary (go build -o bin/multicache . in the main module)")
+		schedBin   = flag.String("kube-scheduler", "", "the kube-scheduler binary (default: kube-scheduler in -assets); the subject is skipped when it is missing")
+		dir        = flag.String("dir", "", "directory for logs, kubeconfig and the informer binary (default: a new temporary directory)")
+		out        = flag.String("out", "", "also write the markdown report to this file")
+		writers    = flag.Int("writers", 16, "parallel writers populating the cluster")
+		poll       = flag.Duration("poll", 100*time.Millisecond, "how often a starting subject's metrics are read")
+		settle     = flag.Duration("settle", 5*time.Second, "how long a subject runs after it is full before its memory is read")
+		cooldown   = flag.Duration("cooldown", 3*time.Second, "pause between two cold starts")
+		timeout    = flag.Duration("timeout", 0, "how long a cold start may take (default by size)")
+		rates      = flag.String("churn-rates", "60,150,450", "churn steps, writes per second (a third each creates, label updates, deletes); empty skips the churn")
+		churnDur   = flag.Duration("churn-duration", 0, "how long each churn step lasts (default by size)")
+		churnPoll  = flag.Duration("churn-poll", 10*time.Millisecond, "how often multicache's event counters are read during the churn")
+		churnWorks = flag.Int("churn-workers", 32, "writers per churn operation")
+	)
+	flag.Parse()
+	size, err := e2e.ParseSize(*sizeName)
+	if err != nil {
+		return err
+	}
+	def, ok := defaults[size.Name]
+	if !ok {
+		def = defaults["medium"]
+	}
+	if *timeout == 0 {
+		*timeout = def.timeout
+	}
+	if *churnDur == 0 {
+		*churnDur = def.churn
+	}
+	if *assets == "" || *mcBin == "" {
+		return fmt.Errorf("-assets (or KUBEBUILDER_ASSETS) and -multicache are required; run it with `make bench-e2e`")
+	}
+	if *dir == "" {
+		if *dir, err = os.MkdirTemp("", "bench-e2e-"); err != nil {
+			return err
+		}
+	}
+	if *schedBin == "" {
+		*schedBin = filepath.Join(*assets, "kube-scheduler")
+	}
+	informerBin := filepath.Join(*dir, "informer")
+	if err := e2e.GoBuild(".", "./cmd/informer", informerBin); err != nil {
+		return err
+	}
+	mc := e2e.MulticacheSubject(*mcBin)
+	subjects := []e2e.Subject{e2e.InformerSubject(informerBin)}
+	if _, err := os.Stat(*schedBin); err == nil {
+		subjects = append(subjects, e2e.SchedulerSubject(*schedBin))
+	} else {
+		fmt.Fprintf(os.Stderr, "kube-scheduler skipped: %v (make kube-scheduler builds it)\n", err)
+	}
+	subjects = append(subjects, mc)
+
+	var steps []e2e.ChurnStep
+	for _, r := range strings.Split(*rates, ",") {
+		if r = strings.TrimSpace(r); r == "" {
+			continue
+		}
+		v, err := strconv.ParseFloat(r, 64)
+		if err != nil || v <= 0 {
+			return fmt.Errorf("-churn-rates: bad rate %q", r)
+		}
+		steps = append(steps, e2e.ChurnStep{Rate: v, Duration: *churnDur})
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	fmt.Fprintf(os.Stderr, "bench-e2e: logs in %s\n", *dir)
+	res, err := e2e.Run(ctx, e2e.Config{
+		Size: size, Rounds: *rounds, Subjects: subjects, Multicache: mc,
+		Assets: *assets, RepoRoot: *repo, Dir: *dir, Writers: *writers,
+		Timing:   e2e.Timing{Poll: *poll, Timeout: *timeout, Settle: *settle},
+		Cooldown: *cooldown,
+		Churn:    e2e.Churn{Steps: steps, Workers: *churnWorks, Poll: *churnPoll, DrainTimeout: time.Minute, Pause: 2 * time.Second},
+		Log:      newElapsedWriter(os.Stderr),
+	})
+	if err != nil {
+		return err
+	}
+	var b strings.Builder
+	e2e.WriteReport(&b, res, e2e.Machine(*repo))
+	fmt.Print(b.String())
+	if *out != "" {
+		if err := os.WriteFile(*out, []byte(b.String()), 0o644); err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "bench-e2e: report written to %s\n", *out)
+	}
+	if problems := res.Problems(); len(problems) > 0 {
+		return fmt.Errorf("correctness: %s", strings.Join(problems, "; "))
+	}
+	return nil
+}

@@ -1,0 +1,91 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestSmall is the correctness run `make test` keeps of `make bench-e2e`: SIZE=small, one
+// round, one short churn step. It fails when a subject never holds every object, when a
+// multicache store does not hold the population, when multicache misses or rejects a churn
+// event, and when /debug/cache/compare is not empty after the churn. Speed is not checked.
+//
+// It needs KUBEBUILDER_ASSETS (kube-apiserver, etcd); kube-scheduler is a subject only when
+// KUBEBUILDER_ASSETS also holds it (`make kube-scheduler`). MULTICACHE_BIN names the
+// operator binary; without it the test builds one from the main module.
+func TestSmall(t *testing.T) {
+	assets := os.Getenv("KUBEBUILDER_ASSETS")
+	if assets == "" {
+		t.Skip("KUBEBUILDER_ASSETS is not set: run `make bench-e2e-check`")
+	}
+	repo, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	mcBin := os.Getenv("MULTICACHE_BIN")
+	if mcBin == "" {
+		mcBin = filepath.Join(dir, "multicache")
+		if err := GoBuild(repo, ".", mcBin); err != nil {
+			t.Fatal(err)
+		}
+	}
+	informerBin := filepath.Join(dir, "informer")
+	if err := GoBuild(".", "./cmd/informer", informerBin); err != nil {
+		t.Fatal(err)
+	}
+	mc := MulticacheSubject(mcBin)
+	subjects := []Subject{InformerSubject(informerBin)}
+	if sched := filepath.Join(assets, "kube-scheduler"); fileExists(sched) {
+		subjects = append(subjects, SchedulerSubject(sched))
+	} else {
+		t.Logf("kube-scheduler is not in %s: its subject is skipped (make kube-scheduler builds it)", assets)
+	}
+	subjects = append(subjects, mc)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	var log strings.Builder
+	res, err := Run(ctx, Config{
+		Size: Sizes["small"], Rounds: 1, Subjects: subjects, Multicache: mc,
+		Assets: assets, RepoRoot: repo, Dir: dir, Writers: 16,
+		Timing:   Timing{Poll: 100 * time.Millisecond, Timeout: 2 * time.Minute, Settle: time.Second},
+		Cooldown: time.Second,
+		Churn: Churn{
+			Steps:   []ChurnStep{{Rate: 100, Duration: 3 * time.Second}},
+			Workers: 16, Poll: 10 * time.Millisecond, DrainTimeout: time.Minute, Pause: time.Second,
+		},
+		Log: &log,
+	})
+	t.Log("\n" + log.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var report strings.Builder
+	WriteReport(&report, res, Machine(repo))
+	t.Log("\n" + report.String())
+
+	if got := len(res.ColdStarts); got != len(subjects) {
+		t.Errorf("%d cold starts, want %d (one per subject)", got, len(subjects))
+	}
+	for _, p := range res.Problems() {
+		t.Error(p)
+	}
+	if res.Churn == nil || len(res.Churn.Phases) != numOps {
+		t.Fatalf("churn phases: %+v, want one per operation", res.Churn)
+	}
+	for _, ph := range res.Churn.Phases {
+		if ph.Writes == 0 {
+			t.Errorf("churn %s: no write succeeded", opNames[ph.Op])
+		}
+	}
+}
+
+func fileExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && !st.IsDir()
+}

@@ -1,0 +1,143 @@
+package e2e
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// The three churn operations, and the op label multicache counts their events under.
+const (
+	opCreate = iota
+	opUpdate
+	opDelete
+	numOps
+)
+
+var opLabels = [numOps]string{"add", "update", "delete"}
+
+// opNames name the operations in the report.
+var opNames = [numOps]string{"create", "label update", "delete"}
+
+// eventSample is multicache's pod event counters at one moment.
+type eventSample struct {
+	// at is the middle of the scrape that read them.
+	at time.Time
+	// applied counts the pod events applied, per operation (result="ok").
+	applied [numOps]float64
+	// rejected counts the pod events rejected, whatever the operation.
+	rejected float64
+}
+
+// eventPoller reads multicache_events_total{kind="Pod"} every interval. Each churn write is
+// one pod event and nothing else writes pods, so the k-th write of an operation is visible
+// in the cache once the counter of that operation has grown by k.
+type eventPoller struct {
+	url      string
+	interval time.Duration
+
+	mu      sync.Mutex
+	samples []eventSample
+}
+
+// readEvents scrapes the pod event counters once.
+func readEvents(ctx context.Context, url string) (eventSample, error) {
+	sent := time.Now()
+	m, err := Scrape(ctx, url, `multicache_events_total{kind="Pod"`)
+	if err != nil {
+		return eventSample{}, err
+	}
+	s := eventSample{at: sent.Add(time.Since(sent) / 2)}
+	for key, v := range m {
+		if !strings.HasSuffix(key, `result="ok"}`) {
+			s.rejected += v
+			continue
+		}
+		for op, label := range opLabels {
+			if strings.Contains(key, `op="`+label+`"`) {
+				s.applied[op] += v
+			}
+		}
+	}
+	return s, nil
+}
+
+// run polls until ctx is done.
+func (p *eventPoller) run(ctx context.Context) {
+	tick := time.NewTicker(p.interval)
+	defer tick.Stop()
+	for {
+		if s, err := readEvents(ctx, p.url); err == nil {
+			p.mu.Lock()
+			p.samples = append(p.samples, s)
+			p.mu.Unlock()
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// since returns the samples taken at or after t.
+func (p *eventPoller) since(t time.Time) []eventSample {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	i, _ := slices.BinarySearchFunc(p.samples, t, func(s eventSample, t time.Time) int { return s.at.Compare(t) })
+	return slices.Clone(p.samples[i:])
+}
+
+// last returns the latest sample.
+func (p *eventPoller) last() (eventSample, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.samples) == 0 {
+		return eventSample{}, false
+	}
+	return p.samples[len(p.samples)-1], true
+}
+
+// matchLags pairs the k-th write of op to return (returns sorted) with the first sample
+// whose counter of op grew by k over base, and returns the lags. A write whose event the
+// samples never show is counted in missing. A lag below zero (the cache applied the event
+// before the API's answer reached the harness) counts as zero.
+func matchLags(returns []time.Time, samples []eventSample, op int, base float64) (lags []time.Duration, missing int) {
+	j := 0
+	for k, ret := range returns {
+		for j < len(samples) && samples[j].applied[op]-base < float64(k+1) {
+			j++
+		}
+		if j == len(samples) {
+			return lags, len(returns) - k
+		}
+		lags = append(lags, max(0, samples[j].at.Sub(ret)))
+	}
+	return lags, 0
+}
+
+// Quantiles summarises a set of durations.
+type Quantiles struct {
+	N                  int
+	P50, P99, Max, Avg time.Duration
+}
+
+// quantiles computes the nearest-rank p50 and p99, the maximum and the mean of d.
+func quantiles(d []time.Duration) Quantiles {
+	if len(d) == 0 {
+		return Quantiles{}
+	}
+	s := slices.Clone(d)
+	slices.Sort(s)
+	rank := func(p float64) time.Duration {
+		i := int(p*float64(len(s)) + 0.999999)
+		return s[min(max(i, 1), len(s))-1]
+	}
+	var sum time.Duration
+	for _, v := range s {
+		sum += v
+	}
+	return Quantiles{N: len(s), P50: rank(0.50), P99: rank(0.99), Max: s[len(s)-1], Avg: sum / time.Duration(len(s))}
+}

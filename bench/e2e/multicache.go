@@ -1,0 +1,54 @@
+package e2e
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// MulticacheSubject is the operator binary built from the main module (`go build -o
+// bin/multicache .`), with its default stores and options and leader election off. It is
+// full when it reports itself caught up (multicache_cache_caught_up: every feed applied
+// every object its informer held at sync) and its node and pod stores
+// (multicache_store_objects{store}) count every node and pod.
+func MulticacheSubject(bin string) Subject {
+	return Subject{Name: "multicache", Start: func(env Env, logPath string) (*Instance, error) {
+		var ports [3]int
+		for i := range ports {
+			p, err := freePort()
+			if err != nil {
+				return nil, err
+			}
+			ports[i] = p
+		}
+		addr := func(i int) string { return "127.0.0.1:" + strconv.Itoa(ports[i]) }
+		p, err := StartProcess(bin, []string{
+			"--kubeconfig=" + env.Kubeconfig,
+			"--metrics-secure=false",
+			"--metrics-bind-address=" + addr(0),
+			"--health-probe-bind-address=" + addr(1),
+			"--debug-bind-address=" + addr(2),
+		}, nil, logPath)
+		if err != nil {
+			return nil, err
+		}
+		return &Instance{
+			Process:    p,
+			MetricsURL: "http://" + addr(0) + "/metrics",
+			Prefixes:   []string{"multicache_store_objects", "multicache_cache_caught_up"},
+			PprofURL:   "http://" + addr(2) + "/debug/pprof",
+			Full: func(m Metrics, want Want) (bool, string) {
+				caughtUp := count(m, "multicache_cache_caught_up")
+				nodes, pods := count(m, `multicache_store_objects{store="nodes"}`), count(m, `multicache_store_objects{store="pods"}`)
+				return caughtUp == 1 && nodes == want.Nodes && pods == want.Pods,
+					fmt.Sprintf("caught_up=%d nodes=%d pods=%d", caughtUp, nodes, pods)
+			},
+		}, nil
+	}}
+}
+
+// DebugURL is the base of a multicache instance's debug server: the URL that
+// /debug/cache/compare is appended to.
+func DebugURL(in *Instance) string {
+	return strings.TrimSuffix(in.PprofURL, "/debug/pprof")
+}

@@ -1,0 +1,99 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Population is what Populate wrote and how long it took.
+type Population struct {
+	Size     Size
+	Objects  int
+	Duration time.Duration
+	// ReplicaSetUIDs are the UIDs of the ReplicaSets, by index (churn pods name them as owner).
+	ReplicaSetUIDs []types.UID
+}
+
+// Populate writes the cluster of the given size through the API with writers parallel
+// writers: namespaces, nodes (with status), NMNodes and CNRs (status through the
+// subresource), ReplicaSets, their pods (bound through spec.nodeName, pod i on node i mod
+// Nodes), PodGroups, PDBs and Reservations. Progress goes to log.
+func Populate(ctx context.Context, c client.Client, size Size, writers int, log io.Writer) (*Population, error) {
+	start := time.Now()
+	pop := &Population{Size: size, ReplicaSetUIDs: make([]types.UID, size.ReplicaSets())}
+	steps := []struct {
+		what string
+		n    int
+		do   func(ctx context.Context, i int) error
+	}{
+		{"namespaces", size.Namespaces(), func(ctx context.Context, i int) error { return create(ctx, c, MakeNamespace(i)) }},
+		{"nodes", size.Nodes, func(ctx context.Context, i int) error { return create(ctx, c, MakeNode(i)) }},
+		{"nmnodes", size.NMNodes(), func(ctx context.Context, i int) error {
+			want := MakeNMNode(i)
+			obj := want.DeepCopy()
+			if err := create(ctx, c, obj); err != nil {
+				return err
+			}
+			obj.Status = want.Status
+			return c.Status().Update(ctx, obj)
+		}},
+		{"cnrs", size.CNRs(), func(ctx context.Context, i int) error {
+			want := MakeCNR(i)
+			obj := want.DeepCopy()
+			if err := create(ctx, c, obj); err != nil {
+				return err
+			}
+			obj.Status = want.Status
+			return c.Status().Update(ctx, obj)
+		}},
+		{"replicasets", size.ReplicaSets(), func(ctx context.Context, r int) error {
+			rs := MakeReplicaSet(r, podsOf(size, r))
+			if err := create(ctx, c, rs); err != nil {
+				return err
+			}
+			pop.ReplicaSetUIDs[r] = rs.UID
+			return nil
+		}},
+		{"pods", size.Pods, func(ctx context.Context, i int) error {
+			r := i / PodsPerReplicaSet
+			return create(ctx, c, MakePod(r, i%PodsPerReplicaSet, pop.ReplicaSetUIDs[r], NodeName(i%size.Nodes)))
+		}},
+		{"podgroups", size.PodGroups(), func(ctx context.Context, k int) error {
+			return create(ctx, c, MakePodGroup(k*ReplicaSetsPerPodGroup))
+		}},
+		{"pdbs", size.PDBs(), func(ctx context.Context, k int) error { return create(ctx, c, MakePDB(k*ReplicaSetsPerPDB)) }},
+		{"reservations", size.Reservations(), func(ctx context.Context, k int) error { return create(ctx, c, MakeReservation(k)) }},
+	}
+	for _, s := range steps {
+		t := time.Now()
+		if err := parallel(ctx, s.n, writers, s.do); err != nil {
+			return nil, fmt.Errorf("populating %s: %w", s.what, err)
+		}
+		pop.Objects += s.n
+		d := time.Since(t)
+		fmt.Fprintf(log, "  %-12s %7d in %6.1fs (%.0f/s)\n", s.what, s.n, d.Seconds(), float64(s.n)/max(d.Seconds(), 1e-3))
+	}
+	pop.Duration = time.Since(start)
+	return pop, nil
+}
+
+// podsOf is how many pods ReplicaSet r owns.
+func podsOf(size Size, r int) int {
+	return min(PodsPerReplicaSet, size.Pods-r*PodsPerReplicaSet)
+}
+
+// create creates obj; if a retried create finds it already there (the first attempt went
+// through but its answer was lost), it reads it back instead.
+func create(ctx context.Context, c client.Client, obj client.Object) error {
+	err := c.Create(ctx, obj)
+	if apierrors.IsAlreadyExists(err) {
+		return c.Get(ctx, client.ObjectKeyFromObject(obj), obj)
+	}
+	return err
+}

@@ -1,0 +1,157 @@
+package e2e
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Summary is the median of one subject's cold starts.
+type Summary struct {
+	Subject                                     string
+	Samples                                     int
+	Full, CPU                                   time.Duration
+	RSSAtFull, PeakRSS, SettledRSS, HeapAfterGC int64
+}
+
+// Summarise returns the median of every measure of each subject, in the order of subjects.
+func Summarise(subjects []Subject, runs []ColdStart) []Summary {
+	var out []Summary
+	for _, s := range subjects {
+		var mine []ColdStart
+		for _, r := range runs {
+			if r.Subject == s.Name {
+				mine = append(mine, r)
+			}
+		}
+		if len(mine) == 0 {
+			continue
+		}
+		out = append(out, Summary{
+			Subject: s.Name, Samples: len(mine),
+			Full:        median(mine, func(c ColdStart) time.Duration { return c.Full }),
+			CPU:         median(mine, func(c ColdStart) time.Duration { return c.CPU }),
+			RSSAtFull:   median(mine, func(c ColdStart) int64 { return c.RSSAtFull }),
+			PeakRSS:     median(mine, func(c ColdStart) int64 { return c.PeakRSS }),
+			SettledRSS:  median(mine, func(c ColdStart) int64 { return c.SettledRSS }),
+			HeapAfterGC: median(mine, func(c ColdStart) int64 { return c.HeapAfterGC }),
+		})
+	}
+	return out
+}
+
+// median of f over xs (the lower middle one for an even count: a value that was measured).
+func median[T any, V int64 | time.Duration](xs []T, f func(T) V) V {
+	vs := make([]V, len(xs))
+	for i, x := range xs {
+		vs[i] = f(x)
+	}
+	slices.Sort(vs)
+	return vs[(len(vs)-1)/2]
+}
+
+// WriteReport writes the markdown report of a run: the setting, the cold-start medians with
+// multicache's ratios against each anchor, every round, the churn and the checks.
+func WriteReport(w io.Writer, res *Result, machine string) {
+	cfg := res.Config
+	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
+	p("## bench-e2e, SIZE=%s\n\n", cfg.Size.Name)
+	p("%s, %s. Cluster: %s; populated through the API in %.1fs (%d objects, %d writers). %d round(s), order rotated each round; medians.\n\n",
+		res.Started.Format("2006-01-02 15:04 MST"), machine, cfg.Size, res.Population.Duration.Seconds(), res.Population.Objects, cfg.Writers, cfg.Rounds)
+
+	sums := Summarise(cfg.Subjects, res.ColdStarts)
+	by := map[string]Summary{}
+	var names []string
+	for _, s := range sums {
+		by[s.Subject] = s
+		names = append(names, s.Subject)
+	}
+	mc, hasMC := by[cfg.Multicache.Name]
+	var anchors []string
+	for _, n := range names {
+		if n != cfg.Multicache.Name {
+			anchors = append(anchors, n)
+		}
+	}
+	p("### Cold start (median of %d)\n\n", cfg.Rounds)
+	p("| | %s |", strings.Join(names, " | "))
+	for _, a := range anchors {
+		p(" multicache / %s |", a)
+	}
+	p("\n|---|%s", strings.Repeat("---:|", len(names)+len(anchors)))
+	p("\n")
+	rows := []struct {
+		name string
+		get  func(Summary) float64
+		fmt  string
+	}{
+		{"time to full (s)", func(s Summary) float64 { return s.Full.Seconds() }, "%.2f"},
+		{"CPU to full (s)", func(s Summary) float64 { return s.CPU.Seconds() }, "%.2f"},
+		{"RSS at full (MiB)", func(s Summary) float64 { return float64(s.RSSAtFull) / (1 << 20) }, "%.0f"},
+		{"peak RSS, VmHWM (MiB)", func(s Summary) float64 { return float64(s.PeakRSS) / (1 << 20) }, "%.0f"},
+		{"settled RSS (MiB)", func(s Summary) float64 { return float64(s.SettledRSS) / (1 << 20) }, "%.0f"},
+		{"heap after GC (MiB)", func(s Summary) float64 { return float64(s.HeapAfterGC) / (1 << 20) }, "%.1f"},
+	}
+	for _, r := range rows {
+		p("| %s |", r.name)
+		for _, n := range names {
+			p(" "+r.fmt+" |", r.get(by[n]))
+		}
+		for _, a := range anchors {
+			if hasMC && r.get(by[a]) > 0 {
+				p(" %.2fx |", r.get(mc)/r.get(by[a]))
+			} else {
+				p(" - |")
+			}
+		}
+		p("\n")
+	}
+	p("\nEvery round (time to full s / CPU s / peak MiB / settled MiB / heap MiB):\n\n")
+	p("| round | subject | full | CPU | peak | settled | heap | counts at full |\n|---:|---|---:|---:|---:|---:|---:|---|\n")
+	for _, c := range append([]ColdStart{res.WarmUp}, res.ColdStarts...) {
+		round := fmt.Sprint(c.Round)
+		if c.Round < 0 {
+			round = "warm-up"
+		}
+		p("| %s | %s | %.2f | %.2f | %.0f | %.0f | %.1f | %s |\n", round, c.Subject, c.Full.Seconds(), c.CPU.Seconds(),
+			float64(c.PeakRSS)/(1<<20), float64(c.SettledRSS)/(1<<20), float64(c.HeapAfterGC)/(1<<20), c.Detail)
+	}
+	if len(res.StoreCheck) == 0 {
+		p("\nmulticache's stores hold every populated object (multicache_store_objects checked per store).\n")
+	} else {
+		p("\n**multicache's stores differ from the population:** %s\n", strings.Join(res.StoreCheck, "; "))
+	}
+
+	if res.Churn != nil {
+		p("\n### Pod churn against multicache\n\n")
+		p("Each rate in three phases of %v: pod creates, label updates of populated pods, deletes of the created pods. ", cfg.Churn.Steps[0].Duration)
+		p("Lag: API write answered -> multicache's `multicache_events_total{kind=\"Pod\"}` counter shows it applied (read every %v). ", cfg.Churn.Poll)
+		p("Floor: API write answered -> a bare informer in the harness receives the event.\n\n")
+		p("| rate (writes/s) | operation | achieved | writes | API write p50 (ms) | lag p50 (ms) | lag p99 (ms) | lag max (ms) | floor p50 (ms) | floor p99 (ms) | drain (ms) | multicache CPU per 1k writes (s) | kept up |\n")
+		p("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|:---:|\n")
+		for _, r := range res.Churn.Phases {
+			cpuPerK := 0.0
+			if r.Writes > 0 {
+				cpuPerK = r.CPU.Seconds() * 1000 / float64(r.Writes)
+			}
+			p("| %.0f | %s | %.0f | %d | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.0f | %.2f | %s |\n", r.Step.Rate, opNames[r.Op], r.Achieved, r.Writes,
+				msf(r.Write.P50), msf(r.Lag.P50), msf(r.Lag.P99), msf(r.Lag.Max), msf(r.Floor.P50), msf(r.Floor.P99), msf(r.Drain), cpuPerK, yes(r.KeptUp))
+		}
+		p("\nThe measurement's cost: multicache's `/metrics` is %d bytes; idle, multicache used %.3f cores, %.3f while it was read every %v.\n",
+			res.Churn.ScrapeBytes, res.Churn.IdleCPU, res.Churn.PolledCPU, cfg.Churn.Poll)
+		p("\nAfter the churn: multicache settled RSS %s, peak %s, heap after GC %s; `/debug/cache/compare`: %d differences.\n",
+			mib(res.AfterChurn.SettledRSS), mib(res.AfterChurn.PeakRSS), mib(res.AfterChurn.HeapAfterGC), len(res.Compare))
+	}
+	p("\nRun time: %s.\n", res.Duration.Round(time.Second))
+}
+
+func msf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func yes(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "**no**"
+}

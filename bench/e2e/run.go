@@ -1,0 +1,205 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Config is one run of the harness.
+type Config struct {
+	Size Size
+	// Rounds of cold starts; the subjects' order rotates every round.
+	Rounds int
+	// Subjects to cold-start (InformerSubject, SchedulerSubject, MulticacheSubject); the
+	// multicache one is also the subject of the churn.
+	Subjects []Subject
+	// Multicache is the subject the churn runs against (usually also in Subjects).
+	Multicache Subject
+	// Assets holds kube-apiserver and etcd; RepoRoot is the main module (for its CRDs).
+	Assets, RepoRoot string
+	// Dir receives the logs, the kubeconfig and the subjects' configuration.
+	Dir string
+	// Writers is the number of parallel writers that populate the cluster.
+	Writers int
+	// Timing of every cold start.
+	Timing Timing
+	// Cooldown between two cold starts (the API server finishes the previous one's watches).
+	Cooldown time.Duration
+	// Churn steps against multicache; none skips the churn.
+	Churn Churn
+	// Log receives progress.
+	Log io.Writer
+}
+
+// Result is everything one run measured.
+type Result struct {
+	Config     Config
+	Started    time.Time
+	Population *Population
+	// WarmUp is multicache's first start on the new cluster (it writes the initial status
+	// of PodGroups and Reservations; not a sample).
+	WarmUp     ColdStart
+	ColdStarts []ColdStart
+	// StoreCheck lists multicache's store counts that differ from the population (empty
+	// when every store holds what was written), after each of its cold starts and after the
+	// churn (which deletes every pod it creates).
+	StoreCheck []string
+	Churn      *ChurnReport
+	// AfterChurn is multicache's memory after the churn (Full and CPU unused).
+	AfterChurn ColdStart
+	// Compare is multicache's /debug/cache/compare after the churn: the differences between
+	// its cache and the API (none expected).
+	Compare []json.RawMessage
+	// Duration of the whole run.
+	Duration time.Duration
+}
+
+// Run starts a cluster, populates it, measures the cold starts and the churn, and stops
+// the cluster.
+func Run(ctx context.Context, cfg Config) (*Result, error) {
+	res := &Result{Config: cfg, Started: time.Now()}
+	log := cfg.Log
+	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+		return nil, err
+	}
+	cpLog, err := os.Create(filepath.Join(cfg.Dir, "controlplane.log"))
+	if err != nil {
+		return nil, err
+	}
+	defer cpLog.Close()
+	fmt.Fprintf(log, "starting kube-apiserver and etcd from %s\n", cfg.Assets)
+	cl, err := StartCluster(cfg.Assets, cfg.RepoRoot, cfg.Dir, cpLog)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err := cl.Stop(); err != nil {
+			fmt.Fprintf(log, "stopping the control plane: %v\n", err)
+		}
+	}()
+
+	fmt.Fprintf(log, "populating %s with %d writers\n", cfg.Size, cfg.Writers)
+	if res.Population, err = Populate(ctx, cl.Client, cfg.Size, cfg.Writers, log); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(log, "populated %d objects in %.1fs\n", res.Population.Objects, res.Population.Duration.Seconds())
+
+	env := Env{Kubeconfig: cl.Kubeconfig, Dir: cfg.Dir, Want: Want{Nodes: cfg.Size.Nodes, Pods: cfg.Size.Pods}}
+	checkStores := func(ctx context.Context, in *Instance) error {
+		diffs, err := CheckStores(ctx, in, cfg.Size)
+		res.StoreCheck = append(res.StoreCheck, diffs...)
+		return err
+	}
+	// multicache writes the status of every PodGroup and Reservation on its first start;
+	// later starts find them written. The warm-up keeps that one-off cost out of the samples.
+	fmt.Fprintf(log, "warm-up: multicache writes the initial statuses\n")
+	if res.WarmUp, err = MeasureColdStart(ctx, cfg.Multicache, env, -1, cfg.Timing, filepath.Join(cfg.Dir, "multicache-warmup.log"), checkStores); err != nil {
+		return nil, err
+	}
+	logColdStart(log, res.WarmUp)
+
+	for round := range cfg.Rounds {
+		for i := range cfg.Subjects {
+			s := cfg.Subjects[(i+round)%len(cfg.Subjects)]
+			time.Sleep(cfg.Cooldown)
+			var check func(context.Context, *Instance) error
+			if s.Name == cfg.Multicache.Name {
+				check = checkStores
+			}
+			cs, err := MeasureColdStart(ctx, s, env, round, cfg.Timing, filepath.Join(cfg.Dir, fmt.Sprintf("%s-%d.log", s.Name, round)), check)
+			if err != nil {
+				return nil, err
+			}
+			logColdStart(log, cs)
+			res.ColdStarts = append(res.ColdStarts, cs)
+		}
+	}
+
+	if len(cfg.Churn.Steps) > 0 {
+		if err := runChurn(ctx, cfg, cl, env, res); err != nil {
+			return nil, err
+		}
+	}
+	res.Duration = time.Since(res.Started)
+	return res, nil
+}
+
+// runChurn starts multicache once more, drives the churn against it, then reads its memory
+// and its comparison with the API.
+func runChurn(ctx context.Context, cfg Config, cl *Cluster, env Env, res *Result) error {
+	log := cfg.Log
+	time.Sleep(cfg.Cooldown)
+	logPath := filepath.Join(cfg.Dir, "multicache-churn.log")
+	in, err := cfg.Multicache.Start(env, logPath)
+	if err != nil {
+		return err
+	}
+	defer in.Stop(10 * time.Second)
+	if _, err := Watch(ctx, in, env.Want, cfg.Timing, logPath); err != nil {
+		return fmt.Errorf("multicache for the churn: %w", err)
+	}
+	fmt.Fprintf(log, "churn against multicache (pid %d)\n", in.Pid())
+	res.Churn, err = cfg.Churn.Run(ctx, cl, cfg.Size, res.Population.ReplicaSetUIDs[1], in, log)
+	if err != nil {
+		return err
+	}
+	res.AfterChurn.Subject = cfg.Multicache.Name
+	if err := Settle(ctx, in, cfg.Timing, &res.AfterChurn); err != nil {
+		return err
+	}
+	diffs, err := CheckStores(ctx, in, cfg.Size)
+	if err != nil {
+		return err
+	}
+	for _, d := range diffs {
+		res.StoreCheck = append(res.StoreCheck, "after the churn: "+d)
+	}
+	body, err := get(ctx, DebugURL(in)+"/debug/cache/compare")
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(body, &res.Compare); err != nil {
+		return fmt.Errorf("/debug/cache/compare: %w: %.200s", err, body)
+	}
+	fmt.Fprintf(log, "after churn: RSS %s, heap after GC %s, /debug/cache/compare: %d differences\n",
+		mib(res.AfterChurn.SettledRSS), mib(res.AfterChurn.HeapAfterGC), len(res.Compare))
+	return nil
+}
+
+func logColdStart(log io.Writer, cs ColdStart) {
+	fmt.Fprintf(log, "  round %2d %-15s full %6.2fs  cpu %6.2fs  rss@full %s  peak %s  settled %s  heap %s  (%s)\n",
+		cs.Round, cs.Subject, cs.Full.Seconds(), cs.CPU.Seconds(), mib(cs.RSSAtFull), mib(cs.PeakRSS), mib(cs.SettledRSS),
+		mib(cs.HeapAfterGC), cs.Detail)
+}
+
+// mib formats bytes in MiB.
+func mib(b int64) string { return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20)) }
+
+// Problems lists what makes the run incorrect, whatever its speed: a store of multicache
+// that does not hold the population, a churn write multicache never showed or rejected, a
+// failed write, differences between multicache and the API after the churn.
+func (r *Result) Problems() []string {
+	var p []string
+	if len(r.StoreCheck) > 0 {
+		p = append(p, "multicache's stores: "+strings.Join(r.StoreCheck, ", "))
+	}
+	if r.Churn == nil {
+		return p
+	}
+	for _, c := range r.Churn.Phases {
+		if c.Missing > 0 || c.Rejected > 0 || c.Errors > 0 || c.Applied != c.Writes {
+			p = append(p, fmt.Sprintf("churn at %.0f/s, %s: %d writes, %d events applied, %d writes never shown, %d events rejected, %d writes failed",
+				c.Step.Rate, opNames[c.Op], c.Writes, c.Applied, c.Missing, c.Rejected, c.Errors))
+		}
+	}
+	if len(r.Config.Churn.Steps) > 0 && len(r.Compare) > 0 {
+		p = append(p, fmt.Sprintf("/debug/cache/compare after the churn: %d differences, e.g. %s", len(r.Compare), r.Compare[0]))
+	}
+	return p
+}

@@ -1,0 +1,86 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Env is what every subject is started with.
+type Env struct {
+	// Kubeconfig reaches the cluster as an administrator.
+	Kubeconfig string
+	// Dir holds the subjects' logs and configuration files.
+	Dir string
+	// Want is the object counts a full cache holds.
+	Want Want
+}
+
+// Want is the number of pods and nodes in the cluster: every subject is full when it holds
+// exactly these.
+type Want struct {
+	Nodes, Pods int
+}
+
+// Subject is one program whose cold start is measured.
+type Subject struct {
+	// Name appears in the tables: informer, kube-scheduler, multicache.
+	Name string
+	// Start starts a fresh process of the subject against the cluster, logging to logPath.
+	Start func(env Env, logPath string) (*Instance, error)
+}
+
+// Instance is a running subject and how to read it.
+type Instance struct {
+	*Process
+	// MetricsURL serves the subject's Prometheus metrics; Prefixes select the ones Full reads.
+	MetricsURL string
+	Prefixes   []string
+	// PprofURL is the subject's /debug/pprof (for the heap after GC).
+	PprofURL string
+	// Full says whether the metrics show every wanted object, and the counts it read.
+	Full func(m Metrics, want Want) (bool, string)
+}
+
+// Poll scrapes the instance's metrics and says whether it holds every wanted object.
+func (in *Instance) Poll(ctx context.Context, want Want) (bool, string, error) {
+	m, err := Scrape(ctx, in.MetricsURL, in.Prefixes...)
+	if err != nil {
+		return false, "", err
+	}
+	full, detail := in.Full(m, want)
+	return full, detail, nil
+}
+
+// count reads a gauge as an int (-1 when absent) for the Full functions.
+func count(m Metrics, key string) int {
+	v, ok := m.Get(key)
+	if !ok {
+		return -1
+	}
+	return int(v)
+}
+
+// logTail returns the last lines of a subject's log, for errors.
+func logTail(path string, lines int) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	all := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	if len(all) > lines {
+		all = all[len(all)-lines:]
+	}
+	return strings.Join(all, "\n")
+}
+
+// writeFile writes a subject's configuration file into dir and returns its path.
+func writeFile(dir, name, content string) (string, error) {
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		return "", fmt.Errorf("writing %s: %w", p, err)
+	}
+	return p, nil
+}
