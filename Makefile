@@ -106,6 +106,37 @@ scale-check: envtest-assets ## Cold-start catch-up time and verify-loop cost at 
 	MULTICACHE_SCALE_NODES=$(SCALE_NODES) MULTICACHE_SCALE_PODS=$(SCALE_PODS) KUBEBUILDER_ASSETS="$(K8S_ASSETS)" \
 		$(GO) test -count=1 -timeout 60m -run '^TestScale_' -v ./internal/operator/
 
+# `make chaos`: faults under load (test/chaos) at full size. The first pass injects every
+# kind once, then the random phase goes on for CHAOS_TIME and until CHAOS_MIN_FAULTS faults
+# were injected. Sizes: CHAOS_NODES, CHAOS_PODS, CHAOS_RESERVATIONS (base reservations),
+# CHAOS_BURST_RESERVATIONS (expiring in the same second), CHAOS_BURST_PODS (deleted at once);
+# CHAOS_RATE is the workload's operations per second. CHAOS_RACE=true builds the operators
+# with the race detector. Logs and write logs go to CHAOS_OUT, the Markdown report to
+# CHAOS_REPORT. CHAOS_STRICT=true also fails on the known defects of docs/RELIABILITY.md.
+# The short version (a couple of minutes) runs in `make test`.
+CHAOS_TIME ?= 10m
+CHAOS_MIN_FAULTS ?= 50
+CHAOS_NODES ?= 1000
+CHAOS_PODS ?= 30000
+CHAOS_RESERVATIONS ?= 2000
+CHAOS_BURST_RESERVATIONS ?= 10000
+CHAOS_BURST_PODS ?= 5000
+CHAOS_RATE ?= 100
+CHAOS_SEED ?= 1
+CHAOS_RACE ?= false
+CHAOS_STRICT ?= false
+CHAOS_OUT ?= $(LOCALBIN)/chaos
+CHAOS_REPORT ?= $(CHAOS_OUT)/report.md
+
+.PHONY: chaos
+chaos: envtest-assets ## Faults under load against the real API server: two operator processes, >= CHAOS_MIN_FAULTS faults of every kind (report in CHAOS_REPORT).
+	rm -rf "$(CHAOS_OUT)"
+	CHAOS_LONG=true CHAOS_TIME=$(CHAOS_TIME) CHAOS_MIN_FAULTS=$(CHAOS_MIN_FAULTS) CHAOS_NODES=$(CHAOS_NODES) \
+		CHAOS_PODS=$(CHAOS_PODS) CHAOS_RESERVATIONS=$(CHAOS_RESERVATIONS) CHAOS_BURST_RESERVATIONS=$(CHAOS_BURST_RESERVATIONS) \
+		CHAOS_BURST_PODS=$(CHAOS_BURST_PODS) CHAOS_RATE=$(CHAOS_RATE) CHAOS_SEED=$(CHAOS_SEED) CHAOS_RACE=$(CHAOS_RACE) \
+		CHAOS_STRICT=$(CHAOS_STRICT) CHAOS_OUT="$(CHAOS_OUT)" CHAOS_REPORT="$(CHAOS_REPORT)" KUBEBUILDER_ASSETS="$(K8S_ASSETS)" \
+		$(GO) test -count=1 -timeout 6h -run '^TestChaos$$' -v ./test/chaos/
+
 # `make bench-e2e`: the cluster size (small: 100 nodes / 3,000 pods; medium: 1,000 / 30,000;
 # large: 5,000 / 150,000), the rounds of cold starts, extra flags of bench/e2e/cmd/bench-e2e
 # (e.g. BENCH_E2E_ARGS="-churn-rates 100,300 -churn-duration 30s") and the report file.
