@@ -93,9 +93,13 @@ type PodGroupStatus struct {
 // where no scheduler a cluster runs beside multicache uses them (scheduler-plugins: pg, pgs,
 // eq, eqs; Volcano: pg, q, vcjob, vj, jf, jt, hn, nsh, numatopo; Kueue: cq, lq, queue, rf,
 // flavor, ac, co, kwl, wpc, topo, mkc, prc; Koordinator: recom, eqp, pmj, sched-exp, and no
-// short name on its Reservation, Device or NodeMetric; Katalyst and Godel: kcnr). With the
-// same plural in two groups, `kubectl get` picks one silently: use the short name or the
-// full resource.group name (podgroups.cache.multicache.dev).
+// short name on its Reservation, Device or NodeMetric; Katalyst and Godel: kcnr). Read from
+// their generated CRDs: kubernetes-sigs/scheduler-plugins config/crd/bases,
+// volcano-sh/volcano config/crd/volcano/bases, kubernetes-sigs/kueue
+// config/components/crd/bases, koordinator-sh/koordinator config/crd/bases,
+// kubewharf/katalyst-api config/crd/bases, kubewharf/godel-scheduler manifests/base/crds.
+// With the same plural in two groups, `kubectl get` picks one silently: use the short name
+// or the full resource.group name (podgroups.cache.multicache.dev).
 
 // PodGroup is a gang of pods scheduled all-or-nothing.
 //
