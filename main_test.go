@@ -146,6 +146,7 @@ func TestBinary_RejectsBadFlagsNamingTheFlag(t *testing.T) {
 		{"--metrics-bind-address=:99999", "--metrics-bind-address"},
 		{"--stores=nodes,quotas", "--stores"},
 		{"--reservation-ttl=-1m", "--reservation-ttl"},
+		{"--version=maybe", "-version"},
 	} {
 		cmd := exec.Command(bin, tc.arg)
 		var stderr bytes.Buffer
