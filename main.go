@@ -28,6 +28,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/seed0f91f25e/multicache/internal/controlplane"
+	"github.com/seed0f91f25e/multicache/internal/memlimit"
 	"github.com/seed0f91f25e/multicache/internal/operator"
 	"github.com/seed0f91f25e/multicache/internal/scheme"
 	"github.com/seed0f91f25e/multicache/internal/version"
@@ -85,6 +86,12 @@ func run() int {
 	if err := opts.Validate(); err != nil {
 		fmt.Fprintf(os.Stderr, "invalid flags: %v\n", err)
 		return 2
+	}
+	// A cache sized to its container must not be OOM-killed before the collector tries.
+	if limit, err := memlimit.Set("/", memlimit.DefaultFraction); err != nil {
+		log.Error(err, "not setting a Go memory limit from the container's")
+	} else if limit > 0 {
+		log.Info("Go memory limit set from the container's", "bytes", limit, "fraction", memlimit.DefaultFraction)
 	}
 	ctx := ctrl.SetupSignalHandler()
 
