@@ -21,6 +21,7 @@ func InformerSubject(bin string) Subject {
 		return &Instance{
 			Process:    p,
 			MetricsURL: "http://" + addr + "/metrics",
+			Prefixes:   []string{"informer_objects"},
 			PprofURL:   "http://" + addr + "/debug/pprof",
 			Full: func(m Metrics, want Want) (bool, string) {
 				nodes, pods := count(m, `informer_objects{kind="nodes"}`), count(m, `informer_objects{kind="pods"}`)

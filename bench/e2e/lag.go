@@ -45,7 +45,7 @@ type eventPoller struct {
 // readEvents scrapes the pod event counters once.
 func readEvents(ctx context.Context, url string) (eventSample, error) {
 	sent := time.Now()
-	m, err := Scrape(ctx, url, `multicache_events_total{kind="Pod"`)
+	m, err := Scrape(ctx, FilterURL(url, "multicache_events_total"), `multicache_events_total{kind="Pod"`)
 	if err != nil {
 		return eventSample{}, err
 	}

@@ -3,6 +3,8 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"time"
 )
 
@@ -34,6 +36,9 @@ type Timing struct {
 	Timeout time.Duration
 	// Settle is how long the process runs after full before its memory is read.
 	Settle time.Duration
+	// ProfileDir, when set, receives each subject's heap profile after the forced
+	// collection (heap-<subject>-<round>.pb.gz, for go tool pprof).
+	ProfileDir string
 }
 
 // Watch starts nothing: it polls a running instance until it is full, or fails when the
@@ -97,6 +102,19 @@ func Settle(ctx context.Context, in *Instance, timing Timing, cs *ColdStart) err
 		return fmt.Errorf("heap after GC: %w", err)
 	}
 	cs.HeapAfterGC = heap
+	if timing.ProfileDir != "" {
+		body, err := get(ctx, in.PprofURL+"/heap")
+		if err != nil {
+			return fmt.Errorf("heap profile: %w", err)
+		}
+		name := fmt.Sprintf("heap-%s-%d.pb.gz", cs.Subject, cs.Round)
+		if cs.Round < 0 {
+			name = fmt.Sprintf("heap-%s.pb.gz", cs.Subject)
+		}
+		if err := os.WriteFile(filepath.Join(timing.ProfileDir, name), body, 0o644); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

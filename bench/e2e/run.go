@@ -99,7 +99,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	// multicache writes the status of every PodGroup and Reservation on its first start;
 	// later starts find them written. The warm-up keeps that one-off cost out of the samples.
 	fmt.Fprintf(log, "warm-up: multicache writes the initial statuses\n")
-	if res.WarmUp, err = MeasureColdStart(ctx, cfg.Multicache, env, -1, cfg.Timing, filepath.Join(cfg.Dir, "multicache-warmup.log"), checkStores); err != nil {
+	warmUp := cfg.Timing
+	warmUp.ProfileDir = ""
+	if res.WarmUp, err = MeasureColdStart(ctx, cfg.Multicache, env, -1, warmUp, filepath.Join(cfg.Dir, "multicache-warmup.log"), checkStores); err != nil {
 		return nil, err
 	}
 	logColdStart(log, res.WarmUp)
@@ -149,7 +151,7 @@ func runChurn(ctx context.Context, cfg Config, cl *Cluster, env Env, res *Result
 	if err != nil {
 		return err
 	}
-	res.AfterChurn.Subject = cfg.Multicache.Name
+	res.AfterChurn.Subject, res.AfterChurn.Round = cfg.Multicache.Name+"-after-churn", -1
 	if err := Settle(ctx, in, cfg.Timing, &res.AfterChurn); err != nil {
 		return err
 	}

@@ -36,6 +36,8 @@ type Subject struct {
 type Instance struct {
 	*Process
 	// MetricsURL serves the subject's Prometheus metrics; Prefixes select the ones Full reads.
+	// Polls ask only for those (the name[] filter of client_golang's handler), so that
+	// reading them every Poll costs the subject little.
 	MetricsURL string
 	Prefixes   []string
 	// PprofURL is the subject's /debug/pprof (for the heap after GC).
@@ -46,7 +48,7 @@ type Instance struct {
 
 // Poll scrapes the instance's metrics and says whether it holds every wanted object.
 func (in *Instance) Poll(ctx context.Context, want Want) (bool, string, error) {
-	m, err := Scrape(ctx, in.MetricsURL, in.Prefixes...)
+	m, err := Scrape(ctx, FilterURL(in.MetricsURL, in.Prefixes...), in.Prefixes...)
 	if err != nil {
 		return false, "", err
 	}
@@ -83,4 +85,17 @@ func writeFile(dir, name, content string) (string, error) {
 		return "", fmt.Errorf("writing %s: %w", p, err)
 	}
 	return p, nil
+}
+
+// FilterURL asks a Prometheus handler for the named metric families only (client_golang's
+// promhttp answers only those named by name[]; a handler without the filter answers all).
+func FilterURL(url string, names ...string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = "name[]=" + n
+	}
+	if len(q) == 0 {
+		return url
+	}
+	return url + "?" + strings.Join(q, "&")
 }

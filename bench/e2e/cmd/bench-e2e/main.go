@@ -54,6 +54,7 @@ func run() error {
 		rates      = flag.String("churn-rates", "60,150,450", "churn steps, writes per second (a third each creates, label updates, deletes); empty skips the churn")
 		churnDur   = flag.Duration("churn-duration", 0, "how long each churn step lasts (default by size)")
 		churnPoll  = flag.Duration("churn-poll", 10*time.Millisecond, "how often multicache's event counters are read during the churn")
+		profiles   = flag.Bool("profiles", true, "save each subject's heap profile after GC into -dir (heap-<subject>-<round>.pb.gz)")
 		churnWorks = flag.Int("churn-workers", 32, "writers per churn operation")
 	)
 	flag.Parse()
@@ -107,13 +108,17 @@ func run() error {
 		steps = append(steps, e2e.ChurnStep{Rate: v, Duration: *churnDur})
 	}
 
+	profileDir := ""
+	if *profiles {
+		profileDir = *dir
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	fmt.Fprintf(os.Stderr, "bench-e2e: logs in %s\n", *dir)
 	res, err := e2e.Run(ctx, e2e.Config{
 		Size: size, Rounds: *rounds, Subjects: subjects, Multicache: mc,
 		Assets: *assets, RepoRoot: *repo, Dir: *dir, Writers: *writers,
-		Timing:   e2e.Timing{Poll: *poll, Timeout: *timeout, Settle: *settle},
+		Timing:   e2e.Timing{Poll: *poll, Timeout: *timeout, Settle: *settle, ProfileDir: profileDir},
 		Cooldown: *cooldown,
 		Churn:    e2e.Churn{Steps: steps, Workers: *churnWorks, Poll: *churnPoll, DrainTimeout: time.Minute, Pause: 2 * time.Second},
 		Log:      newElapsedWriter(os.Stderr),
