@@ -24,6 +24,8 @@ type watchFloor struct {
 
 // startWatchFloor starts the informer and waits until it has synced.
 func startWatchFloor(ctx context.Context, cfg *rest.Config) (*watchFloor, error) {
+	cfg = rest.CopyConfig(cfg)
+	cfg.ContentType = "application/vnd.kubernetes.protobuf"
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, err

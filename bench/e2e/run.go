@@ -33,6 +33,9 @@ type Config struct {
 	Cooldown time.Duration
 	// Churn steps against multicache; none skips the churn.
 	Churn Churn
+	// CPUProfileSeconds, when positive, adds one more start of every subject after the
+	// rounds, with a CPU profile of its first CPUProfileSeconds (cpu-<subject>.pb.gz in Dir).
+	CPUProfileSeconds int
 	// Log receives progress.
 	Log io.Writer
 }
@@ -120,6 +123,16 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			}
 			logColdStart(log, cs)
 			res.ColdStarts = append(res.ColdStarts, cs)
+		}
+	}
+
+	if cfg.CPUProfileSeconds > 0 {
+		for _, s := range cfg.Subjects {
+			time.Sleep(cfg.Cooldown)
+			if err := ProfileColdStart(ctx, s, env, cfg.Timing, cfg.CPUProfileSeconds, cfg.Dir); err != nil {
+				return nil, err
+			}
+			fmt.Fprintf(log, "  CPU profile of %s's first %ds: %s\n", s.Name, cfg.CPUProfileSeconds, filepath.Join(cfg.Dir, "cpu-"+s.Name+".pb.gz"))
 		}
 	}
 

@@ -55,6 +55,7 @@ func run() error {
 		churnDur   = flag.Duration("churn-duration", 0, "how long each churn step lasts (default by size)")
 		churnPoll  = flag.Duration("churn-poll", 10*time.Millisecond, "how often multicache's event counters are read during the churn")
 		profiles   = flag.Bool("profiles", true, "save each subject's heap profile after GC into -dir (heap-<subject>-<round>.pb.gz)")
+		cpuProfile = flag.Int("cpuprofile", 0, "when positive, start every subject once more after the rounds with a CPU profile of its first N seconds (cpu-<subject>.pb.gz in -dir)")
 		churnWorks = flag.Int("churn-workers", 32, "writers per churn operation")
 	)
 	flag.Parse()
@@ -119,9 +120,9 @@ func run() error {
 		Size: size, Rounds: *rounds, Subjects: subjects, Multicache: mc,
 		Assets: *assets, RepoRoot: *repo, Dir: *dir, Writers: *writers,
 		Timing:   e2e.Timing{Poll: *poll, Timeout: *timeout, Settle: *settle, ProfileDir: profileDir},
-		Cooldown: *cooldown,
-		Churn:    e2e.Churn{Steps: steps, Workers: *churnWorks, Poll: *churnPoll, DrainTimeout: time.Minute, Pause: 2 * time.Second},
-		Log:      newElapsedWriter(os.Stderr),
+		Cooldown: *cooldown, CPUProfileSeconds: *cpuProfile,
+		Churn: e2e.Churn{Steps: steps, Workers: *churnWorks, Poll: *churnPoll, DrainTimeout: time.Minute, Pause: 2 * time.Second},
+		Log:   newElapsedWriter(os.Stderr),
 	})
 	if err != nil {
 		return err

@@ -1,5 +1,6 @@
 // Command informer is the floor of `make bench-e2e`: a bare client-go shared informer for
-// pods and nodes, with managedFields stripped as multicache strips them, and nothing else.
+// pods and nodes, reading protobuf and stripping managedFields as multicache does, and
+// nothing else.
 // It serves its object counts as Prometheus text on -addr:
 //
 //	informer_objects{kind="pods"} 30000
@@ -50,7 +51,8 @@ func (c *counter) handler() toolscache.ResourceEventHandlerFuncs {
 func main() {
 	kubeconfig := flag.String("kubeconfig", "", "kubeconfig of the cluster")
 	addr := flag.String("addr", "127.0.0.1:0", "address of the metrics and pprof server")
-	contentType := flag.String("content-type", "", `wire format, e.g. "application/vnd.kubernetes.protobuf" (default: client-go's, JSON, as multicache)`)
+	contentType := flag.String("content-type", "application/vnd.kubernetes.protobuf",
+		`wire format: protobuf, as kube-scheduler and controller-runtime (multicache) use for built-in kinds; "" for client-go's default, JSON`)
 	flag.Parse()
 	if err := run(*kubeconfig, *addr, *contentType); err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -92,6 +94,7 @@ func run(kubeconfig, addr, contentType string) error {
 			pods.n.Load(), nodes.n.Load(), s)
 	})
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	srv := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		if err := srv.ListenAndServe(); err != nil && err != http.ErrServerClosed {
