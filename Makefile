@@ -19,12 +19,14 @@ K8S_ASSETS ?= $(LOCALBIN)/k8s
 ## Tool versions (installed with `go install` from the Go module proxy).
 CONTROLLER_TOOLS_VERSION ?= v0.23.0
 KUSTOMIZE_VERSION ?= v5.8.2
+HELM_VERSION ?= v3.22.0
 # The version stamped into the kube-apiserver built from k8s.io/kubernetes; it must match
 # the require line of hack/envtest/kube-apiserver/go.mod.
 KUBERNETES_VERSION ?= v1.37.1
 
 CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
 KUSTOMIZE ?= $(LOCALBIN)/kustomize-$(KUSTOMIZE_VERSION)
+HELM ?= $(LOCALBIN)/helm-$(HELM_VERSION)
 KUBE_APISERVER ?= $(K8S_ASSETS)/kube-apiserver
 ETCD ?= $(K8S_ASSETS)/etcd
 KUBE_SCHEDULER ?= $(K8S_ASSETS)/kube-scheduler
@@ -71,7 +73,7 @@ verify-fmt: ## Fail when a Go file is not gofmt-clean.
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 .PHONY: test
-test: manifests generate verify-fmt vet envtest-assets kustomize ## Run every test (unit, race, real API server).
+test: manifests generate verify-fmt vet envtest-assets kustomize helm ## Run every test (unit, race, real API server).
 	KUBEBUILDER_ASSETS="$(K8S_ASSETS)" $(GO) test $(TEST_FLAGS) ./...
 	cd bench && $(GO) test $(TEST_FLAGS) -run 'TestDifferential' .
 	$(MAKE) --no-print-directory bench-e2e-check
@@ -221,6 +223,13 @@ install: manifests kustomize ## Install the CRDs into the configured cluster.
 uninstall: manifests kustomize ## Remove the CRDs from the configured cluster.
 	$(KUSTOMIZE) build config/crd | $(KUBECTL) delete --ignore-not-found -f -
 
+# Where helm-chart writes the chart.
+CHART_DIR ?= $(CURDIR)/dist/chart
+
+.PHONY: helm-chart
+helm-chart: manifests kustomize ## Regenerate the Helm chart dist/chart from what config/default renders (commit the result).
+	$(KUSTOMIZE) build config/default | $(GO) run ./internal/chartgen -out "$(CHART_DIR)"
+
 .PHONY: deploy
 deploy: build-installer ## Deploy the operator (image IMG) into the configured cluster: apply dist/install.yaml.
 	$(KUBECTL) apply --server-side -f "$(INSTALLER)"
@@ -247,6 +256,11 @@ $(CONTROLLER_GEN): | $(LOCALBIN)
 kustomize: $(KUSTOMIZE) ## Install kustomize into bin/.
 $(KUSTOMIZE): | $(LOCALBIN)
 	$(call go-install,sigs.k8s.io/kustomize/kustomize/v5,$(KUSTOMIZE_VERSION),kustomize)
+
+.PHONY: helm
+helm: $(HELM) ## Install helm into bin/ (the tests render dist/chart with it).
+$(HELM): | $(LOCALBIN)
+	$(call go-install,helm.sh/helm/v3/cmd/helm,$(HELM_VERSION),helm)
 
 .PHONY: envtest-assets
 envtest-assets: $(KUBE_APISERVER) $(ETCD) ## Build the real kube-apiserver and etcd into bin/k8s (only when missing).
