@@ -239,7 +239,7 @@ undeploy: kustomize ## Remove the operator from the configured cluster.
 	$(KUSTOMIZE) build config/default | $(KUBECTL) delete --ignore-not-found -f -
 
 .PHONY: render
-render: kustomize ## Render config/default to stdout (what `deploy` applies).
+render: kustomize ## Render config/default to stdout (what `deploy` applies, with the committed placeholder image).
 	$(KUSTOMIZE) build config/default
 
 ##@ Tools
