@@ -2,6 +2,7 @@ package operator
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net/http"
@@ -129,6 +130,9 @@ func newManager(cfg *rest.Config, opts Options) (manager.Manager, error) {
 	if opts.MetricsSecure {
 		metricsOpts.FilterProvider = filters.WithAuthenticationAndAuthorization
 	}
+	if !opts.EnableHTTP2 {
+		metricsOpts.TLSOpts = append(metricsOpts.TLSOpts, disableHTTP2)
+	}
 	leaderNamespace := opts.LeaderElectionNamespace
 	if leaderNamespace == "" {
 		if _, err := os.Stat(inClusterNamespaceFile); err != nil {
@@ -161,6 +165,9 @@ func newManager(cfg *rest.Config, opts Options) (manager.Manager, error) {
 		Controller:                    config.Controller{SkipNameValidation: ptr.To(opts.SkipControllerNameValidation)},
 	})
 }
+
+// disableHTTP2 offers only HTTP/1.1 in the TLS handshake (see Options.EnableHTTP2).
+func disableHTTP2(c *tls.Config) { c.NextProtos = []string{"http/1.1"} }
 
 // newCache builds the CacheHandler from the options and the handler with its stores.
 func newCache(mgr manager.Manager, opts Options) (*handler.Handler, error) {

@@ -26,6 +26,10 @@ type Options struct {
 	MetricsBindAddress string
 	// MetricsSecure serves metrics over HTTPS with authentication and authorization.
 	MetricsSecure bool
+	// EnableHTTP2 lets the metrics server negotiate HTTP/2. Off by default: HTTP/2's stream
+	// handling has had denial-of-service flaws (CVE-2023-44487, CVE-2023-39325) and a
+	// scraper needs nothing but HTTP/1.1.
+	EnableHTTP2 bool
 	// HealthProbeBindAddress serves /healthz and /readyz; "0" disables.
 	HealthProbeBindAddress string
 	// DebugBindAddress serves /debug/cache and /debug/pprof; "0" disables.
@@ -107,6 +111,8 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 		`Address the metrics endpoint binds to, e.g. ":8443"; "0" disables it.`)
 	fs.BoolVar(&o.MetricsSecure, "metrics-secure", o.MetricsSecure,
 		"Serve metrics over HTTPS, allowing only callers the API server authorizes to get /metrics.")
+	fs.BoolVar(&o.EnableHTTP2, "enable-http2", o.EnableHTTP2,
+		"Let the metrics server negotiate HTTP/2 (off: HTTP/1.1 only, immune to HTTP/2 stream floods).")
 	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", o.HealthProbeBindAddress,
 		`Address /healthz and /readyz bind to; "0" disables them.`)
 	fs.StringVar(&o.DebugBindAddress, "debug-bind-address", o.DebugBindAddress,

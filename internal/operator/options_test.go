@@ -117,7 +117,8 @@ func TestREADME_FlagsAndMetricsTablesMatchTheCode(t *testing.T) {
 	o := DefaultOptions()
 	fs := flag.NewFlagSet("test", flag.ContinueOnError)
 	o.BindFlags(fs)
-	defined := map[string]bool{"kubeconfig": true, "local": true, "local-assets": true, "local-dir": true, "local-apply": true}
+	// Defined in main.go: the client's and --local's flags, and --version.
+	defined := map[string]bool{"kubeconfig": true, "local": true, "local-assets": true, "local-dir": true, "local-apply": true, "version": true}
 	fs.VisitAll(func(f *flag.Flag) { defined[f.Name] = true })
 	for name := range defined {
 		if !flags[name] {
