@@ -40,14 +40,22 @@ func (r *PodGroupStatusReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 		func(cur *v1alpha1.PodGroup) *v1alpha1.PodGroup {
 			next := cur.DeepCopy()
 			next.Status = podGroupStatus(cur.Status, st, phase)
+			next.Status.Conditions = setConditions(cur.Status.Conditions, cur.Generation, now,
+				podGroupConditions(st, phase, cur.Spec.MinMember)...)
 			return next
 		})
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if wrote && phase == v1alpha1.PodGroupTimeout && pg.Status.Phase != phase && r.Recorder != nil {
-		r.Recorder.Eventf(pg, nil, "Warning", "Timeout", "Schedule",
-			"%d of %d members placed when the schedule timeout passed", st.Counts.Placed(), pg.Spec.MinMember)
+	if wrote && pg.Status.Phase != phase && r.Recorder != nil {
+		if phase == v1alpha1.PodGroupTimeout {
+			r.Recorder.Eventf(pg, nil, "Warning", "Timeout", "Schedule",
+				"%d of %d members placed when the schedule timeout passed", st.Counts.Placed(), pg.Spec.MinMember)
+		} else {
+			r.Recorder.Eventf(pg, nil, "Normal", string(phase), "PhaseChange",
+				"%d pending, %d scheduled, %d running, %d succeeded, %d failed of minMember %d",
+				st.Counts.Pending, st.Counts.Scheduled, st.Counts.Running, st.Counts.Succeeded, st.Counts.Failed, pg.Spec.MinMember)
+		}
 	}
 	waiting := phase == v1alpha1.PodGroupPending || phase == v1alpha1.PodGroupPreScheduling
 	if waiting && !st.TimeoutAt.IsZero() && st.TimeoutAt.After(now) {
@@ -56,7 +64,8 @@ func (r *PodGroupStatusReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 	return ctrl.Result{}, nil
 }
 
-// podGroupStatus derives a group's status, keeping its conditions and its schedule start.
+// podGroupStatus derives a group's status, keeping its conditions (the writer sets its own
+// on top) and its schedule start.
 func podGroupStatus(cur v1alpha1.PodGroupStatus, st podgroupstore.GroupStatus, phase v1alpha1.PodGroupPhase) v1alpha1.PodGroupStatus {
 	next := v1alpha1.PodGroupStatus{
 		Phase:             phase,

@@ -45,14 +45,15 @@ func (r *ReservationStatusReconciler) Reconcile(ctx context.Context, req ctrl.Re
 		func(cur *v1alpha1.Reservation) *v1alpha1.Reservation {
 			next := cur.DeepCopy()
 			next.Status = reservationStatus(cur.Status, view)
+			next.Status.Conditions = setConditions(cur.Status.Conditions, cur.Generation, r.Clock.Now(),
+				reservationConditions(next.Status, view.Node)...)
 			return next
 		})
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if wrote && view.Phase == v1alpha1.ReservationExpired && r.Recorder != nil {
-		r.Recorder.Eventf(rsv, nil, "Normal", "Expired", "Expire",
-			"TTL ran out with no matching pod; resources on %s released", view.Node)
+	if next := reservationStatus(rsv.Status, view).Phase; wrote && next != rsv.Status.Phase && r.Recorder != nil {
+		r.Recorder.Eventf(rsv, nil, "Normal", string(next), "PhaseChange", "%s", reservationEventNote(next, view))
 	}
 	if view.Phase != v1alpha1.ReservationExpired {
 		return ctrl.Result{}, nil
@@ -94,4 +95,20 @@ func reservationStatus(cur v1alpha1.ReservationStatus, v reservationstore.View) 
 		next.CurrentOwner = &owner
 	}
 	return next
+}
+
+// reservationEventNote says what a reservation's new phase means.
+func reservationEventNote(phase v1alpha1.ReservationPhase, v reservationstore.View) string {
+	switch phase {
+	case v1alpha1.ReservationReserved:
+		return "resources held on node " + v.Node
+	case v1alpha1.ReservationMatched:
+		if v.Owner != nil {
+			return "consumed by pod " + v.Owner.Namespace + "/" + v.Owner.Name + " on node " + v.Node
+		}
+		return "consumed on node " + v.Node
+	case v1alpha1.ReservationExpired:
+		return "TTL ran out with no matching pod; resources on " + v.Node + " released"
+	}
+	return "waiting for a node (spec.nodeName)"
 }
