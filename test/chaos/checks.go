@@ -21,9 +21,7 @@ import (
 func (h *Harness) recoverAndCheck(ctx context.Context, healed time.Time, res *FaultResult) {
 	bound := h.Cfg.RecoveryBound
 	for _, r := range h.Replicas {
-		if err := r.WaitReady(ctxTimeout(ctx, bound)); err != nil {
-			res.violation("compare", "replica %s not ready %v after the fault healed: %v", r.Name, bound, err)
-		}
+		h.ensureReady(ctx, r, res)
 	}
 	// How the differences went down: a long flat stretch is time nobody relisted.
 	var steps []string
@@ -434,11 +432,14 @@ func (h *Harness) checkAgree(ctx context.Context, res *FaultResult) {
 				if !ok && gc(a, key) {
 					continue
 				}
-				if !ok || ra.Phase != rb.Phase || ra.Owner != rb.Owner {
+				if ok && reservedAtSplit(ra, rb) {
+					problems = append(problems, fmt.Sprintf("reservation %s: a %s reserved at %s expires %s, b %s reserved at %s expires %s",
+						key, ra.Phase, clock(ra.ReservedAt), clock(ra.ExpiresAt), rb.Phase, clock(rb.ReservedAt), clock(rb.ExpiresAt)))
+				} else if !ok || ra.Phase != rb.Phase || ra.Owner != rb.Owner {
 					problems = append(problems, fmt.Sprintf("reservation %s: a %s %q, b %s %q", key, ra.Phase, ra.Owner, rb.Phase, rb.Owner))
 				} else if !sameTime(ra.ReservedAt, rb.ReservedAt) || !sameTime(ra.ExpiresAt, rb.ExpiresAt) {
-					problems = append(problems, fmt.Sprintf("reservation %s: a reserved at %s expires %s, b reserved at %s expires %s",
-						key, clock(ra.ReservedAt), clock(ra.ExpiresAt), clock(rb.ReservedAt), clock(rb.ExpiresAt)))
+					problems = append(problems, fmt.Sprintf("reservation %s: a %s (reservedAt %s, expiresAt %s), b %s (reservedAt %s, expiresAt %s)",
+						key, ra.Phase, clock(ra.ReservedAt), clock(ra.ExpiresAt), rb.Phase, clock(rb.ReservedAt), clock(rb.ExpiresAt)))
 				}
 			}
 			for key, ga := range a.PodGroups {
@@ -556,4 +557,60 @@ func clock(t *time.Time) string {
 		return "-"
 	}
 	return t.Format(time.TimeOnly)
+}
+
+// readyBound is how long a replica may take to catch up after a fault healed.
+const readyBound = 90 * time.Second
+
+// ensureReady waits until the replica is ready; one that is not within readyBound is a
+// violation (with what its catch-up still misses and how its cache compares with the API),
+// and is restarted, as an operator of the cluster would, so that the run goes on.
+func (h *Harness) ensureReady(ctx context.Context, r *Replica, res *FaultResult) {
+	if err := r.WaitReady(ctxTimeout(ctx, readyBound)); err == nil {
+		return
+	}
+	missing := "unknown"
+	if lines := grepLogs(r, "waiting for the cache to catch up", 1<<20); len(lines) > 0 {
+		last := lines[len(lines)-1]
+		if i := strings.Index(last, `"missing":"`); i >= 0 {
+			missing = last[i+len(`"missing":"`):]
+			if j := strings.Index(missing, `"`); j >= 0 {
+				missing = missing[:j]
+			}
+		}
+	}
+	cmp := "compare failed"
+	if diffs, err := r.Compare(ctx); err == nil {
+		cmp = fmt.Sprintf("%d differences", len(diffs))
+	}
+	inc, started := r.Incarnation()
+	res.violation("not-ready", "replica %s (incarnation %d, started %s) not ready %v after the fault healed; its catch-up: %q; "+
+		"its cache against the API: %s; restarted it", r.Name, inc, started.Format("15:04:05"), readyBound, missing, cmp)
+	h.scrape(ctx, r)
+	if err := r.Kill9(); err != nil {
+		return
+	}
+	if err := r.Start(); err == nil {
+		_ = r.WaitReady(ctxTimeout(ctx, readyBound))
+	}
+}
+
+// reservedAtSplit reports whether two replicas' views of a reservation differ only through
+// their reservedAt: the same phase at different times, or one replica's deadline passed
+// (Expired) while the other's, reserved later, has not (Reserved).
+func reservedAtSplit(a, b ReservationDump) bool {
+	if sameTime(a.ReservedAt, b.ReservedAt) || a.ReservedAt == nil || b.ReservedAt == nil {
+		return false
+	}
+	if a.Phase == b.Phase {
+		return a.Owner == b.Owner
+	}
+	expired, reserved := string(v1alpha1.ReservationExpired), string(v1alpha1.ReservationReserved)
+	switch {
+	case a.Phase == expired && b.Phase == reserved:
+		return b.ReservedAt.After(*a.ReservedAt)
+	case b.Phase == expired && a.Phase == reserved:
+		return a.ReservedAt.After(*b.ReservedAt)
+	}
+	return false
 }

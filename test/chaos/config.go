@@ -54,7 +54,7 @@ func Short() Config {
 		BurstReservations: 150, BurstPods: 150,
 		Rate: 25, Workers: 4, Seed: 1,
 		RecoveryBound: 60 * time.Second,
-		LoadMin:       time.Second, LoadMax: 2 * time.Second,
+		LoadMin:       500 * time.Millisecond, LoadMax: 1500 * time.Millisecond,
 		LeaseDuration: 6 * time.Second, RenewDeadline: 5 * time.Second, RetryPeriod: time.Second,
 		PodAssumedTTL: 2 * time.Second, SlowBind: 4 * time.Second,
 		Period: 250 * time.Millisecond, VerifyPeriod: 4 * time.Second,

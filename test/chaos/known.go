@@ -37,11 +37,21 @@ var KnownDefects = []KnownDefect{
 			return false
 		},
 	},
+	{
+		ID: "D3",
+		Summary: "a replica that starts while the API server restarts (and objects are created and deleted) can stay " +
+			"not ready for good: its catch-up waits for an initial key that no reconcile ever counts, although its cache " +
+			"equals the API",
+		Matches: func(v Violation) bool {
+			return v.Check == "not-ready" && strings.Contains(v.Detail, "initial objects not applied") &&
+				strings.Contains(v.Detail, "against the API: 0 differences")
+		},
+	},
 }
 
-// reservedAtOnly starts a replicas-disagree detail whose every difference is a reservation's
-// reservedAt/expiresAt.
-const reservedAtOnly = "reservedAt/expiresAt only: "
+// reservedAtOnly starts a replicas-disagree detail whose every difference comes from the
+// replicas' reservedAt (reservedAtSplit).
+const reservedAtOnly = "only reservedAt differs (each replica's own clock): "
 
 // classify returns the ID of the known defect a violation is an instance of, or "".
 func classify(v Violation) string {
