@@ -39,6 +39,9 @@ type ChurnResult struct {
 	// Lag is from an API write returning to multicache counting its event as applied.
 	// Floor is the same for the harness's own bare informer (the watch alone).
 	Lag, Floor Quantiles
+	// WorstAt is when the write with the largest lag was answered, from multicache's start
+	// (to tell periodic work, e.g. the verify loop every --verify-period, from load).
+	WorstAt time.Duration
 	// Write is how long the API writes took (request to answer).
 	Write Quantiles
 	// Drain is from the last write's answer until multicache had applied every write.
@@ -250,6 +253,7 @@ func (c Churn) Run(ctx context.Context, cl *Cluster, size Size, rsUID types.UID,
 			fmt.Fprintf(log, "  churn %4.0f/s %-12s achieved %4.0f/s, %5d writes (%d failed), applied %5d, lag p50 %v p99 %v max %v (watch floor p50 %v p99 %v), drain %v, missing %d, kept up %v\n",
 				step.Rate, opNames[op], r.Achieved, r.Writes, r.Errors, r.Applied, ms(r.Lag.P50), ms(r.Lag.P99), ms(r.Lag.Max),
 				ms(r.Floor.P50), ms(r.Floor.P99), ms(r.Drain), r.Missing, r.KeptUp)
+			fmt.Fprintf(log, "    worst lag at +%.1fs after multicache started\n", r.WorstAt.Seconds())
 			rep.Phases = append(rep.Phases, r)
 		}
 	}
@@ -290,6 +294,9 @@ func (c Churn) runPhase(ctx context.Context, step ChurnStep, op, n int, do write
 	samples := poller.since(base.at)
 	lags, missing := matchLags(returns, samples, op, base.applied[op])
 	r.Lag, r.Missing = quantiles(lags), missing
+	if i := slices.Index(lags, r.Lag.Max); i >= 0 && r.Lag.N > 0 {
+		r.WorstAt = returns[i].Sub(mc.Started)
+	}
 	if len(samples) > 0 {
 		end := samples[len(samples)-1]
 		r.Applied = int(end.applied[op] - base.applied[op])

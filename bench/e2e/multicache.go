@@ -11,7 +11,9 @@ import (
 // full when it reports itself caught up (multicache_cache_caught_up: every feed applied
 // every object its informer held at sync) and its node and pod stores
 // (multicache_store_objects{store}) count every node and pod.
-func MulticacheSubject(bin string) Subject {
+//
+// extra flags are appended (e.g. --verify-period=0 to see what the verify loop costs).
+func MulticacheSubject(bin string, extra ...string) Subject {
 	return Subject{Name: "multicache", Start: func(env Env, logPath string) (*Instance, error) {
 		var ports [3]int
 		for i := range ports {
@@ -22,13 +24,13 @@ func MulticacheSubject(bin string) Subject {
 			ports[i] = p
 		}
 		addr := func(i int) string { return "127.0.0.1:" + strconv.Itoa(ports[i]) }
-		p, err := StartProcess(bin, []string{
+		p, err := StartProcess(bin, append([]string{
 			"--kubeconfig=" + env.Kubeconfig,
 			"--metrics-secure=false",
 			"--metrics-bind-address=" + addr(0),
 			"--health-probe-bind-address=" + addr(1),
 			"--debug-bind-address=" + addr(2),
-		}, nil, logPath)
+		}, extra...), nil, logPath)
 		if err != nil {
 			return nil, err
 		}

@@ -56,6 +56,10 @@ type Result struct {
 	Churn      *ChurnReport
 	// AfterChurn is multicache's memory after the churn (Full and CPU unused).
 	AfterChurn ColdStart
+	// VerifyRuns and VerifySeconds are how often multicache's verify loop ran during the
+	// churn's process, and how long it took in all (multicache_verify_duration_seconds).
+	VerifyRuns    int
+	VerifySeconds float64
 	// Compare is multicache's /debug/cache/compare after the churn: the differences between
 	// its cache and the API (none expected).
 	Compare []json.RawMessage
@@ -168,6 +172,12 @@ func runChurn(ctx context.Context, cfg Config, cl *Cluster, env Env, res *Result
 	if err := Settle(ctx, in, cfg.Timing, &res.AfterChurn); err != nil {
 		return err
 	}
+	m, err := Scrape(ctx, FilterURL(in.MetricsURL, "multicache_verify_duration_seconds"), "multicache_verify_duration_seconds")
+	if err != nil {
+		return err
+	}
+	res.VerifyRuns = count(m, "multicache_verify_duration_seconds_count")
+	res.VerifySeconds, _ = m.Get("multicache_verify_duration_seconds_sum")
 	diffs, err := CheckStores(ctx, in, cfg.Size)
 	if err != nil {
 		return err
@@ -182,8 +192,8 @@ func runChurn(ctx context.Context, cfg Config, cl *Cluster, env Env, res *Result
 	if err := json.Unmarshal(body, &res.Compare); err != nil {
 		return fmt.Errorf("/debug/cache/compare: %w: %.200s", err, body)
 	}
-	fmt.Fprintf(log, "after churn: RSS %s, heap after GC %s, /debug/cache/compare: %d differences\n",
-		mib(res.AfterChurn.SettledRSS), mib(res.AfterChurn.HeapAfterGC), len(res.Compare))
+	fmt.Fprintf(log, "after churn: RSS %s, heap after GC %s, /debug/cache/compare: %d differences; the verify loop ran %d times, %.2fs in all\n",
+		mib(res.AfterChurn.SettledRSS), mib(res.AfterChurn.HeapAfterGC), len(res.Compare), res.VerifyRuns, res.VerifySeconds)
 	return nil
 }
 

@@ -56,6 +56,7 @@ func run() error {
 		churnPoll  = flag.Duration("churn-poll", 10*time.Millisecond, "how often multicache's event counters are read during the churn")
 		profiles   = flag.Bool("profiles", true, "save each subject's heap profile after GC into -dir (heap-<subject>-<round>.pb.gz)")
 		cpuProfile = flag.Int("cpuprofile", 0, "when positive, start every subject once more after the rounds with a CPU profile of its first N seconds (cpu-<subject>.pb.gz in -dir)")
+		mcArgs     = flag.String("multicache-args", "", "extra flags of multicache, space-separated (e.g. --verify-period=0)")
 		churnWorks = flag.Int("churn-workers", 32, "writers per churn operation")
 	)
 	flag.Parse()
@@ -88,7 +89,7 @@ func run() error {
 	if err := e2e.GoBuild(".", "./cmd/informer", informerBin); err != nil {
 		return err
 	}
-	mc := e2e.MulticacheSubject(*mcBin)
+	mc := e2e.MulticacheSubject(*mcBin, strings.Fields(*mcArgs)...)
 	subjects := []e2e.Subject{e2e.InformerSubject(informerBin)}
 	if _, err := os.Stat(*schedBin); err == nil {
 		subjects = append(subjects, e2e.SchedulerSubject(*schedBin))
