@@ -263,10 +263,11 @@ func requestKey(req reconcile.Request) string {
 
 // Gate wraps a reconciler so that it runs only once the cache caught up: a status written
 // from a half-fed cache would be false (a running group reported timed out with 0 running).
+// A reconcile still waiting when the manager stops returns quietly: it is not an error.
 func (c *CatchUp) Gate(r reconcile.Reconciler) reconcile.Reconciler {
 	return reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 		if err := c.Wait(ctx); err != nil {
-			return reconcile.Result{}, err
+			return reconcile.Result{}, nil
 		}
 		return r.Reconcile(ctx, req)
 	})

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	crhandler "sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -59,8 +60,12 @@ func Setup(mgr manager.Manager, h *handler.Handler, n *Notifier, opts Options) (
 	refeeder := newRefeeder()
 	everyReplica := controller.Options{NeedLeaderElection: ptr.To(false)}
 	feedOf := func(name string, obj client.Object, r reconcile.Reconciler, extra ...func(*builder.Builder)) error {
+		changed := predicate.Predicate(predicate.ResourceVersionChangedPredicate{})
+		if _, isPod := obj.(*corev1.Pod); isPod {
+			changed = objectReplaced{}
+		}
 		b := ctrl.NewControllerManagedBy(mgr).Named(name).
-			For(obj, builder.WithPredicates(predicate.ResourceVersionChangedPredicate{})).
+			For(obj, builder.WithPredicates(changed)).
 			WatchesRawSource(refeeder.source(name)).
 			WithOptions(everyReplica)
 		for _, e := range extra {
@@ -213,4 +218,18 @@ func newNamespacedFeed[T client.Object](reader client.Reader, kind stores.Kind, 
 func newObject[T client.Object]() T {
 	var zero T
 	return reflect.New(reflect.TypeOf(zero).Elem()).Interface().(T)
+}
+
+// objectReplaced passes an update when the resource version moved or when the informer holds
+// a new object of the same version (a relist decodes every object again): the pod feed hands
+// the cache the informer's own objects, and must take the new ones so that the old ones are
+// not kept alive. A resync hands the same object again and is filtered out.
+type objectReplaced struct{ predicate.Funcs }
+
+// Update implements predicate.Predicate.
+func (objectReplaced) Update(e event.UpdateEvent) bool {
+	if e.ObjectOld == nil || e.ObjectNew == nil {
+		return true
+	}
+	return e.ObjectOld.GetResourceVersion() != e.ObjectNew.GetResourceVersion() || e.ObjectOld != e.ObjectNew
 }

@@ -78,7 +78,8 @@ func (h *Handler) podEventLocked(op stores.Op, oldPod, pod *corev1.Pod) error {
 //   - not cached: add.
 //   - cached under another UID (deleted and recreated): delete, then add.
 //   - assumed, and the API reports it bound (or for the first time): add, which confirms it.
-//   - otherwise, when the API's resource version moved: update from the API's last copy.
+//   - otherwise, when the API's object is not the one cached (its resource version moved,
+//     or a relist decoded it again): update from the API's last copy.
 //
 // Errors are typed (stores.Err*); see Retryable for which are worth a retry.
 func (h *Handler) SyncPod(key types.NamespacedName, apiPod *corev1.Pod, inScope bool) error {
@@ -109,7 +110,10 @@ func (h *Handler) SyncPod(key types.NamespacedName, apiPod *corev1.Pod, inScope 
 		return h.podEventLocked(stores.OpAdd, nil, apiPod)
 	case st.State == stores.PodAssumed && (apiPod.Spec.NodeName != "" || st.APIPod == nil):
 		return h.podEventLocked(stores.OpAdd, nil, apiPod)
-	case st.APIPod.ResourceVersion != apiPod.ResourceVersion:
+	case st.APIPod != apiPod:
+		// The resource version moved; or a relist handed the informer a new object of the
+		// same version, which the cache takes too, lest it keep the old one alive and every
+		// pod be held twice.
 		return h.podEventLocked(stores.OpUpdate, st.APIPod, apiPod)
 	}
 	return nil

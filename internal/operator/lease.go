@@ -16,16 +16,19 @@ func (o *Options) LeaseName() string {
 }
 
 // EncodeSubCluster turns a sub-cluster (a label value: letters, digits, '-', '_', '.') into
-// a suffix of a Lease name (lowercase letters, digits, '-', '.'), one-to-one, so that no two
-// sub-clusters share a lease. Lowercase letters, digits and '.' stay; '-' escapes the rest:
-// "--" for '-', "-0" for '_', '-' and the lowercase letter for an uppercase one. So "foo"
-// stays "foo", "Foo" is "-foo", "a_b" is "a-0b" and "a-b" is "a--b".
+// a suffix of a Lease name (lowercase letters, digits and '-': a '.' could make an empty or
+// a '-'-ended DNS label), one-to-one, so that no two sub-clusters share a lease. Lowercase
+// letters and digits stay; '-' escapes the rest: "--" for '-', "-0" for '_', "-1" for '.',
+// '-' and the lowercase letter for an uppercase one. So "foo" stays "foo", "Foo" is "-foo",
+// "a_b" is "a-0b", "a-b" is "a--b" and "a.B" is "a-1-b".
 func EncodeSubCluster(v string) string {
 	var b strings.Builder
 	for _, c := range v {
 		switch {
-		case c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '.':
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
 			b.WriteRune(c)
+		case c == '.':
+			b.WriteString("-1")
 		case c >= 'A' && c <= 'Z':
 			b.WriteByte('-')
 			b.WriteRune(c - 'A' + 'a')
@@ -35,7 +38,7 @@ func EncodeSubCluster(v string) string {
 			b.WriteString("-0")
 		default:
 			// Not in a label value (Validate rejects it); escaped at a fixed width all the same.
-			fmt.Fprintf(&b, "-1%06x", c)
+			fmt.Fprintf(&b, "-2%06x", c)
 		}
 	}
 	return b.String()

@@ -8,7 +8,8 @@ import (
 
 func TestLeaseName_EverySubClusterGetsItsOwnValidLease(t *testing.T) {
 	values := []string{"a", "foo", "Foo", "FOO", "a_b", "a-b", "a.b", "a--b", "a-0b", "A0b", "x_U", "x_u", "xU", "x-u",
-		"Z9", "z9", "a_-b", "a-_b", "0", "shard-1.eu_West"}
+		"Z9", "z9", "a_-b", "a-_b", "0", "shard-1.eu_West",
+		"a..b", "a.B", "us.East", "a._b", "a-.b", "a.-b", "x.Y", "rack_1.B", "a-1b", "a.1b", "a_1b", "a-2b"}
 	for _, id := range []string{DefaultOptions().LeaderElectionID, "custom-lock"} {
 		seen := map[string]string{}
 		for _, v := range values {

@@ -99,7 +99,7 @@ func New(cfg *rest.Config, opts Options) (*Operator, error) {
 	}
 	op.Verify = &verify.Loop{
 		Cache: h, Source: drift.InformerSource{Informers: mgr.GetCache()}, Keep: keep, Refeed: refeeder.Refeed,
-		Period: opts.VerifyPeriod, Confirm: opts.VerifyConfirm, Log: ctrl.Log.WithName("verify"),
+		Period: opts.VerifyPeriod, Log: ctrl.Log.WithName("verify"),
 	}
 	if opts.VerifyPeriod > 0 {
 		if err := mgr.Add(catchUp.AfterCatchUp(false, op.Verify.Start)); err != nil {

@@ -73,9 +73,6 @@ type Options struct {
 	// VerifyPeriod is how often the cache checks its invariants and compares itself with the
 	// informers; 0 disables the verify loop.
 	VerifyPeriod time.Duration
-	// VerifyConfirm is how long the verify loop waits before it compares again to confirm a
-	// difference (an event on its way looks like drift for a moment).
-	VerifyConfirm time.Duration
 
 	// Clock drives TTLs and deadlines (default: the real clock; tests use a fake one).
 	Clock clock.WithTicker
@@ -101,7 +98,6 @@ func DefaultOptions() Options {
 		LowFreeThreshold:       0.1,
 		LowFreePeriod:          30 * time.Second,
 		VerifyPeriod:           time.Minute,
-		VerifyConfirm:          2 * time.Second,
 	}
 }
 
@@ -164,6 +160,8 @@ func (o *Options) Validate() error {
 	}
 	if o.LeaderElect && o.LeaderElectionID == "" {
 		bad("leader-election-id", `""`, "must not be empty when --leader-elect is set")
+	} else if msgs := validation.IsDNS1123Subdomain(o.LeaseName()); o.LeaderElect && len(msgs) > 0 {
+		bad("leader-election-id", o.LeaderElectionID, "the lease name %q is not a valid object name: %s", o.LeaseName(), strings.Join(msgs, "; "))
 	}
 	for _, s := range o.Stores {
 		if !isStore(s) {
@@ -180,9 +178,6 @@ func (o *Options) Validate() error {
 	}
 	if o.VerifyPeriod < 0 {
 		bad("verify-period", o.VerifyPeriod, "must not be negative (0 disables the verify loop)")
-	}
-	if o.VerifyPeriod > 0 && (o.VerifyConfirm <= 0 || o.VerifyConfirm >= o.VerifyPeriod) {
-		bad("verify-period", o.VerifyPeriod, "must be longer than the %s the loop waits to confirm a difference", o.VerifyConfirm)
 	}
 	if o.ReservationGCGrace < 0 {
 		bad("reservation-gc-grace", o.ReservationGCGrace, "must not be negative")

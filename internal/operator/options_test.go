@@ -48,8 +48,8 @@ func TestOptions_BadValuesAreRejectedNamingTheFlag(t *testing.T) {
 		{[]string{"--low-free-threshold=1.5"}, "--low-free-threshold"},
 		{[]string{"--low-free-threshold=NaN"}, "--low-free-threshold"},
 		{[]string{"--leader-elect", "--leader-election-id="}, "--leader-election-id"},
+		{[]string{"--leader-elect", "--leader-election-id=Bad_ID"}, "--leader-election-id"},
 		{[]string{"--verify-period=-1m"}, "--verify-period"},
-		{[]string{"--verify-period=1s"}, "--verify-period"}, // not longer than the 2s confirmation
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			o := DefaultOptions()

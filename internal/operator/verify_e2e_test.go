@@ -15,9 +15,10 @@ import (
 
 // TestVerify_DriftIsCountedAndRepairedByTheNextRun corrupts the cache behind the feeds'
 // back (a pod and a node dropped, as a lost event would) and expects the verify loop to find
-// the drift against the informers, count it once per object and feed the objects again.
+// the drift against the informers (suspected by one run, confirmed by the next), count it
+// once per object and feed the objects again.
 func TestVerify_DriftIsCountedAndRepairedByTheNextRun(t *testing.T) {
-	op := startOperator(t, func(o *Options) { o.VerifyPeriod, o.VerifyConfirm = 300*time.Millisecond, 100*time.Millisecond })
+	op := startOperator(t, func(o *Options) { o.VerifyPeriod = 300 * time.Millisecond })
 	ns := newNamespace(t)
 	node := withoutUID(ts.MakeNode("verify-node", "8", "16Gi"))
 	pod := withoutUID(ts.MakePod(ns, "verify-pod", ts.OnNode("verify-node"), ts.Requests("2", "1Gi")))

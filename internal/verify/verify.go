@@ -4,15 +4,17 @@
 // multicache_drift_total{kind}), logs each finding once, and repairs drift by feeding the
 // drifted keys to their feeds again.
 //
-// An event on its way from an informer to the cache looks like drift for a moment, so a
-// difference counts only when a second comparison, Confirm later, finds it unchanged (same
-// problem, same resource versions on both sides).
+// An event on its way from an informer to the cache looks like drift for a moment (and,
+// under load, for as long as the feed's queue takes), so a difference counts only when the
+// next run finds it unchanged, a Period later: same problem, same resource versions on both
+// sides. A feed that has not applied an object's version for a whole period has lost it.
 package verify
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -44,10 +46,15 @@ type Loop struct {
 	// Keep filters cluster objects the way the feeds do (sub-cluster); nil keeps all.
 	Keep   drift.KeepFunc
 	Refeed RefeedFunc
-	// Period between runs; Confirm between a run's two comparisons.
-	Period, Confirm time.Duration
-	Log             logr.Logger
+	// Period between runs.
+	Period time.Duration
+	Log    logr.Logger
 
+	// mu serialises runs (Start's and on-demand ones).
+	mu sync.Mutex
+	// suspects are the differences the previous run found: found again unchanged, they are
+	// drift.
+	suspects map[drift.Difference]bool
 	// reported are the findings logged by the previous run: a finding still there is not
 	// logged (or counted) again.
 	reportedDrift      map[drift.Difference]bool
@@ -56,8 +63,11 @@ type Loop struct {
 
 // Result is what one run found.
 type Result struct {
-	// Drift are the differences confirmed by the second comparison (all were re-fed).
+	// Drift are the differences the previous run found too, unchanged (all were re-fed).
 	Drift []drift.Difference
+	// Suspects are the differences found for the first time: drift if the next run finds
+	// them again.
+	Suspects int
 	// Violations are the invariants that did not hold.
 	Violations []error
 	// Took is how long the run took, without the wait between the comparisons.
@@ -84,33 +94,32 @@ func (l *Loop) Start(ctx context.Context) error {
 	}
 }
 
-// Run checks the cache once: invariants, then the comparison with the informers, confirmed
-// after Confirm; confirmed drift is counted, logged (once per finding) and re-fed.
+// Run checks the cache once: invariants, then the comparison with the informers; a
+// difference the previous run found too, unchanged, is drift: counted, logged (once per
+// finding) and re-fed.
 func (l *Loop) Run(ctx context.Context) (Result, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	var res Result
 	start := time.Now()
 	res.Violations = l.Cache.CheckInvariants()
 	l.reportViolations(res.Violations)
 
-	first, err := drift.Compare(ctx, l.Cache, l.Source, l.Keep)
+	diffs, err := drift.Compare(ctx, l.Cache, l.Source, l.Keep)
 	if err != nil {
 		return res, fmt.Errorf("comparing the cache with the informers: %w", err)
 	}
-	took := time.Since(start)
-	if len(first) > 0 {
-		select {
-		case <-ctx.Done():
-			return res, ctx.Err()
-		case <-time.After(l.Confirm):
+	seen := make(map[drift.Difference]bool, len(diffs))
+	for _, d := range diffs {
+		seen[d] = true
+		if l.suspects[d] {
+			res.Drift = append(res.Drift, d)
+		} else {
+			res.Suspects++
 		}
-		again := time.Now()
-		second, err := drift.Compare(ctx, l.Cache, l.Source, l.Keep)
-		if err != nil {
-			return res, fmt.Errorf("comparing the cache with the informers again: %w", err)
-		}
-		took += time.Since(again)
-		res.Drift = confirmed(first, second)
 	}
+	l.suspects = seen
+	took := time.Since(start)
 	var errs []error
 	reported := make(map[drift.Difference]bool, len(res.Drift))
 	logged := 0
@@ -134,21 +143,6 @@ func (l *Loop) Run(ctx context.Context) (Result, error) {
 	res.Took = took
 	metrics.VerifyDuration.Observe(took.Seconds())
 	return res, errors.Join(errs...)
-}
-
-// confirmed returns the differences of first that second found unchanged.
-func confirmed(first, second []drift.Difference) []drift.Difference {
-	again := make(map[drift.Difference]bool, len(second))
-	for _, d := range second {
-		again[d] = true
-	}
-	var out []drift.Difference
-	for _, d := range first {
-		if again[d] {
-			out = append(out, d)
-		}
-	}
-	return out
 }
 
 // reportViolations logs each violation once while it lasts.
