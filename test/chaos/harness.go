@@ -131,7 +131,10 @@ func (h *Harness) Setup(ctx context.Context) error {
 	}
 	h.Replicas = []*Replica{a, b}
 
-	// Cold start: the time from a start on the populated cluster to a cache equal to the API.
+	// The first start on the populated cluster also writes the status of every reservation
+	// and gang (the leader's first wave of writes), so its comparison is empty only once
+	// that is done. The cold start the faults compare with is the second replica's, on a
+	// settled cluster: from its start until its cache equals the API.
 	start = time.Now()
 	if err := a.Start(); err != nil {
 		return err
@@ -139,19 +142,27 @@ func (h *Harness) Setup(ctx context.Context) error {
 	if err := a.WaitReady(ctxTimeout(ctx, h.Cfg.RecoveryBound)); err != nil {
 		return err
 	}
-	h.Results.ColdReady = time.Since(start)
+	h.Results.FirstReady = time.Since(start)
 	if _, _, err := h.waitCompareEmpty(ctx, []*Replica{a}, h.Cfg.RecoveryBound); err != nil {
-		return fmt.Errorf("cold start: %w", err)
+		return fmt.Errorf("first start: %w", err)
 	}
-	h.Results.ColdFull = time.Since(start)
-	h.logf("cold start of replica a: ready after %v, cache equal to the API after %v",
-		h.Results.ColdReady.Round(time.Millisecond), h.Results.ColdFull.Round(time.Millisecond))
+	h.Results.FirstFull = time.Since(start)
+	h.logf("first start of replica a: ready after %v, cache equal to the API (every status written) after %v",
+		h.Results.FirstReady.Round(time.Millisecond), h.Results.FirstFull.Round(time.Millisecond))
+	start = time.Now()
 	if err := b.Start(); err != nil {
 		return err
 	}
 	if err := b.WaitReady(ctxTimeout(ctx, h.Cfg.RecoveryBound)); err != nil {
 		return err
 	}
+	h.Results.ColdReady = time.Since(start)
+	if _, _, err := h.waitCompareEmpty(ctx, []*Replica{b}, h.Cfg.RecoveryBound); err != nil {
+		return fmt.Errorf("cold start: %w", err)
+	}
+	h.Results.ColdFull = time.Since(start)
+	h.logf("cold start of replica b on the settled cluster: ready after %v, cache equal to the API after %v",
+		h.Results.ColdReady.Round(time.Millisecond), h.Results.ColdFull.Round(time.Millisecond))
 	if _, err := h.waitLeader(ctx, h.Cfg.RecoveryBound); err != nil {
 		return err
 	}

@@ -42,8 +42,9 @@ func (r *Results) Markdown() string {
 			dur(k.RecoveryMin), dur(k.RecoveryMedian), dur(k.RecoveryMax), takeover, dur(k.StatusMax), k.Violations)
 	}
 	b.WriteString("\n")
-	fmt.Fprintf(&b, "Cold start on the populated cluster: ready (caught up) after %s, comparison empty after %s.\n\n",
-		dur(r.ColdReady), dur(r.ColdFull))
+	fmt.Fprintf(&b, "First start on the populated cluster (the leader writes every status): ready after %s, comparison empty after %s. "+
+		"Cold start of the second replica on the settled cluster: ready (caught up) after %s, comparison empty after %s.\n\n",
+		dur(r.FirstReady), dur(r.FirstFull), dur(r.ColdReady), dur(r.ColdFull))
 	for _, k := range kinds {
 		switch k.Kind {
 		case KillLeader.Kind:

@@ -89,8 +89,10 @@ type Results struct {
 	Config  string
 	Started time.Time
 	Took    time.Duration
-	// ColdReady and ColdFull: a cold start on the populated cluster until /readyz, and
-	// until the comparison with the API was empty.
+	// FirstReady and FirstFull: the first start on the populated cluster until /readyz, and
+	// until the comparison with the API was empty (after the leader wrote every status).
+	FirstReady, FirstFull time.Duration
+	// ColdReady and ColdFull: the second replica's cold start on the settled cluster.
 	ColdReady, ColdFull time.Duration
 	Faults              []*FaultResult
 	Final               []Violation
