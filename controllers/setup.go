@@ -41,6 +41,9 @@ type Options struct {
 	Clock clock.PassiveClock
 	// CatchUp tracks the feeds' catch-up; the status writers wait for it. Required.
 	CatchUp *CatchUp
+	// Fence, when set, is asked before every write of the status writers and the GC: an
+	// error (this replica's lease is not known to be held) refuses the write.
+	Fence func() error
 }
 
 // Setup registers on mgr a feed controller for every kind an enabled store handles (on
@@ -170,7 +173,7 @@ func scoped[T client.Object](mgr manager.Manager, obj T, list client.ObjectList,
 // setupStatusWriters registers the status writers; they need leader election (the default)
 // and reconcile nothing before the cache caught up.
 func setupStatusWriters(mgr manager.Manager, h *handler.Handler, n *Notifier, watched []stores.Kind, opts Options) error {
-	c := mgr.GetClient()
+	c := fenced(mgr.GetClient(), opts.Fence)
 	recorder := mgr.GetEventRecorder("multicache")
 	writers := []struct {
 		kind stores.Kind

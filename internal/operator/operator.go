@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -62,7 +63,18 @@ func New(cfg *rest.Config, opts Options) (*Operator, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	mgr, err := newManager(cfg, opts)
+	var lock *fencedLock
+	if opts.LeaderElect {
+		renewDeadline := defaultRenewDeadline
+		if opts.RenewDeadline != nil {
+			renewDeadline = *opts.RenewDeadline
+		}
+		var err error
+		if lock, err = newFencedLock(cfg, leaderNamespace(opts), opts.LeaseName(), renewDeadline); err != nil {
+			return nil, fmt.Errorf("creating the leader-election lock: %w", err)
+		}
+	}
+	mgr, err := newManager(cfg, opts, lock)
 	if err != nil {
 		return nil, fmt.Errorf("creating manager: %w", err)
 	}
@@ -80,7 +92,7 @@ func New(cfg *rest.Config, opts Options) (*Operator, error) {
 	inScope := nodeInScope(mgr.GetClient(), opts)
 	refeeder, err := controllers.Setup(mgr, h, notifier, controllers.Options{
 		NodeInScope: inScope, ReservationGCGrace: opts.ReservationGCGrace, ComponentName: opts.ComponentName, Clock: opts.Clock,
-		CatchUp: catchUp,
+		CatchUp: catchUp, Fence: fenceOf(lock),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("setting up controllers: %w", err)
@@ -125,19 +137,13 @@ func New(cfg *rest.Config, opts Options) (*Operator, error) {
 // owners only what the owner feed reads), hand out shared objects (the cache never modifies
 // them, and keeping one copy halves the memory of every pod), and in a sub-cluster watch
 // only that sub-cluster's nodes.
-func newManager(cfg *rest.Config, opts Options) (manager.Manager, error) {
+func newManager(cfg *rest.Config, opts Options, lock *fencedLock) (manager.Manager, error) {
 	metricsOpts := metricsserver.Options{BindAddress: opts.MetricsBindAddress, SecureServing: opts.MetricsSecure}
 	if opts.MetricsSecure {
 		metricsOpts.FilterProvider = filters.WithAuthenticationAndAuthorization
 	}
 	if !opts.EnableHTTP2 {
 		metricsOpts.TLSOpts = append(metricsOpts.TLSOpts, disableHTTP2)
-	}
-	leaderNamespace := opts.LeaderElectionNamespace
-	if leaderNamespace == "" {
-		if _, err := os.Stat(inClusterNamespaceFile); err != nil {
-			leaderNamespace = "default"
-		}
 	}
 	cacheOpts := cache.Options{
 		DefaultTransform:             cache.TransformStripManagedFields(),
@@ -155,12 +161,14 @@ func newManager(cfg *rest.Config, opts Options) (manager.Manager, error) {
 		HealthProbeBindAddress:  opts.HealthProbeBindAddress,
 		LeaderElection:          opts.LeaderElect,
 		LeaderElectionID:        opts.LeaseName(),
-		LeaderElectionNamespace: leaderNamespace,
+		LeaderElectionNamespace: leaderNamespace(opts),
 		LeaseDuration:           opts.LeaseDuration,
 		RenewDeadline:           opts.RenewDeadline,
 		RetryPeriod:             opts.RetryPeriod,
 		// The standby takes over as soon as the leader steps down on SIGTERM.
 		LeaderElectionReleaseOnCancel: true,
+		// The lock that remembers renewals, so that status writes can be fenced.
+		LeaderElectionResourceLockInterface: lockInterface(lock),
 		Cache:                         cacheOpts,
 		Controller:                    config.Controller{SkipNameValidation: ptr.To(opts.SkipControllerNameValidation)},
 	})
@@ -287,4 +295,33 @@ func (o *Operator) addProbes() error {
 		return fmt.Errorf("adding readyz check: %w", err)
 	}
 	return nil
+}
+
+// leaderNamespace is the namespace of the Lease: the option, else "" in a cluster (the pod's
+// namespace), else "default".
+func leaderNamespace(opts Options) string {
+	if opts.LeaderElectionNamespace != "" {
+		return opts.LeaderElectionNamespace
+	}
+	if _, err := os.Stat(inClusterNamespaceFile); err != nil {
+		return "default"
+	}
+	return ""
+}
+
+// lockInterface returns lock as a resourcelock.Interface, nil without one (a nil
+// *fencedLock must not become a non-nil interface).
+func lockInterface(lock *fencedLock) resourcelock.Interface {
+	if lock == nil {
+		return nil
+	}
+	return lock
+}
+
+// fenceOf returns the fence of the status writers, nil without leader election.
+func fenceOf(lock *fencedLock) func() error {
+	if lock == nil {
+		return nil
+	}
+	return lock.Fence
 }

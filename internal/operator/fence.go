@@ -1,0 +1,101 @@
+package operator
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
+)
+
+// defaultRenewDeadline is controller-runtime's, used when Options.RenewDeadline is nil.
+const defaultRenewDeadline = 10 * time.Second
+
+// fencedLock is the Lease lock of leader election that remembers when this replica last
+// renewed it. Leader election only learns it lost the lease when a renewal fails; a process
+// paused past its lease (SIGSTOP, a frozen VM) resumes believing it leads, with reconciles
+// in flight. Fence refuses writes unless the lease was renewed within the renew deadline
+// (shorter than the lease duration another replica waits out before it takes over).
+type fencedLock struct {
+	resourcelock.Interface
+	renewDeadline time.Duration
+
+	mu        sync.Mutex
+	lastRenew time.Time
+}
+
+// newFencedLock builds the Lease lock the way controller-runtime does (identity
+// "<hostname>_<uuid>", a client timeout of half the renew deadline).
+func newFencedLock(cfg *rest.Config, namespace, name string, renewDeadline time.Duration) (*fencedLock, error) {
+	if namespace == "" {
+		b, err := os.ReadFile(inClusterNamespaceFile)
+		if err != nil {
+			return nil, fmt.Errorf("finding the leader-election namespace: set --leader-election-namespace (%w)", err)
+		}
+		namespace = strings.TrimSpace(string(b))
+	}
+	host, err := os.Hostname()
+	if err != nil {
+		return nil, fmt.Errorf("leader-election identity: %w", err)
+	}
+	c := rest.AddUserAgent(rest.CopyConfig(cfg), "leader-election")
+	c.Timeout = max(renewDeadline/2, time.Second)
+	cs, err := kubernetes.NewForConfig(c)
+	if err != nil {
+		return nil, fmt.Errorf("leader-election client: %w", err)
+	}
+	lock, err := resourcelock.New(resourcelock.LeasesResourceLock, namespace, name, cs.CoreV1(), cs.CoordinationV1(),
+		resourcelock.ResourceLockConfig{Identity: host + "_" + string(uuid.NewUUID())})
+	if err != nil {
+		return nil, err
+	}
+	return &fencedLock{Interface: lock, renewDeadline: renewDeadline}, nil
+}
+
+// Create implements resourcelock.Interface, remembering an acquisition.
+func (l *fencedLock) Create(ctx context.Context, ler resourcelock.LeaderElectionRecord) error {
+	err := l.Interface.Create(ctx, ler)
+	l.record(err, ler)
+	return err
+}
+
+// Update implements resourcelock.Interface, remembering a renewal (or a release).
+func (l *fencedLock) Update(ctx context.Context, ler resourcelock.LeaderElectionRecord) error {
+	err := l.Interface.Update(ctx, ler)
+	l.record(err, ler)
+	return err
+}
+
+func (l *fencedLock) record(err error, ler resourcelock.LeaderElectionRecord) {
+	if err != nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if ler.HolderIdentity == l.Identity() {
+		l.lastRenew = time.Now() // monotonic: a pause does not fool it
+	} else {
+		l.lastRenew = time.Time{} // released
+	}
+}
+
+// Fence returns nil while this replica renewed its lease within the renew deadline.
+func (l *fencedLock) Fence() error {
+	l.mu.Lock()
+	last := l.lastRenew
+	l.mu.Unlock()
+	if last.IsZero() {
+		return fmt.Errorf("not writing: this replica does not hold the leader-election lease %s", l.Describe())
+	}
+	if since := time.Since(last); since >= l.renewDeadline {
+		return fmt.Errorf("not writing: the lease %s was last renewed %s ago, past the renew deadline %s (paused?); another replica may lead",
+			l.Describe(), since.Round(time.Millisecond), l.renewDeadline)
+	}
+	return nil
+}
