@@ -34,8 +34,10 @@ func TestFencedClient_RefusesEveryWriteWhileTheFenceIsUp(t *testing.T) {
 		"patch":         func() error { return c.Patch(ctx, got, patch) },
 		"update":        func() error { return c.Update(ctx, got) },
 		"delete":        func() error { return c.Delete(ctx, got) },
-		"create":        func() error { return c.Create(ctx, &v1alpha1.Reservation{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "x"}}) },
-		"subresource":   func() error { return c.SubResource("status").Patch(ctx, got, patch) },
+		"create": func() error {
+			return c.Create(ctx, &v1alpha1.Reservation{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "x"}})
+		},
+		"subresource": func() error { return c.SubResource("status").Patch(ctx, got, patch) },
 	} {
 		if err := write(); !errors.Is(err, lost) {
 			t.Errorf("%s with the fence up: %v", name, err)

@@ -17,8 +17,8 @@ type fakeLock struct {
 
 func (f fakeLock) Create(context.Context, resourcelock.LeaderElectionRecord) error { return nil }
 func (f fakeLock) Update(context.Context, resourcelock.LeaderElectionRecord) error { return nil }
-func (f fakeLock) Identity() string                                               { return f.id }
-func (f fakeLock) Describe() string                                               { return "ns/lease" }
+func (f fakeLock) Identity() string                                                { return f.id }
+func (f fakeLock) Describe() string                                                { return "ns/lease" }
 
 func TestFencedLock_WritesOnlyWhileTheLeaseWasRenewedWithinTheRenewDeadline(t *testing.T) {
 	l := &fencedLock{Interface: fakeLock{id: "me"}, renewDeadline: 200 * time.Millisecond}

@@ -169,8 +169,8 @@ func newManager(cfg *rest.Config, opts Options, lock *fencedLock) (manager.Manag
 		LeaderElectionReleaseOnCancel: true,
 		// The lock that remembers renewals, so that status writes can be fenced.
 		LeaderElectionResourceLockInterface: lockInterface(lock),
-		Cache:                         cacheOpts,
-		Controller:                    config.Controller{SkipNameValidation: ptr.To(opts.SkipControllerNameValidation)},
+		Cache:                               cacheOpts,
+		Controller:                          config.Controller{SkipNameValidation: ptr.To(opts.SkipControllerNameValidation)},
 	})
 }
 
