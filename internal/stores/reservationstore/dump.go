@@ -47,7 +47,9 @@ func (s *Store) Dump() any {
 // placeholder is charged on its node and its deadline is in the heap; Matched ones have an
 // owner and no placeholder; Pending ones no node; the node and owner indexes agree with the
 // entries; a pod holds at most one match the cache made, and none besides a recorded one;
-// every node is settled (the landing rule would change nothing); the heap is a heap.
+// no pod is recorded on two Matched reservations, and a status that records an owner is
+// indexed under it; every node is settled (the landing rule would change nothing); the
+// heap is a heap.
 func (s *Store) CheckInvariants() []error {
 	var errs []error
 	bad := func(key types.NamespacedName, format string, args ...any) {
@@ -73,7 +75,34 @@ func (s *Store) CheckInvariants() []error {
 			}
 		}
 	}
+	recordedBy := map[types.NamespacedName][]*entry{}
+	indexed := map[*entry]int{}
+	for podKey, list := range s.byRecording {
+		for _, e := range list {
+			indexed[e]++
+			if e.recording == nil || ownerKey(e.recording) != podKey {
+				bad(e.key, "recording index says %s", podKey)
+			}
+			if cur, ok := s.rsvs.Get(e.key); !ok || cur != e {
+				bad(e.key, "recording index points at a reservation that is gone")
+			}
+		}
+	}
 	s.rsvs.Range(func(key types.NamespacedName, e *entry) bool {
+		if n := indexed[e]; (e.recording != nil) != (n == 1) || n > 1 {
+			bad(key, "records %v, in the recording index %d times", e.recording, n)
+		}
+		if isRecorded(e.r) && (e.recording == nil || !sameRef(e.recording, e.r.Status.CurrentOwner)) {
+			bad(key, "status records %s, indexed under %v", ownerKey(e.r.Status.CurrentOwner), e.recording)
+		}
+		if e.how == recorded {
+			for _, other := range recordedBy[ownerKey(e.owner)] {
+				if sameRef(e.owner, other.owner) {
+					bad(key, "owner %s also recorded on %s", ownerKey(e.owner), other.key)
+				}
+			}
+			recordedBy[ownerKey(e.owner)] = append(recordedBy[ownerKey(e.owner)], e)
+		}
 		reserved := e.phase == v1alpha1.ReservationReserved
 		if reserved != (e.placeholder != nil) || reserved != (e.heapIndex >= 0) {
 			bad(key, "phase %s, placeholder %v, in heap %v", e.phase, e.placeholder != nil, e.heapIndex >= 0)

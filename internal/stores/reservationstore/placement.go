@@ -2,6 +2,7 @@ package reservationstore
 
 import (
 	"container/heap"
+	"slices"
 	"sort"
 	"time"
 
@@ -123,13 +124,68 @@ func (s *Store) dropPlaceholder(e *entry) {
 	}
 }
 
-// record makes e Matched by the owner its status records. A pod consumes one reservation:
-// a match the cache made for the same pod (held or derived) gives way to the recorded one
-// and is Reserved again. It returns the nodes to settle.
+// setRecording indexes e under the owner its status records (nil: none).
+func (s *Store) setRecording(e *entry, ref *v1alpha1.PodReference) {
+	if e.recording != nil {
+		key := ownerKey(e.recording)
+		list := slices.DeleteFunc(s.byRecording[key], func(x *entry) bool { return x == e })
+		if len(list) == 0 {
+			delete(s.byRecording, key)
+		} else {
+			s.byRecording[key] = list
+		}
+		e.recording = nil
+	}
+	if ref != nil {
+		r := *ref
+		e.recording = &r
+		s.byRecording[ownerKey(&r)] = append(s.byRecording[ownerKey(&r)], e)
+	}
+}
+
+// resolveRecorded brings the reservations whose status records an owner of that
+// namespace/name in line: a pod consumes one reservation, so of the statuses that record
+// the same pod the preferred one (see preferred) keeps it, whatever order they arrived in,
+// and the others count as recording nothing (placed and settled like any other
+// reservation; their status writer then overwrites them). A local expiry of one that
+// gave way stands. It returns the nodes to settle.
+func (s *Store) resolveRecorded(key types.NamespacedName) []string {
+	cands := slices.Clone(s.byRecording[key])
+	sort.Slice(cands, func(i, j int) bool { return preferred(cands[i], cands[j]) })
+	var dirty []string
+	var kept []*entry
+	for _, e := range cands {
+		if !slices.ContainsFunc(kept, func(k *entry) bool { return sameRef(k.recording, e.recording) }) {
+			kept = append(kept, e)
+			dirty = append(dirty, s.record(e)...)
+			continue
+		}
+		switch {
+		case e.how == recorded:
+			s.disown(e)
+			s.place(e) // settles its node
+			s.changed(e)
+		case e.phase == "":
+			s.place(e) // new (AddReservation)
+		}
+	}
+	return dirty
+}
+
+// record makes e Matched by the owner its status records (e.recording), also if this
+// replica expired it. A pod consumes one reservation: a match the cache made for the same
+// pod (held or derived) gives way to the recorded one and is Reserved again. It returns
+// the nodes to settle.
 func (s *Store) record(e *entry) []string {
-	owner := *e.r.Status.CurrentOwner
+	owner := *e.recording
 	if e.how == recorded && *e.owner == owner {
 		return nil
+	}
+	switch e.phase {
+	case "", v1alpha1.ReservationPending, v1alpha1.ReservationExpired:
+		// New, Pending or expired here: it holds no placeholder and is on no node yet.
+		e.node = e.r.Spec.NodeName
+		s.indexNode(e)
 	}
 	dirty := []string{e.node} // a derived owner e had may consume another reservation there
 	s.setOwner(e, &owner, recorded)

@@ -25,8 +25,12 @@
 //     open reservation that accepts it. The outcome is a function of the objects, not of
 //     the order a relist delivers them in.
 //   - The pod a reservation's status records (phase Matched, currentOwner): what a status
-//     records is an input, kept across a restart whatever the relist order; a match the
-//     cache made for the same pod gives way to it.
+//     records is an input, kept across a restart whatever the relist order, and it wins
+//     over a local expiry (another replica saw the match in time); a match the cache made
+//     for the same pod gives way to it. If several statuses record the same pod (a status
+//     writer working from a view a moment old), the preferred of them (oldest, then by
+//     namespace/name) keeps it and the others count as recording nothing: they are placed
+//     and settled like any other, and their status writer overwrites them.
 //
 // Once the API confirmed the owner, the reservation stays Matched when the owner goes or
 // finishes (consumed). Until the status writer recorded it, a match of API pods may still
@@ -61,6 +65,10 @@ type entry struct {
 	owner                 *v1alpha1.PodReference
 	how                   matchKind
 	reservedAt, expiresAt time.Time
+	// recording is the owner the status records (phase Matched, currentOwner, a node),
+	// indexed in byRecording; nil when it records none. It stays while the entry is
+	// Matched by it, if a later status records nothing.
+	recording *v1alpha1.PodReference
 	// heapIndex is the position in the deadline heap, -1 when not in it.
 	heapIndex int
 }
@@ -73,8 +81,11 @@ type Store struct {
 	byNode map[string]map[types.NamespacedName]*entry
 	// byOwner indexes Matched reservations by their owner's namespace/name (owners of
 	// another UID of the same name included: ownerIs tells them apart).
-	byOwner   map[types.NamespacedName][]*entry
-	deadlines deadlineHeap
+	byOwner map[types.NamespacedName][]*entry
+	// byRecording indexes the reservations whose status records an owner by that owner's
+	// namespace/name: the candidates of resolveRecorded.
+	byRecording map[types.NamespacedName][]*entry
+	deadlines   deadlineHeap
 	// inflight is the pod of the pod event being handled, and whether it is a
 	// scheduler's assumption (see fromAPI).
 	inflight struct {
@@ -92,10 +103,11 @@ var (
 // New returns an empty ReservationStore.
 func New(h *stores.CacheHandler) *Store {
 	return &Store{
-		h:       h,
-		rsvs:    stores.NewVersioned[types.NamespacedName, *entry](h.Generations()),
-		byNode:  map[string]map[types.NamespacedName]*entry{},
-		byOwner: map[types.NamespacedName][]*entry{},
+		h:           h,
+		rsvs:        stores.NewVersioned[types.NamespacedName, *entry](h.Generations()),
+		byNode:      map[string]map[types.NamespacedName]*entry{},
+		byOwner:     map[types.NamespacedName][]*entry{},
+		byRecording: map[types.NamespacedName][]*entry{},
 	}
 }
 
@@ -137,12 +149,13 @@ func (s *Store) AddReservation(r *v1alpha1.Reservation) {
 			e.expiresAt = e.reservedAt.Add(s.ttl(e))
 		}
 	case isRecorded(r):
-		e.node = r.Spec.NodeName
 		if !e.reservedAt.IsZero() {
 			e.expiresAt = e.reservedAt.Add(s.ttl(e))
 		}
-		s.indexNode(e)
-		s.settle(s.record(e)...)
+		// Matched by that owner, unless another status records it too and is preferred:
+		// then placed as if it recorded nothing.
+		s.setRecording(e, r.Status.CurrentOwner)
+		s.settle(s.resolveRecorded(ownerKey(r.Status.CurrentOwner))...)
 	default:
 		s.place(e)
 	}
@@ -153,7 +166,9 @@ func (s *Store) AddReservation(r *v1alpha1.Reservation) {
 // reservation again (same reservedAt), and one Matched by a derived owner too; other
 // Matched and Expired ones keep their outcome. A status that records an owner (the status
 // writer's own, or another replica's) is an input, as at a restart: the reservation is
-// Matched by that owner unless it already expired.
+// Matched by that owner, even if this replica expired it (the writer records only an owner
+// the API confirmed, so another replica saw the match in time), unless another status
+// records the same owner and is preferred (see resolveRecorded).
 func (s *Store) UpdateReservation(oldR, newR *v1alpha1.Reservation) {
 	e, ok := s.rsvs.Get(types.NamespacedName{Namespace: newR.Namespace, Name: newR.Name})
 	if !ok {
@@ -173,12 +188,17 @@ func (s *Store) UpdateReservation(oldR, newR *v1alpha1.Reservation) {
 			}
 		}
 	}
-	if isRecorded(newR) && e.phase != v1alpha1.ReservationExpired {
-		if e.node == "" {
-			e.node = newR.Spec.NodeName
-			s.indexNode(e)
+	switch prev := e.recording; {
+	case isRecorded(newR):
+		s.setRecording(e, newR.Status.CurrentOwner)
+		dirty := s.resolveRecorded(ownerKey(newR.Status.CurrentOwner))
+		if prev != nil && ownerKey(prev) != ownerKey(newR.Status.CurrentOwner) {
+			dirty = append(dirty, s.resolveRecorded(ownerKey(prev))...) // another may record prev now
 		}
-		s.settle(s.record(e)...)
+		s.settle(dirty...)
+	case prev != nil && e.how != recorded:
+		// A status that gave way records nothing any more: nothing else changes.
+		s.setRecording(e, nil)
 	}
 	s.changed(e)
 }
@@ -194,6 +214,11 @@ func (s *Store) DeleteReservation(r *v1alpha1.Reservation) {
 	}
 	s.release(e)
 	s.rsvs.Delete(key)
+	if rec := e.recording; rec != nil {
+		s.setRecording(e, nil)
+		// Another status that records the same owner may keep it now.
+		defer func() { s.settle(s.resolveRecorded(ownerKey(rec))...) }()
+	}
 	if e.owner == nil {
 		return
 	}
