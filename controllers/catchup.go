@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -50,10 +51,18 @@ type CatchUp struct {
 	applied int
 }
 
+// versionReporter is implemented by the feeds: the resource version of the object the
+// cache holds under a key (false when it holds none).
+type versionReporter interface {
+	CachedVersion(key types.NamespacedName) (string, bool)
+}
+
 // feedCatchUp is the catch-up state of one feed.
 type feedCatchUp struct {
 	name string
 	obj  client.Object
+	// cached, when the feed reports it, tells the sweep what the cache holds.
+	cached versionReporter
 	// pending are the keys ("namespace/name" or "name") of the informer's initial list not
 	// reconciled yet; nil until the informer synced.
 	pending map[string]struct{}
@@ -77,7 +86,9 @@ func NewCatchUp(informers cache.Informers, log logr.Logger, clk clock.PassiveClo
 func (c *CatchUp) Track(name string, obj client.Object, r reconcile.Reconciler) reconcile.Reconciler {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.feeds[name] = &feedCatchUp{name: name, obj: obj, early: map[string]struct{}{}}
+	f := &feedCatchUp{name: name, obj: obj, early: map[string]struct{}{}}
+	f.cached, _ = r.(versionReporter)
+	c.feeds[name] = f
 	c.order = append(c.order, name)
 	return reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 		res, err := r.Reconcile(ctx, req)
@@ -171,18 +182,91 @@ func (c *CatchUp) Start(ctx context.Context) error {
 		}
 		c.arm(name, keys)
 	}
-	ticker := time.NewTicker(10 * time.Second)
-	defer ticker.Stop()
+	logTicker := time.NewTicker(10 * time.Second)
+	defer logTicker.Stop()
+	sweepTicker := time.NewTicker(sweepPeriod)
+	defer sweepTicker.Stop()
 	for {
 		select {
 		case <-c.done:
 			return nil
 		case <-ctx.Done():
 			return nil
-		case <-ticker.C:
+		case <-sweepTicker.C:
+			c.sweep(ctx)
+		case <-logTicker.C:
 			c.log.Info("waiting for the cache to catch up", "missing", c.Status(), "elapsed", c.clock.Since(c.start).Round(time.Millisecond).String())
 		}
 	}
+}
+
+// sweepPeriod is how often the pending keys are checked against the cache itself.
+const sweepPeriod = 2 * time.Second
+
+// sweep counts as applied every pending key whose object the cache already holds at the
+// informer's version (or that neither holds): its reconcile may have been counted before
+// the key was known as initial under another incarnation, or been merged away in the queue
+// across a relist, and the cache must not stay unready for a key it has right.
+func (c *CatchUp) sweep(ctx context.Context) {
+	type pendingFeed struct {
+		f    *feedCatchUp
+		keys []string
+	}
+	var todo []pendingFeed
+	c.mu.Lock()
+	for _, name := range c.order {
+		f := c.feeds[name]
+		if f.cached == nil || len(f.pending) == 0 {
+			continue
+		}
+		keys := make([]string, 0, len(f.pending))
+		for k := range f.pending {
+			keys = append(keys, k)
+		}
+		todo = append(todo, pendingFeed{f, keys})
+	}
+	c.mu.Unlock()
+	for _, p := range todo {
+		inf, err := c.informers.GetInformer(ctx, p.f.obj)
+		if err != nil {
+			continue
+		}
+		withStore, ok := inf.(interface{ GetStore() toolscache.Store })
+		if !ok {
+			continue
+		}
+		store := withStore.GetStore()
+		var settled []string
+		for _, k := range p.keys {
+			item, exists, err := store.GetByKey(k)
+			if err != nil {
+				continue
+			}
+			rv, cached := p.f.cached.CachedVersion(keyOf(k))
+			obj, isObj := item.(client.Object)
+			if (!exists && !cached) || (exists && cached && isObj && obj.GetResourceVersion() == rv) {
+				settled = append(settled, k)
+			}
+		}
+		if len(settled) == 0 {
+			continue
+		}
+		c.mu.Lock()
+		for _, k := range settled {
+			delete(p.f.pending, k)
+		}
+		c.log.Info("initial objects found applied without a counted reconcile", "feed", p.f.name, "count", len(settled), "example", settled[0])
+		c.checkLocked()
+		c.mu.Unlock()
+	}
+}
+
+// keyOf parses an informer key.
+func keyOf(k string) types.NamespacedName {
+	if ns, name, ok := strings.Cut(k, "/"); ok {
+		return types.NamespacedName{Namespace: ns, Name: name}
+	}
+	return types.NamespacedName{Name: k}
 }
 
 // initialKeys lists the keys an informer holds.

@@ -68,3 +68,13 @@ func report(ctx context.Context, kind stores.Kind, err error) {
 		ctrl.LoggerFrom(ctx).V(1).Info("cache rejected the event", "kind", kind, "error", err.Error())
 	}
 }
+
+// CachedVersion reports the resource version of the object the cache holds under key (the
+// catch-up's sweep compares it with the informer's).
+func (f *feed[T]) CachedVersion(key types.NamespacedName) (string, bool) {
+	last, ok := f.lastSeen(key)
+	if !ok {
+		return "", false
+	}
+	return last.GetResourceVersion(), true
+}

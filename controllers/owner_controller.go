@@ -5,6 +5,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -86,4 +87,13 @@ var ownerKinds = []struct {
 // ownerReconciler is an ownerFeed of any workload kind.
 type ownerReconciler interface {
 	Reconcile(context.Context, ctrl.Request) (ctrl.Result, error)
+}
+
+// CachedVersion reports the resource version of the owner the cache holds under key.
+func (f *ownerFeed[T]) CachedVersion(key types.NamespacedName) (string, bool) {
+	last, ok := f.handler.LastSeenOwner(stores.OwnerKey{Type: f.ownerType, Namespace: key.Namespace, Name: key.Name})
+	if !ok {
+		return "", false
+	}
+	return last.ResourceVersion, true
 }

@@ -93,3 +93,13 @@ func onNode(ctx context.Context, reader client.Reader, list client.ObjectList, n
 
 // nodeNameField indexes pods and reservations by spec.nodeName.
 const nodeNameField = "spec.nodeName"
+
+// CachedVersion reports the resource version of the API's pod the cache holds under key
+// (an assumed pod the API never reported holds none).
+func (r *PodReconciler) CachedVersion(key types.NamespacedName) (string, bool) {
+	st, ok := r.Handler.PodState(key)
+	if !ok || st.APIPod == nil {
+		return "", false
+	}
+	return st.APIPod.ResourceVersion, true
+}
