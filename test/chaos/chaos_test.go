@@ -6,12 +6,18 @@ import (
 	"os"
 	"testing"
 
+	"github.com/go-logr/logr"
+	ctrl "sigs.k8s.io/controller-runtime"
+
 	"github.com/seed0f91f25e/multicache/internal/testsupport"
 )
 
 var env *testsupport.Env
 
 func TestMain(m *testing.M) {
+	// The suite's own clients log nothing; the operators' logs are files in the output
+	// directory.
+	ctrl.SetLogger(logr.Discard())
 	e, stop, err := StartEnv()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "chaos: %v\n", err)

@@ -45,6 +45,32 @@ func (r *Results) Markdown() string {
 	fmt.Fprintf(&b, "First start on the populated cluster (the leader writes every status): ready after %s, comparison empty after %s. "+
 		"Cold start of the second replica on the settled cluster: ready (caught up) after %s, comparison empty after %s.\n\n",
 		dur(r.FirstReady), dur(r.FirstFull), dur(r.ColdReady), dur(r.ColdFull))
+	count := func(checks ...string) (all, unknown int) {
+		for _, v := range violations {
+			for _, c := range checks {
+				if v.Check == c {
+					all += v.Count
+					if v.Known == "" {
+						unknown += v.Count
+					}
+				}
+			}
+		}
+		return all, unknown
+	}
+	kindsSeen := 0
+	for _, k := range kinds {
+		if k.Count > 0 {
+			kindsSeen++
+		}
+	}
+	fmt.Fprintf(&b, "- Target: at least the configured faults, every kind: %d faults, %d of %d kinds.\n", len(r.Faults), kindsSeen, len(kinds))
+	lost, lostNew := count("compare", "not-ready")
+	fmt.Fprintf(&b, "- Objects lost (a comparison not empty within the bound, a replica not ready): %d (%d not of a known defect).\n", lost, lostNew)
+	double, doubleNew := count("charge", "double-consumption")
+	fmt.Fprintf(&b, "- Double-charged (a node charged wrong, a pod holding two reservations): %d (%d not of a known defect).\n", double, doubleNew)
+	falseStatus, falseNew := count("false-status", "fencing", "expectation", "status-convergence")
+	fmt.Fprintf(&b, "- False or late status writes: %d (%d not of a known defect).\n", falseStatus, falseNew)
 	for _, k := range kinds {
 		switch k.Kind {
 		case KillLeader.Kind:
