@@ -39,6 +39,7 @@
 package reservationstore
 
 import (
+	"container/heap"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -188,6 +189,7 @@ func (s *Store) UpdateReservation(oldR, newR *v1alpha1.Reservation) {
 			}
 		}
 	}
+	s.adoptRecordedTimes(e, newR)
 	switch prev := e.recording; {
 	case isRecorded(newR):
 		s.setRecording(e, newR.Status.CurrentOwner)
@@ -380,4 +382,33 @@ func (s *Store) changed(e *entry) {
 
 func ownerKey(ref *v1alpha1.PodReference) types.NamespacedName {
 	return types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}
+}
+
+// adoptRecordedTimes makes what a status records about a Reserved reservation an input, as
+// at a restart: its reservedAt (each replica places a reservation by its own clock, a
+// second apart, and a new leader must not move the deadline the old one wrote) and its
+// expiry (the leader's reaper decided it from a caught-up cache; a standby whose clock or
+// feed lags must not later write Reserved over it).
+func (s *Store) adoptRecordedTimes(e *entry, r *v1alpha1.Reservation) {
+	if e.phase != v1alpha1.ReservationReserved {
+		return
+	}
+	if r.Status.Phase == v1alpha1.ReservationExpired {
+		s.release(e)
+		e.phase = v1alpha1.ReservationExpired
+		if t := r.Status.ExpiresAt; t != nil {
+			e.expiresAt = t.Time
+		}
+		return
+	}
+	t := r.Status.ReservedAt
+	if t == nil || t.Time.Equal(e.reservedAt) || r.Spec.NodeName != e.node {
+		return
+	}
+	e.reservedAt = t.Time
+	e.expiresAt = e.reservedAt.Add(s.ttl(e))
+	if i := e.heapIndex; i >= 0 {
+		s.deadlines[i].at = e.expiresAt
+		heap.Fix(&s.deadlines, i)
+	}
 }
