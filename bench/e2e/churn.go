@@ -53,9 +53,10 @@ type ChurnResult struct {
 	Applied int
 	// Rejected pod events during the phase (should be 0).
 	Rejected int
-	// CPU is multicache's CPU time during the phase and its drain, less what reading its
-	// counters cost it over that time (ChurnReport.PolledCPU - IdleCPU).
-	CPU time.Duration
+	// CPU is multicache's CPU time during the phase and its drain (Elapsed), reading of
+	// its counters included (ChurnReport.PolledCPU when idle: too large and too noisy to
+	// subtract).
+	CPU, Elapsed time.Duration
 	// KeptUp: nothing missing, rejected or failed, drained within a second, p99 under a
 	// second.
 	KeptUp bool
@@ -239,7 +240,7 @@ func (c Churn) Run(ctx context.Context, cl *Cluster, size Size, rsUID types.UID,
 			if op == opDelete {
 				count = len(created)
 			}
-			r, writes, err := c.runPhase(ctx, step, op, count, do, poller, floor, mc, rep.PolledCPU-rep.IdleCPU)
+			r, writes, err := c.runPhase(ctx, step, op, count, do, poller, floor, mc)
 			if err != nil {
 				return nil, err
 			}
@@ -263,10 +264,10 @@ func (c Churn) Run(ctx context.Context, cl *Cluster, size Size, rsUID types.UID,
 // runPhase issues one phase's writes, waits until multicache has applied them (or
 // DrainTimeout passes) and computes the lags.
 func (c Churn) runPhase(ctx context.Context, step ChurnStep, op, n int, do writeFunc, poller *eventPoller, floor *watchFloor,
-	mc *Instance, pollCores float64) (ChurnResult, []write, error) {
-	base, ok := poller.last()
-	if !ok {
-		return ChurnResult{}, nil, fmt.Errorf("no sample of multicache's event counters")
+	mc *Instance) (ChurnResult, []write, error) {
+	base, err := poller.waitLast(ctx, time.Now(), c.DrainTimeout)
+	if err != nil {
+		return ChurnResult{}, nil, err
 	}
 	cpu0, err := ReadCPU(mc.Pid())
 	if err != nil {
@@ -311,7 +312,7 @@ func (c Churn) runPhase(ctx context.Context, step ChurnStep, op, n int, do write
 	if err != nil {
 		return ChurnResult{}, nil, err
 	}
-	r.CPU = max(0, cpu1-cpu0-time.Duration(pollCores*float64(time.Since(t0))))
+	r.CPU, r.Elapsed = cpu1-cpu0, time.Since(t0)
 	r.KeptUp = r.Missing == 0 && r.Rejected == 0 && r.Errors == 0 && r.Drain < time.Second && r.Lag.P99 < time.Second
 	return r, writes, nil
 }

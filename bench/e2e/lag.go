@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -40,6 +41,7 @@ type eventPoller struct {
 
 	mu      sync.Mutex
 	samples []eventSample
+	lastErr error
 }
 
 // readEvents scrapes the pod event counters once.
@@ -69,11 +71,14 @@ func (p *eventPoller) run(ctx context.Context) {
 	tick := time.NewTicker(p.interval)
 	defer tick.Stop()
 	for {
-		if s, err := readEvents(ctx, p.url); err == nil {
-			p.mu.Lock()
+		s, err := readEvents(ctx, p.url)
+		p.mu.Lock()
+		if err == nil {
 			p.samples = append(p.samples, s)
-			p.mu.Unlock()
+		} else {
+			p.lastErr = err
 		}
+		p.mu.Unlock()
 		select {
 		case <-ctx.Done():
 			return
@@ -88,6 +93,28 @@ func (p *eventPoller) since(t time.Time) []eventSample {
 	defer p.mu.Unlock()
 	i, _ := slices.BinarySearchFunc(p.samples, t, func(s eventSample, t time.Time) int { return s.at.Compare(t) })
 	return slices.Clone(p.samples[i:])
+}
+
+// waitLast waits until the poller has a sample taken at or after t (multicache may not
+// answer for seconds: its metrics collector takes the cache's lock, which the verify loop
+// holds while it checks the invariants) and returns the latest.
+func (p *eventPoller) waitLast(ctx context.Context, t time.Time, timeout time.Duration) (eventSample, error) {
+	deadline := time.Now().Add(timeout)
+	for {
+		if s, ok := p.last(); ok && !s.at.Before(t) {
+			return s, nil
+		}
+		if time.Now().After(deadline) {
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			return eventSample{}, fmt.Errorf("no sample of multicache's event counters for %v (last error: %v)", timeout, p.lastErr)
+		}
+		select {
+		case <-ctx.Done():
+			return eventSample{}, ctx.Err()
+		case <-time.After(p.interval):
+		}
+	}
 }
 
 // last returns the latest sample.
