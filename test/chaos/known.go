@@ -47,6 +47,15 @@ var KnownDefects = []KnownDefect{
 				strings.Contains(v.Detail, "against the API: 0 differences")
 		},
 	},
+	{
+		ID: "D4",
+		Summary: "settling a node re-matches every pod on it against every open reservation at each change: a burst of " +
+			"reservations on few nodes keeps the reservation feed minutes behind",
+		Matches: func(v Violation) bool {
+			return v.Check == "compare" && strings.Contains(v.Fault, Burst.Kind) &&
+				strings.Contains(v.Detail, "Reservation ") && strings.Contains(v.Detail, "missing from cache")
+		},
+	},
 }
 
 // reservedAtOnly starts a replicas-disagree detail whose every difference comes from the
