@@ -54,8 +54,8 @@ func Short() Config {
 		BurstReservations: 150, BurstPods: 150,
 		Rate: 25, Workers: 4, Seed: 1,
 		RecoveryBound: 60 * time.Second,
-		LoadMin:       500 * time.Millisecond, LoadMax: 1500 * time.Millisecond,
-		LeaseDuration: 6 * time.Second, RenewDeadline: 5 * time.Second, RetryPeriod: time.Second,
+		LoadMin:       300 * time.Millisecond, LoadMax: time.Second,
+		LeaseDuration: 4 * time.Second, RenewDeadline: 3 * time.Second, RetryPeriod: 500 * time.Millisecond,
 		PodAssumedTTL: 2 * time.Second, SlowBind: 4 * time.Second,
 		Period: 250 * time.Millisecond, VerifyPeriod: 4 * time.Second,
 		ReservationTTL: 120 * time.Second, ReservationGCGrace: 6 * time.Second,
@@ -71,6 +71,8 @@ func Long() Config {
 	c.Rate, c.Workers = 100, 8
 	c.RecoveryBound = 5 * time.Minute
 	c.LoadMin, c.LoadMax = 2*time.Second, 6*time.Second
+	// An API server restart at full size is down longer than a short renew deadline.
+	c.LeaseDuration, c.RenewDeadline, c.RetryPeriod = 6*time.Second, 5*time.Second, time.Second
 	c.ReservationGCGrace = 10 * time.Second
 	return c
 }

@@ -288,12 +288,12 @@ func nodeDelete(ctx context.Context, h *Harness, res *FaultResult) (time.Time, e
 	}
 	h.W.addRsv(&RsvIntent{Name: match, Class: "match", Node: node, TTL: 3600, Created: r.CreationTimestamp.Time})
 	h.W.targetPodLater(match, node, "")
-	time.Sleep(2500 * time.Millisecond)
+	time.Sleep(1500 * time.Millisecond) // the matched reservation's pod comes 1.2 s after it
 	h.W.SetDown(node, true)
 	if err := h.W.DeleteNode(ctx, node); err != nil {
 		return time.Now(), err
 	}
-	time.Sleep(2 * time.Second) // load while the node is gone and its pods are not
+	time.Sleep(time.Second) // load while the node is gone and its pods are not
 	err := retry(ctx, 30*time.Second, func() error { return h.W.CreateNode(ctx, node) })
 	h.W.SetDown(node, false)
 	return time.Now(), err

@@ -97,7 +97,7 @@ func (h *Harness) final(ctx context.Context) {
 		}
 	}
 	if wait := time.Until(due); wait > 0 {
-		time.Sleep(min(wait, 12*time.Second))
+		time.Sleep(min(wait, 6*time.Second))
 	}
 	res := &FaultResult{Seq: 0, Kind: "final"}
 	h.recoverAndCheck(ctx, time.Now(), res)
