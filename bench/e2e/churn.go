@@ -213,19 +213,19 @@ func (c Churn) Run(ctx context.Context, cl *Cluster, size Size, rsUID types.UID,
 	rep := &ChurnReport{}
 	body, err := get(ctx, FilterURL(mc.MetricsURL, "multicache_events_total"))
 	if err != nil {
-		return nil, err
+		return rep, err
 	}
 	rep.ScrapeBytes = len(body)
 	const overheadWindow = 5 * time.Second
 	if rep.IdleCPU, err = cpuOver(mc.Pid(), overheadWindow); err != nil {
-		return nil, err
+		return rep, err
 	}
 	pollCtx, stopPoll := context.WithCancel(ctx)
 	defer stopPoll()
 	poller := &eventPoller{url: mc.MetricsURL, interval: c.Poll}
 	go poller.run(pollCtx)
 	if rep.PolledCPU, err = cpuOver(mc.Pid(), overheadWindow); err != nil {
-		return nil, err
+		return rep, err
 	}
 	fmt.Fprintf(log, "  multicache idle: %.3f cores; reading its event counters (%d bytes) every %v: %.3f cores\n",
 		rep.IdleCPU, rep.ScrapeBytes, c.Poll, rep.PolledCPU)
@@ -242,7 +242,7 @@ func (c Churn) Run(ctx context.Context, cl *Cluster, size Size, rsUID types.UID,
 			}
 			r, writes, err := c.runPhase(ctx, step, op, count, do, poller, floor, mc)
 			if err != nil {
-				return nil, err
+				return rep, err
 			}
 			if op == opCreate {
 				for _, w := range writes {

@@ -41,9 +41,9 @@ type Timing struct {
 	ProfileDir string
 }
 
-// Watch starts nothing: it polls a running instance until it is full, or fails when the
-// process exits or timing.Timeout passes. It returns the time of the poll that found it
-// full, the CPU time and RSS then, and the counts.
+// Watch polls a running instance until it is full, or fails when the process exits or
+// timing.Timeout passes. It returns the time of the poll that found it full, the CPU time
+// and RSS then, and the counts.
 func Watch(ctx context.Context, in *Instance, want Want, timing Timing, logPath string) (ColdStart, error) {
 	deadline := in.Started.Add(timing.Timeout)
 	tick := time.NewTicker(timing.Poll)

@@ -12,7 +12,7 @@ import (
 // every object its informer held at sync) and its node and pod stores
 // (multicache_store_objects{store}) count every node and pod.
 //
-// extra flags are appended (e.g. --verify-period=0 to see what the verify loop costs).
+// The extra flags are appended (e.g. --verify-period=0, to see what the verify loop costs).
 func MulticacheSubject(bin string, extra ...string) Subject {
 	return Subject{Name: "multicache", Start: func(env Env, logPath string) (*Instance, error) {
 		var ports [3]int

@@ -21,7 +21,7 @@ func ProfileColdStart(ctx context.Context, s Subject, env Env, timing Timing, se
 	url := fmt.Sprintf("%s/profile?seconds=%d", in.PprofURL, seconds)
 	deadline := time.Now().Add(timing.Timeout)
 	for {
-		body, err := get(ctx, url)
+		body, err := getSlow(ctx, url, time.Duration(seconds)*time.Second+requestTimeout)
 		if err == nil {
 			return os.WriteFile(filepath.Join(dir, "cpu-"+s.Name+".pb.gz"), body, 0o644)
 		}

@@ -68,7 +68,8 @@ type Result struct {
 }
 
 // Run starts a cluster, populates it, measures the cold starts and the churn, and stops
-// the cluster.
+// the cluster. When a step fails after the population, it returns what was measured until
+// then with the error.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	res := &Result{Config: cfg, Started: time.Now()}
 	log := cfg.Log
@@ -109,7 +110,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	warmUp := cfg.Timing
 	warmUp.ProfileDir = ""
 	if res.WarmUp, err = MeasureColdStart(ctx, cfg.Multicache, env, -1, warmUp, filepath.Join(cfg.Dir, "multicache-warmup.log"), checkStores); err != nil {
-		return nil, err
+		return res, err
 	}
 	logColdStart(log, res.WarmUp)
 
@@ -123,7 +124,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			}
 			cs, err := MeasureColdStart(ctx, s, env, round, cfg.Timing, filepath.Join(cfg.Dir, fmt.Sprintf("%s-%d.log", s.Name, round)), check)
 			if err != nil {
-				return nil, err
+				return res, err
 			}
 			logColdStart(log, cs)
 			res.ColdStarts = append(res.ColdStarts, cs)
@@ -134,7 +135,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		for _, s := range cfg.Subjects {
 			time.Sleep(cfg.Cooldown)
 			if err := ProfileColdStart(ctx, s, env, cfg.Timing, cfg.CPUProfileSeconds, cfg.Dir); err != nil {
-				return nil, err
+				return res, err
 			}
 			fmt.Fprintf(log, "  CPU profile of %s's first %ds: %s\n", s.Name, cfg.CPUProfileSeconds, filepath.Join(cfg.Dir, "cpu-"+s.Name+".pb.gz"))
 		}
@@ -142,7 +143,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 
 	if len(cfg.Churn.Steps) > 0 {
 		if err := runChurn(ctx, cfg, cl, env, res); err != nil {
-			return nil, err
+			return res, err
 		}
 	}
 	res.Duration = time.Since(res.Started)
@@ -185,15 +186,16 @@ func runChurn(ctx context.Context, cfg Config, cl *Cluster, env Env, res *Result
 	for _, d := range diffs {
 		res.StoreCheck = append(res.StoreCheck, "after the churn: "+d)
 	}
-	body, err := get(ctx, DebugURL(in)+"/debug/cache/compare")
+	fmt.Fprintf(log, "after churn: the verify loop ran %d times, %.2fs in all; reading /debug/cache/compare\n", res.VerifyRuns, res.VerifySeconds)
+	body, err := getSlow(ctx, DebugURL(in)+"/debug/cache/compare", 10*time.Minute)
 	if err != nil {
 		return err
 	}
 	if err := json.Unmarshal(body, &res.Compare); err != nil {
 		return fmt.Errorf("/debug/cache/compare: %w: %.200s", err, body)
 	}
-	fmt.Fprintf(log, "after churn: RSS %s, heap after GC %s, /debug/cache/compare: %d differences; the verify loop ran %d times, %.2fs in all\n",
-		mib(res.AfterChurn.SettledRSS), mib(res.AfterChurn.HeapAfterGC), len(res.Compare), res.VerifyRuns, res.VerifySeconds)
+	fmt.Fprintf(log, "after churn: RSS %s, heap after GC %s, /debug/cache/compare: %d differences\n",
+		mib(res.AfterChurn.SettledRSS), mib(res.AfterChurn.HeapAfterGC), len(res.Compare))
 	return nil
 }
 

@@ -16,12 +16,23 @@ import (
 // httpClient reads the subjects' endpoints. kube-scheduler serves HTTPS with a self-signed
 // certificate on localhost: it is not verified.
 var httpClient = &http.Client{
-	Timeout:   30 * time.Second,
 	Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, MaxIdleConnsPerHost: 4}, //nolint:gosec // localhost, self-signed
 }
 
-// get returns the body of url, or an error unless it answered 200.
+// requestTimeout bounds a request to a subject; getSlow's callers pass their own.
+const requestTimeout = 30 * time.Second
+
+// get returns the body of url, or an error unless it answered 200 within requestTimeout.
 func get(ctx context.Context, url string) ([]byte, error) {
+	return getSlow(ctx, url, requestTimeout)
+}
+
+// getSlow is get with its own timeout, for requests that take long by design
+// (/debug/cache/compare lists the whole cluster from the API; a CPU profile lasts its
+// seconds).
+func getSlow(ctx context.Context, url string, timeout time.Duration) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return nil, err

@@ -125,17 +125,23 @@ func run() error {
 		Churn: e2e.Churn{Steps: steps, Workers: *churnWorks, Poll: *churnPoll, DrainTimeout: time.Minute, Pause: 2 * time.Second},
 		Log:   newElapsedWriter(os.Stderr),
 	})
-	if err != nil {
+	if res == nil || res.Population == nil {
 		return err
 	}
 	var b strings.Builder
 	e2e.WriteReport(&b, res, e2e.Machine(*repo))
+	if err != nil {
+		fmt.Fprintf(&b, "\n**The run stopped early:** %v\n", err)
+	}
 	fmt.Print(b.String())
 	if *out != "" {
 		if err := os.WriteFile(*out, []byte(b.String()), 0o644); err != nil {
 			return err
 		}
 		fmt.Fprintf(os.Stderr, "bench-e2e: report written to %s\n", *out)
+	}
+	if err != nil {
+		return err
 	}
 	if problems := res.Problems(); len(problems) > 0 {
 		return fmt.Errorf("correctness: %s", strings.Join(problems, "; "))
