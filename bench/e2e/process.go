@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"sync"
 	"os"
 	"os/exec"
 	"syscall"
@@ -74,12 +75,28 @@ func (p *Process) Stop(grace time.Duration) {
 // errExited is returned when a subject ends before it was asked to.
 var errExited = errors.New("process exited")
 
-// freePort returns a localhost TCP port nobody listens on now.
+// handedOut are the ports freePort returned in this process: the kernel may hand a port
+// that was just closed out again, and two flags of one subject must not share one.
+var handedOut = struct {
+	sync.Mutex
+	ports map[int]bool
+}{ports: map[int]bool{}}
+
+// freePort returns a localhost TCP port nobody listens on now, never the same twice.
 func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
+	handedOut.Lock()
+	defer handedOut.Unlock()
+	for range 100 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return 0, err
+		}
+		port := ln.Addr().(*net.TCPAddr).Port
+		_ = ln.Close()
+		if !handedOut.ports[port] {
+			handedOut.ports[port] = true
+			return port, nil
+		}
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
+	return 0, errors.New("no free localhost port not already handed out")
 }
