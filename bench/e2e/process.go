@@ -4,9 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"sync"
 	"os"
 	"os/exec"
+	"sync"
 	"syscall"
 	"time"
 )
