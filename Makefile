@@ -291,7 +291,8 @@ K8S_VERSION_LDFLAGS = \
 kube-scheduler: $(KUBE_SCHEDULER) ## Build the real kube-scheduler into bin/k8s (only when missing; the anchor of bench-e2e).
 
 # The real kube-scheduler, built from k8s.io/kubernetes through hack/envtest/kube-scheduler
-# like kube-apiserver. About 5 minutes on two cores with a cold build cache, ~1 with a warm one.
+# like kube-apiserver. Under 2 minutes when kube-apiserver's build left the cache warm; from a
+# cold cache about 7 CPU-minutes (11 minutes on two cores shared with other work).
 $(KUBE_SCHEDULER): | $(K8S_ASSETS)
 	@echo "building kube-scheduler $(KUBERNETES_VERSION) from Go modules (minutes on a cold cache)"
 	cd hack/envtest/kube-scheduler && $(GO) build -o $@.tmp -ldflags "$(K8S_VERSION_LDFLAGS)" . && mv $@.tmp $@
