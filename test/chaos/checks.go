@@ -465,7 +465,14 @@ func (h *Harness) checkAgree(ctx context.Context, res *FaultResult) {
 			time.Sleep(500 * time.Millisecond)
 		}
 	}
-	sort.Strings(problems)
+	// The differences reservedAt does not explain first.
+	sort.Slice(problems, func(i, j int) bool {
+		di, dj := strings.Contains(problems[i], " reserved at "), strings.Contains(problems[j], " reserved at ")
+		if di != dj {
+			return dj
+		}
+		return problems[i] < problems[j]
+	})
 	prefix := reservedAtOnly
 	for _, p := range problems {
 		if !strings.Contains(p, " reserved at ") {

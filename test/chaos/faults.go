@@ -277,16 +277,16 @@ func nodeDelete(ctx context.Context, h *Harness, res *FaultResult) (time.Time, e
 	res.note("node", node)
 	// Something held and something matched on it.
 	hold := h.W.name("e")
-	if err := h.W.create(ctx, newReservation(h.NS, hold, node, 3600, LabelNobody, hold)); err != nil {
+	if err := h.W.create(ctx, newReservation(h.NS, hold, node, longTTL, LabelNobody, hold)); err != nil {
 		return time.Now(), err
 	}
-	h.W.addRsv(&RsvIntent{Name: hold, Class: "base", Node: node, TTL: 3600, Created: time.Now()})
+	h.W.addRsv(&RsvIntent{Name: hold, Class: "base", Node: node, TTL: longTTL, Created: time.Now()})
 	match := h.W.name("m")
-	r := newReservation(h.NS, match, node, 3600, LabelRsv, match)
+	r := newReservation(h.NS, match, node, longTTL, LabelRsv, match)
 	if err := h.W.create(ctx, r); err != nil {
 		return time.Now(), err
 	}
-	h.W.addRsv(&RsvIntent{Name: match, Class: "match", Node: node, TTL: 3600, Created: r.CreationTimestamp.Time})
+	h.W.addRsv(&RsvIntent{Name: match, Class: "match", Node: node, TTL: longTTL, Created: r.CreationTimestamp.Time})
 	h.W.targetPodLater(match, node, "")
 	time.Sleep(1500 * time.Millisecond) // the matched reservation's pod comes 1.2 s after it
 	h.W.SetDown(node, true)
@@ -310,11 +310,11 @@ func slowBind(ctx context.Context, h *Harness, res *FaultResult) (time.Time, err
 	nodes := h.W.Nodes()
 	node := nodes[h.intn(len(nodes))]
 	name := h.W.name("m")
-	r := newReservation(h.NS, name, node, 3600, LabelRsv, name)
+	r := newReservation(h.NS, name, node, longTTL, LabelRsv, name)
 	if err := h.W.create(ctx, r); err != nil {
 		return time.Now(), err
 	}
-	h.W.addRsv(&RsvIntent{Name: name, Class: "match", Node: node, TTL: 3600, Created: r.CreationTimestamp.Time})
+	h.W.addRsv(&RsvIntent{Name: name, Class: "match", Node: node, TTL: longTTL, Created: r.CreationTimestamp.Time})
 	h.W.targetPodLater(name, node, h.Cfg.SlowBind.String())
 	pod := "t" + name[1:]
 	res.note("pod", pod)

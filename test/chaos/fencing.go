@@ -41,6 +41,8 @@ type Writes struct {
 	timeline map[int64]string
 	// pausedRVs are the revisions [first, last] of each paused leader's late writes.
 	pausedRVs [][2]int64
+	// leaseBy is the process that wrote each lease revision (from the write logs).
+	leaseBy map[int64]procKey
 }
 
 // Writer describes who wrote the version at revision rv, for a violation's detail.
@@ -70,13 +72,17 @@ func (w *Writes) Writer(rv int64) string {
 // lateByPausedLeader marks the writes of a leader SIGSTOPped past its lease, after SIGCONT.
 const lateByPausedLeader = "a late write of a leader paused past its lease"
 
+// staleRelease marks a lease emptied by a process that no longer held it (client-go's
+// release on exit).
+const staleRelease = "a release by a leader that had already lost the lease"
+
 // readWrites reads the replicas' write logs and attributes every guarded write, checking it
 // against the lease holder at its revision: a write while another process held the lease is
 // reported (once per process and holder) through fail.
 func readWrites(replicas []*Replica, leaseName string, leases []LeaseRec, pauses []PauseWindow, renewDeadline time.Duration,
 	fail func(check, format string, args ...any), logf func(string, ...any)) *Writes {
 	w := &Writes{by: map[int64]writer{}, PerProc: map[string]int{}, ids: map[procKey]map[string]bool{},
-		starts: map[string][]writelog.Entry{}, timeline: map[int64]string{}}
+		starts: map[string][]writelog.Entry{}, timeline: map[int64]string{}, leaseBy: map[int64]procKey{}}
 	for _, r := range replicas {
 		es, err := writelog.Read(r.WriteLog())
 		if err != nil {
@@ -96,9 +102,16 @@ func readWrites(replicas []*Replica, leaseName string, leases []LeaseRec, pauses
 			continue
 		}
 		res, _, name, _ := e.Resource()
+		if res == "leases" && name == leaseName && e.OK() && e.Holder == "" && e.RV != "" {
+			// A release: the holder is emptied.
+			rv, _ := strconv.ParseInt(e.RV, 10, 64)
+			w.timeline[rv] = ""
+			w.leaseBy[rv] = procKey{e.Replica, e.PID}
+		}
 		if res == "leases" && name == leaseName && e.OK() && e.Holder != "" {
 			rv, _ := strconv.ParseInt(e.RV, 10, 64)
 			w.timeline[rv] = e.Holder
+			w.leaseBy[rv] = procKey{e.Replica, e.PID}
 			k := procKey{e.Replica, e.PID}
 			if w.ids[k] == nil {
 				w.ids[k] = map[string]bool{}
@@ -118,6 +131,26 @@ func readWrites(replicas []*Replica, leaseName string, leases []LeaseRec, pauses
 		}
 		return w.timeline[revs[i-1]]
 	}
+	// releaseBefore describes the release that emptied the lease before rv, when one did.
+	releaseBefore := func(rv int64) string {
+		i := sort.Search(len(revs), func(i int) bool { return revs[i] >= rv })
+		if i == 0 || w.timeline[revs[i-1]] != "" {
+			return ""
+		}
+		by, ok := w.leaseBy[revs[i-1]]
+		if !ok {
+			return fmt.Sprintf("nobody: the lease was released at revision %d", revs[i-1])
+		}
+		prev := ""
+		if i >= 2 {
+			prev = w.timeline[revs[i-2]]
+		}
+		if prev != "" && !w.ids[by][prev] {
+			return fmt.Sprintf("nobody: the lease was released at revision %d by replica %s (pid %d) while %s held it, %s",
+				revs[i-1], by.replica, by.pid, w.holderName(prev), staleRelease)
+		}
+		return fmt.Sprintf("nobody: the lease was released at revision %d by replica %s (pid %d)", revs[i-1], by.replica, by.pid)
+	}
 	// The processes that were paused, and when they continued.
 	pausedProc := map[procKey]PauseWindow{}
 	for _, p := range pauses {
@@ -134,6 +167,8 @@ func readWrites(replicas []*Replica, leaseName string, leases []LeaseRec, pauses
 		proc   procKey
 		holder string
 		never  bool
+		// released describes the release that left the lease without a holder.
+		released string
 	}
 	type lateWrites struct {
 		n           int
@@ -166,7 +201,10 @@ func readWrites(replicas []*Replica, leaseName string, leases []LeaseRec, pauses
 			p, wasPaused := pausedProc[k]
 			wr.paused = wasPaused && !e.Sent.Before(p.Continued) && e.Sent.Before(p.Continued.Add(renewDeadline+2*time.Second))
 			w.Late++
-			lk := lateKey{k, holder, len(mine) == 0}
+			lk := lateKey{k, holder, len(mine) == 0, ""}
+			if holder == "" {
+				lk.released = releaseBefore(rv)
+			}
 			lw := lates[lk]
 			if lw == nil {
 				lw = &lateWrites{first: e, objects: map[string]bool{}, paused: true}
@@ -193,6 +231,9 @@ func readWrites(replicas []*Replica, leaseName string, leases []LeaseRec, pauses
 		}
 		sort.Strings(objs)
 		why := "while " + w.holderName(k.holder) + " held the lease"
+		if k.released != "" {
+			why = "while " + k.released
+		}
 		if k.never {
 			why = "and never held the lease (no lease write of its own in its write log)"
 		}

@@ -54,7 +54,8 @@ func checkReservationHistory(hist *History, defaultTTL time.Duration, by func(rv
 					if b := st.ReservedAt; reservedAt != nil && b != nil && !reservedAt.Equal(b.Time) {
 						also = fmt.Sprintf(" with another reservedAt (%s, first written %s)", b.Format(time.TimeOnly), reservedAt.Format(time.TimeOnly))
 					}
-					fail("false-status", "reservation %s: status %s written after %s%s (revision %d)%s", h.Key, orNone(to), from, also, v.RV, by(v.RV))
+					fail("false-status", "reservation %s: status %s written after %s%s (revision %d)%s; the %s before it:%s",
+						h.Key, orNone(to), from, also, v.RV, by(v.RV), from, by(prev.RV))
 				}
 			}
 			if st.Phase == v1alpha1.ReservationMatched {
@@ -293,7 +294,7 @@ func checkExpectations(hist *History, ns string, rsvIntents map[string]RsvIntent
 			}
 		case "match":
 			if ever(vs, v1alpha1.ReservationExpired) {
-				fail("expectation", "reservation %s (waits for pod %s, TTL 1h) was written Expired", name, in.Target)
+				fail("expectation", "reservation %s (waits for pod %s, TTL 1 day) was written Expired", name, in.Target)
 			}
 			if in.Target == "" || in.Deleted || !live {
 				continue
@@ -305,7 +306,7 @@ func checkExpectations(hist *History, ns string, rsvIntents map[string]RsvIntent
 			}
 		case "base", "pending":
 			if ever(vs, v1alpha1.ReservationMatched) || ever(vs, v1alpha1.ReservationExpired) {
-				fail("expectation", "reservation %s (%s: selects nobody, TTL 1h) was written Matched or Expired", name, in.Class)
+				fail("expectation", "reservation %s (%s: selects nobody, TTL 1 day) was written Matched or Expired", name, in.Class)
 			}
 			if live && !in.Deleted && in.Node != "" && st.Phase != v1alpha1.ReservationReserved {
 				fail("expectation", "reservation %s (%s on %s) ends %s, want Reserved", name, in.Class, in.Node, orNone(st.Phase))
@@ -349,7 +350,7 @@ func checkExpectations(hist *History, ns string, rsvIntents map[string]RsvIntent
 			for _, x := range h.Versions {
 				switch x.Status.Phase {
 				case v1alpha1.PodGroupTimeout, v1alpha1.PodGroupFailed, v1alpha1.PodGroupFinished:
-					fail("expectation", "pod group %s (all %d members created at once, running; timeout 1h) was written %s (revision %d)",
+					fail("expectation", "pod group %s (all %d members created at once, running; timeout 1 day) was written %s (revision %d)",
 						name, len(in.Members), x.Status.Phase, x.RV)
 				}
 			}

@@ -56,6 +56,14 @@ var KnownDefects = []KnownDefect{
 				strings.Contains(v.Detail, "Reservation ") && strings.Contains(v.Detail, "missing from cache")
 		},
 	},
+	{
+		ID: "D5",
+		Summary: "a leader that exits after losing its lease (--leader-elect, LeaderElectionReleaseOnCancel) releases the " +
+			"lease its successor already holds: for a moment nobody holds it (client-go's tryRelease decides on its stale record)",
+		Matches: func(v Violation) bool {
+			return v.Check == "fencing" && strings.Contains(v.Detail, staleRelease)
+		},
+	},
 }
 
 // reservedAtOnly starts a replicas-disagree detail whose every difference comes from the

@@ -36,6 +36,10 @@ const (
 
 	// Every pod asks for this much; best-effort ones are charged to the best-effort pool.
 	podCPU, podMemory = "100m", "128Mi"
+	// longTTL (seconds) is the TTL and the gangs' schedule timeout of what must not expire
+	// during a run: one day, beyond any run.
+	longTTL = 86400
+
 	// A node of the workload.
 	nodeCPU, nodeMemory = "64", "256Gi"
 )

@@ -208,11 +208,11 @@ func (w *Workload) createExpireRsv(ctx context.Context) error {
 // simulated scheduler): it must end Matched by that pod and never expire.
 func (w *Workload) createMatchRsv(ctx context.Context) error {
 	node, name := w.randomNode(), w.name("m")
-	r := newReservation(w.ns, name, node, 3600, LabelRsv, name)
+	r := newReservation(w.ns, name, node, longTTL, LabelRsv, name)
 	if err := w.create(ctx, r); err != nil {
 		return err
 	}
-	w.addRsv(&RsvIntent{Name: name, Class: "match", Node: node, TTL: 3600, Created: r.CreationTimestamp.Time})
+	w.addRsv(&RsvIntent{Name: name, Class: "match", Node: node, TTL: longTTL, Created: r.CreationTimestamp.Time})
 	w.targetPodLater(name, node, "")
 	return nil
 }
@@ -253,11 +253,11 @@ func (w *Workload) targetPodLater(rsv, node, bindDelay string) {
 // createPendingRsv: a reservation without a node, given one a little later.
 func (w *Workload) createPendingRsv(ctx context.Context) error {
 	name := w.name("q")
-	r := newReservation(w.ns, name, "", 3600, LabelNobody, name)
+	r := newReservation(w.ns, name, "", longTTL, LabelNobody, name)
 	if err := w.create(ctx, r); err != nil {
 		return err
 	}
-	w.addRsv(&RsvIntent{Name: name, Class: "pending", TTL: 3600, Created: r.CreationTimestamp.Time})
+	w.addRsv(&RsvIntent{Name: name, Class: "pending", TTL: longTTL, Created: r.CreationTimestamp.Time})
 	node := w.randomNode()
 	w.after(time.Duration(1000+w.intn(2000))*time.Millisecond, "place-pending-reservation", func(ctx context.Context) error {
 		obj := &v1alpha1.Reservation{}
@@ -277,7 +277,7 @@ func (w *Workload) createPendingRsv(ctx context.Context) error {
 func (w *Workload) createContend(ctx context.Context) error {
 	node, name := w.randomNode(), w.name("c")
 	for _, suffix := range []string{"a", "b"} {
-		r := newReservation(w.ns, name+"-"+suffix, node, 3600, LabelContend, name)
+		r := newReservation(w.ns, name+"-"+suffix, node, longTTL, LabelContend, name)
 		if err := w.create(ctx, r); err != nil {
 			return err
 		}
@@ -285,7 +285,7 @@ func (w *Workload) createContend(ctx context.Context) error {
 		if suffix == "b" {
 			peer = name + "-a"
 		}
-		w.addRsv(&RsvIntent{Name: r.Name, Class: "contend", Node: node, TTL: 3600, Created: r.CreationTimestamp.Time, Peer: peer})
+		w.addRsv(&RsvIntent{Name: r.Name, Class: "contend", Node: node, TTL: longTTL, Created: r.CreationTimestamp.Time, Peer: peer})
 	}
 	pod := "k" + name[1:]
 	w.after(1200*time.Millisecond, "create-contended-pod", func(ctx context.Context) error {
@@ -327,7 +327,7 @@ func (w *Workload) deleteRsv(ctx context.Context) error {
 // createGroupRuns: a gang whose members are all created at once, bound and then running;
 // its schedule timeout is far away, so it must never be written Timeout.
 func (w *Workload) createGroupRuns(ctx context.Context) error {
-	return w.createGroup(ctx, w.name("g"), "runs", int32(2+w.intn(3)), 3600)
+	return w.createGroup(ctx, w.name("g"), "runs", int32(2+w.intn(3)), longTTL)
 }
 
 // createGroupStarves: a gang of three with one member and a short timeout: Timeout.

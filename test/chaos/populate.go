@@ -38,11 +38,11 @@ func (w *Workload) Populate(ctx context.Context) error {
 	}
 	if err := parallel(ctx, w.cfg.BaseReservations, 16, func(ctx context.Context, i int) error {
 		name, node := fmt.Sprintf("r-base-%05d", i), nodes[(i*7)%len(nodes)]
-		r := newReservation(w.ns, name, node, 3600, LabelNobody, name)
+		r := newReservation(w.ns, name, node, longTTL, LabelNobody, name)
 		if err := w.create(ctx, r); err != nil {
 			return err
 		}
-		w.addRsv(&RsvIntent{Name: name, Class: "base", Node: node, TTL: 3600, Created: r.CreationTimestamp.Time})
+		w.addRsv(&RsvIntent{Name: name, Class: "base", Node: node, TTL: longTTL, Created: r.CreationTimestamp.Time})
 		return nil
 	}); err != nil {
 		return fmt.Errorf("reservations: %w", err)
