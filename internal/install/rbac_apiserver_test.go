@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -29,8 +30,8 @@ func TestRoles_TheAuthorizerGrantsWhatTheyClaim(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		role      string
-		namespace string // "" binds cluster-wide
-		checks    []access
+		namespace string   // "" binds cluster-wide
+		checks    []access // the first is allowed
 	}{
 		{"multicache-node-agent-role", "", []access{
 			{"create", "nmnodes", "", "", true},
@@ -70,7 +71,7 @@ func TestRoles_TheAuthorizerGrantsWhatTheyClaim(t *testing.T) {
 		t.Run(tc.role, func(t *testing.T) {
 			user := "user-of-" + tc.role
 			bind(t, ctx, tc.role, tc.namespace, user)
-			for _, c := range tc.checks {
+			review := func(c access) *authorizationv1.SubjectAccessReview {
 				sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
 					User: user,
 					ResourceAttributes: &authorizationv1.ResourceAttributes{
@@ -80,7 +81,17 @@ func TestRoles_TheAuthorizerGrantsWhatTheyClaim(t *testing.T) {
 				if err := env.Client.Create(ctx, sar); err != nil {
 					t.Fatal(err)
 				}
-				if sar.Status.Allowed != c.allowed {
+				return sar
+			}
+			// The authorizer reads bindings through its own informer: wait until it has seen
+			// this one (its first allowed check passes) before judging any check.
+			first := tc.checks[0]
+			deadline := time.Now().Add(30 * time.Second)
+			for !review(first).Status.Allowed && time.Now().Before(deadline) {
+				time.Sleep(50 * time.Millisecond)
+			}
+			for _, c := range tc.checks {
+				if sar := review(c); sar.Status.Allowed != c.allowed {
 					t.Errorf("%s %s/%s in %q: allowed = %v, want %v (%s)", c.verb, c.resource, c.subresource,
 						c.namespace, sar.Status.Allowed, c.allowed, sar.Status.Reason)
 				}
