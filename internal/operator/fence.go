@@ -28,6 +28,8 @@ type fencedLock struct {
 
 	mu        sync.Mutex
 	lastRenew time.Time
+	// lastReadHolder is the holder of the lease as last read from the API server.
+	lastReadHolder string
 }
 
 // newFencedLock builds the Lease lock the way controller-runtime does (identity
@@ -65,8 +67,34 @@ func (l *fencedLock) Create(ctx context.Context, ler resourcelock.LeaderElection
 	return err
 }
 
-// Update implements resourcelock.Interface, remembering a renewal (or a release).
+// Get implements resourcelock.Interface, remembering the holder it read.
+func (l *fencedLock) Get(ctx context.Context) (*resourcelock.LeaderElectionRecord, []byte, error) {
+	ler, raw, err := l.Interface.Get(ctx)
+	if err == nil && ler != nil {
+		l.mu.Lock()
+		l.lastReadHolder = ler.HolderIdentity
+		l.mu.Unlock()
+	}
+	return ler, raw, err
+}
+
+// Update implements resourcelock.Interface, remembering a renewal (or a release). A release
+// (an empty holder) of a lease that another replica holds is not written: client-go's
+// release on exit (LeaderElectionReleaseOnCancel) reads the lease, then decides on the
+// record it observed before, so a leader that lost the lease while it was paused or
+// partitioned would empty its successor's lease, and for a moment nobody would lead. The
+// read just before the release is fresh: the lock writes with its resourceVersion, so a
+// takeover after it makes the release conflict and be retried from a new read.
 func (l *fencedLock) Update(ctx context.Context, ler resourcelock.LeaderElectionRecord) error {
+	if ler.HolderIdentity == "" {
+		l.mu.Lock()
+		holder := l.lastReadHolder
+		l.mu.Unlock()
+		if holder != l.Identity() {
+			l.record(nil, ler) // not ours: nothing to release, and no longer leading
+			return nil
+		}
+	}
 	err := l.Interface.Update(ctx, ler)
 	l.record(err, ler)
 	return err

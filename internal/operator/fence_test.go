@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 )
 
@@ -49,5 +50,59 @@ func TestFencedLock_WritesOnlyWhileTheLeaseWasRenewedWithinTheRenewDeadline(t *t
 	}
 	if err := l.Fence(); err == nil {
 		t.Error("writes allowed after the lease was released")
+	}
+}
+
+// TestFencedLock_AStaleLeaderDoesNotReleaseItsSuccessorsLease replays, through the real API
+// server, what client-go's release on exit (tryRelease, v0.37.1) does in a leader that lost
+// its lease while paused: it reads the lease (now another replica's), decides on the record
+// it observed before, and writes an empty holder. The lease must stay the successor's.
+func TestFencedLock_AStaleLeaderDoesNotReleaseItsSuccessorsLease(t *testing.T) {
+	ctx := context.Background()
+	ns := newNamespace(t)
+	stale, err := newFencedLock(env.Config, ns, "fenced-release", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	successor, err := newFencedLock(env.Config, ns, "fenced-release", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := metav1.Now()
+	if err := stale.Create(ctx, resourcelock.LeaderElectionRecord{HolderIdentity: stale.Identity(),
+		LeaseDurationSeconds: 1, AcquireTime: now, RenewTime: now}); err != nil {
+		t.Fatal(err)
+	}
+	// The stale leader's lease expired; the successor takes it over.
+	if _, _, err := successor.Get(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := successor.Update(ctx, resourcelock.LeaderElectionRecord{HolderIdentity: successor.Identity(),
+		LeaseDurationSeconds: 15, AcquireTime: now, RenewTime: now, LeaderTransitions: 1}); err != nil {
+		t.Fatal(err)
+	}
+	// The stale leader exits: tryRelease reads, then writes the empty record.
+	if _, _, err := stale.Get(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := stale.Update(ctx, resourcelock.LeaderElectionRecord{LeaseDurationSeconds: 1, RenewTime: now, AcquireTime: now}); err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := successor.Get(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.HolderIdentity != successor.Identity() {
+		t.Errorf("after the stale leader's release the lease is held by %q, want the successor %q", got.HolderIdentity, successor.Identity())
+	}
+	if err := stale.Fence(); err == nil {
+		t.Error("the stale leader may still write after its release")
+	}
+	// The holder's own release still empties the lease.
+	if err := successor.Update(ctx, resourcelock.LeaderElectionRecord{LeaseDurationSeconds: 1, RenewTime: now, AcquireTime: now}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _, err := stale.Get(ctx); err != nil || got.HolderIdentity != "" {
+		t.Errorf("after the holder's release: holder %q, err %v; want empty", got.HolderIdentity, err)
 	}
 }
