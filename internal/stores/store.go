@@ -45,6 +45,16 @@ type DeferredDumper interface {
 	DumpDeferred() func() any
 }
 
+// DeferredChecker is implemented by the stores whose invariant check is costly (a
+// recomputation per pod): CheckInvariantsDeferred runs under the handler's lock, checks
+// what can only be read there and copies what the rest of the check needs; the function it
+// returns finishes the check after the lock is released, so that the verify loop does not
+// stop events from being applied. Objects the cache holds are never mutated, so the finish
+// may read them without the lock.
+type DeferredChecker interface {
+	CheckInvariantsDeferred() func() []error
+}
+
 // Snapshot is a store's part of a handler snapshot: a copy readers use without any lock.
 type Snapshot interface {
 	// StoreName is the store the snapshot copies.

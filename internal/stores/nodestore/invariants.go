@@ -9,62 +9,55 @@ import (
 	"github.com/seed0f91f25e/multicache/internal/stores"
 )
 
-// CheckInvariants implements stores.Store. For every node: requested equals the sum of its
-// guaranteed pods plus its placeholders, best-effort requested the sum of its best-effort
-// pods, reserved the sum of its placeholders; the pools follow the merge rule; every pod is
-// bound there and not terminal; something still refers to the node. Across nodes: no pod
-// is on two nodes; the remembered charge of every pod is its requests, and there is one
-// for each pod held, no more.
-func (s *Store) CheckInvariants() []error {
+// recomputedPerCheck bounds how many pods one check recomputes the requests of (the costly
+// part: kube-scheduler's helper allocates); at most ceil(held / recomputedPerCheck) checks
+// go by before every pod has been recomputed.
+var recomputedPerCheck = 10000
+
+// CheckInvariants implements stores.Store: CheckInvariantsDeferred, finished at once.
+func (s *Store) CheckInvariants() []error { return s.CheckInvariantsDeferred()() }
+
+// heldPod is a pod (or placeholder) a node holds, with what it was charged.
+type heldPod struct {
+	pod         *corev1.Pod
+	charge      stores.Resources // never mutated once remembered
+	remembered  bool
+	placeholder bool
+}
+
+// nodeCheck is what the check copies of one node under the lock.
+type nodeCheck struct {
+	name                            string
+	requested, bestEffort, reserved stores.Resources
+	held                            []heldPod
+}
+
+// CheckInvariantsDeferred implements stores.DeferredChecker. For every node: requested equals
+// the sum of its guaranteed pods plus its placeholders, best-effort requested the sum of its
+// best-effort pods, reserved the sum of its placeholders (all from the remembered charges);
+// the pools follow the merge rule; every pod is bound there and not terminal; something
+// still refers to the node. Across nodes: no pod is on two nodes; there is one remembered
+// charge for each pod held, no more; and the remembered charge of a pod is its requests,
+// recomputed for a rotating share of the pods each check (recomputedPerCheck).
+//
+// Under the lock it only copies each node's sums and the pointers and charges of what it
+// holds, and checks what is per node (pools, generation); the rest runs in the function it
+// returns.
+func (s *Store) CheckInvariantsDeferred() func() []error {
 	var errs []error
-	seen := map[types.NamespacedName]string{}
+	var nodes []nodeCheck
 	held := 0
 	s.Range(func(info *stores.NodeInfo) bool {
-		for _, list := range [][]*corev1.Pod{info.Pods, info.Placeholders} {
+		c := nodeCheck{name: info.Name, requested: info.Requested.Clone(), bestEffort: info.BestEffortRequested.Clone(),
+			reserved: info.Reserved.Clone(), held: make([]heldPod, 0, len(info.Pods)+len(info.Placeholders))}
+		for i, list := range [][]*corev1.Pod{info.Pods, info.Placeholders} {
 			for _, p := range list {
-				held++
-				if c, ok := s.charges[p]; !ok || !c.Equal(stores.PodRequests(p)) {
-					errs = append(errs, fmt.Errorf("node %s: pod %s was charged %v (remembered: %v), its requests are %v",
-						info.Name, stores.PodKey(p), c.ResourceList(), ok, stores.PodRequests(p).ResourceList()))
-				}
+				charge, ok := s.charges[p]
+				c.held = append(c.held, heldPod{pod: p, charge: charge, remembered: ok, placeholder: i == 1})
 			}
 		}
-		var requested, bestEffort, reserved stores.Resources
-		for _, p := range info.Pods {
-			key := stores.PodKey(p)
-			if other, dup := seen[key]; dup {
-				errs = append(errs, fmt.Errorf("node %s: pod %s is also on node %s", info.Name, key, other))
-			}
-			seen[key] = info.Name
-			if p.Spec.NodeName != info.Name {
-				errs = append(errs, fmt.Errorf("node %s: pod %s is bound to %q", info.Name, key, p.Spec.NodeName))
-			}
-			if stores.IsTerminal(p) {
-				errs = append(errs, fmt.Errorf("node %s: terminal pod %s is still charged", info.Name, key))
-			}
-			if stores.IsBestEffort(p) {
-				bestEffort.Add(stores.PodRequests(p))
-			} else {
-				requested.Add(stores.PodRequests(p))
-			}
-		}
-		for _, p := range info.Placeholders {
-			req := stores.PodRequests(p)
-			requested.Add(req)
-			reserved.Add(req)
-		}
-		for _, c := range []struct {
-			what      string
-			got, want stores.Resources
-		}{
-			{"requested", info.Requested, requested},
-			{"best-effort requested", info.BestEffortRequested, bestEffort},
-			{"reserved", info.Reserved, reserved},
-		} {
-			if !c.got.Equal(c.want) {
-				errs = append(errs, fmt.Errorf("node %s: %s is %v, its pods sum to %v", info.Name, c.what, c.got.ResourceList(), c.want.ResourceList()))
-			}
-		}
+		held += len(c.held)
+		nodes = append(nodes, c)
 		alloc, capacity, be := MergedPools(info.Node, info.NMNode, info.CNR)
 		if !alloc.Equal(info.Allocatable) || !capacity.Equal(info.Capacity) || !be.Equal(info.BestEffortAllocatable) {
 			errs = append(errs, fmt.Errorf("node %s: pools do not follow the merge rule of its sources", info.Name))
@@ -80,5 +73,60 @@ func (s *Store) CheckInvariants() []error {
 	if len(s.charges) != held {
 		errs = append(errs, fmt.Errorf("%d charges remembered for the %d pods and placeholders held", len(s.charges), held))
 	}
-	return errs
+	// Which share of the pods this check recomputes.
+	shares := uint64(max(1, (held+recomputedPerCheck-1)/recomputedPerCheck))
+	share := s.checks.Add(1) % shares
+	return func() []error {
+		seen := map[types.NamespacedName]string{}
+		i := uint64(0)
+		for _, c := range nodes {
+			var requested, bestEffort, reserved stores.Resources
+			for _, h := range c.held {
+				p := h.pod
+				if !h.remembered {
+					errs = append(errs, fmt.Errorf("node %s: pod %s is held with no remembered charge", c.name, stores.PodKey(p)))
+				} else if i%shares == share {
+					if req := stores.PodRequests(p); !h.charge.Equal(req) {
+						errs = append(errs, fmt.Errorf("node %s: pod %s was charged %v, its requests are %v",
+							c.name, stores.PodKey(p), h.charge.ResourceList(), req.ResourceList()))
+					}
+				}
+				i++
+				if h.placeholder {
+					requested.Add(h.charge)
+					reserved.Add(h.charge)
+					continue
+				}
+				key := stores.PodKey(p)
+				if other, dup := seen[key]; dup {
+					errs = append(errs, fmt.Errorf("node %s: pod %s is also on node %s", c.name, key, other))
+				}
+				seen[key] = c.name
+				if p.Spec.NodeName != c.name {
+					errs = append(errs, fmt.Errorf("node %s: pod %s is bound to %q", c.name, key, p.Spec.NodeName))
+				}
+				if stores.IsTerminal(p) {
+					errs = append(errs, fmt.Errorf("node %s: terminal pod %s is still charged", c.name, key))
+				}
+				if stores.IsBestEffort(p) {
+					bestEffort.Add(h.charge)
+				} else {
+					requested.Add(h.charge)
+				}
+			}
+			for _, sum := range []struct {
+				what      string
+				got, want stores.Resources
+			}{
+				{"requested", c.requested, requested},
+				{"best-effort requested", c.bestEffort, bestEffort},
+				{"reserved", c.reserved, reserved},
+			} {
+				if !sum.got.Equal(sum.want) {
+					errs = append(errs, fmt.Errorf("node %s: %s is %v, its pods' charges sum to %v", c.name, sum.what, sum.got.ResourceList(), sum.want.ResourceList()))
+				}
+			}
+		}
+		return errs
+	}
 }

@@ -3,6 +3,8 @@
 package nodestore
 
 import (
+	"sync/atomic"
+
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
@@ -18,6 +20,9 @@ type Store struct {
 	// once per version, as kube-scheduler does (PodInfo caches them): an update computes
 	// only the new version's, a delete none. Entries live exactly as long as the list entry.
 	charges map[*corev1.Pod]stores.Resources
+	// checks counts invariant checks, to rotate which pods' charges one recomputes. Checks
+	// run under the handler's read lock, possibly several at once.
+	checks atomic.Uint64
 }
 
 var (
