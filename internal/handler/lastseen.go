@@ -65,41 +65,63 @@ func (h *Handler) LastSeenReservation(key types.NamespacedName) (*v1alpha1.Reser
 // key ("namespace/name", or "name" for cluster-scoped kinds, "Type/namespace/name" for
 // owners). Pods are those the API reported (assumed pods it has not reported are left out).
 func (h *Handler) LastSeenVersions(kind stores.Kind) map[string]string {
-	h.mu.RLock()
-	defer h.mu.RUnlock()
-	out := map[string]string{}
 	switch kind {
 	case stores.KindPod:
+		h.mu.RLock()
+		collected := make([]keyVersion[types.NamespacedName], 0, h.pods.Len())
 		h.pods.Range(func(key types.NamespacedName, e *podstore.Entry) bool {
 			if e.APIPod != nil {
-				out[key.String()] = e.APIPod.ResourceVersion
+				collected = append(collected, keyVersion[types.NamespacedName]{key, e.APIPod.ResourceVersion})
 			}
 			return true
 		})
+		h.mu.RUnlock()
+		return versionMap(collected)
 	case stores.KindNode:
-		versions(h.nodeKind, out, func(n *corev1.Node) string { return n.ResourceVersion })
+		return versions(h, h.nodeKind, func(n *corev1.Node) string { return n.ResourceVersion })
 	case stores.KindNMNode:
-		versions(h.nmNodeKind, out, func(n *v1alpha1.NMNode) string { return n.ResourceVersion })
+		return versions(h, h.nmNodeKind, func(n *v1alpha1.NMNode) string { return n.ResourceVersion })
 	case stores.KindCNR:
-		versions(h.cnrKind, out, func(c *v1alpha1.CustomNodeResource) string { return c.ResourceVersion })
+		return versions(h, h.cnrKind, func(c *v1alpha1.CustomNodeResource) string { return c.ResourceVersion })
 	case stores.KindPodGroup:
-		versions(h.podGroupKind, out, func(pg *v1alpha1.PodGroup) string { return pg.ResourceVersion })
+		return versions(h, h.podGroupKind, func(pg *v1alpha1.PodGroup) string { return pg.ResourceVersion })
 	case stores.KindPDB:
-		versions(h.pdbKind, out, func(p *policyv1.PodDisruptionBudget) string { return p.ResourceVersion })
+		return versions(h, h.pdbKind, func(p *policyv1.PodDisruptionBudget) string { return p.ResourceVersion })
 	case stores.KindOwner:
-		versions(h.ownerKind, out, func(o *stores.Owner) string { return o.ResourceVersion })
+		return versions(h, h.ownerKind, func(o *stores.Owner) string { return o.ResourceVersion })
 	case stores.KindMovement:
-		versions(h.movementKind, out, func(m *v1alpha1.Movement) string { return m.ResourceVersion })
+		return versions(h, h.movementKind, func(m *v1alpha1.Movement) string { return m.ResourceVersion })
 	case stores.KindReservation:
-		versions(h.rsvKind, out, func(r *v1alpha1.Reservation) string { return r.ResourceVersion })
+		return versions(h, h.rsvKind, func(r *v1alpha1.Reservation) string { return r.ResourceVersion })
 	}
-	return out
+	return map[string]string{}
 }
 
-func versions[K comparable, T any](k *objectKind[K, T], out map[string]string, rv func(T) string) {
+// keyVersion is a last-seen object's key and resourceVersion.
+type keyVersion[K comparable] struct {
+	key     K
+	version string
+}
+
+// versions copies, under the read lock, the key and version of every last-seen object of
+// a kind; the strings and the map are built after the lock is released (at 150,000 objects
+// that takes tens of milliseconds, during which events would wait).
+func versions[K comparable, T any](h *Handler, k *objectKind[K, T], rv func(T) string) map[string]string {
+	h.mu.RLock()
+	collected := make([]keyVersion[K], 0, len(k.seen))
 	for key, obj := range k.seen {
-		out[keyString(key)] = rv(obj)
+		collected = append(collected, keyVersion[K]{key, rv(obj)})
 	}
+	h.mu.RUnlock()
+	return versionMap(collected)
+}
+
+func versionMap[K comparable](collected []keyVersion[K]) map[string]string {
+	out := make(map[string]string, len(collected))
+	for _, kv := range collected {
+		out[keyString(kv.key)] = kv.version
+	}
+	return out
 }
 
 // keyString renders a key the way the compare endpoint reports it.
