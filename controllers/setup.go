@@ -61,7 +61,6 @@ func Setup(mgr manager.Manager, h *handler.Handler, n *Notifier, opts Options) (
 	reader := mgr.GetClient()
 	watched := h.WatchedKinds()
 	refeeder := newRefeeder()
-	everyReplica := controller.Options{NeedLeaderElection: ptr.To(false)}
 	feedOf := func(name string, obj client.Object, r reconcile.Reconciler, extra ...func(*builder.Builder)) error {
 		changed := predicate.Predicate(predicate.ResourceVersionChangedPredicate{})
 		if _, isPod := obj.(*corev1.Pod); isPod {
@@ -70,7 +69,7 @@ func Setup(mgr manager.Manager, h *handler.Handler, n *Notifier, opts Options) (
 		b := ctrl.NewControllerManagedBy(mgr).Named(name).
 			For(obj, builder.WithPredicates(changed)).
 			WatchesRawSource(refeeder.source(name)).
-			WithOptions(everyReplica)
+			WithOptions(controller.Options{NeedLeaderElection: ptr.To(false), LogConstructor: lazyLogConstructor(mgr.GetLogger(), name)})
 		for _, e := range extra {
 			e(b)
 		}
@@ -197,6 +196,7 @@ func setupStatusWriters(mgr manager.Manager, h *handler.Handler, n *Notifier, wa
 		err := ctrl.NewControllerManagedBy(mgr).Named(w.name).
 			For(w.obj).
 			WatchesRawSource(n.source(w.kind)).
+			WithOptions(controller.Options{LogConstructor: lazyLogConstructor(mgr.GetLogger(), w.name)}).
 			Complete(opts.CatchUp.Gate(w.r))
 		if err != nil {
 			return err
