@@ -58,3 +58,56 @@ func TestReservation_AStandbyAdoptsTheTimesAndTheExpiryTheLeaderRecorded(t *test
 	}
 	checkInvariants(t, h)
 }
+
+// TestReservation_AStandbyThatExpiredOnItsOwnClockAdoptsTheLeadersLaterReservation: the
+// standby saw a reservation first and let it expire by its own clock; the leader, whose
+// watch was broken (an API server restart), saw it later and recorded Reserved with a later
+// reservedAt and a deadline still ahead. The standby keeps the leader's record (chaos: the
+// replicas disagreed for good). Its own Reserved record of the past never undoes an expiry.
+func TestReservation_AStandbyThatExpiredOnItsOwnClockAdoptsTheLeadersLaterReservation(t *testing.T) {
+	h, clk := newHandler(t)
+	must(t, h.AddNode(ts.MakeNode("n1", "8", "16Gi")))
+	r := ts.MakeReservation("ns", "r", "n1", "2", "1Gi", "app", "x")
+	r.ResourceVersion = "1"
+	must(t, h.AddReservation(r))
+	key := types.NamespacedName{Namespace: "ns", Name: "r"}
+
+	// The record of its own placement, which the standby then expires by its clock.
+	own := r.DeepCopy()
+	own.ResourceVersion = "2"
+	own.Status = ts.ReservedStatus(t0, t0.Add(time.Minute))
+	must(t, h.UpdateReservation(r, own))
+	clk.SetTime(t0.Add(time.Minute))
+	if got := h.ReapReservations(); len(got) != 1 {
+		t.Fatalf("expired %v, want r", got)
+	}
+	// A late copy of that same record does not bring it back.
+	again := own.DeepCopy()
+	again.ResourceVersion = "3"
+	must(t, h.UpdateReservation(own, again))
+	if v, _ := h.Reservation(key); v.Phase != v1alpha1.ReservationExpired {
+		t.Fatalf("after its own old record: %s, want Expired", v.Phase)
+	}
+
+	// The leader saw it 50 s later and recorded that; 10 s of its deadline remain.
+	leaders := t0.Add(50 * time.Second)
+	clk.SetTime(t0.Add(100 * time.Second))
+	recorded := again.DeepCopy()
+	recorded.ResourceVersion = "4"
+	recorded.Status = ts.ReservedStatus(leaders, leaders.Add(time.Minute))
+	must(t, h.UpdateReservation(again, recorded))
+	v, _ := h.Reservation(key)
+	info, _ := h.NodeInfo("n1")
+	if v.Phase != v1alpha1.ReservationReserved || !v.ReservedAt.Equal(leaders) || !v.ExpiresAt.Equal(leaders.Add(time.Minute)) ||
+		info.Reserved.MilliCPU != 2000 {
+		t.Errorf("after the leader's record: %s reserved at %v expires %v, node reserved %dm; want Reserved at %v until %v, 2000m",
+			v.Phase, v.ReservedAt, v.ExpiresAt, info.Reserved.MilliCPU, leaders, leaders.Add(time.Minute))
+	}
+	checkInvariants(t, h)
+	// It expires again at the leader's deadline.
+	clk.SetTime(leaders.Add(time.Minute))
+	if got := h.ReapReservations(); len(got) != 1 {
+		t.Errorf("at the leader's deadline expired %v, want r", got)
+	}
+	checkInvariants(t, h)
+}

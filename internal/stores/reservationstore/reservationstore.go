@@ -390,6 +390,10 @@ func ownerKey(ref *v1alpha1.PodReference) types.NamespacedName {
 // expiry (the leader's reaper decided it from a caught-up cache; a standby whose clock or
 // feed lags must not later write Reserved over it).
 func (s *Store) adoptRecordedTimes(e *entry, r *v1alpha1.Reservation) {
+	if e.phase == v1alpha1.ReservationExpired {
+		s.adoptLaterReservation(e, r)
+		return
+	}
 	if e.phase != v1alpha1.ReservationReserved {
 		return
 	}
@@ -411,4 +415,20 @@ func (s *Store) adoptRecordedTimes(e *entry, r *v1alpha1.Reservation) {
 		s.deadlines[i].at = e.expiresAt
 		heap.Fix(&s.deadlines, i)
 	}
+}
+
+// adoptLaterReservation undoes this replica's own expiry of a reservation the status
+// records as Reserved later than this replica placed it, with a deadline still ahead: the
+// leader saw the reservation later (its watch was broken, it had just taken over), and its
+// record is what every replica keeps. An expiry this replica recorded itself, as the
+// leader, is never undone: its own Reserved record carries its own reservedAt, whose
+// deadline has passed.
+func (s *Store) adoptLaterReservation(e *entry, r *v1alpha1.Reservation) {
+	t := r.Status.ReservedAt
+	if r.Status.Phase != v1alpha1.ReservationReserved || t == nil || !t.Time.After(e.reservedAt) ||
+		r.Spec.NodeName == "" || r.Spec.NodeName != e.node || !s.h.Clock().Now().Before(t.Time.Add(s.ttl(e))) {
+		return
+	}
+	e.reservedAt = t.Time
+	s.place(e)
 }
