@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
+	"github.com/seed0f91f25e/multicache/internal/stores"
 	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
 )
 
@@ -108,6 +109,35 @@ func TestReservation_AStandbyThatExpiredOnItsOwnClockAdoptsTheLeadersLaterReserv
 	clk.SetTime(leaders.Add(time.Minute))
 	if got := h.ReapReservations(); len(got) != 1 {
 		t.Errorf("at the leader's deadline expired %v, want r", got)
+	}
+	checkInvariants(t, h)
+}
+
+// TestReservation_AMatchedReservationKeepsTheReservedAtTheLeaderRecorded: each replica
+// placed the reservation by its own clock and a pod consumed it at once; the leader's
+// Matched record carries its reservedAt, which every replica keeps (chaos: the replicas
+// disagreed on reservedAt for good, and a new leader would have rewritten it).
+func TestReservation_AMatchedReservationKeepsTheReservedAtTheLeaderRecorded(t *testing.T) {
+	h, clk := newHandler(t)
+	must(t, h.AddNode(ts.MakeNode("n1", "8", "16Gi")))
+	r := ts.ReservationCreatedAt(ts.MakeReservation("ns", "r", "n1", "1", "1Gi", "app", "web"), t0)
+	r.ResourceVersion = "1"
+	must(t, h.AddReservation(r))
+	clk.Step(2 * time.Second)
+	pod := ts.MakePod("ns", "p", ts.Requests("500m", "512Mi"), ts.WithLabels("app", "web"), ts.CreatedAt(t0),
+		ts.OnNode("n1"), ts.ScheduledAt(clk.Now()), ts.WithResourceVersion("10"))
+	must(t, h.SyncPod(stores.PodKey(pod), pod, true))
+	if phase, owner := ownerName(h, "r"); phase != v1alpha1.ReservationMatched || owner != "p" {
+		t.Fatalf("%s by %q, want Matched by p", phase, owner)
+	}
+	leaders := t0.Add(time.Second)
+	recorded := r.DeepCopy()
+	recorded.ResourceVersion = "2"
+	recorded.Status = ts.MatchedStatus(pod, leaders)
+	must(t, h.UpdateReservation(r, recorded))
+	v, _ := h.Reservation(nsKey("r"))
+	if v.Phase != v1alpha1.ReservationMatched || !v.ReservedAt.Equal(leaders) {
+		t.Errorf("%s reserved at %v, want Matched reserved at the leader's %v", v.Phase, v.ReservedAt, leaders)
 	}
 	checkInvariants(t, h)
 }

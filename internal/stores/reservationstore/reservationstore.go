@@ -384,20 +384,23 @@ func ownerKey(ref *v1alpha1.PodReference) types.NamespacedName {
 	return types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}
 }
 
-// adoptRecordedTimes makes what a status records about a Reserved reservation an input, as
+// adoptRecordedTimes makes what a status records about a Reserved (or Matched) reservation an input, as
 // at a restart: its reservedAt (each replica places a reservation by its own clock, a
 // second apart, and a new leader must not move the deadline the old one wrote) and its
 // expiry (the leader's reaper decided it from a caught-up cache; a standby whose clock or
 // feed lags must not later write Reserved over it).
 func (s *Store) adoptRecordedTimes(e *entry, r *v1alpha1.Reservation) {
-	if e.phase == v1alpha1.ReservationExpired {
+	switch e.phase {
+	case v1alpha1.ReservationExpired:
 		s.adoptLaterReservation(e, r)
 		return
-	}
-	if e.phase != v1alpha1.ReservationReserved {
+	case v1alpha1.ReservationMatched:
+		// Only the times: who matched it is settled by the recording.
+	case v1alpha1.ReservationReserved:
+	default:
 		return
 	}
-	if r.Status.Phase == v1alpha1.ReservationExpired {
+	if e.phase == v1alpha1.ReservationReserved && r.Status.Phase == v1alpha1.ReservationExpired {
 		s.release(e)
 		e.phase = v1alpha1.ReservationExpired
 		if t := r.Status.ExpiresAt; t != nil {
