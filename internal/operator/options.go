@@ -15,7 +15,9 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 
 	"github.com/seed0f91f25e/multicache/internal/stores"
 )
@@ -118,6 +120,12 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", o.LeaderElectionNamespace,
 		`Namespace of the leader-election Lease (default: the pod's namespace, or "default" outside a cluster).`)
 	fs.StringVar(&o.LeaderElectionID, "leader-election-id", o.LeaderElectionID, "Name of the leader-election Lease.")
+	fs.Var(optionalDuration{&o.LeaseDuration, defaultLeaseDuration}, "leader-elect-lease-duration",
+		"How long a standby waits after the leader's last renewal before it takes over (failover time).")
+	fs.Var(optionalDuration{&o.RenewDeadline, defaultRenewDeadline}, "leader-elect-renew-deadline",
+		"How long the leader retries renewing before it gives up leading; its writes stop then. Less than the lease duration.")
+	fs.Var(optionalDuration{&o.RetryPeriod, defaultRetryPeriod}, "leader-elect-retry-period",
+		"How often replicas try to acquire or renew the lease.")
 	fs.Func("stores", fmt.Sprintf("Comma-separated stores to enable, from %s; nodes and pods are always enabled. (default %q)",
 		strings.Join(names(stores.FanOutOrder), ","), strings.Join(o.Stores, ",")), func(v string) error {
 		o.Stores = splitList(v)
@@ -162,6 +170,17 @@ func (o *Options) Validate() error {
 		bad("leader-election-id", `""`, "must not be empty when --leader-elect is set")
 	} else if msgs := validation.IsDNS1123Subdomain(o.LeaseName()); o.LeaderElect && len(msgs) > 0 {
 		bad("leader-election-id", o.LeaderElectionID, "the lease name %q is not a valid object name: %s", o.LeaseName(), strings.Join(msgs, "; "))
+	}
+	if o.LeaderElect {
+		lease, renew, retry := o.leaseTimings()
+		switch {
+		case retry <= 0:
+			bad("leader-elect-retry-period", retry, "must be a positive duration such as 2s")
+		case renew <= time.Duration(leaderelection.JitterFactor*float64(retry)):
+			bad("leader-elect-renew-deadline", renew, "must be more than %.1f times --leader-elect-retry-period (%s)", leaderelection.JitterFactor, retry)
+		case lease <= renew:
+			bad("leader-elect-lease-duration", lease, "must be more than --leader-elect-renew-deadline (%s)", renew)
+		}
 	}
 	for _, s := range o.Stores {
 		if !isStore(s) {
@@ -243,4 +262,40 @@ func splitList(v string) []string {
 		}
 	}
 	return out
+}
+
+// controller-runtime's leader-election timings, used where Options leaves them nil
+// (defaultRenewDeadline is in fence.go).
+const (
+	defaultLeaseDuration = 15 * time.Second
+	defaultRetryPeriod   = 2 * time.Second
+)
+
+// leaseTimings returns the lease duration, renew deadline and retry period in effect.
+func (o *Options) leaseTimings() (lease, renew, retry time.Duration) {
+	return ptr.Deref(o.LeaseDuration, defaultLeaseDuration), ptr.Deref(o.RenewDeadline, defaultRenewDeadline),
+		ptr.Deref(o.RetryPeriod, defaultRetryPeriod)
+}
+
+// optionalDuration is the flag of an optional duration: unset, the option stays nil and its
+// default applies.
+type optionalDuration struct {
+	p   **time.Duration
+	def time.Duration
+}
+
+func (d optionalDuration) String() string {
+	if d.p == nil || *d.p == nil {
+		return d.def.String()
+	}
+	return (**d.p).String()
+}
+
+func (d optionalDuration) Set(s string) error {
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	*d.p = &v
+	return nil
 }

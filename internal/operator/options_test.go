@@ -50,6 +50,9 @@ func TestOptions_BadValuesAreRejectedNamingTheFlag(t *testing.T) {
 		{[]string{"--leader-elect", "--leader-election-id="}, "--leader-election-id"},
 		{[]string{"--leader-elect", "--leader-election-id=Bad_ID"}, "--leader-election-id"},
 		{[]string{"--verify-period=-1m"}, "--verify-period"},
+		{[]string{"--leader-elect", "--leader-elect-lease-duration=10s"}, "--leader-elect-lease-duration"},
+		{[]string{"--leader-elect", "--leader-elect-renew-deadline=2s"}, "--leader-elect-renew-deadline"},
+		{[]string{"--leader-elect", "--leader-elect-retry-period=0s"}, "--leader-elect-retry-period"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			o := DefaultOptions()
@@ -72,7 +75,8 @@ func TestOptions_FlagsSetEveryOption(t *testing.T) {
 	o.BindFlags(fs)
 	err := fs.Parse([]string{"--stores=reservations, podgroups", "--pod-assumed-ttl=1m", "--period=2s", "--reservation-ttl=3m",
 		"--reservation-gc-grace=4m", "--component-name=c", "--scheduler-name=s", "--sub-cluster-key=zone", "--sub-cluster=a",
-		"--debug-bind-address=0", "--low-free-threshold=0", "--verify-period=0"})
+		"--debug-bind-address=0", "--low-free-threshold=0", "--verify-period=0",
+		"--leader-elect-lease-duration=6s", "--leader-elect-renew-deadline=5s", "--leader-elect-retry-period=1s"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +85,8 @@ func TestOptions_FlagsSetEveryOption(t *testing.T) {
 	}
 	if !slices.Equal(o.Stores, []string{"reservations", "podgroups"}) || o.PodAssumedTTL != time.Minute || o.Period != 2*time.Second ||
 		o.ReservationTTL != 3*time.Minute || o.ReservationGCGrace != 4*time.Minute || o.ComponentName != "c" || o.SchedulerName != "s" ||
-		o.SubClusterKey != "zone" || o.SubCluster != "a" || o.DebugBindAddress != "0" || o.LowFreeThreshold != 0 || o.VerifyPeriod != 0 {
+		o.SubClusterKey != "zone" || o.SubCluster != "a" || o.DebugBindAddress != "0" || o.LowFreeThreshold != 0 || o.VerifyPeriod != 0 ||
+		*o.LeaseDuration != 6*time.Second || *o.RenewDeadline != 5*time.Second || *o.RetryPeriod != time.Second {
 		t.Errorf("options %+v", o)
 	}
 }
