@@ -1,7 +1,5 @@
 package chaos
 
-import "strings"
-
 // KnownDefect is an operator defect this suite found and docs/RELIABILITY.md records. Its
 // violations are still reported (marked with the ID), but fail the test only with
 // CHAOS_STRICT=true, so that `make test` stays green until the fix lands; a violation that
@@ -11,19 +9,10 @@ type KnownDefect struct {
 	Matches     func(v Violation) bool
 }
 
-// KnownDefects are the open defects recorded in docs/RELIABILITY.md (D1-D3 and D5 are
-// fixed: their violations fail the suite like any other).
-var KnownDefects = []KnownDefect{
-	{
-		ID: "D4",
-		Summary: "settling a node re-matches every pod on it against every open reservation at each change: a burst of " +
-			"reservations on few nodes keeps the reservation feed minutes behind",
-		Matches: func(v Violation) bool {
-			return v.Check == "compare" && strings.Contains(v.Fault, Burst.Kind) &&
-				strings.Contains(v.Detail, "Reservation ") && strings.Contains(v.Detail, "missing from cache")
-		},
-	},
-}
+// KnownDefects are the open defects recorded in docs/RELIABILITY.md: none today (D1-D5 are
+// fixed, and their violations fail the suite like any other). Keep the mechanism for the
+// next one found.
+var KnownDefects = []KnownDefect{}
 
 // reservedAtOnly starts a replicas-disagree detail whose every difference comes from the
 // replicas' reservedAt (reservedAtSplit).

@@ -308,6 +308,13 @@ func (s *Store) assignment(node string) ([]*entry, map[*entry]*corev1.Pod) {
 		pod    *corev1.Pod
 		landed time.Time
 	}
+	// Best first, which is oldest first: a pod may consume only the reservations created
+	// before it landed, a prefix of open. Searching that prefix keeps a burst of
+	// reservations on a node from costing (pods x reservations) per reservation added.
+	sort.Slice(open, func(i, j int) bool { return preferred(open[i], open[j]) })
+	createdBy := func(landed time.Time) []*entry {
+		return open[:sort.Search(len(open), func(i int) bool { return open[i].r.CreationTimestamp.Time.After(landed) })]
+	}
 	var candidates []candidate
 	if info, ok := s.h.GetNodeInfo(node); ok {
 		for _, pod := range info.Pods {
@@ -318,11 +325,15 @@ func (s *Store) assignment(node string) ([]*entry, map[*entry]*corev1.Pod) {
 			if landed.IsZero() {
 				continue // tests only: such a pod consumes on arrival (held), see arrive
 			}
+			older := createdBy(landed)
+			if len(older) == 0 {
+				continue
+			}
 			if active, consumed := s.consumedBy(pod); consumed && (active == nil || active.how != derived) {
 				continue
 			}
-			for _, e := range open {
-				if e.accepts(pod, landed) {
+			for _, e := range older {
+				if e.selects(pod) {
 					candidates = append(candidates, candidate{pod, landed})
 					break
 				}
@@ -333,7 +344,6 @@ func (s *Store) assignment(node string) ([]*entry, map[*entry]*corev1.Pod) {
 	if len(candidates) == 0 {
 		return open, want
 	}
-	sort.Slice(open, func(i, j int) bool { return preferred(open[i], open[j]) })
 	sort.Slice(candidates, func(i, j int) bool {
 		a, b := candidates[i], candidates[j]
 		if !a.landed.Equal(b.landed) {
@@ -342,8 +352,8 @@ func (s *Store) assignment(node string) ([]*entry, map[*entry]*corev1.Pod) {
 		return podLess(a.pod, b.pod)
 	})
 	for _, c := range candidates {
-		for _, e := range open {
-			if _, taken := want[e]; !taken && e.accepts(c.pod, c.landed) {
+		for _, e := range createdBy(c.landed) {
+			if _, taken := want[e]; !taken && e.selects(c.pod) {
 				want[e] = c.pod
 				break
 			}
