@@ -112,8 +112,8 @@ func (h *Harness) Setup(ctx context.Context) error {
 	common := []string{
 		"--kubeconfig=" + kcPath,
 		"--leader-elect", "--leader-election-namespace=" + h.LeaseNS, "--leader-election-id=" + h.Lease,
-		"--lease-duration=" + h.Cfg.LeaseDuration.String(), "--renew-deadline=" + h.Cfg.RenewDeadline.String(),
-		"--retry-period=" + h.Cfg.RetryPeriod.String(),
+		"--leader-elect-lease-duration=" + h.Cfg.LeaseDuration.String(), "--leader-elect-renew-deadline=" + h.Cfg.RenewDeadline.String(),
+		"--leader-elect-retry-period=" + h.Cfg.RetryPeriod.String(),
 		"--pod-assumed-ttl=" + h.Cfg.PodAssumedTTL.String(), "--period=" + h.Cfg.Period.String(),
 		"--verify-period=" + h.Cfg.VerifyPeriod.String(),
 		"--reservation-ttl=" + h.Cfg.ReservationTTL.String(), "--reservation-gc-grace=" + h.Cfg.ReservationGCGrace.String(),

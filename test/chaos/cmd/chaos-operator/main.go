@@ -18,7 +18,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -31,7 +30,6 @@ func main() { os.Exit(run()) }
 
 // chaosFlags are the flags main.go does not have.
 type chaosFlags struct {
-	leaseDuration, renewDeadline, retryPeriod time.Duration
 	replica                                   string
 	writeLog                                  string
 	sched                                     schedulerOptions
@@ -42,9 +40,6 @@ func run() int {
 	opts := operator.DefaultOptions()
 	opts.BindFlags(flag.CommandLine)
 	var cf chaosFlags
-	flag.DurationVar(&cf.leaseDuration, "lease-duration", 15*time.Second, "Leader-election lease duration.")
-	flag.DurationVar(&cf.renewDeadline, "renew-deadline", 10*time.Second, "Leader-election renew deadline.")
-	flag.DurationVar(&cf.retryPeriod, "retry-period", 2*time.Second, "Leader-election retry period.")
 	flag.StringVar(&cf.replica, "chaos-replica", "chaos", "Name of this replica in the write log and the user agent.")
 	flag.StringVar(&cf.writeLog, "chaos-write-log", "", "File the write log is appended to (empty: none).")
 	cf.sched.bindFlags(flag.CommandLine)
@@ -54,7 +49,6 @@ func run() int {
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
 	log := ctrl.Log.WithName("setup")
 
-	opts.LeaseDuration, opts.RenewDeadline, opts.RetryPeriod = &cf.leaseDuration, &cf.renewDeadline, &cf.retryPeriod
 	if err := opts.Validate(); err != nil {
 		fmt.Fprintf(os.Stderr, "invalid flags: %v\n", err)
 		return 2
