@@ -30,9 +30,9 @@ func main() { os.Exit(run()) }
 
 // chaosFlags are the flags main.go does not have.
 type chaosFlags struct {
-	replica                                   string
-	writeLog                                  string
-	sched                                     schedulerOptions
+	replica  string
+	writeLog string
+	sched    schedulerOptions
 }
 
 func run() int {
