@@ -36,6 +36,9 @@
 // finishes (consumed). Until the status writer recorded it, a match of API pods may still
 // be paired differently when a pod that landed earlier turns up late (a relist); after a
 // restart only the status remembers it.
+//
+// A deleted pod annotated multicache.dev/reserve-on-delete keeps its place through a hold,
+// a provisional reservation the leader's Reservation takes over (see ondelete.go).
 package reservationstore
 
 import (
