@@ -105,7 +105,7 @@ func (h *Handler) SyncPod(key types.NamespacedName, apiPod *corev1.Pod, inScope 
 			return err
 		}
 		if gone {
-			h.keepPlace(st)
+			h.keepPlace(st, nil)
 		}
 		return nil
 	case apiPod == nil:
@@ -116,7 +116,7 @@ func (h *Handler) SyncPod(key types.NamespacedName, apiPod *corev1.Pod, inScope 
 		if err := h.podEventLocked(stores.OpDelete, nil, st.Pod); err != nil {
 			return err
 		}
-		h.keepPlace(st) // the replacement (same name) may take the place at once
+		h.keepPlace(st, apiPod) // the replacement (same name) may take the place at once
 		return h.podEventLocked(stores.OpAdd, nil, apiPod)
 	case st.State == stores.PodAssumed && (apiPod.Spec.NodeName != "" || st.APIPod == nil):
 		return h.podEventLocked(stores.OpAdd, nil, apiPod)
@@ -132,11 +132,12 @@ func (h *Handler) SyncPod(key types.NamespacedName, apiPod *corev1.Pod, inScope 
 // keepPlace lets a pod the API reported gone keep its place on its node if it asks to
 // (reservationstore.Store.PodGone): under the lock of its delete, so that no reader sees
 // the node without the charge. Only a pod the API had bound counts, not an assumption.
-func (h *Handler) keepPlace(st stores.PodStatus) {
+// next is the pod of the same name that replaced it, if any.
+func (h *Handler) keepPlace(st stores.PodStatus, next *corev1.Pod) {
 	if h.reservations == nil || st.State != stores.PodAdded || st.Pod.Spec.NodeName == "" {
 		return
 	}
-	kept, err := h.reservations.PodGone(st.Pod)
+	kept, err := h.reservations.PodGone(st.Pod, next)
 	switch {
 	case err != nil && errors.Is(err, reservationstore.ErrInvalidReserveOnDelete):
 		metrics.ReserveOnDeleteTotal.WithLabelValues("invalid_annotation").Inc()

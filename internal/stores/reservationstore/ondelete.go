@@ -77,18 +77,23 @@ func (s *Store) UpdateOwner(_, o *stores.Owner) { s.AddOwner(o) }
 // DeleteOwner implements stores.OwnerHandler.
 func (s *Store) DeleteOwner(o *stores.Owner) { delete(s.owners, o.Key()) }
 
-// PodGone is the API reporting that pod (the copy the cache was charged with) is gone. If
+// PodGone is the API reporting that pod (the copy the cache was charged with) is gone;
+// next is the pod of the same name the API holds instead (recreated), nil when none. If
 // the pod asks for it (see keepsPlace) and was charged on a node, its place is kept: a hold
 // is placed there now and the leader is told to create its Reservation. It returns whether
 // a hold was placed, and an error saying what to fix when the pod asked for one that cannot
 // be (a bad annotation, nothing to hold, no labels to select a replacement by). The caller
 // holds the lock and has released the pod from every store.
-func (s *Store) PodGone(pod *corev1.Pod) (bool, error) {
+func (s *Store) PodGone(pod, next *corev1.Pod) (bool, error) {
 	want, err := s.keepsPlace(pod)
 	if err != nil || !want || pod.Spec.NodeName == "" || !qualifies(pod) {
 		return false, err
 	}
 	since := deletedAt(pod, s.h.Clock().Now())
+	if next != nil && !next.CreationTimestamp.IsZero() && next.CreationTimestamp.Before(&metav1.Time{Time: since}) {
+		// The pod was gone before its namesake was created, whenever the feed noticed.
+		since = next.CreationTimestamp.Time
+	}
 	r, err := Replacement(pod, s.h.ReservationTTL(), since)
 	if err != nil {
 		return false, err

@@ -237,9 +237,10 @@ func TestReserveOnDelete_RecreatedUnderTheSameNameTakesThePlaceAtOnce(t *testing
 	c := newCluster(t)
 	old := web("db-0", "v1", t0, kept(), ts.WithLabels("statefulset.kubernetes.io/pod-name", "db-0"))
 	c.sync(stores.PodKey(old), old)
-	c.clk.Step(2 * time.Second)
-	// The feed sees only the new pod of the same name (the delete was never observed).
-	again := web("db-0", "v2", c.clk.Now(), kept(), ts.WithUID("uid-2"), ts.WithLabels("statefulset.kubernetes.io/pod-name", "db-0"))
+	// The feed sees only the new pod of the same name (the delete was never observed), and
+	// late: the pod was recreated 2 s in, the feed gets to it 10 s in.
+	again := web("db-0", "v2", t0.Add(2*time.Second), kept(), ts.WithUID("uid-2"), ts.WithLabels("statefulset.kubernetes.io/pod-name", "db-0"))
+	c.clk.Step(10 * time.Second)
 	c.sync(stores.PodKey(again), again)
 	c.expect("the recreated pod took its own place", 2000, 0)
 	v := c.view(types.NamespacedName{Namespace: "ns", Name: reservationstore.ReplacementName(old)})
