@@ -144,10 +144,10 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 		"How long an assumed pod lives after its binding finished without the API confirming it.")
 	fs.DurationVar(&o.Period, "period", o.Period, "How often assumed pods are expired and reservations reaped.")
 	fs.Var(&ttlFlag{o: o, alias: true}, "reservation-ttl",
-		"How long a deleted pod annotated multicache.dev/reserve-on-delete keeps its place on its node for its replacement (at most 720h). "+
-			"Deprecated use: without --reservation-default-ttl it also sets that, as it did before. (default "+o.ReservationTTL.String()+")")
+		"How long (a `duration`) a deleted pod annotated multicache.dev/reserve-on-delete keeps its place on its node for its replacement (at most 720h). "+
+			"Deprecated use: without --reservation-default-ttl it also sets that, as it did before.")
 	fs.Var(&ttlFlag{o: o}, "reservation-default-ttl",
-		"How long a reservation without spec.ttlSeconds stays Reserved with no matching pod. (default "+o.ReservationDefaultTTL.String()+")")
+		"How long (a `duration`) a reservation without spec.ttlSeconds stays Reserved with no matching pod.")
 	fs.DurationVar(&o.ReservationGCGrace, "reservation-gc-grace", o.ReservationGCGrace,
 		"How long an Expired reservation is kept before it is deleted.")
 	fs.StringVar(&o.ComponentName, "component-name", o.ComponentName,
