@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
 	"github.com/seed0f91f25e/multicache/internal/metrics"
@@ -263,4 +264,50 @@ func reserveOnDeleteCount(t *testing.T, result string) float64 {
 		t.Fatal(err)
 	}
 	return m.GetCounter().GetValue()
+}
+
+// TestReserveOnDelete_LeaderAndStandbyKeepThePlaceAlike: with two replicas, both caches keep
+// the place from the delete on (sampled throughout), the leader creates the one
+// Reservation, and both take it over with the same deadline.
+func TestReserveOnDelete_LeaderAndStandbyKeepThePlaceAlike(t *testing.T) {
+	ns := newNamespace(t)
+	lease := func(name string) func(*Options) {
+		return func(o *Options) {
+			o.LeaderElect, o.LeaderElectionID, o.LeaderElectionNamespace = true, "lease-"+ns, ns
+			o.LeaseDuration, o.RenewDeadline, o.RetryPeriod = ptr.To(3*time.Second), ptr.To(2*time.Second), ptr.To(200*time.Millisecond)
+			o.ComponentName, o.ReservationTTL = name, time.Minute
+		}
+	}
+	a := startOperator(t, lease("mc-a"))
+	eventually(t, "a leads", func() (bool, string) { return elected(a), "not elected" })
+	b := startOperator(t, lease("mc-b"))
+	node := "rod-" + ns
+	create(t, withoutUID(ts.MakeNode(node, "8", "16Gi")))
+	pod := ts.MakePod(ns, "web-a", ts.OnNode(node), ts.Requests("2", "4Gi"), ts.WithLabels("app", "web"),
+		ts.WithAnnotations(v1alpha1.ReserveOnDeleteAnnotation, "true"))
+	create(t, pod)
+	eventually(t, "the leader charges the pod", charged(a, node, 2000, 0))
+	eventually(t, "the standby charges the pod", charged(b, node, 2000, 0))
+
+	watchA, watchB := watchCharge(a, node, 2000, 1), watchCharge(b, node, 2000, 1)
+	deleteNow(t, pod)
+	key := types.NamespacedName{Namespace: ns, Name: reservationstore.ReplacementName(pod)}
+	eventually(t, "the Reservation is Reserved", reservationPhase(key, v1alpha1.ReservationReserved, ""))
+	for name, op := range map[string]*running{"leader": a, "standby": b} {
+		eventually(t, "the "+name+" took the hold over", func() (bool, string) {
+			v, ok := op.Cache.Reservation(key)
+			return ok && !v.Provisional, fmt.Sprintf("%+v", v)
+		})
+	}
+	va, _ := a.Cache.Reservation(key)
+	vb, _ := b.Cache.Reservation(key)
+	if !va.ReservedAt.Equal(vb.ReservedAt) || !va.ExpiresAt.Equal(vb.ExpiresAt) {
+		t.Errorf("leader reserved %v expires %v, standby %v %v", va.ReservedAt, va.ExpiresAt, vb.ReservedAt, vb.ExpiresAt)
+	}
+	list := &v1alpha1.ReservationList{}
+	if err := env.Client.List(ctx(), list, client.InNamespace(ns)); err != nil || len(list.Items) != 1 {
+		t.Errorf("reservations in the namespace: %d (%v), want the one", len(list.Items), err)
+	}
+	watchA.check(t, "leader")
+	watchB.check(t, "standby")
 }
