@@ -326,3 +326,26 @@ func counter(t *testing.T, result string) float64 {
 	}
 	return m.GetCounter().GetValue()
 }
+
+// TestReserveOnDelete_AReservationOfTheHoldsNameThatDiffersReplacesIt: a Reservation that is
+// not the hold's (other resources here: hand-made under that name) drops the hold and is
+// added as any reservation is: one charge, the Reservation's.
+func TestReserveOnDelete_AReservationOfTheHoldsNameThatDiffersReplacesIt(t *testing.T) {
+	c := newCluster(t)
+	old := web("web-a", "v1", t0, kept())
+	c.sync(stores.PodKey(old), old)
+	c.sync(stores.PodKey(old), nil)
+	key := types.NamespacedName{Namespace: "ns", Name: reservationstore.ReplacementName(old)}
+	other := ts.ReservationCreatedAt(ts.MakeReservation("ns", key.Name, "n1", "1", "1Gi", "app", "web"), t0.Add(time.Second))
+	c.must(c.h.AddReservation(other))
+	info, _ := c.h.NodeInfo("n1")
+	if info.Requested.MilliCPU != 1000 || info.Reserved.MilliCPU != 1000 {
+		t.Errorf("n1 requested %dm reserved %dm, want the Reservation's 1000m only", info.Requested.MilliCPU, info.Reserved.MilliCPU)
+	}
+	if v := c.view(key); v.Provisional || v.Phase != v1alpha1.ReservationReserved || !v.ExpiresAt.Equal(t0.Add(time.Hour)) {
+		t.Errorf("%+v, want an ordinary reservation with the default TTL", v)
+	}
+	if errs := c.h.CheckInvariants(); len(errs) > 0 {
+		t.Error(errs)
+	}
+}
