@@ -15,7 +15,7 @@ package controllers
 
 // Kinds whose status multicache writes.
 // +kubebuilder:rbac:groups=cache.multicache.dev,resources=podgroups;movements,verbs=get;list;watch
-// +kubebuilder:rbac:groups=cache.multicache.dev,resources=reservations,verbs=get;list;watch;delete
+// +kubebuilder:rbac:groups=cache.multicache.dev,resources=reservations,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups=cache.multicache.dev,resources=podgroups/status;movements/status;reservations/status,verbs=get;update;patch
 
 // Events recorded on the objects multicache acts on.

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -21,7 +22,8 @@ type ownerFeed[T client.Object] struct {
 	handler   *handler.Handler
 	ownerType v1alpha1.OwnerType
 	newObj    func() T
-	labelsOf  func(T) map[string]string
+	// templateOf returns the owner's pod template (its labels and annotations are read).
+	templateOf func(T) *corev1.PodTemplateSpec
 }
 
 // Reconcile implements reconcile.Reconciler.
@@ -52,8 +54,18 @@ func (f *ownerFeed[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Re
 func (f *ownerFeed[T]) toOwner(obj T) *stores.Owner {
 	return &stores.Owner{
 		Type: f.ownerType, Namespace: obj.GetNamespace(), Name: obj.GetName(), UID: obj.GetUID(),
-		ResourceVersion: obj.GetResourceVersion(), Labels: f.labelsOf(obj),
+		ResourceVersion: obj.GetResourceVersion(), Labels: f.templateOf(obj).Labels,
+		ReserveOnDelete: reserveOnDeleteOf(obj.GetAnnotations(), f.templateOf(obj).Annotations),
 	}
+}
+
+// reserveOnDeleteOf is an owner's reserve-on-delete annotation: the object's, else its pod
+// template's ("" when neither has one).
+func reserveOnDeleteOf(object, template map[string]string) string {
+	if v, ok := object[v1alpha1.ReserveOnDeleteAnnotation]; ok {
+		return v
+	}
+	return template[v1alpha1.ReserveOnDeleteAnnotation]
 }
 
 // ownerKinds are the workloads fed as owners, with their pod template labels.
@@ -65,22 +77,22 @@ var ownerKinds = []struct {
 	{v1alpha1.OwnerReplicaSet, &appsv1.ReplicaSet{}, func(r client.Reader, h *handler.Handler) ownerReconciler {
 		return &ownerFeed[*appsv1.ReplicaSet]{r, h, v1alpha1.OwnerReplicaSet,
 			func() *appsv1.ReplicaSet { return &appsv1.ReplicaSet{} },
-			func(o *appsv1.ReplicaSet) map[string]string { return o.Spec.Template.Labels }}
+			func(o *appsv1.ReplicaSet) *corev1.PodTemplateSpec { return &o.Spec.Template }}
 	}},
 	{v1alpha1.OwnerStatefulSet, &appsv1.StatefulSet{}, func(r client.Reader, h *handler.Handler) ownerReconciler {
 		return &ownerFeed[*appsv1.StatefulSet]{r, h, v1alpha1.OwnerStatefulSet,
 			func() *appsv1.StatefulSet { return &appsv1.StatefulSet{} },
-			func(o *appsv1.StatefulSet) map[string]string { return o.Spec.Template.Labels }}
+			func(o *appsv1.StatefulSet) *corev1.PodTemplateSpec { return &o.Spec.Template }}
 	}},
 	{v1alpha1.OwnerDaemonSet, &appsv1.DaemonSet{}, func(r client.Reader, h *handler.Handler) ownerReconciler {
 		return &ownerFeed[*appsv1.DaemonSet]{r, h, v1alpha1.OwnerDaemonSet,
 			func() *appsv1.DaemonSet { return &appsv1.DaemonSet{} },
-			func(o *appsv1.DaemonSet) map[string]string { return o.Spec.Template.Labels }}
+			func(o *appsv1.DaemonSet) *corev1.PodTemplateSpec { return &o.Spec.Template }}
 	}},
 	{v1alpha1.OwnerDeployment, &appsv1.Deployment{}, func(r client.Reader, h *handler.Handler) ownerReconciler {
 		return &ownerFeed[*appsv1.Deployment]{r, h, v1alpha1.OwnerDeployment,
 			func() *appsv1.Deployment { return &appsv1.Deployment{} },
-			func(o *appsv1.Deployment) map[string]string { return o.Spec.Template.Labels }}
+			func(o *appsv1.Deployment) *corev1.PodTemplateSpec { return &o.Spec.Template }}
 	}},
 }
 

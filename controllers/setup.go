@@ -133,7 +133,15 @@ func Setup(mgr manager.Manager, h *handler.Handler, n *Notifier, opts Options) (
 			}
 		}
 	}
-	return refeeder, setupStatusWriters(mgr, h, n, watched, opts)
+	if err := setupStatusWriters(mgr, h, n, watched, opts); err != nil {
+		return nil, err
+	}
+	if slices.Contains(watched, stores.KindReservation) {
+		if err := setupReplacements(mgr, h, n, opts); err != nil {
+			return nil, err
+		}
+	}
+	return refeeder, nil
 }
 
 // sameNameAsNode re-reconciles the object named like a node (its NMNode, its CNR) when the

@@ -27,7 +27,7 @@ type ReservationSpec struct {
 
 	// TTLSeconds is how long the resources stay held without a matching pod, counted from
 	// when the reservation is charged on its node, at most 30 days. Unset uses the operator's
-	// --reservation-ttl.
+	// --reservation-default-ttl.
 	// +optional
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=2592000

@@ -40,6 +40,10 @@ func (h *Handler) ReapReservations() []reservationstore.Transition {
 	defer h.mu.Unlock()
 	transitions := h.reservations.ExpireDue(h.config.Clock().Now())
 	for _, t := range transitions {
+		if t.Hold {
+			h.log.Info("deleted pod's place released: no Reservation took it over within --reservation-ttl", "reservation", t.Key)
+			continue
+		}
 		metrics.ReaperExpiredTotal.Inc()
 		h.log.Info("reservation expired unmatched; placeholder released", "reservation", t.Key)
 	}

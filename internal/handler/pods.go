@@ -9,8 +9,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/seed0f91f25e/multicache/internal/metrics"
 	"github.com/seed0f91f25e/multicache/internal/stores"
 	"github.com/seed0f91f25e/multicache/internal/stores/podstore"
+	"github.com/seed0f91f25e/multicache/internal/stores/reservationstore"
 )
 
 // AddPod implements ClusterEventsHandler: the API reports a pod (bound or not). An assumed
@@ -90,6 +92,7 @@ func (h *Handler) SyncPod(key types.NamespacedName, apiPod *corev1.Pod, inScope 
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	st, seen := h.pods.Get(key)
+	gone := apiPod == nil // not merely filtered out
 	if apiPod != nil && !inScope {
 		if seen && st.State == stores.PodAssumed && apiPod.Spec.NodeName == "" {
 			return nil
@@ -98,7 +101,13 @@ func (h *Handler) SyncPod(key types.NamespacedName, apiPod *corev1.Pod, inScope 
 	}
 	switch {
 	case apiPod == nil && seen:
-		return h.podEventLocked(stores.OpDelete, nil, st.Pod)
+		if err := h.podEventLocked(stores.OpDelete, nil, st.Pod); err != nil {
+			return err
+		}
+		if gone {
+			h.keepPlace(st, nil)
+		}
+		return nil
 	case apiPod == nil:
 		return nil
 	case !seen:
@@ -107,6 +116,7 @@ func (h *Handler) SyncPod(key types.NamespacedName, apiPod *corev1.Pod, inScope 
 		if err := h.podEventLocked(stores.OpDelete, nil, st.Pod); err != nil {
 			return err
 		}
+		h.keepPlace(st, apiPod) // the replacement (same name) may take the place at once
 		return h.podEventLocked(stores.OpAdd, nil, apiPod)
 	case st.State == stores.PodAssumed && (apiPod.Spec.NodeName != "" || st.APIPod == nil):
 		return h.podEventLocked(stores.OpAdd, nil, apiPod)
@@ -117,6 +127,28 @@ func (h *Handler) SyncPod(key types.NamespacedName, apiPod *corev1.Pod, inScope 
 		return h.podEventLocked(stores.OpUpdate, st.APIPod, apiPod)
 	}
 	return nil
+}
+
+// keepPlace lets a pod the API reported gone keep its place on its node if it asks to
+// (reservationstore.Store.PodGone): under the lock of its delete, so that no reader sees
+// the node without the charge. Only a pod the API had bound counts, not an assumption.
+// next is the pod of the same name that replaced it, if any.
+func (h *Handler) keepPlace(st stores.PodStatus, next *corev1.Pod) {
+	if h.reservations == nil || st.State != stores.PodAdded || st.Pod.Spec.NodeName == "" {
+		return
+	}
+	kept, err := h.reservations.PodGone(st.Pod, next)
+	switch {
+	case err != nil && errors.Is(err, reservationstore.ErrInvalidReserveOnDelete):
+		metrics.ReserveOnDeleteTotal.WithLabelValues("invalid_annotation").Inc()
+		h.log.Info("deleted pod's place not kept", "pod", stores.PodKey(st.Pod), "node", st.Pod.Spec.NodeName, "reason", err.Error())
+	case err != nil:
+		metrics.ReserveOnDeleteTotal.WithLabelValues("cannot_keep").Inc()
+		h.log.Info("deleted pod's place not kept", "pod", stores.PodKey(st.Pod), "node", st.Pod.Spec.NodeName, "reason", err.Error())
+	case kept:
+		metrics.ReserveOnDeleteTotal.WithLabelValues("kept").Inc()
+		h.log.V(1).Info("deleted pod's place kept until its Reservation comes", "pod", stores.PodKey(st.Pod), "node", st.Pod.Spec.NodeName)
+	}
 }
 
 // Retryable reports whether a rejected pod event may succeed if tried again later: the

@@ -53,6 +53,8 @@ func TestRegistry_BadConfigurationIsAnErrorNamingIt(t *testing.T) {
 	}{
 		"unknown store":    {stores.NewCacheHandlerBuilder().EnabledStores("quotas"), `unknown store "quotas"`},
 		"zero TTL":         {stores.NewCacheHandlerBuilder().PodAssumedTTL(0), "pod assumed TTL must be positive"},
+		"negative hold":    {stores.NewCacheHandlerBuilder().ReservationTTL(-time.Second), "reservation TTL must be positive"},
+		"zero default TTL": {stores.NewCacheHandlerBuilder().ReservationDefaultTTL(0), "reservation default TTL must be positive"},
 		"negative period":  {stores.NewCacheHandlerBuilder().Period(-time.Second), "period must be positive"},
 		"half sub-cluster": {stores.NewCacheHandlerBuilder().SubCluster("shard", ""), "sub-cluster needs both"},
 		"no pool":          {stores.NewCacheHandlerBuilder().SwitchType(0), "at least one pool"},

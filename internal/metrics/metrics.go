@@ -37,6 +37,14 @@ var (
 		Help: "Reservations the reaper moved to Expired because their TTL ran out unmatched.",
 	})
 
+	// ReserveOnDeleteTotal counts deleted pods that asked to keep their place
+	// (multicache.dev/reserve-on-delete), by result: kept, invalid_annotation (not a
+	// boolean), cannot_keep (nothing to hold, or no labels to select a replacement by).
+	ReserveOnDeleteTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: namespace, Name: "reserve_on_delete_total",
+		Help: "Deleted pods annotated multicache.dev/reserve-on-delete, by result (kept, invalid_annotation, cannot_keep).",
+	}, []string{"result"})
+
 	// SnapshotDuration is how long UpdateSnapshot takes.
 	SnapshotDuration = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Namespace: namespace, Name: "snapshot_duration_seconds",
@@ -103,7 +111,7 @@ func Register(reg prometheus.Registerer, collectors ...prometheus.Collector) err
 // All returns every metric of this package.
 func All() []prometheus.Collector {
 	return []prometheus.Collector{
-		EventsTotal, StoreOpDuration, ExpiredPodsTotal, ReaperExpiredTotal, SnapshotDuration, InvariantViolationsTotal,
+		EventsTotal, StoreOpDuration, ExpiredPodsTotal, ReaperExpiredTotal, ReserveOnDeleteTotal, SnapshotDuration, InvariantViolationsTotal,
 		CaughtUp, CatchUpSeconds, CatchUpObjects, DriftTotal, VerifyDuration,
 	}
 }

@@ -63,6 +63,11 @@ func New(cfg *rest.Config, opts Options) (*Operator, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
+	if opts.ReservationTTLAliasUsed() {
+		ctrl.Log.WithName("setup").Info("deprecated: --reservation-ttl without --reservation-default-ttl also sets the default lifetime of reservations without spec.ttlSeconds; "+
+			"set --reservation-default-ttl for that (--reservation-ttl is how long a deleted pod annotated multicache.dev/reserve-on-delete keeps its place)",
+			"reservationTTL", opts.ReservationTTL)
+	}
 	var lock *fencedLock
 	if opts.LeaderElect {
 		renewDeadline := defaultRenewDeadline
@@ -190,6 +195,7 @@ func newCache(mgr manager.Manager, opts Options) (*handler.Handler, error) {
 		PodAssumedTTL(opts.PodAssumedTTL).
 		Period(opts.Period).
 		ReservationTTL(opts.ReservationTTL).
+		ReservationDefaultTTL(opts.ReservationDefaultTTL).
 		Readers(mgr.GetClient(), mgr.GetClient())
 	if opts.SubClusterKey != "" {
 		b.SubCluster(opts.SubClusterKey, opts.SubCluster)

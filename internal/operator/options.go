@@ -54,8 +54,16 @@ type Options struct {
 	PodAssumedTTL time.Duration
 	// Period is how often assumed pods are expired and reservations reaped.
 	Period time.Duration
-	// ReservationTTL is how long a reservation without ttlSeconds stays Reserved unmatched.
+	// ReservationTTL is the seed's ReservationTTL: how long a deleted pod annotated
+	// multicache.dev/reserve-on-delete keeps its place on its node for its replacement.
+	// Given as a flag without --reservation-default-ttl it also sets ReservationDefaultTTL,
+	// the one meaning it had before (deprecated; see ReservationTTLAliasUsed).
 	ReservationTTL time.Duration
+	// ReservationDefaultTTL is how long a reservation without ttlSeconds stays Reserved
+	// unmatched.
+	ReservationDefaultTTL time.Duration
+	// reservationTTLFlag and defaultTTLFlag record which of the two flags were given.
+	reservationTTLFlag, defaultTTLFlag bool
 	// ReservationGCGrace is how long an Expired reservation is kept before it is deleted.
 	ReservationGCGrace time.Duration
 	// ComponentName names this operator in Movement status and logs.
@@ -94,6 +102,7 @@ func DefaultOptions() Options {
 		PodAssumedTTL:          15 * time.Minute,
 		Period:                 time.Second,
 		ReservationTTL:         10 * time.Minute,
+		ReservationDefaultTTL:  10 * time.Minute,
 		ReservationGCGrace:     5 * time.Minute,
 		ComponentName:          "multicache",
 		SchedulerName:          "default-scheduler",
@@ -134,8 +143,11 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.PodAssumedTTL, "pod-assumed-ttl", o.PodAssumedTTL,
 		"How long an assumed pod lives after its binding finished without the API confirming it.")
 	fs.DurationVar(&o.Period, "period", o.Period, "How often assumed pods are expired and reservations reaped.")
-	fs.DurationVar(&o.ReservationTTL, "reservation-ttl", o.ReservationTTL,
-		"How long a reservation without spec.ttlSeconds stays Reserved with no matching pod.")
+	fs.Var(&ttlFlag{o: o, alias: true}, "reservation-ttl",
+		"How long (a `duration`) a deleted pod annotated multicache.dev/reserve-on-delete keeps its place on its node for its replacement (at most 720h). "+
+			"Deprecated use: without --reservation-default-ttl it also sets that, as it did before.")
+	fs.Var(&ttlFlag{o: o}, "reservation-default-ttl",
+		"How long (a `duration`) a reservation without spec.ttlSeconds stays Reserved with no matching pod.")
 	fs.DurationVar(&o.ReservationGCGrace, "reservation-gc-grace", o.ReservationGCGrace,
 		"How long an Expired reservation is kept before it is deleted.")
 	fs.StringVar(&o.ComponentName, "component-name", o.ComponentName,
@@ -190,10 +202,14 @@ func (o *Options) Validate() error {
 	for _, d := range []struct {
 		flag string
 		v    time.Duration
-	}{{"pod-assumed-ttl", o.PodAssumedTTL}, {"period", o.Period}, {"reservation-ttl", o.ReservationTTL}, {"low-free-period", o.LowFreePeriod}} {
+	}{{"pod-assumed-ttl", o.PodAssumedTTL}, {"period", o.Period}, {"reservation-ttl", o.ReservationTTL},
+		{"reservation-default-ttl", o.ReservationDefaultTTL}, {"low-free-period", o.LowFreePeriod}} {
 		if d.v <= 0 {
 			bad(d.flag, d.v, "must be a positive duration such as 30s or 5m")
 		}
+	}
+	if o.ReservationTTL > maxReservationTTL {
+		bad("reservation-ttl", o.ReservationTTL, "must be at most %v (a Reservation's spec.ttlSeconds is at most 30 days)", maxReservationTTL)
 	}
 	if o.VerifyPeriod < 0 {
 		bad("verify-period", o.VerifyPeriod, "must not be negative (0 disables the verify loop)")
@@ -219,6 +235,56 @@ func (o *Options) Validate() error {
 		bad("low-free-threshold", o.LowFreeThreshold, "must be a fraction in [0, 1)")
 	}
 	return errors.Join(errs...)
+}
+
+// maxReservationTTL is the longest --reservation-ttl: the Reservation that keeps a deleted
+// pod's place carries it as spec.ttlSeconds, which the CRD caps at 30 days.
+const maxReservationTTL = 30 * 24 * time.Hour
+
+// ReservationTTLAliasUsed reports whether --reservation-ttl was given without
+// --reservation-default-ttl, so that it also set the default lifetime of reservations
+// without ttlSeconds, its meaning before reserve-on-delete (deprecated: the operator logs
+// a warning at start).
+func (o *Options) ReservationTTLAliasUsed() bool { return o.reservationTTLFlag && !o.defaultTTLFlag }
+
+// ttlFlag is --reservation-ttl (alias) or --reservation-default-ttl. The two meanings of
+// --reservation-ttl coexist this way: it always sets the deleted pods' hold, and also the
+// default lifetime unless --reservation-default-ttl is given, whatever the order of the
+// two on the command line. A deployment that set --reservation-ttl for its reservations
+// keeps their lifetime after an upgrade; the hold it now also sets is used only by pods
+// that ask for it.
+type ttlFlag struct {
+	o *Options
+	// alias: this is --reservation-ttl.
+	alias bool
+}
+
+// String implements flag.Value.
+func (f *ttlFlag) String() string {
+	if f.o == nil {
+		return ""
+	}
+	if f.alias {
+		return f.o.ReservationTTL.String()
+	}
+	return f.o.ReservationDefaultTTL.String()
+}
+
+// Set implements flag.Value.
+func (f *ttlFlag) Set(v string) error {
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return fmt.Errorf("want a duration such as 30s or 10m: %w", err)
+	}
+	switch {
+	case !f.alias:
+		f.o.ReservationDefaultTTL, f.o.defaultTTLFlag = d, true
+	case f.o.defaultTTLFlag:
+		f.o.ReservationTTL, f.o.reservationTTLFlag = d, true
+	default:
+		f.o.ReservationTTL, f.o.ReservationDefaultTTL, f.o.reservationTTLFlag = d, d, true
+	}
+	return nil
 }
 
 // validateBindAddress accepts "0" (disabled) or host:port with a port in 0..65535.

@@ -2,6 +2,7 @@ package operator
 
 import (
 	"flag"
+	"io"
 	"os"
 	"regexp"
 	"slices"
@@ -38,6 +39,10 @@ func TestOptions_BadValuesAreRejectedNamingTheFlag(t *testing.T) {
 		{[]string{"--pod-assumed-ttl=0s"}, "--pod-assumed-ttl"},
 		{[]string{"--period=-1s"}, "--period"},
 		{[]string{"--reservation-ttl=0"}, "--reservation-ttl"},
+		{[]string{"--reservation-ttl=-5m"}, "--reservation-ttl"},
+		{[]string{"--reservation-ttl=721h"}, "--reservation-ttl"},
+		{[]string{"--reservation-default-ttl=-1m"}, "--reservation-default-ttl"},
+		{[]string{"--reservation-ttl=-1m", "--reservation-default-ttl=1h"}, "--reservation-ttl"},
 		{[]string{"--reservation-gc-grace=-5m"}, "--reservation-gc-grace"},
 		{[]string{"--component-name="}, "--component-name"},
 		{[]string{"--sub-cluster-key=zone"}, "--sub-cluster"},
@@ -69,12 +74,50 @@ func TestOptions_BadValuesAreRejectedNamingTheFlag(t *testing.T) {
 	}
 }
 
+// TestOptions_ReservationTTLKeepsItsOldMeaningUnlessTheNewFlagIsGiven: --reservation-ttl is
+// the deleted pods' hold, and also the default lifetime of reservations (its meaning
+// before) unless --reservation-default-ttl is given, in either order.
+func TestOptions_ReservationTTLKeepsItsOldMeaningUnlessTheNewFlagIsGiven(t *testing.T) {
+	for _, tc := range []struct {
+		args             []string
+		hold, defaultTTL time.Duration
+		aliasUsed        bool
+	}{
+		{nil, 10 * time.Minute, 10 * time.Minute, false},
+		{[]string{"--reservation-ttl=3m"}, 3 * time.Minute, 3 * time.Minute, true},
+		{[]string{"--reservation-default-ttl=1h"}, 10 * time.Minute, time.Hour, false},
+		{[]string{"--reservation-ttl=3m", "--reservation-default-ttl=1h"}, 3 * time.Minute, time.Hour, false},
+		{[]string{"--reservation-default-ttl=1h", "--reservation-ttl=3m"}, 3 * time.Minute, time.Hour, false},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			o := DefaultOptions()
+			fs := flag.NewFlagSet("test", flag.ContinueOnError)
+			o.BindFlags(fs)
+			if err := fs.Parse(tc.args); err != nil {
+				t.Fatal(err)
+			}
+			if o.ReservationTTL != tc.hold || o.ReservationDefaultTTL != tc.defaultTTL || o.ReservationTTLAliasUsed() != tc.aliasUsed {
+				t.Errorf("hold %v default %v alias %v, want %v %v %v", o.ReservationTTL, o.ReservationDefaultTTL,
+					o.ReservationTTLAliasUsed(), tc.hold, tc.defaultTTL, tc.aliasUsed)
+			}
+		})
+	}
+	o := DefaultOptions()
+	fs := flag.NewFlagSet("test", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	o.BindFlags(fs)
+	if err := fs.Parse([]string{"--reservation-default-ttl=ten minutes"}); err == nil || !strings.Contains(err.Error(), "reservation-default-ttl") ||
+		!strings.Contains(err.Error(), "duration such as") {
+		t.Errorf("a malformed duration: %v, want an error naming the flag and the format", err)
+	}
+}
+
 func TestOptions_FlagsSetEveryOption(t *testing.T) {
 	o := DefaultOptions()
 	fs := flag.NewFlagSet("test", flag.ContinueOnError)
 	o.BindFlags(fs)
 	err := fs.Parse([]string{"--stores=reservations, podgroups", "--pod-assumed-ttl=1m", "--period=2s", "--reservation-ttl=3m",
-		"--reservation-gc-grace=4m", "--component-name=c", "--scheduler-name=s", "--sub-cluster-key=zone", "--sub-cluster=a",
+		"--reservation-default-ttl=5m", "--reservation-gc-grace=4m", "--component-name=c", "--scheduler-name=s", "--sub-cluster-key=zone", "--sub-cluster=a",
 		"--debug-bind-address=0", "--low-free-threshold=0", "--verify-period=0",
 		"--leader-elect-lease-duration=6s", "--leader-elect-renew-deadline=5s", "--leader-elect-retry-period=1s"})
 	if err != nil {
@@ -84,7 +127,7 @@ func TestOptions_FlagsSetEveryOption(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !slices.Equal(o.Stores, []string{"reservations", "podgroups"}) || o.PodAssumedTTL != time.Minute || o.Period != 2*time.Second ||
-		o.ReservationTTL != 3*time.Minute || o.ReservationGCGrace != 4*time.Minute || o.ComponentName != "c" || o.SchedulerName != "s" ||
+		o.ReservationTTL != 3*time.Minute || o.ReservationDefaultTTL != 5*time.Minute || o.ReservationGCGrace != 4*time.Minute || o.ComponentName != "c" || o.SchedulerName != "s" ||
 		o.SubClusterKey != "zone" || o.SubCluster != "a" || o.DebugBindAddress != "0" || o.LowFreeThreshold != 0 || o.VerifyPeriod != 0 ||
 		*o.LeaseDuration != 6*time.Second || *o.RenewDeadline != 5*time.Second || *o.RetryPeriod != time.Second {
 		t.Errorf("options %+v", o)

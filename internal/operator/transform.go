@@ -7,11 +7,13 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/seed0f91f25e/multicache/api/v1alpha1"
 )
 
 // ownerTransforms keep of the workload owners (ReplicaSets, StatefulSets, DaemonSets,
-// Deployments) only what the owner feed reads: identity, resource version and the labels of
-// the pod template. A ReplicaSet with its whole pod template costs kilobytes; the cache needs
+// Deployments) only what the owner feed reads: identity, resource version, the labels of
+// the pod template, and the reserve-on-delete annotation of the object and of its template. A ReplicaSet with its whole pod template costs kilobytes; the cache needs
 // a few dozen bytes of it, and clusters keep ten old ReplicaSets per Deployment.
 func ownerTransforms() map[client.Object]cache.ByObject {
 	return map[client.Object]cache.ByObject{
@@ -45,13 +47,23 @@ func ownerTransform[T client.Object](strip func(T) T) toolscache.TransformFunc {
 	}
 }
 
-// ownerMeta keeps an owner's identity and version.
+// ownerMeta keeps an owner's identity and version, and its reserve-on-delete annotation.
 func ownerMeta(m metav1.ObjectMeta) metav1.ObjectMeta {
 	return metav1.ObjectMeta{Namespace: m.Namespace, Name: m.Name, UID: m.UID, ResourceVersion: m.ResourceVersion,
-		Generation: m.Generation, DeletionTimestamp: m.DeletionTimestamp}
+		Generation: m.Generation, DeletionTimestamp: m.DeletionTimestamp, Annotations: keptAnnotations(m.Annotations)}
 }
 
-// templateLabels keeps a pod template's labels only.
+// templateLabels keeps a pod template's labels and its reserve-on-delete annotation only.
 func templateLabels(t corev1.PodTemplateSpec) corev1.PodTemplateSpec {
-	return corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: t.Labels}}
+	return corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: t.Labels, Annotations: keptAnnotations(t.Annotations)}}
+}
+
+// keptAnnotations keeps the one annotation of an owner the cache reads
+// (v1alpha1.ReserveOnDeleteAnnotation); nil when absent, so most owners cost nothing more.
+func keptAnnotations(a map[string]string) map[string]string {
+	v, ok := a[v1alpha1.ReserveOnDeleteAnnotation]
+	if !ok {
+		return nil
+	}
+	return map[string]string{v1alpha1.ReserveOnDeleteAnnotation: v}
 }

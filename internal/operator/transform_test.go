@@ -6,6 +6,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/seed0f91f25e/multicache/api/v1alpha1"
 )
 
 func TestOwnerTransforms_KeepOnlyWhatTheOwnerFeedReads(t *testing.T) {
@@ -44,6 +46,30 @@ func TestOwnerTransforms_KeepOnlyWhatTheOwnerFeedReads(t *testing.T) {
 	for _, by := range transforms {
 		if got, _ := by.Transform("tombstone"); got != "tombstone" {
 			t.Errorf("a foreign object was changed into %v", got)
+		}
+	}
+}
+
+func TestOwnerTransforms_KeepTheReserveOnDeleteAnnotation(t *testing.T) {
+	full := &appsv1.StatefulSet{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "db",
+			Annotations: map[string]string{"big": "annotation", v1alpha1.ReserveOnDeleteAnnotation: "true"}},
+		Spec: appsv1.StatefulSetSpec{Template: corev1.PodTemplateSpec{
+			ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{"a": "b", v1alpha1.ReserveOnDeleteAnnotation: "false"}},
+		}},
+	}
+	for obj, by := range ownerTransforms() {
+		if _, ok := obj.(*appsv1.StatefulSet); !ok {
+			continue
+		}
+		out, err := by.Transform(full)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ss := out.(*appsv1.StatefulSet)
+		if len(ss.Annotations) != 1 || ss.Annotations[v1alpha1.ReserveOnDeleteAnnotation] != "true" ||
+			len(ss.Spec.Template.Annotations) != 1 || ss.Spec.Template.Annotations[v1alpha1.ReserveOnDeleteAnnotation] != "false" {
+			t.Errorf("annotations %v, template %v: want the reserve-on-delete ones only", ss.Annotations, ss.Spec.Template.Annotations)
 		}
 	}
 }

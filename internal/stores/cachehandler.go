@@ -42,12 +42,14 @@ type CacheHandler struct {
 	podAssumedTTL  time.Duration
 	period         time.Duration
 	reservationTTL time.Duration
-	stopCh         <-chan struct{}
-	mu             *sync.RWMutex
-	podReader      client.Reader
-	pvcReader      client.Reader
-	clock          clock.WithTicker
-	generations    *Generations
+	// reservationDefaultTTL is the lifetime of a Reservation without ttlSeconds.
+	reservationDefaultTTL time.Duration
+	stopCh                <-chan struct{}
+	mu                    *sync.RWMutex
+	podReader             client.Reader
+	pvcReader             client.Reader
+	clock                 clock.WithTicker
+	generations           *Generations
 
 	getNodeInfo   func(name string) (*NodeInfo, bool)
 	getPodState   func(key types.NamespacedName) (PodStatus, bool)
@@ -80,8 +82,14 @@ func (h *CacheHandler) PodAssumedTTL() time.Duration { return h.podAssumedTTL }
 // Period is how often assumed pods are checked for expiry.
 func (h *CacheHandler) Period() time.Duration { return h.period }
 
-// ReservationTTL is how long a reservation without ttlSeconds stays Reserved unmatched.
+// ReservationTTL is the seed's ReservationTTL: how long a deleted pod annotated
+// reserve-on-delete keeps its place on its node (a placeholder, then the Reservation the
+// leader creates for its replacement) with no replacement consuming it.
 func (h *CacheHandler) ReservationTTL() time.Duration { return h.reservationTTL }
+
+// ReservationDefaultTTL is how long a reservation without ttlSeconds stays Reserved
+// unmatched.
+func (h *CacheHandler) ReservationDefaultTTL() time.Duration { return h.reservationDefaultTTL }
 
 // StopCh is closed when the process shuts down.
 func (h *CacheHandler) StopCh() <-chan struct{} { return h.stopCh }
@@ -161,21 +169,24 @@ func (h *CacheHandler) SetObjectChangedFunc(fn func(kind Kind, key types.Namespa
 type CacheHandlerBuilder struct {
 	h      CacheHandler
 	stores []Name
+	// defaultTTLSet: ReservationDefaultTTL was set, so ReservationTTL no longer sets it.
+	defaultTTLSet bool
 }
 
 // NewCacheHandlerBuilder starts a CacheHandler with every store enabled and the defaults:
 // component "multicache", scheduler "default-scheduler", both pools, PodAssumedTTL 15m,
-// Period 1s, ReservationTTL 10m, the real clock.
+// Period 1s, ReservationTTL and ReservationDefaultTTL 10m, the real clock.
 func NewCacheHandlerBuilder() *CacheHandlerBuilder {
 	return &CacheHandlerBuilder{
 		h: CacheHandler{
-			componentName:  "multicache",
-			schedulerType:  "default-scheduler",
-			switchType:     AllPools,
-			podAssumedTTL:  15 * time.Minute,
-			period:         time.Second,
-			reservationTTL: 10 * time.Minute,
-			clock:          clock.RealClock{},
+			componentName:         "multicache",
+			schedulerType:         "default-scheduler",
+			switchType:            AllPools,
+			podAssumedTTL:         15 * time.Minute,
+			period:                time.Second,
+			reservationTTL:        10 * time.Minute,
+			reservationDefaultTTL: 10 * time.Minute,
+			clock:                 clock.RealClock{},
 		},
 		stores: append([]Name(nil), FanOutOrder...),
 	}
@@ -223,9 +234,19 @@ func (b *CacheHandlerBuilder) Period(d time.Duration) *CacheHandlerBuilder {
 	return b
 }
 
-// ReservationTTL sets ReservationTTL.
+// ReservationTTL sets ReservationTTL and, unless ReservationDefaultTTL is set (before or
+// after), ReservationDefaultTTL too: the one setting both had before they were two.
 func (b *CacheHandlerBuilder) ReservationTTL(d time.Duration) *CacheHandlerBuilder {
 	b.h.reservationTTL = d
+	if !b.defaultTTLSet {
+		b.h.reservationDefaultTTL = d
+	}
+	return b
+}
+
+// ReservationDefaultTTL sets ReservationDefaultTTL.
+func (b *CacheHandlerBuilder) ReservationDefaultTTL(d time.Duration) *CacheHandlerBuilder {
+	b.h.reservationDefaultTTL, b.defaultTTLSet = d, true
 	return b
 }
 
@@ -267,7 +288,7 @@ func (b *CacheHandlerBuilder) Build() (*CacheHandler, error) {
 	for _, d := range []struct {
 		name string
 		v    time.Duration
-	}{{"pod assumed TTL", h.podAssumedTTL}, {"period", h.period}, {"reservation TTL", h.reservationTTL}} {
+	}{{"pod assumed TTL", h.podAssumedTTL}, {"period", h.period}, {"reservation TTL", h.reservationTTL}, {"reservation default TTL", h.reservationDefaultTTL}} {
 		if d.v <= 0 {
 			errs = append(errs, fmt.Errorf("%s must be positive, got %v", d.name, d.v))
 		}

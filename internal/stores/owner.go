@@ -17,6 +17,9 @@ type Owner struct {
 	ResourceVersion string
 	// Labels are the labels of the pods the owner creates.
 	Labels map[string]string
+	// ReserveOnDelete is the owner's multicache.dev/reserve-on-delete annotation (on the
+	// object, else on its pod template); "" when it has none.
+	ReserveOnDelete string
 }
 
 // OwnerKey identifies an owner.

@@ -116,7 +116,7 @@ func (h *Harness) Setup(ctx context.Context) error {
 		"--leader-elect-retry-period=" + h.Cfg.RetryPeriod.String(),
 		"--pod-assumed-ttl=" + h.Cfg.PodAssumedTTL.String(), "--period=" + h.Cfg.Period.String(),
 		"--verify-period=" + h.Cfg.VerifyPeriod.String(),
-		"--reservation-ttl=" + h.Cfg.ReservationTTL.String(), "--reservation-gc-grace=" + h.Cfg.ReservationGCGrace.String(),
+		"--reservation-default-ttl=" + h.Cfg.ReservationTTL.String(), "--reservation-gc-grace=" + h.Cfg.ReservationGCGrace.String(),
 		"--component-name=multicache-chaos", "--low-free-threshold=0",
 	}
 	a, err := NewReplica("a", bin, h.Out, append(common,

@@ -19,13 +19,15 @@ type ReservationDump struct {
 	Owner      string                    `json:"owner,omitempty"`
 	ReservedAt *time.Time                `json:"reservedAt,omitempty"`
 	ExpiresAt  *time.Time                `json:"expiresAt,omitempty"`
+	// Hold marks a deleted pod's place no Reservation took over yet (reserve-on-delete).
+	Hold bool `json:"hold,omitempty"`
 }
 
 // Dump implements stores.Store: ReservationDump by namespace/name.
 func (s *Store) Dump() any {
 	out := map[string]ReservationDump{}
 	s.rsvs.Range(func(key types.NamespacedName, e *entry) bool {
-		d := ReservationDump{Phase: e.phase, Node: e.node, Resources: e.r.Spec.Resources}
+		d := ReservationDump{Phase: e.phase, Node: e.node, Resources: e.r.Spec.Resources, Hold: e.provisional}
 		if e.owner != nil {
 			d.Owner = ownerKey(e.owner).String()
 		}
@@ -104,7 +106,7 @@ func (s *Store) CheckInvariants() []error {
 			recordedBy[ownerKey(e.owner)] = append(recordedBy[ownerKey(e.owner)], e)
 		}
 		reserved := e.phase == v1alpha1.ReservationReserved
-		if reserved != (e.placeholder != nil) || reserved != (e.heapIndex >= 0) {
+		if reserved != (e.placeholder != nil) || (reserved || e.provisional) != (e.heapIndex >= 0) {
 			bad(key, "phase %s, placeholder %v, in heap %v", e.phase, e.placeholder != nil, e.heapIndex >= 0)
 		}
 		if e.placeholder != nil && !s.placeholderCharged(e) {

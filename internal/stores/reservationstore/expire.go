@@ -14,6 +14,8 @@ type Transition struct {
 	Key      types.NamespacedName
 	From, To v1alpha1.ReservationPhase
 	At       time.Time
+	// Hold: a deleted pod's hold that no Reservation took over; it is gone.
+	Hold bool
 }
 
 // ExpireDue expires every Reserved reservation whose deadline is not after now: the
@@ -23,6 +25,12 @@ func (s *Store) ExpireDue(now time.Time) []Transition {
 	var out []Transition
 	for s.deadlines.Len() > 0 && !now.Before(s.deadlines[0].at) {
 		e := heap.Pop(&s.deadlines).(*entry)
+		if e.provisional {
+			from := e.phase
+			s.dropHold(e)
+			out = append(out, Transition{Key: e.key, From: from, To: v1alpha1.ReservationExpired, At: now, Hold: true})
+			continue
+		}
 		s.release(e)
 		e.phase = v1alpha1.ReservationExpired
 		s.changed(e)

@@ -55,7 +55,13 @@ func (s *Store) place(e *entry) {
 	}
 	e.node = node
 	s.indexNode(e)
-	if e.reservedAt.IsZero() {
+	switch {
+	case !e.reservedAt.IsZero():
+	case !e.replacesSince.IsZero():
+		// A deleted pod's place is held from the deletion, on every replica and across
+		// restarts alike (the annotation says when).
+		e.reservedAt = e.replacesSince
+	default:
 		// Whole seconds, as the status stores it: after a restart the deadline recovered
 		// from status.reservedAt is the same one.
 		e.reservedAt = s.h.Clock().Now().Truncate(time.Second)
@@ -119,7 +125,7 @@ func (s *Store) dropPlaceholder(e *entry) {
 		s.h.PodOp(e.placeholder, false, skipped...)
 		e.placeholder = nil
 	}
-	if e.heapIndex >= 0 {
+	if e.heapIndex >= 0 && !e.provisional {
 		heap.Remove(&s.deadlines, e.heapIndex)
 	}
 }
@@ -408,9 +414,14 @@ func (e *entry) selects(pod *corev1.Pod) bool {
 
 // accepts reports whether an API pod that landed on the reservation's node at landed may
 // consume it: selected, and not landed before the reservation was created (a pod already
-// running there when it was created is not the one it is for).
+// running there when it was created is not the one it is for) or, for one that keeps a
+// deleted pod's place, before that pod was deleted (its replacement may land first).
 func (e *entry) accepts(pod *corev1.Pod, landed time.Time) bool {
-	return e.selects(pod) && !landed.Before(e.r.CreationTimestamp.Time)
+	from := e.r.CreationTimestamp.Time
+	if !e.replacesSince.IsZero() {
+		from = e.replacesSince
+	}
+	return e.selects(pod) && !landed.Before(from)
 }
 
 // landedAt is when the API placed a pod on its node: its PodScheduled condition's

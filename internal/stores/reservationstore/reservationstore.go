@@ -36,6 +36,9 @@
 // finishes (consumed). Until the status writer recorded it, a match of API pods may still
 // be paired differently when a pod that landed earlier turns up late (a relist); after a
 // restart only the status remembers it.
+//
+// A deleted pod annotated multicache.dev/reserve-on-delete keeps its place through a hold,
+// a provisional reservation the leader's Reservation takes over (see ondelete.go).
 package reservationstore
 
 import (
@@ -72,6 +75,14 @@ type entry struct {
 	recording *v1alpha1.PodReference
 	// heapIndex is the position in the deadline heap, -1 when not in it.
 	heapIndex int
+	// replacesSince is when the pod whose place the reservation keeps was deleted
+	// (v1alpha1.ReplacesSinceAnnotation); zero for an ordinary reservation. Pods that landed
+	// since then may consume it, and it is Reserved from then.
+	replacesSince time.Time
+	// provisional marks a hold (see ondelete.go): a deleted pod's place, kept until the
+	// Reservation the leader creates for it takes over. Not an API object; it stays in the
+	// deadline heap whatever its phase, and is dropped at its deadline.
+	provisional bool
 }
 
 // Store is the ReservationStore.
@@ -87,6 +98,8 @@ type Store struct {
 	// namespace/name: the candidates of resolveRecorded.
 	byRecording map[types.NamespacedName][]*entry
 	deadlines   deadlineHeap
+	// owners are the workload owners annotated reserve-on-delete.
+	owners map[stores.OwnerKey]annotatedOwner
 	// inflight is the pod of the pod event being handled, and whether it is a
 	// scheduler's assumption (see fromAPI).
 	inflight struct {
@@ -99,6 +112,7 @@ var (
 	_ stores.Store              = (*Store)(nil)
 	_ stores.PodHandler         = (*Store)(nil)
 	_ stores.ReservationHandler = (*Store)(nil)
+	_ stores.OwnerHandler       = (*Store)(nil)
 )
 
 // New returns an empty ReservationStore.
@@ -109,6 +123,7 @@ func New(h *stores.CacheHandler) *Store {
 		byNode:      map[string]map[types.NamespacedName]*entry{},
 		byOwner:     map[types.NamespacedName][]*entry{},
 		byRecording: map[types.NamespacedName][]*entry{},
+		owners:      map[stores.OwnerKey]annotatedOwner{},
 	}
 }
 
@@ -135,7 +150,11 @@ func selectorOf(r *v1alpha1.Reservation) labels.Selector {
 // records, and a Reserved one keeps its reservedAt (so its deadline does not move).
 func (s *Store) AddReservation(r *v1alpha1.Reservation) {
 	key := types.NamespacedName{Namespace: r.Namespace, Name: r.Name}
-	e := &entry{key: key, r: r, selector: selectorOf(r), heapIndex: -1}
+	if hold, ok := s.rsvs.Get(key); ok && hold.provisional && s.takeOver(hold, r) {
+		s.changed(hold)
+		return
+	}
+	e := &entry{key: key, r: r, selector: selectorOf(r), replacesSince: replacesSince(r), heapIndex: -1}
 	s.rsvs.Set(key, e)
 	if t := r.Status.ReservedAt; t != nil {
 		e.reservedAt = t.Time
@@ -178,7 +197,7 @@ func (s *Store) UpdateReservation(oldR, newR *v1alpha1.Reservation) {
 	}
 	e.r = newR
 	if !equality.Semantic.DeepEqual(oldR.Spec, newR.Spec) {
-		e.selector = selectorOf(newR)
+		e.selector, e.replacesSince = selectorOf(newR), replacesSince(newR)
 		if e.phase == v1alpha1.ReservationPending || e.phase == v1alpha1.ReservationReserved || e.how == derived {
 			oldNode := e.node
 			s.disown(e)
@@ -371,7 +390,7 @@ func (s *Store) ttl(e *entry) time.Duration {
 	if t := e.r.Spec.TTLSeconds; t != nil {
 		return time.Duration(*t) * time.Second
 	}
-	return s.h.ReservationTTL()
+	return s.h.ReservationDefaultTTL()
 }
 
 // changed records a change for snapshots and tells the status writer.
@@ -413,9 +432,14 @@ func (s *Store) adoptRecordedTimes(e *entry, r *v1alpha1.Reservation) {
 		return
 	}
 	e.reservedAt = t.Time
-	e.expiresAt = e.reservedAt.Add(s.ttl(e))
+	s.setDeadline(e, e.reservedAt.Add(s.ttl(e)))
+}
+
+// setDeadline moves e's expiry (and its place in the heap, if it is there).
+func (s *Store) setDeadline(e *entry, at time.Time) {
+	e.expiresAt = at
 	if i := e.heapIndex; i >= 0 {
-		s.deadlines[i].at = e.expiresAt
+		s.deadlines[i].at = at
 		heap.Fix(&s.deadlines, i)
 	}
 }
@@ -434,4 +458,9 @@ func (s *Store) adoptLaterReservation(e *entry, r *v1alpha1.Reservation) {
 	}
 	e.reservedAt = t.Time
 	s.place(e)
+}
+
+// unheap takes e out of the deadline heap.
+func (s *Store) unheap(e *entry) {
+	heap.Remove(&s.deadlines, e.heapIndex)
 }

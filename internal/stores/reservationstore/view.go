@@ -25,10 +25,14 @@ type View struct {
 	// OwnerAssumed is set while the owner is only assumed (not yet confirmed by the API):
 	// the match can still be undone.
 	OwnerAssumed bool
+	// Provisional marks a deleted pod's hold (reserve-on-delete) that no Reservation took
+	// over yet: Reservation is the one the leader creates for it, not an API object.
+	Provisional bool
 }
 
 func (s *Store) view(e *entry) View {
-	v := View{Key: e.key, Reservation: e.r, Phase: e.phase, Node: e.node, ReservedAt: e.reservedAt, ExpiresAt: e.expiresAt}
+	v := View{Key: e.key, Reservation: e.r, Phase: e.phase, Node: e.node, ReservedAt: e.reservedAt, ExpiresAt: e.expiresAt,
+		Provisional: e.provisional}
 	if e.owner != nil {
 		owner := *e.owner
 		v.Owner = &owner

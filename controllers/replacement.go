@@ -1,0 +1,91 @@
+package controllers
+
+import (
+	"context"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/seed0f91f25e/multicache/api/v1alpha1"
+	"github.com/seed0f91f25e/multicache/internal/handler"
+	"github.com/seed0f91f25e/multicache/internal/stores/reservationstore"
+)
+
+// ReplacementReconciler creates, for every hold the cache placed when a pod annotated
+// multicache.dev/reserve-on-delete was deleted, the Reservation that keeps its place for
+// its replacement (reservationstore.Replacement: same node, the deleted pod's requests, a
+// selector of the owner's pods, owned by the owner, Reserved from the deletion for
+// --reservation-ttl). The cache's hold has that Reservation's name; when the feed brings
+// the Reservation it takes the hold over. Leader only, through the fenced client, once the
+// cache caught up: a hold a standby placed is created by the leader, which placed its own.
+type ReplacementReconciler struct {
+	Client   client.Client
+	Reader   handler.Reader
+	Clock    clock.PassiveClock
+	Recorder events.EventRecorder
+}
+
+// Reconcile implements reconcile.Reconciler.
+func (r *ReplacementReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	view, ok := r.Reader.Reservation(req.NamespacedName)
+	if !ok || !view.Provisional || view.Reservation == nil {
+		return ctrl.Result{}, nil // taken over by its Reservation, or dropped at its deadline
+	}
+	if !view.ExpiresAt.After(r.Clock.Now()) {
+		return ctrl.Result{}, nil // due: the reaper drops it
+	}
+	rsv := view.Reservation.DeepCopy()
+	rsv.UID, rsv.ResourceVersion, rsv.CreationTimestamp = "", "", metav1.Time{}
+	rsv.Status = v1alpha1.ReservationStatus{}
+	log := ctrl.LoggerFrom(ctx).WithValues("node", rsv.Spec.NodeName, "pod", rsv.Annotations[v1alpha1.ReplacesPodAnnotation])
+	switch err := r.Client.Create(ctx, rsv); {
+	case apierrors.IsAlreadyExists(err):
+		return ctrl.Result{}, nil // created before (a restart, another leader): the feed brings it
+	case err != nil:
+		log.Error(err, "creating the Reservation that keeps a deleted pod's place; the place is held until its TTL meanwhile",
+			"expiresAt", view.ExpiresAt)
+		return ctrl.Result{}, err
+	}
+	log.Info("created the Reservation that keeps a deleted pod's place for its replacement", "expiresAt", view.ExpiresAt)
+	if r.Recorder != nil {
+		r.Recorder.Eventf(rsv, nil, "Normal", "PlaceKept", "Create",
+			"keeps the place of deleted pod %s on node %s for its replacement until %s",
+			rsv.Annotations[v1alpha1.ReplacesPodAnnotation], rsv.Spec.NodeName, view.ExpiresAt.UTC().Format("15:04:05"))
+	}
+	return ctrl.Result{}, nil
+}
+
+// holdsSource feeds the replacement controller: the cache's new holds (through the
+// notifier, attached first), then every hold already placed when it starts (a new leader
+// creates what the old one did not).
+func holdsSource(n *Notifier, h *handler.Handler) source.Source {
+	notified := n.source(reservationstore.HoldKind)
+	return source.Func(func(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
+		if err := notified.Start(ctx, q); err != nil {
+			return err
+		}
+		for _, key := range h.ReservationHolds() {
+			q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: key.Namespace, Name: key.Name}})
+		}
+		return nil
+	})
+}
+
+// setupReplacements registers the replacement controller (leader only, gated on the
+// catch-up, writing through the fenced client).
+func setupReplacements(mgr manager.Manager, h *handler.Handler, n *Notifier, opts Options) error {
+	r := &ReplacementReconciler{Client: fenced(mgr.GetClient(), opts.Fence), Reader: h, Clock: opts.Clock,
+		Recorder: mgr.GetEventRecorder("multicache")}
+	return ctrl.NewControllerManagedBy(mgr).Named("reservation-replacement").
+		WatchesRawSource(holdsSource(n, h)).
+		Complete(opts.CatchUp.Gate(r))
+}
