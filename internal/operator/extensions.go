@@ -1,0 +1,74 @@
+package operator
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	"github.com/seed0f91f25e/multicache/internal/handler"
+)
+
+// Sibling is a controller that runs in the operator's process and reads the cache in
+// process. It starts once the cache caught up, on every replica unless it needs leader
+// election (a sibling that writes to the API must).
+type Sibling interface {
+	Start(ctx context.Context) error
+	NeedLeaderElection() bool
+}
+
+// SiblingDeps are what a sibling is built from.
+type SiblingDeps struct {
+	// Manager is the operator's manager: its client, informers and API reader.
+	Manager manager.Manager
+	// Cache is the cache: the Reader, snapshots (Snapshot.Part for any store) and
+	// ReadStore; a scheduler may also assume pods into it.
+	Cache *handler.Handler
+	// Options are the operator's options (after the flags).
+	Options Options
+	// Metrics is controller-runtime's registry, where the operator's metrics are: a
+	// sibling registers its own here (tolerating prometheus.AlreadyRegisteredError when a
+	// test builds several operators in one process).
+	Metrics prometheus.Registerer
+	// Log is the sibling's logger.
+	Log logr.Logger
+}
+
+// SiblingFactory builds a sibling; an error stops the start-up.
+type SiblingFactory func(SiblingDeps) (Sibling, error)
+
+// registry returns the stores --stores chooses from: Options.Registry, else the built-ins.
+func (o *Options) registry() handler.Registry {
+	if o.Registry != nil {
+		return o.Registry
+	}
+	return handler.BuiltIn()
+}
+
+// knownStores returns the names of the registered stores.
+func (o *Options) knownStores() []string {
+	return names(o.registry().Names())
+}
+
+// startSiblings builds the siblings and adds them to the manager, each started once the
+// cache caught up.
+func (op *Operator) startSiblings(opts Options, log logr.Logger, metrics prometheus.Registerer) error {
+	for i, factory := range opts.Siblings {
+		if factory == nil {
+			return fmt.Errorf("sibling %d has no factory", i)
+		}
+		s, err := factory(SiblingDeps{Manager: op.Manager, Cache: op.Cache, Options: opts, Metrics: metrics, Log: log})
+		if err != nil {
+			return fmt.Errorf("building sibling %d: %w", i, err)
+		}
+		if s == nil {
+			return fmt.Errorf("building sibling %d: the factory returned no sibling", i)
+		}
+		if err := op.Manager.Add(op.CatchUp.AfterCatchUp(s.NeedLeaderElection(), s.Start)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
