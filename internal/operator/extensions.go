@@ -36,7 +36,8 @@ type SiblingDeps struct {
 	Log logr.Logger
 }
 
-// SiblingFactory builds a sibling; an error stops the start-up.
+// SiblingFactory builds a sibling; an error stops the start-up. A factory returns no
+// sibling and no error to stay off with these options (its store disabled, its flag 0).
 type SiblingFactory func(SiblingDeps) (Sibling, error)
 
 // registry returns the stores --stores chooses from: Options.Registry, else the built-ins.
@@ -64,7 +65,7 @@ func (op *Operator) startSiblings(opts Options, log logr.Logger, metrics prometh
 			return fmt.Errorf("building sibling %d: %w", i, err)
 		}
 		if s == nil {
-			return fmt.Errorf("building sibling %d: the factory returned no sibling", i)
+			continue
 		}
 		if err := op.Manager.Add(op.CatchUp.AfterCatchUp(s.NeedLeaderElection(), s.Start)); err != nil {
 			return err

@@ -1,6 +1,10 @@
 package multicache
 
 import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+
 	"github.com/seed0f91f25e/multicache/internal/handler"
 	"github.com/seed0f91f25e/multicache/internal/operator"
 	"github.com/seed0f91f25e/multicache/internal/stores"
@@ -110,9 +114,31 @@ type (
 	// SiblingDeps are what a sibling is built from: the manager, the cache, the options,
 	// the metrics registry and a logger.
 	SiblingDeps = operator.SiblingDeps
-	// SiblingFactory builds a sibling; an error stops the start-up.
+	// SiblingFactory builds a sibling; an error stops the start-up. It returns no sibling
+	// and no error to stay off with these options (the store it reads disabled).
 	SiblingFactory = operator.SiblingFactory
 )
 
+// New builds the operator against cfg with opts (from DefaultOptions or Command.Options),
+// not started: run it with Start.
+func New(cfg *rest.Config, opts Options) (*Operator, error) { return operator.New(cfg, opts) }
+
+// PodKey returns a pod's namespace and name.
+func PodKey(pod *corev1.Pod) types.NamespacedName { return stores.PodKey(pod) }
+
+// IsTerminal reports whether a pod finished (Succeeded or Failed): it holds no resources.
+func IsTerminal(pod *corev1.Pod) bool { return stores.IsTerminal(pod) }
+
+// ControllerOwner returns the workload that controls a pod, as the owner feeds key it.
+func ControllerOwner(pod *corev1.Pod) (OwnerKey, types.UID, bool) { return stores.ControllerOwner(pod) }
+
 // DefaultOptions returns the options used when no flag is given (the built-in stores).
 func DefaultOptions() Options { return operator.DefaultOptions() }
+
+// IsPlaceholder reports whether a pod is the synthetic placeholder of a Reservation: a
+// store that handles pods receives them too (through PodOp) and must decide whether they
+// count (the NodeStore charges them; a store that counts workloads' pods skips them).
+func IsPlaceholder(pod *corev1.Pod) bool {
+	_, ok := stores.PlaceholderOf(pod)
+	return ok
+}
