@@ -103,7 +103,9 @@ func (s *Store) DeletePod(pod *corev1.Pod) {
 }
 
 // AddNode implements multicache.NodeHandler.
-func (s *Store) AddNode(node *corev1.Node) { s.setZone(node.Name, node.Labels[corev1.LabelTopologyZone]) }
+func (s *Store) AddNode(node *corev1.Node) {
+	s.setZone(node.Name, node.Labels[corev1.LabelTopologyZone])
+}
 
 // UpdateNode implements multicache.NodeHandler.
 func (s *Store) UpdateNode(_, node *corev1.Node) {
