@@ -64,7 +64,7 @@ func (c *Command) Run(args []string) int {
 	case errors.As(err, &parseErr):
 		return exitBadFlags // the flag set printed the error and the usage
 	case err != nil:
-		fmt.Fprintf(os.Stderr, "invalid flags: %v\n", err)
+		fmt.Fprintln(os.Stderr, err)
 		return exitBadFlags
 	}
 	if f.showVersion {
@@ -175,10 +175,10 @@ func (c *Command) parse(args []string) (*flags, error) {
 		return nil, flagParseError{err}
 	}
 	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("unexpected arguments %q: every option is a flag (see -h)", fs.Args())
+		return nil, fmt.Errorf("invalid flags: unexpected arguments %q: every option is a flag (see -h)", fs.Args())
 	}
 	if err := f.opts.Validate(); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("invalid flags: %w", err)
 	}
 	return f, nil
 }
