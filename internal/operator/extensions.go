@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/seed0f91f25e/multicache/internal/handler"
+	"github.com/seed0f91f25e/multicache/internal/siblings/freecapacity"
 )
 
 // Sibling is a controller that runs in the operator's process and reads the cache in
@@ -32,7 +33,7 @@ type SiblingDeps struct {
 	// sibling registers its own here (tolerating prometheus.AlreadyRegisteredError when a
 	// test builds several operators in one process).
 	Metrics prometheus.Registerer
-	// Log is the sibling's logger.
+	// Log is the operator's root logger: a sibling names its own (Log.WithName).
 	Log logr.Logger
 }
 
@@ -53,23 +54,37 @@ func (o *Options) knownStores() []string {
 	return names(o.registry().Names())
 }
 
-// startSiblings builds the siblings and adds them to the manager, each started once the
-// cache caught up.
+// freeCapacity is the built-in sibling, registered the way an out-of-tree one is: off when
+// --low-free-threshold is 0.
+func freeCapacity(d SiblingDeps) (Sibling, error) {
+	if d.Options.LowFreeThreshold <= 0 {
+		return nil, nil
+	}
+	return freecapacity.New(d.Cache, d.Options.LowFreeThreshold, d.Options.LowFreePeriod, d.Log.WithName("free-capacity")), nil
+}
+
+// startSiblings builds the built-in and the registered siblings and adds them to the
+// manager, each started once the cache caught up.
 func (op *Operator) startSiblings(opts Options, log logr.Logger, metrics prometheus.Registerer) error {
+	deps := SiblingDeps{Manager: op.Manager, Cache: op.Cache, Options: opts, Metrics: metrics, Log: log}
+	if err := op.addSibling(freeCapacity, deps); err != nil {
+		return fmt.Errorf("building the free-capacity sibling: %w", err)
+	}
 	for i, factory := range opts.Siblings {
 		if factory == nil {
 			return fmt.Errorf("sibling %d has no factory", i)
 		}
-		s, err := factory(SiblingDeps{Manager: op.Manager, Cache: op.Cache, Options: opts, Metrics: metrics, Log: log})
-		if err != nil {
+		if err := op.addSibling(factory, deps); err != nil {
 			return fmt.Errorf("building sibling %d: %w", i, err)
-		}
-		if s == nil {
-			continue
-		}
-		if err := op.Manager.Add(op.CatchUp.AfterCatchUp(s.NeedLeaderElection(), s.Start)); err != nil {
-			return err
 		}
 	}
 	return nil
+}
+
+func (op *Operator) addSibling(factory SiblingFactory, deps SiblingDeps) error {
+	s, err := factory(deps)
+	if err != nil || s == nil {
+		return err
+	}
+	return op.Manager.Add(op.CatchUp.AfterCatchUp(s.NeedLeaderElection(), s.Start))
 }

@@ -118,13 +118,7 @@ func New(cfg *rest.Config, opts Options) (*Operator, error) {
 			return nil, err
 		}
 	}
-	if opts.LowFreeThreshold > 0 {
-		w := freecapacity.New(h, opts.LowFreeThreshold, opts.LowFreePeriod, ctrl.Log.WithName("free-capacity"))
-		if err := mgr.Add(catchUp.AfterCatchUp(w.NeedLeaderElection(), w.Start)); err != nil {
-			return nil, err
-		}
-	}
-	if err := op.startSiblings(opts, ctrl.Log.WithName("sibling"), ctrlmetrics.Registry); err != nil {
+	if err := op.startSiblings(opts, ctrl.Log, ctrlmetrics.Registry); err != nil {
 		return nil, err
 	}
 	if err := registerMetrics(ctrlmetrics.Registry, h); err != nil {
