@@ -28,6 +28,12 @@ type (
 	SnapshotOptions = stores.SnapshotOptions
 	// DeferredDumper is implemented by a store whose dump is large.
 	DeferredDumper = stores.DeferredDumper
+	// DeferredChecker is implemented by a store whose invariant check is costly: the part
+	// that needs the lock runs under it, the rest after it.
+	DeferredChecker = stores.DeferredChecker
+	// PodAssumer is implemented by a PodHandler that must tell an assumption (a scheduler
+	// placing the pod now) from a pod the API reports.
+	PodAssumer = stores.PodAssumer
 	// Generations hands out the generation numbers of incremental snapshots.
 	Generations = stores.Generations
 )
@@ -131,6 +137,14 @@ func IsTerminal(pod *corev1.Pod) bool { return stores.IsTerminal(pod) }
 
 // ControllerOwner returns the workload that controls a pod, as the owner feeds key it.
 func ControllerOwner(pod *corev1.Pod) (OwnerKey, types.UID, bool) { return stores.ControllerOwner(pod) }
+
+// CacheHandlerBuilder builds a CacheHandler: what a store's unit test needs to call its
+// factory (the operator builds the real one from the flags).
+type CacheHandlerBuilder = stores.CacheHandlerBuilder
+
+// NewCacheHandlerBuilder starts a CacheHandler with the built-in stores enabled and the
+// defaults documented on each setter.
+func NewCacheHandlerBuilder() *CacheHandlerBuilder { return stores.NewCacheHandlerBuilder() }
 
 // DefaultOptions returns the options used when no flag is given (the built-in stores).
 func DefaultOptions() Options { return operator.DefaultOptions() }
