@@ -126,18 +126,10 @@ func (c *Command) Run(args []string) int {
 	return exitOK
 }
 
-// Operator parses args as Run does and builds the operator against cfg, not started: for
-// tests and for programs that embed multicache (run it with Start; read it through its
-// Cache). --local, --version and the logging flags are ignored.
-func (c *Command) Operator(cfg *rest.Config, args []string) (*Operator, error) {
-	f, err := c.parse(args)
-	if err != nil {
-		return nil, err
-	}
-	return operator.New(cfg, f.opts)
-}
-
-// Options parses args as Run does and returns the operator's options.
+// Options parses args as Run does and returns the operator's options, with the registered
+// stores and siblings: build the operator with New(cfg, opts) to run exactly what the
+// binary runs (tests, programs that embed multicache). --local, --version and the logging
+// flags are the binary's only.
 func (c *Command) Options(args []string) (Options, error) {
 	f, err := c.parse(args)
 	if err != nil {
