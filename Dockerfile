@@ -9,9 +9,10 @@ COPY go.mod go.sum ./
 RUN go mod download
 COPY main.go ./
 COPY api/ api/
-COPY config/crd/bases/ config/crd/bases/
+COPY config/crd/ config/crd/
 COPY controllers/ controllers/
 COPY internal/ internal/
+COPY pkg/ pkg/
 RUN CGO_ENABLED=0 GOOS=${TARGETOS:-linux} GOARCH=${TARGETARCH} go build -trimpath \
     -ldflags "-X github.com/seed0f91f25e/multicache/internal/version.Version=${VERSION}" -o manager .
 

@@ -77,6 +77,11 @@ test: manifests generate verify-fmt vet envtest-assets kustomize helm ## Run eve
 	KUBEBUILDER_ASSETS="$(K8S_ASSETS)" $(GO) test $(TEST_FLAGS) ./...
 	cd bench && $(GO) test $(TEST_FLAGS) -run 'TestDifferential' .
 	$(MAKE) --no-print-directory bench-e2e-check
+	$(MAKE) --no-print-directory example-check
+
+.PHONY: example-check
+example-check: envtest-assets ## Vet and test examples/out-of-tree (its own module: a custom store and sibling) against the real API server.
+	cd examples/out-of-tree && $(GO) vet ./... && KUBEBUILDER_ASSETS="$(abspath $(K8S_ASSETS))" $(GO) test $(TEST_FLAGS) ./...
 
 # How long `make fuzz` explores event sequences against the reference model.
 FUZZ_TIME ?= 60s

@@ -147,6 +147,7 @@ func TestBinary_RejectsBadFlagsNamingTheFlag(t *testing.T) {
 		{"--stores=nodes,quotas", "--stores"},
 		{"--reservation-ttl=-1m", "--reservation-ttl"},
 		{"--version=maybe", "-version"},
+		{"stray-argument", "unexpected arguments"},
 	} {
 		cmd := exec.Command(bin, tc.arg)
 		var stderr bytes.Buffer

@@ -1,6 +1,8 @@
 package handler
 
 import (
+	"slices"
+
 	"github.com/seed0f91f25e/multicache/internal/stores"
 )
 
@@ -19,6 +21,8 @@ type Dump struct {
 	PDBs         any `json:"pdbs"`
 	Movements    any `json:"movements"`
 	Reservations any `json:"reservations"`
+	// Extensions are the stores registered beyond the built-in ones, by name.
+	Extensions map[stores.Name]any `json:"extensions,omitempty"`
 }
 
 // Dump implements ClusterEventsHandler. It holds the read lock only while the stores copy
@@ -57,6 +61,14 @@ func (h *Handler) Dump() *Dump {
 		PDBs:          get(stores.PDBStoreName),
 		Movements:     get(stores.MovementStoreName),
 		Reservations:  get(stores.ReservationStoreName),
+	}
+	for _, s := range h.stores {
+		if !slices.Contains(stores.FanOutOrder, s.Name()) {
+			if d.Extensions == nil {
+				d.Extensions = map[stores.Name]any{}
+			}
+			d.Extensions[s.Name()] = byName[s.Name()]
+		}
 	}
 	if h.config.SubClusterKey() != "" {
 		d.SubCluster = h.config.SubClusterKey() + "=" + h.config.SubCluster()

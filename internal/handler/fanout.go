@@ -17,6 +17,8 @@ type subscriber[T any] struct {
 	add    func(T)
 	update func(oldObj, newObj T)
 	del    func(T)
+	// assume, when set, takes an assumption instead of add or update (stores.PodAssumer).
+	assume func(oldObj, newObj T)
 	// observers of StoreOpDuration for add, update, delete.
 	observe [3]prometheus.Observer
 }

@@ -10,6 +10,7 @@
 package handler
 
 import (
+	"fmt"
 	"sync"
 
 	"github.com/go-logr/logr"
@@ -20,12 +21,8 @@ import (
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
 	"github.com/seed0f91f25e/multicache/internal/stores"
-	"github.com/seed0f91f25e/multicache/internal/stores/movementstore"
 	"github.com/seed0f91f25e/multicache/internal/stores/nodestore"
-	"github.com/seed0f91f25e/multicache/internal/stores/pdbstore"
-	"github.com/seed0f91f25e/multicache/internal/stores/podgroupstore"
 	"github.com/seed0f91f25e/multicache/internal/stores/podstore"
-	"github.com/seed0f91f25e/multicache/internal/stores/reservationstore"
 )
 
 // ClusterEventsHandler is what feeds the cache: the reconcilers call the add/update/delete
@@ -84,15 +81,13 @@ type Handler struct {
 	mu     *sync.RWMutex
 	log    logr.Logger
 
-	// stores are the enabled stores in fan-out order.
+	// stores are the enabled stores in fan-out order; byName finds one (optional stores are
+	// reached only through it, see lookup).
 	stores []stores.Store
-	// Required stores, and the optional ones (nil when disabled).
-	nodes        *nodestore.Store
-	pods         *podstore.Store
-	podGroups    *podgroupstore.Store
-	pdbs         *pdbstore.Store
-	movements    *movementstore.Store
-	reservations *reservationstore.Store
+	byName map[stores.Name]stores.Store
+	// The required stores, the only ones the handler knows by type.
+	nodes *nodestore.Store
+	pods  *podstore.Store
 
 	// podSubs are the stores other than the PodStore that handle pods.
 	podSubs      []subscriber[*corev1.Pod]
@@ -116,13 +111,27 @@ var (
 	_ Reader               = (*Handler)(nil)
 )
 
-// New builds the enabled stores from the registry, in fan-out order, subscribes each to the
-// kinds it handles and wires the CacheHandler callbacks (GetNodeInfo, GetPodState, PodOp).
+// New builds the enabled built-in stores (BuiltIn); see NewFromRegistry.
 func New(config *stores.CacheHandler, log logr.Logger) *Handler {
+	h, err := NewFromRegistry(config, BuiltIn(), log)
+	if err != nil {
+		// Unreachable: the built-in factories cannot fail (TestRegistry_BuiltInBuilds).
+		log.Error(err, "building the built-in stores")
+	}
+	return h
+}
+
+// NewFromRegistry builds the enabled stores of reg, in its order, subscribes each to the
+// kinds whose event interfaces it implements and wires the CacheHandler callbacks
+// (GetNodeInfo, GetPodState, PodOp). reg must hold the required stores (nodes, pods) as
+// BuiltIn registers them; a factory's error, a store whose Name differs from its
+// registration or a missing required store is an error naming the store.
+func NewFromRegistry(config *stores.CacheHandler, reg Registry, log logr.Logger) (*Handler, error) {
 	h := &Handler{
 		config:       config,
 		mu:           config.Mutex(),
 		log:          log,
+		byName:       map[stores.Name]stores.Store{},
 		nodeKind:     newObjectKind(stores.KindNode, nameOf[*corev1.Node], uidOf[*corev1.Node]),
 		nmNodeKind:   newObjectKind(stores.KindNMNode, nameOf[*v1alpha1.NMNode], uidOf[*v1alpha1.NMNode]),
 		cnrKind:      newObjectKind(stores.KindCNR, nameOf[*v1alpha1.CustomNodeResource], uidOf[*v1alpha1.CustomNodeResource]),
@@ -133,38 +142,46 @@ func New(config *stores.CacheHandler, log logr.Logger) *Handler {
 		rsvKind:      newObjectKind(stores.KindReservation, keyOf[*v1alpha1.Reservation], uidOf[*v1alpha1.Reservation]),
 		rejections:   map[rejectionKey]bool{},
 	}
-	for _, reg := range registry {
-		if !config.IsStoreEnabled(reg.name) {
+	config.SetPodOpFunc(h.podOp)
+	for _, r := range reg {
+		if !config.IsStoreEnabled(r.Name) {
 			continue
 		}
-		s := reg.new(config)
+		s, err := r.New(config)
+		switch {
+		case err != nil:
+			return h, fmt.Errorf("building store %q: %w", r.Name, err)
+		case s == nil:
+			return h, fmt.Errorf("building store %q: the factory returned no store", r.Name)
+		case s.Name() != r.Name:
+			return h, fmt.Errorf("store registered as %q calls itself %q: Name() must return its registered name", r.Name, s.Name())
+		}
 		h.stores = append(h.stores, s)
+		h.byName[r.Name] = s
 		h.subscribe(s)
 	}
-	config.SetPodOpFunc(h.podOp)
-	return h
+	var ok bool
+	if h.nodes, ok = h.byName[stores.NodeStoreName].(*nodestore.Store); !ok {
+		return h, fmt.Errorf("the registry must hold the built-in %q store (required)", stores.NodeStoreName)
+	}
+	if h.pods, ok = h.byName[stores.PodStoreName].(*podstore.Store); !ok {
+		return h, fmt.Errorf("the registry must hold the built-in %q store (required)", stores.PodStoreName)
+	}
+	if last := h.stores[len(h.stores)-1]; last != stores.Store(h.pods) {
+		return h, fmt.Errorf("the %q store must come last in the registry, found %q", stores.PodStoreName, last.Name())
+	}
+	return h, nil
 }
 
-// subscribe keeps typed references to the stores and adds a store to every kind whose event
-// interface it implements.
+// subscribe adds a store to every kind whose event interface it implements.
 func (h *Handler) subscribe(s stores.Store) {
 	name := s.Name()
-	switch st := s.(type) {
-	case *nodestore.Store:
-		h.nodes = st
-	case *podstore.Store:
-		h.pods = st
-	case *podgroupstore.Store:
-		h.podGroups = st
-	case *pdbstore.Store:
-		h.pdbs = st
-	case *movementstore.Store:
-		h.movements = st
-	case *reservationstore.Store:
-		h.reservations = st
-	}
 	if st, ok := s.(stores.PodHandler); ok {
-		h.podSubs = append(h.podSubs, newSubscriber(name, st.AddPod, st.UpdatePod, st.DeletePod))
+		sub := newSubscriber(name, st.AddPod, st.UpdatePod, st.DeletePod)
+		if a, ok := s.(stores.PodAssumer); ok {
+			sub.assume = a.AssumePod
+		}
+		h.podSubs = append(h.podSubs, sub)
 	}
 	if st, ok := s.(stores.NodeHandler); ok {
 		h.nodeKind.subs = append(h.nodeKind.subs, newSubscriber(name, st.AddNode, st.UpdateNode, st.DeleteNode))
@@ -190,6 +207,29 @@ func (h *Handler) subscribe(s stores.Store) {
 	if st, ok := s.(stores.ReservationHandler); ok {
 		h.rsvKind.subs = append(h.rsvKind.subs, newSubscriber(name, st.AddReservation, st.UpdateReservation, st.DeleteReservation))
 	}
+}
+
+// lookup returns an enabled store by name as T: how the handler reaches the optional stores
+// (the typed queries of reader.go, the reaper, the gauges) without knowing them by type.
+// The zero T and false when the store is disabled or is not a T.
+func lookup[T stores.Store](h *Handler, name stores.Name) (T, bool) {
+	s, ok := h.byName[name].(T)
+	return s, ok
+}
+
+// ReadStore calls read with the enabled store of that name under the read lock, and
+// reports whether the store is enabled. It is how a sibling controller queries a store the
+// Reader does not cover (a store registered out of tree): read must only read, and return
+// copies of what it keeps.
+func (h *Handler) ReadStore(name stores.Name, read func(stores.Store)) bool {
+	s, ok := h.byName[name]
+	if !ok {
+		return false
+	}
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	read(s)
+	return true
 }
 
 // Config returns the CacheHandler the stores were built with.

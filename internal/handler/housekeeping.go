@@ -33,12 +33,13 @@ func (h *Handler) ExpireAssumedPods() int {
 // reservationstore.Store.ExpireDue) and returns the transitions; the status writer learns of
 // them through CacheHandler.ObjectChanged.
 func (h *Handler) ReapReservations() []reservationstore.Transition {
-	if h.reservations == nil {
+	rs, ok := lookup[*reservationstore.Store](h, stores.ReservationStoreName)
+	if !ok {
 		return nil
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	transitions := h.reservations.ExpireDue(h.config.Clock().Now())
+	transitions := rs.ExpireDue(h.config.Clock().Now())
 	for _, t := range transitions {
 		if t.Hold {
 			h.log.Info("deleted pod's place released: no Reservation took it over within --reservation-ttl", "reservation", t.Key)

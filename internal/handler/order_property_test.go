@@ -165,7 +165,7 @@ func canonicalDump(t testing.TB, h *Handler) string {
 			info.BestEffortRequested.MilliCPU, names(info.Pods), names(info.Placeholders))
 	}
 	h.mu.RLock()
-	rsvs, err := json.Marshal(h.reservations.Dump())
+	rsvs, err := json.Marshal(h.byName[stores.ReservationStoreName].Dump())
 	var pods []string
 	h.pods.Range(func(key types.NamespacedName, e *podstore.Entry) bool {
 		pods = append(pods, fmt.Sprintf("%s %s on %q", key, e.State, e.Pod.Spec.NodeName))

@@ -134,10 +134,11 @@ func (h *Handler) SyncPod(key types.NamespacedName, apiPod *corev1.Pod, inScope 
 // the node without the charge. Only a pod the API had bound counts, not an assumption.
 // next is the pod of the same name that replaced it, if any.
 func (h *Handler) keepPlace(st stores.PodStatus, next *corev1.Pod) {
-	if h.reservations == nil || st.State != stores.PodAdded || st.Pod.Spec.NodeName == "" {
+	rs, ok := lookup[*reservationstore.Store](h, stores.ReservationStoreName)
+	if !ok || st.State != stores.PodAdded || st.Pod.Spec.NodeName == "" {
 		return
 	}
-	kept, err := h.reservations.PodGone(st.Pod, next)
+	kept, err := rs.PodGone(st.Pod, next)
 	switch {
 	case err != nil && errors.Is(err, reservationstore.ErrInvalidReserveOnDelete):
 		metrics.ReserveOnDeleteTotal.WithLabelValues("invalid_annotation").Inc()
@@ -159,18 +160,20 @@ func Retryable(err error) bool {
 }
 
 // dispatchPod fans a planned pod step out to every pod-handling store but the PodStore.
-// An assumption reaches the ReservationStore as such (AssumePod): a pod a scheduler
-// places now may consume a reservation that a pod the API reports may not.
+// An assumption reaches a store that implements stores.PodAssumer (the ReservationStore) as
+// such: a pod a scheduler places now may consume a reservation that a pod the API reports
+// may not.
 func (h *Handler) dispatchPod(op stores.Op, d podstore.Dispatch, timed bool) {
 	if d.Op == "" {
 		return
 	}
-	if op != stores.OpAssume || h.reservations == nil {
+	if op != stores.OpAssume {
 		fanOut(h.podSubs, d.Op, d.Old, d.New, timed)
 		return
 	}
 	for i := range h.podSubs {
-		if h.podSubs[i].store != stores.ReservationStoreName {
+		sub := &h.podSubs[i]
+		if sub.assume == nil {
 			fanOut(h.podSubs[i:i+1], d.Op, d.Old, d.New, timed)
 			continue
 		}
@@ -178,9 +181,9 @@ func (h *Handler) dispatchPod(op stores.Op, d podstore.Dispatch, timed bool) {
 		if timed {
 			start = time.Now()
 		}
-		h.reservations.AssumePod(d.Old, d.New)
+		sub.assume(d.Old, d.New)
 		if timed {
-			h.podSubs[i].observe[0].Observe(time.Since(start).Seconds())
+			sub.observe[0].Observe(time.Since(start).Seconds())
 		}
 	}
 }

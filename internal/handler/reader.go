@@ -16,7 +16,9 @@ import (
 // Reader is the read API for sibling controllers in the same process. Every method holds
 // the read lock only while it copies its answer, never sees a half-applied event, and is
 // safe for concurrent use. Objects inside answers (pods, nodes, CRs) are shared and must not
-// be modified. Queries of a disabled store answer nothing.
+// be modified. Queries of a disabled store answer nothing. The optional stores are looked
+// up by name; a store registered out of tree is read through Handler.ReadStore or a
+// snapshot's Part.
 type Reader interface {
 	// NodeInfo returns a copy of one node's info.
 	NodeInfo(name string) (*stores.NodeInfo, bool)
@@ -75,80 +77,88 @@ func (h *Handler) PodState(key types.NamespacedName) (stores.PodStatus, bool) {
 
 // PodGroup implements Reader.
 func (h *Handler) PodGroup(key types.NamespacedName) (podgroupstore.GroupStatus, bool) {
-	if h.podGroups == nil {
+	s, ok := lookup[*podgroupstore.Store](h, stores.PodGroupStoreName)
+	if !ok {
 		return podgroupstore.GroupStatus{}, false
 	}
 	h.mu.RLock()
 	defer h.mu.RUnlock()
-	return h.podGroups.Get(key)
+	return s.Get(key)
 }
 
 // PDBsForPod implements Reader.
 func (h *Handler) PDBsForPod(pod *corev1.Pod) []pdbstore.PDBView {
-	if h.pdbs == nil || pod == nil {
+	s, ok := lookup[*pdbstore.Store](h, stores.PDBStoreName)
+	if !ok || pod == nil {
 		return nil
 	}
 	h.mu.RLock()
 	defer h.mu.RUnlock()
-	return h.pdbs.ForPod(pod)
+	return s.ForPod(pod)
 }
 
 // PDBsForOwner implements Reader.
 func (h *Handler) PDBsForOwner(owner stores.OwnerKey) []pdbstore.PDBView {
-	if h.pdbs == nil {
+	s, ok := lookup[*pdbstore.Store](h, stores.PDBStoreName)
+	if !ok {
 		return nil
 	}
 	h.mu.RLock()
 	defer h.mu.RUnlock()
-	return h.pdbs.ForOwner(owner)
+	return s.ForOwner(owner)
 }
 
 // Movement implements Reader.
 func (h *Handler) Movement(name string) (movementstore.MovementView, bool) {
-	if h.movements == nil {
+	s, ok := lookup[*movementstore.Store](h, stores.MovementStoreName)
+	if !ok {
 		return movementstore.MovementView{}, false
 	}
 	h.mu.RLock()
 	defer h.mu.RUnlock()
-	return h.movements.Get(name)
+	return s.Get(name)
 }
 
 // MovementSuggestions implements Reader.
 func (h *Handler) MovementSuggestions(owner stores.OwnerKey) map[string]int64 {
-	if h.movements == nil {
+	s, ok := lookup[*movementstore.Store](h, stores.MovementStoreName)
+	if !ok {
 		return nil
 	}
 	h.mu.RLock()
 	defer h.mu.RUnlock()
-	return h.movements.SuggestionsFor(owner)
+	return s.SuggestionsFor(owner)
 }
 
 // Reservation implements Reader.
 func (h *Handler) Reservation(key types.NamespacedName) (reservationstore.View, bool) {
-	if h.reservations == nil {
+	s, ok := lookup[*reservationstore.Store](h, stores.ReservationStoreName)
+	if !ok {
 		return reservationstore.View{}, false
 	}
 	h.mu.RLock()
 	defer h.mu.RUnlock()
-	return h.reservations.Get(key)
+	return s.Get(key)
 }
 
 // ReservationsOnNode implements Reader.
 func (h *Handler) ReservationsOnNode(node string) []reservationstore.View {
-	if h.reservations == nil {
+	s, ok := lookup[*reservationstore.Store](h, stores.ReservationStoreName)
+	if !ok {
 		return nil
 	}
 	h.mu.RLock()
 	defer h.mu.RUnlock()
-	return h.reservations.OnNode(node)
+	return s.OnNode(node)
 }
 
 // MatchableReservations implements Reader.
 func (h *Handler) MatchableReservations(pod *corev1.Pod) []reservationstore.View {
-	if h.reservations == nil || pod == nil {
+	s, ok := lookup[*reservationstore.Store](h, stores.ReservationStoreName)
+	if !ok || pod == nil {
 		return nil
 	}
 	h.mu.RLock()
 	defer h.mu.RUnlock()
-	return h.reservations.MatchableFor(pod)
+	return s.MatchableFor(pod)
 }

@@ -1,6 +1,12 @@
 package handler
 
 import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+
 	"github.com/seed0f91f25e/multicache/internal/stores"
 	"github.com/seed0f91f25e/multicache/internal/stores/movementstore"
 	"github.com/seed0f91f25e/multicache/internal/stores/nodestore"
@@ -10,19 +16,88 @@ import (
 	"github.com/seed0f91f25e/multicache/internal/stores/reservationstore"
 )
 
-// registration is how to build one store.
-type registration struct {
-	name stores.Name
-	new  func(*stores.CacheHandler) stores.Store
+// Factory builds a store from the CacheHandler. An error (a store that cannot work with
+// this configuration) stops the start-up and is reported with the store's name.
+type Factory func(*stores.CacheHandler) (stores.Store, error)
+
+// Registration is one store the handler can build: its name (the value --stores takes, the
+// `store` label of the metrics, its key in the dump and in snapshots) and its factory.
+type Registration struct {
+	Name stores.Name
+	New  Factory
 }
 
-// registry lists every store in fan-out order (stores.FanOutOrder). It is the only place a
-// store is known to the handler: no init() side effects, nothing registered at a distance.
-var registry = []registration{
-	{stores.NodeStoreName, func(h *stores.CacheHandler) stores.Store { return nodestore.New(h) }},
-	{stores.PodGroupStoreName, func(h *stores.CacheHandler) stores.Store { return podgroupstore.New(h) }},
-	{stores.PDBStoreName, func(h *stores.CacheHandler) stores.Store { return pdbstore.New(h) }},
-	{stores.MovementStoreName, func(h *stores.CacheHandler) stores.Store { return movementstore.New(h) }},
-	{stores.ReservationStoreName, func(h *stores.CacheHandler) stores.Store { return reservationstore.New(h) }},
-	{stores.PodStoreName, func(h *stores.CacheHandler) stores.Store { return podstore.New(h) }},
+// Registry lists the stores the handler can build, in fan-out order (the order events
+// reach them), the PodStore last. It is built in code, from BuiltIn and With: no init(),
+// nothing registered at a distance. The handler knows the two required stores (nodes, pods)
+// by type and every other store only through its registration.
+type Registry []Registration
+
+// BuiltIn returns the registry of multicache's own stores, in stores.FanOutOrder.
+func BuiltIn() Registry {
+	return Registry{
+		{stores.NodeStoreName, func(h *stores.CacheHandler) (stores.Store, error) { return nodestore.New(h), nil }},
+		{stores.PodGroupStoreName, func(h *stores.CacheHandler) (stores.Store, error) { return podgroupstore.New(h), nil }},
+		{stores.PDBStoreName, func(h *stores.CacheHandler) (stores.Store, error) { return pdbstore.New(h), nil }},
+		{stores.MovementStoreName, func(h *stores.CacheHandler) (stores.Store, error) { return movementstore.New(h), nil }},
+		{stores.ReservationStoreName, func(h *stores.CacheHandler) (stores.Store, error) { return reservationstore.New(h), nil }},
+		{stores.PodStoreName, func(h *stores.CacheHandler) (stores.Store, error) { return podstore.New(h), nil }},
+	}
+}
+
+// With returns a copy of r with more stores, inserted in the order given just before the
+// PodStore: like every store, they still read a pod's previous state during a pod event. A
+// name must be a DNS label (it is a flag value and a metric label) not already taken, and
+// the factory must be set; every problem is reported, naming the store.
+func (r Registry) With(regs ...Registration) (Registry, error) {
+	out := make(Registry, 0, len(r)+len(regs))
+	var podStore *Registration
+	for i := range r {
+		if r[i].Name == stores.PodStoreName {
+			podStore = &r[i]
+			continue
+		}
+		out = append(out, r[i])
+	}
+	taken := map[stores.Name]bool{}
+	for _, reg := range r {
+		taken[reg.Name] = true
+	}
+	var errs []error
+	for _, reg := range regs {
+		switch {
+		case reg.Name == "":
+			errs = append(errs, errors.New("a store needs a name"))
+		case len(validation.IsDNS1123Label(string(reg.Name))) > 0:
+			errs = append(errs, fmt.Errorf("store name %q: %s", reg.Name, strings.Join(validation.IsDNS1123Label(string(reg.Name)), "; ")))
+		case taken[reg.Name]:
+			errs = append(errs, fmt.Errorf("store name %q is taken; known stores: %s", reg.Name, joinNames(r.Names())))
+		case reg.New == nil:
+			errs = append(errs, fmt.Errorf("store %q has no factory", reg.Name))
+		default:
+			taken[reg.Name] = true
+			out = append(out, reg)
+		}
+	}
+	if podStore != nil {
+		out = append(out, *podStore)
+	}
+	return out, errors.Join(errs...)
+}
+
+// Names returns the names of the registered stores, in fan-out order.
+func (r Registry) Names() []stores.Name {
+	out := make([]stores.Name, len(r))
+	for i, reg := range r {
+		out[i] = reg.Name
+	}
+	return out
+}
+
+func joinNames(names []stores.Name) string {
+	s := make([]string, len(names))
+	for i, n := range names {
+		s[i] = string(n)
+	}
+	return strings.Join(s, ", ")
 }

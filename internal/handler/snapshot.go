@@ -89,6 +89,10 @@ func (s *Snapshot) Reservations() *reservationstore.Snapshot {
 	return part[*reservationstore.Snapshot](s, stores.ReservationStoreName)
 }
 
+// Part returns the part of the snapshot a store keeps, nil when the store is disabled: how
+// a store registered out of tree is read from a snapshot (assert its own snapshot type).
+func (s *Snapshot) Part(name stores.Name) stores.Snapshot { return s.byName[name] }
+
 func part[T stores.Snapshot](s *Snapshot, name stores.Name) T {
 	p, _ := s.byName[name].(T)
 	return p

@@ -123,11 +123,8 @@ func New(cfg *rest.Config, opts Options) (*Operator, error) {
 			return nil, err
 		}
 	}
-	if opts.LowFreeThreshold > 0 {
-		w := freecapacity.New(h, opts.LowFreeThreshold, opts.LowFreePeriod, ctrl.Log.WithName("free-capacity"))
-		if err := mgr.Add(catchUp.AfterCatchUp(w.NeedLeaderElection(), w.Start)); err != nil {
-			return nil, err
-		}
+	if err := op.startSiblings(opts, ctrl.Log, ctrlmetrics.Registry); err != nil {
+		return nil, err
 	}
 	if err := registerMetrics(ctrlmetrics.Registry, h); err != nil {
 		return nil, err
@@ -191,6 +188,7 @@ func newCache(mgr manager.Manager, opts Options) (*handler.Handler, error) {
 	b := stores.NewCacheHandlerBuilder().
 		ComponentName(opts.ComponentName).
 		SchedulerType(opts.SchedulerName).
+		KnownStores(opts.registry().Names()...).
 		EnabledStores(enabled...).
 		PodAssumedTTL(opts.PodAssumedTTL).
 		Period(opts.Period).
@@ -207,7 +205,11 @@ func newCache(mgr manager.Manager, opts Options) (*handler.Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("configuring the cache: %w", err)
 	}
-	return handler.New(cfg, ctrl.Log.WithName("cache")), nil
+	h, err := handler.NewFromRegistry(cfg, opts.registry(), ctrl.Log.WithName("cache"))
+	if err != nil {
+		return nil, fmt.Errorf("building the stores: %w", err)
+	}
+	return h, nil
 }
 
 // nodeInScope reports whether a node belongs to the sub-cluster (nil without one): the

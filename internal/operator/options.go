@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 
+	"github.com/seed0f91f25e/multicache/internal/handler"
 	"github.com/seed0f91f25e/multicache/internal/stores"
 )
 
@@ -48,8 +50,13 @@ type Options struct {
 	// controller-runtime defaults 15s, 10s, 2s).
 	LeaseDuration, RenewDeadline, RetryPeriod *time.Duration
 
-	// Stores are the enabled stores; nodes and pods are always enabled.
+	// Stores are the enabled stores, named in Registry; nodes and pods are always enabled.
 	Stores []string
+	// Registry is the stores Stores chooses from, in fan-out order (nil: handler.BuiltIn()).
+	// pkg/multicache adds the stores registered out of tree.
+	Registry handler.Registry
+	// Siblings are built once the cache exists and started once it caught up.
+	Siblings []SiblingFactory
 	// PodAssumedTTL is how long an assumed pod lives after FinishBinding unconfirmed.
 	PodAssumedTTL time.Duration
 	// Period is how often assumed pods are expired and reservations reaped.
@@ -136,7 +143,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.Var(optionalDuration{&o.RetryPeriod, defaultRetryPeriod}, "leader-elect-retry-period",
 		"How often replicas try to acquire or renew the lease.")
 	fs.Func("stores", fmt.Sprintf("Comma-separated stores to enable, from %s; nodes and pods are always enabled. (default %q)",
-		strings.Join(names(stores.FanOutOrder), ","), strings.Join(o.Stores, ",")), func(v string) error {
+		strings.Join(o.knownStores(), ","), strings.Join(o.Stores, ",")), func(v string) error {
 		o.Stores = splitList(v)
 		return nil
 	})
@@ -194,9 +201,10 @@ func (o *Options) Validate() error {
 			bad("leader-elect-lease-duration", lease, "must be more than --leader-elect-renew-deadline (%s)", renew)
 		}
 	}
+	known := o.knownStores()
 	for _, s := range o.Stores {
-		if !isStore(s) {
-			bad("stores", strings.Join(o.Stores, ","), "unknown store %q; known stores: %s", s, strings.Join(names(stores.FanOutOrder), ", "))
+		if !slices.Contains(known, s) {
+			bad("stores", strings.Join(o.Stores, ","), "unknown store %q; known stores: %s", s, strings.Join(known, ", "))
 		}
 	}
 	for _, d := range []struct {
@@ -301,15 +309,6 @@ func validateBindAddress(addr string) error {
 		return fmt.Errorf("port %q is not a number between 0 and 65535", port)
 	}
 	return nil
-}
-
-func isStore(s string) bool {
-	for _, n := range stores.FanOutOrder {
-		if string(n) == s {
-			return true
-		}
-	}
-	return false
 }
 
 func names(ns []stores.Name) []string {

@@ -169,6 +169,7 @@ func (h *CacheHandler) SetObjectChangedFunc(fn func(kind Kind, key types.Namespa
 type CacheHandlerBuilder struct {
 	h      CacheHandler
 	stores []Name
+	known  []Name
 	// defaultTTLSet: ReservationDefaultTTL was set, so ReservationTTL no longer sets it.
 	defaultTTLSet bool
 }
@@ -189,6 +190,7 @@ func NewCacheHandlerBuilder() *CacheHandlerBuilder {
 			clock:                 clock.RealClock{},
 		},
 		stores: append([]Name(nil), FanOutOrder...),
+		known:  FanOutOrder,
 	}
 }
 
@@ -219,6 +221,13 @@ func (b *CacheHandlerBuilder) SwitchType(t SwitchType) *CacheHandlerBuilder {
 // EnabledStores sets which stores are built (required ones are added).
 func (b *CacheHandlerBuilder) EnabledStores(names ...Name) *CacheHandlerBuilder {
 	b.stores = names
+	return b
+}
+
+// KnownStores sets the names EnabledStores may use (default FanOutOrder, the built-in
+// stores): the handler's registry, when stores are registered beyond the built-in ones.
+func (b *CacheHandlerBuilder) KnownStores(names ...Name) *CacheHandlerBuilder {
+	b.known = names
 	return b
 }
 
@@ -274,13 +283,13 @@ func (b *CacheHandlerBuilder) Build() (*CacheHandler, error) {
 	h := b.h
 	var errs []error
 	known := map[Name]bool{}
-	for _, n := range FanOutOrder {
+	for _, n := range b.known {
 		known[n] = true
 	}
 	h.enabled = map[Name]bool{}
 	for _, n := range b.stores {
 		if !known[n] {
-			errs = append(errs, fmt.Errorf("unknown store %q (known: %v)", n, FanOutOrder))
+			errs = append(errs, fmt.Errorf("unknown store %q (known: %v)", n, b.known))
 			continue
 		}
 		h.enabled[n] = true

@@ -131,3 +131,11 @@ type ReservationHandler interface {
 	UpdateReservation(oldR, newR *v1alpha1.Reservation)
 	DeleteReservation(r *v1alpha1.Reservation)
 }
+
+// PodAssumer is implemented by a PodHandler that must tell a pod a scheduler assumes from a
+// pod the API reports (the ReservationStore: an assumed pod may consume a reservation a
+// reported one may not). An assumption reaches such a store through AssumePod instead of
+// AddPod or UpdatePod (oldPod is nil for an add).
+type PodAssumer interface {
+	AssumePod(oldPod, newPod *corev1.Pod)
+}

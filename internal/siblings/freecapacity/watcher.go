@@ -4,7 +4,8 @@
 // crosses the threshold (once per crossing) and exports how many nodes are low per resource
 // as multicache_nodes_low_free{resource}.
 //
-// It is the example to copy for new sibling controllers (see docs/SIBLING_CONTROLLERS.md).
+// It is built through the same SiblingFactory path as out-of-tree siblings (see
+// docs/EXTENDING.md and examples/out-of-tree/zonewatch, the example to copy).
 package freecapacity
 
 import (

@@ -1,0 +1,189 @@
+package multicache
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	crconfig "sigs.k8s.io/controller-runtime/pkg/client/config"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/seed0f91f25e/multicache/internal/handler"
+	"github.com/seed0f91f25e/multicache/internal/memlimit"
+	"github.com/seed0f91f25e/multicache/internal/operator"
+	"github.com/seed0f91f25e/multicache/internal/version"
+)
+
+// Command is multicache's command line: flags to Options, the operator with the built-in
+// stores and those registered with WithStore, the siblings registered with WithSibling.
+// multicache's own main.go is NewCommand().Run(os.Args[1:]).
+type Command struct {
+	name     string
+	stores   []handler.Registration
+	siblings []SiblingFactory
+}
+
+// NewCommand returns the command of a multicache with the built-in stores plus the given
+// options' stores and siblings.
+func NewCommand(opts ...Option) *Command {
+	c := &Command{name: filepath.Base(os.Args[0])}
+	for _, o := range opts {
+		o(c)
+	}
+	return c
+}
+
+// flags is what one parse of the command line fills.
+type flags struct {
+	opts        Options
+	local       localOptions
+	showVersion bool
+	zap         zap.Options
+}
+
+// Exit codes of Run.
+const (
+	exitOK       = 0
+	exitFailed   = 1
+	exitBadFlags = 2
+)
+
+// Run parses args (without the program name) and runs multicache until SIGTERM or SIGINT.
+// It returns the process exit code: 0 after a clean stop (or -h, --version), 1 when the
+// operator failed, 2 for bad flags or a bad registration (the message names what to fix).
+func (c *Command) Run(args []string) int {
+	f, err := c.parse(args)
+	var parseErr flagParseError
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		return exitOK
+	case errors.As(err, &parseErr):
+		return exitBadFlags // the flag set printed the error and the usage
+	case err != nil:
+		fmt.Fprintln(os.Stderr, err)
+		return exitBadFlags
+	}
+	if f.showVersion {
+		fmt.Println(version.String())
+		return exitOK
+	}
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&f.zap)))
+	log := ctrl.Log.WithName("setup")
+	// A cache sized to its container must not be OOM-killed before the collector tries.
+	if limit, err := memlimit.Set("/", memlimit.DefaultFraction); err != nil {
+		log.Error(err, "not setting a Go memory limit from the container's")
+	} else if limit > 0 {
+		log.Info("Go memory limit set from the container's", "bytes", limit, "fraction", memlimit.DefaultFraction)
+	}
+	ctx := ctrl.SetupSignalHandler()
+
+	var cfg *rest.Config
+	var state localState
+	if f.local.enabled {
+		cp, st, err := startLocal(ctx, f.local)
+		if err != nil {
+			log.Error(err, "starting the local control plane")
+			return exitFailed
+		}
+		defer func() {
+			if err := cp.Stop(); err != nil {
+				log.Error(err, "stopping the local control plane")
+			}
+		}()
+		cfg, state = rest.CopyConfig(cp.Config), st
+	} else {
+		if cfg, err = ctrl.GetConfig(); err != nil {
+			log.Error(err, "no cluster configured: pass --kubeconfig, set KUBECONFIG, or use --local")
+			return exitFailed
+		}
+	}
+	cfg.UserAgent = version.UserAgent()
+
+	op, err := operator.New(cfg, f.opts)
+	if err != nil {
+		log.Error(err, "setting up the operator")
+		return exitFailed
+	}
+	if f.local.enabled {
+		go func() {
+			select {
+			case <-op.CatchUp.Done():
+				fmt.Print(banner(state, f.opts.DebugBindAddress))
+			case <-ctx.Done():
+			}
+		}()
+	}
+	log.Info("starting multicache", "version", version.Get(), "stores", op.Cache.StoreNames())
+	if err := op.Start(ctx); err != nil {
+		log.Error(err, "operator stopped with an error")
+		return exitFailed
+	}
+	log.Info("multicache stopped")
+	return exitOK
+}
+
+// Options parses args as Run does and returns the operator's options, with the registered
+// stores and siblings: build the operator with New(cfg, opts) to run exactly what the
+// binary runs (tests, programs that embed multicache). --local, --version and the logging
+// flags are the binary's only.
+func (c *Command) Options(args []string) (Options, error) {
+	f, err := c.parse(args)
+	if err != nil {
+		return Options{}, err
+	}
+	return f.opts, nil
+}
+
+// parse builds the flag set, parses args and validates the options and the registrations.
+func (c *Command) parse(args []string) (*flags, error) {
+	reg, err := handler.BuiltIn().With(c.stores...)
+	if err != nil {
+		return nil, fmt.Errorf("registering stores: %w", err)
+	}
+	for i, s := range c.siblings {
+		if s == nil {
+			return nil, fmt.Errorf("registering siblings: sibling %d has no factory", i)
+		}
+	}
+	f := &flags{opts: operator.DefaultOptions(), local: localOptions{dir: ".local"}}
+	f.opts.Registry = reg
+	f.opts.Stores = storeNames(reg)
+	f.opts.Siblings = c.siblings
+
+	fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
+	f.opts.BindFlags(fs)
+	f.local.bindFlags(fs)
+	fs.BoolVar(&f.showVersion, "version", false, "Print the version and exit.")
+	f.zap.BindFlags(fs)
+	crconfig.RegisterFlags(fs) // --kubeconfig, read by ctrl.GetConfig
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, err
+		}
+		return nil, flagParseError{err}
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("invalid flags: unexpected arguments %q: every option is a flag (see -h)", fs.Args())
+	}
+	if err := f.opts.Validate(); err != nil {
+		return nil, fmt.Errorf("invalid flags: %w", err)
+	}
+	return f, nil
+}
+
+// flagParseError is an error of the flag set, which already printed it with the usage.
+type flagParseError struct{ error }
+
+func (e flagParseError) Unwrap() error { return e.error }
+
+func storeNames(reg handler.Registry) []string {
+	out := make([]string, 0, len(reg))
+	for _, n := range reg.Names() {
+		out = append(out, string(n))
+	}
+	return out
+}

@@ -1,0 +1,48 @@
+package multicache
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestBanner_SaysWhereToLookAndWhatToTry checks the banner --local prints once caught up,
+// for each way --debug-bind-address can be set.
+func TestBanner_SaysWhereToLookAndWhatToTry(t *testing.T) {
+	st := localState{kubeconfig: "/tmp/x/kubeconfig", node: "node-a"}
+	for _, tc := range []struct {
+		name, debug string
+		want, not   []string
+	}{
+		{"default", "127.0.0.1:8082", []string{
+			"export KUBECONFIG=/tmp/x/kubeconfig",
+			"debug dump: http://127.0.0.1:8082/debug/cache\n",
+			"kubectl --kubeconfig /tmp/x/kubeconfig get multicache -A\n",
+			"curl 127.0.0.1:8082/debug/cache/nodes/node-a\n",
+			"curl 127.0.0.1:8082/debug/cache/compare\n",
+		}, nil},
+		{"all interfaces", ":9000", []string{"curl localhost:9000/debug/cache/compare"}, nil},
+		{"ipv6", "[::1]:9000", []string{"curl [::1]:9000/debug/cache/compare"}, nil},
+		{"disabled", "0", []string{"get multicache -A"}, []string{"curl", "debug dump"}},
+		{"unparsable", "nonsense", []string{"get multicache -A"}, []string{"curl", "debug dump"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := banner(st, tc.debug)
+			for _, w := range tc.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("banner misses %q:\n%s", w, got)
+				}
+			}
+			for _, n := range tc.not {
+				if strings.Contains(got, n) {
+					t.Errorf("banner has %q:\n%s", n, got)
+				}
+			}
+			if lines := strings.Count(got, "\n"); lines > 8 {
+				t.Errorf("banner is %d lines; keep it short:\n%s", lines, got)
+			}
+		})
+	}
+	if got := banner(localState{kubeconfig: "k"}, "127.0.0.1:1"); !strings.Contains(got, "/debug/cache/nodes/<node>") {
+		t.Errorf("without a sample node the banner should show a placeholder:\n%s", got)
+	}
+}
