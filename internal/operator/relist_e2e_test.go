@@ -7,7 +7,9 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	toolscache "k8s.io/client-go/tools/cache"
 
 	"github.com/seed0f91f25e/multicache/internal/stores"
 	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
@@ -76,5 +78,17 @@ func TestRelist_DeletesMissedWhileTheAPIServerWasDownAreApplied(t *testing.T) {
 	if st, ok := op.Cache.PodState(types.NamespacedName{Namespace: ns, Name: "kept"}); !ok || st.State != stores.PodAdded {
 		t.Errorf("the kept pod: %+v %v", st, ok)
 	}
+	// The relist decoded the kept pod again at the same version: the cache swaps to the
+	// informer's new object (the "pod-relist" controller), lest the old one stay alive.
+	inf, err := op.Manager.GetCache().GetInformer(ctx(), &corev1.Pod{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := inf.(interface{ GetStore() toolscache.Store }).GetStore()
+	eventually(t, "the cache holds the informer's relisted pod", func() (bool, string) {
+		st, _ := op.Cache.PodState(types.NamespacedName{Namespace: ns, Name: "kept"})
+		item, exists, _ := store.GetByKey(ns + "/kept")
+		return exists && st.APIPod == item.(*corev1.Pod) && st.Pod == st.APIPod, "the cache holds the object before the relist"
+	})
 	deleteNow(t, kept)
 }
