@@ -314,12 +314,32 @@ func (s *Store) assignment(node string) ([]*entry, map[*entry]*corev1.Pod) {
 		pod    *corev1.Pod
 		landed time.Time
 	}
-	// Best first, which is oldest first: a pod may consume only the reservations created
-	// before it landed, a prefix of open. Searching that prefix keeps a burst of
-	// reservations on a node from costing (pods x reservations) per reservation added.
+	// Best first, which is oldest first. A pod may consume only the reservations created
+	// before it landed, a prefix of open, and those keeping a deleted pod's place since
+	// before it landed (early: created later, they follow the prefix in preference order).
+	// Searching only those keeps a burst of reservations on a node from costing
+	// (pods x reservations) per reservation added.
 	sort.Slice(open, func(i, j int) bool { return preferred(open[i], open[j]) })
-	createdBy := func(landed time.Time) []*entry {
-		return open[:sort.Search(len(open), func(i int) bool { return open[i].r.CreationTimestamp.Time.After(landed) })]
+	var early []*entry
+	for _, e := range open {
+		if !e.replacesSince.IsZero() && e.replacesSince.Before(e.r.CreationTimestamp.Time) {
+			early = append(early, e)
+		}
+	}
+	// forEachAccepting calls fn, in preference order, with every open reservation that
+	// accepts pod, until fn returns false.
+	forEachAccepting := func(pod *corev1.Pod, landed time.Time, fn func(*entry) bool) {
+		n := sort.Search(len(open), func(i int) bool { return open[i].r.CreationTimestamp.Time.After(landed) })
+		for _, e := range open[:n] {
+			if e.accepts(pod, landed) && !fn(e) {
+				return
+			}
+		}
+		for _, e := range early {
+			if e.r.CreationTimestamp.Time.After(landed) && e.accepts(pod, landed) && !fn(e) {
+				return
+			}
+		}
 	}
 	var candidates []candidate
 	if info, ok := s.h.GetNodeInfo(node); ok {
@@ -331,19 +351,13 @@ func (s *Store) assignment(node string) ([]*entry, map[*entry]*corev1.Pod) {
 			if landed.IsZero() {
 				continue // tests only: such a pod consumes on arrival (held), see arrive
 			}
-			older := createdBy(landed)
-			if len(older) == 0 {
-				continue
-			}
 			if active, consumed := s.consumedBy(pod); consumed && (active == nil || active.how != derived) {
 				continue
 			}
-			for _, e := range older {
-				if e.selects(pod) {
-					candidates = append(candidates, candidate{pod, landed})
-					break
-				}
-			}
+			forEachAccepting(pod, landed, func(*entry) bool {
+				candidates = append(candidates, candidate{pod, landed})
+				return false
+			})
 		}
 	}
 	want := map[*entry]*corev1.Pod{}
@@ -358,12 +372,13 @@ func (s *Store) assignment(node string) ([]*entry, map[*entry]*corev1.Pod) {
 		return podLess(a.pod, b.pod)
 	})
 	for _, c := range candidates {
-		for _, e := range createdBy(c.landed) {
-			if _, taken := want[e]; !taken && e.selects(c.pod) {
-				want[e] = c.pod
-				break
+		forEachAccepting(c.pod, c.landed, func(e *entry) bool {
+			if _, taken := want[e]; taken {
+				return true
 			}
-		}
+			want[e] = c.pod
+			return false
+		})
 	}
 	return open, want
 }
