@@ -50,6 +50,8 @@ type CacheHandler struct {
 	pvcReader             client.Reader
 	clock                 clock.WithTicker
 	generations           *Generations
+	// podGroupSources are the enabled PodGroup sources; nil enables every one.
+	podGroupSources map[PodGroupSource]bool
 
 	getNodeInfo   func(name string) (*NodeInfo, bool)
 	getPodState   func(key types.NamespacedName) (PodStatus, bool)

@@ -12,6 +12,8 @@ import (
 
 // GroupDump is the debug view of one pod group.
 type GroupDump struct {
+	// Source is the API the group comes from (multicache, native, scheduler-plugins).
+	Source stores.PodGroupSource `json:"source"`
 	// Exists is false when members exist but the PodGroup does not.
 	Exists           bool                   `json:"exists"`
 	MinMember        int32                  `json:"minMember,omitempty"`
@@ -27,7 +29,8 @@ func (s *Store) Dump() any {
 	out := map[string]GroupDump{}
 	s.groups.Range(func(key types.NamespacedName, g *group) bool {
 		st := g.status()
-		d := GroupDump{Exists: g.pg != nil, Counts: st.Counts, MinMemberReached: st.MinMemberReached, Phase: st.Phase(now)}
+		src, _ := SourceOf(key)
+		d := GroupDump{Source: src, Exists: g.pg != nil, Counts: st.Counts, MinMemberReached: st.MinMemberReached, Phase: st.Phase(now)}
 		if g.pg != nil {
 			d.MinMember = g.pg.Spec.MinMember
 		}
@@ -42,15 +45,15 @@ func (s *Store) Dump() any {
 }
 
 // CheckInvariants implements stores.Store: each group's counts equal a recount of its
-// members, every member is labelled into the group and lives in its namespace, and no group
-// is kept without an object or members.
+// members, every member names the group (by its source's rule) and lives in its namespace,
+// and no group is kept without an object or members.
 func (s *Store) CheckInvariants() []error {
 	var errs []error
 	s.groups.Range(func(key types.NamespacedName, g *group) bool {
 		var recount Counts
 		for mk, pod := range g.members {
 			recount.add(pod, 1)
-			if gk, ok := groupOf(pod); !ok || gk != key || stores.PodKey(pod) != mk {
+			if keys := s.groupsOf(pod); !keys.has(key) || stores.PodKey(pod) != mk {
 				errs = append(errs, fmt.Errorf("pod group %s: member %s does not belong to it", key, mk))
 			}
 		}

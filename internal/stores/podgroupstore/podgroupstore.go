@@ -1,5 +1,9 @@
-// Package podgroupstore keeps pod groups (gangs) and their member pods, the pods of the
-// group's namespace labelled v1alpha1.PodGroupLabel=<group name>, with counts per phase.
+// Package podgroupstore keeps pod groups (gangs) and their member pods, with counts per
+// phase. Groups come from several sources (stores.PodGroupSource), each with its membership
+// rule: multicache's own PodGroup (pods labelled v1alpha1.PodGroupLabel=<group name>),
+// Kubernetes' PodGroup (pods naming it in spec.schedulingGroup.podGroupName) and
+// scheduler-plugins' (pods labelled SchedulerPluginsLabel=<group name>); members are pods
+// of the group's namespace. See sources.go for how they share one key space.
 package podgroupstore
 
 import (
@@ -41,21 +45,15 @@ func (s *Store) Name() stores.Name { return stores.PodGroupStoreName }
 // Len implements stores.Store: the number of pod groups (with or without members).
 func (s *Store) Len() int { return s.groups.Len() }
 
-// groupOf returns the key of the group a pod is a member of.
-func groupOf(pod *corev1.Pod) (types.NamespacedName, bool) {
-	name, ok := pod.Labels[v1alpha1.PodGroupLabel]
-	if !ok || name == "" {
-		return types.NamespacedName{}, false
+// AddPod adds a member pod to each of its groups (one per source at most).
+func (s *Store) AddPod(pod *corev1.Pod) {
+	keys := s.groupsOf(pod)
+	for _, key := range keys.slice() {
+		s.addMember(key, pod)
 	}
-	return types.NamespacedName{Namespace: pod.Namespace, Name: name}, true
 }
 
-// AddPod adds a member pod to its group.
-func (s *Store) AddPod(pod *corev1.Pod) {
-	key, ok := groupOf(pod)
-	if !ok {
-		return
-	}
+func (s *Store) addMember(key types.NamespacedName, pod *corev1.Pod) {
 	g, exists := s.groups.Get(key)
 	if !exists {
 		g = &group{key: key, members: map[types.NamespacedName]*corev1.Pod{}}
@@ -66,36 +64,37 @@ func (s *Store) AddPod(pod *corev1.Pod) {
 	s.changed(key, g)
 }
 
-// UpdatePod follows a member through its phases, and across groups if its label changed.
+// UpdatePod follows a member through its phases, and across groups if its label (or its
+// spec.schedulingGroup) changed.
 func (s *Store) UpdatePod(oldPod, newPod *corev1.Pod) {
-	oldKey, wasMember := groupOf(oldPod)
-	newKey, isMember := groupOf(newPod)
-	if wasMember && isMember && oldKey == newKey {
-		g, ok := s.groups.Get(newKey)
-		if !ok {
-			s.AddPod(newPod)
-			return
+	oldKeys, newKeys := s.groupsOf(oldPod), s.groupsOf(newPod)
+	for _, key := range oldKeys.slice() {
+		if !newKeys.has(key) {
+			s.removeMember(key, oldPod)
+		}
+	}
+	for _, key := range newKeys.slice() {
+		g, ok := s.groups.Get(key)
+		if !ok || !oldKeys.has(key) {
+			s.addMember(key, newPod)
+			continue
 		}
 		g.counts.add(oldPod, -1)
 		g.counts.add(newPod, 1)
 		g.members[stores.PodKey(newPod)] = newPod
-		s.changed(newKey, g)
-		return
-	}
-	if wasMember {
-		s.DeletePod(oldPod)
-	}
-	if isMember {
-		s.AddPod(newPod)
+		s.changed(key, g)
 	}
 }
 
-// DeletePod removes a member pod from its group.
+// DeletePod removes a member pod from its groups.
 func (s *Store) DeletePod(pod *corev1.Pod) {
-	key, ok := groupOf(pod)
-	if !ok {
-		return
+	keys := s.groupsOf(pod)
+	for _, key := range keys.slice() {
+		s.removeMember(key, pod)
 	}
+}
+
+func (s *Store) removeMember(key types.NamespacedName, pod *corev1.Pod) {
 	g, exists := s.groups.Get(key)
 	if !exists {
 		return
@@ -133,7 +132,8 @@ func (s *Store) DeletePodGroup(pg *v1alpha1.PodGroup) {
 
 func (s *Store) changed(key types.NamespacedName, g *group) {
 	s.groups.Touch(key)
-	if g.pg != nil {
+	// Only multicache's own PodGroups have a status to write.
+	if src, _ := SourceOf(key); g.pg != nil && src == stores.PodGroupSourceMulticache {
 		s.h.ObjectChanged(stores.KindPodGroup, key)
 	}
 }

@@ -1,0 +1,164 @@
+package podgroupstore
+
+import (
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	schedulingv1alpha3 "k8s.io/api/scheduling/v1alpha3"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/seed0f91f25e/multicache/api/v1alpha1"
+	"github.com/seed0f91f25e/multicache/internal/stores"
+)
+
+// A group from another API than multicache's own is kept under a key whose name is
+// "<API group>/<name>" (e.g. "scheduling.k8s.io/train"): an object name never holds a "/",
+// so a group "a" of namespace "ns" can exist in all three APIs without two of them sharing a
+// key, and multicache's own groups keep their plain namespace/name keys (the status writer,
+// the Reader and the dump address them as before).
+//
+// Such a group enters the cache as a *v1alpha1.PodGroup converted from its API's object
+// (FromNative, FromSchedulerPlugins): same name key, UID and resource version, its gang size
+// in spec.minMember, its timeout where the API has one. That is the one shape the handler's
+// last-seen copies, the store, the snapshots and the drift comparison know.
+
+// SchedulerPluginsGVK is the kind of scheduler-plugins' PodGroup, read as unstructured (no
+// dependency on the scheduler-plugins module).
+var SchedulerPluginsGVK = schema.GroupVersionKind{Group: "scheduling.x-k8s.io", Version: "v1alpha1", Kind: "PodGroup"}
+
+// SchedulerPluginsLabel on a pod names the scheduler-plugins PodGroup (same namespace) it is
+// a member of.
+const SchedulerPluginsLabel = "scheduling.x-k8s.io/pod-group"
+
+// sourceRule is one source's key prefix and membership rule.
+type sourceRule struct {
+	source stores.PodGroupSource
+	// prefix is prepended to the group's name in its key ("" for multicache's own).
+	prefix string
+	// groupName returns the name of the group of this source a pod names ("" for none).
+	groupName func(*corev1.Pod) string
+}
+
+// sourceRules are the sources in the order a pod's groups are listed.
+var sourceRules = [...]sourceRule{
+	{stores.PodGroupSourceMulticache, "", func(p *corev1.Pod) string { return p.Labels[v1alpha1.PodGroupLabel] }},
+	{stores.PodGroupSourceNative, schedulingv1alpha3.GroupName + "/", func(p *corev1.Pod) string {
+		if g := p.Spec.SchedulingGroup; g != nil && g.PodGroupName != nil {
+			return *g.PodGroupName
+		}
+		return ""
+	}},
+	{stores.PodGroupSourceSchedulerPlugins, SchedulerPluginsGVK.Group + "/", func(p *corev1.Pod) string { return p.Labels[SchedulerPluginsLabel] }},
+}
+
+// maxGroups is the most groups one pod can be a member of: one per source.
+const maxGroups = len(sourceRules)
+
+// groupKeys are the keys of the groups a pod is a member of (n of them), without allocating.
+type groupKeys struct {
+	keys [maxGroups]types.NamespacedName
+	n    int
+}
+
+func (g *groupKeys) slice() []types.NamespacedName { return g.keys[:g.n] }
+
+func (g *groupKeys) has(key types.NamespacedName) bool {
+	for _, k := range g.slice() {
+		if k == key {
+			return true
+		}
+	}
+	return false
+}
+
+// groupsOf returns the groups of the enabled sources that pod is a member of.
+func (s *Store) groupsOf(pod *corev1.Pod) groupKeys {
+	var out groupKeys
+	for i := range sourceRules {
+		r := &sourceRules[i]
+		if name := r.groupName(pod); name != "" && s.h.IsPodGroupSourceEnabled(r.source) {
+			out.keys[out.n] = types.NamespacedName{Namespace: pod.Namespace, Name: r.prefix + name}
+			out.n++
+		}
+	}
+	return out
+}
+
+// Key returns the key under which the store keeps the group name of namespace from source.
+func Key(source stores.PodGroupSource, namespace, name string) types.NamespacedName {
+	for _, r := range sourceRules {
+		if r.source == source {
+			return types.NamespacedName{Namespace: namespace, Name: r.prefix + name}
+		}
+	}
+	return types.NamespacedName{Namespace: namespace, Name: name}
+}
+
+// SourceOf splits a store key into its source and the group's name in that source's API.
+func SourceOf(key types.NamespacedName) (stores.PodGroupSource, string) {
+	for _, r := range sourceRules {
+		if r.prefix != "" && strings.HasPrefix(key.Name, r.prefix) {
+			return r.source, strings.TrimPrefix(key.Name, r.prefix)
+		}
+	}
+	return stores.PodGroupSourceMulticache, key.Name
+}
+
+// converted returns the common shape of a group from another source: its identity under
+// key, and minMember.
+func converted(meta metav1.Object, source stores.PodGroupSource, minMember int32) *v1alpha1.PodGroup {
+	key := Key(source, meta.GetNamespace(), meta.GetName())
+	return &v1alpha1.PodGroup{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: key.Namespace, Name: key.Name, UID: meta.GetUID(), ResourceVersion: meta.GetResourceVersion(),
+			Generation: meta.GetGeneration(), CreationTimestamp: meta.GetCreationTimestamp(), Labels: meta.GetLabels(),
+		},
+		Spec: v1alpha1.PodGroupSpec{MinMember: minMember},
+	}
+}
+
+// FromNative converts Kubernetes' PodGroup. Its gang size is
+// spec.schedulingPolicy.gang.minCount; a group with the basic policy (no gang) counts as a
+// gang of one, so that it runs once any member runs. The native API has no schedule timeout.
+func FromNative(pg *schedulingv1alpha3.PodGroup) *v1alpha1.PodGroup {
+	minMember := int32(1)
+	if g := pg.Spec.SchedulingPolicy.Gang; g != nil && g.MinCount > 0 {
+		minMember = g.MinCount
+	}
+	return converted(pg, stores.PodGroupSourceNative, minMember)
+}
+
+// FromSchedulerPlugins converts scheduler-plugins' PodGroup: spec.minMember,
+// spec.scheduleTimeoutSeconds and status.scheduleStartTime map to the fields of the same
+// names. A field of the wrong type is an error naming it.
+func FromSchedulerPlugins(u *unstructured.Unstructured) (*v1alpha1.PodGroup, error) {
+	minMember, _, err := unstructured.NestedInt64(u.Object, "spec", "minMember")
+	if err != nil {
+		return nil, fmt.Errorf("scheduler-plugins PodGroup %s/%s: spec.minMember: %w", u.GetNamespace(), u.GetName(), err)
+	}
+	// scheduler-plugins treats an unset or zero minMember as a group of one.
+	pg := converted(u, stores.PodGroupSourceSchedulerPlugins, max(int32(min(minMember, 1<<31-1)), 1))
+	timeout, found, err := unstructured.NestedInt64(u.Object, "spec", "scheduleTimeoutSeconds")
+	if err != nil {
+		return nil, fmt.Errorf("scheduler-plugins PodGroup %s/%s: spec.scheduleTimeoutSeconds: %w", u.GetNamespace(), u.GetName(), err)
+	}
+	if found && timeout > 0 {
+		pg.Spec.ScheduleTimeoutSeconds = new(int32(min(timeout, 1<<31-1)))
+	}
+	start, found, err := unstructured.NestedString(u.Object, "status", "scheduleStartTime")
+	if err != nil {
+		return nil, fmt.Errorf("scheduler-plugins PodGroup %s/%s: status.scheduleStartTime: %w", u.GetNamespace(), u.GetName(), err)
+	}
+	if found && start != "" {
+		var t metav1.Time
+		if err := t.UnmarshalQueryParameter(start); err != nil {
+			return nil, fmt.Errorf("scheduler-plugins PodGroup %s/%s: status.scheduleStartTime %q: %w", u.GetNamespace(), u.GetName(), start, err)
+		}
+		pg.Status.ScheduleStartTime = &t
+	}
+	return pg, nil
+}
