@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/seed0f91f25e/multicache/internal/stores"
+	"github.com/seed0f91f25e/multicache/internal/stores/podgroupstore"
 )
 
 // Refeeder puts keys back into the queue of the feed that owns them, so that the feed
@@ -74,6 +75,12 @@ func feedOfKey(kind stores.Kind, key string) (string, reconcile.Request, error) 
 	nn := types.NamespacedName{Name: key}
 	if ns, n, found := strings.Cut(key, "/"); found {
 		nn = types.NamespacedName{Namespace: ns, Name: n}
+	}
+	if kind == stores.KindPodGroup {
+		// A group of another API than multicache's own has its source in its key.
+		if src, n := podgroupstore.SourceOf(nn); src != stores.PodGroupSourceMulticache {
+			return podGroupSourceFeedName(src), reconcile.Request{NamespacedName: types.NamespacedName{Namespace: nn.Namespace, Name: n}}, nil
+		}
 	}
 	return name, reconcile.Request{NamespacedName: nn}, nil
 }

@@ -44,6 +44,10 @@ type Options struct {
 	// Fence, when set, is asked before every write of the status writers and the GC: an
 	// error (this replica's lease is not known to be held) refuses the write.
 	Fence func() error
+	// PodGroupSources are the APIs pod groups are read from when the PodGroupStore is
+	// enabled (podgroup_sources.go); none means multicache's own only. Only multicache's own
+	// PodGroups get a status writer.
+	PodGroupSources []stores.PodGroupSource
 }
 
 // Setup registers on mgr a feed controller for every kind an enabled store handles (on
@@ -118,6 +122,9 @@ func Setup(mgr manager.Manager, h *handler.Handler, n *Notifier, opts Options) (
 		if !slices.Contains(watched, f.kind) {
 			continue
 		}
+		if f.kind == stores.KindPodGroup && !opts.followsPodGroupSource(stores.PodGroupSourceMulticache) {
+			continue
+		}
 		if err := feedOf(f.name, f.obj, f.r, f.extra...); err != nil {
 			return nil, err
 		}
@@ -131,6 +138,13 @@ func Setup(mgr manager.Manager, h *handler.Handler, n *Notifier, opts Options) (
 			Complete(pods)
 		if err != nil {
 			return nil, err
+		}
+	}
+	if slices.Contains(watched, stores.KindPodGroup) {
+		for _, f := range podGroupSourceFeeds(reader, h, opts) {
+			if err := feedOf(f.name, f.obj, f.r); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if slices.Contains(watched, stores.KindOwner) {
@@ -201,6 +215,9 @@ func setupStatusWriters(mgr manager.Manager, h *handler.Handler, n *Notifier, wa
 	}
 	for _, w := range writers {
 		if !slices.Contains(watched, w.kind) {
+			continue
+		}
+		if w.kind == stores.KindPodGroup && !opts.followsPodGroupSource(stores.PodGroupSourceMulticache) {
 			continue
 		}
 		if opts.NodeInScope != nil && w.kind != stores.KindReservation {

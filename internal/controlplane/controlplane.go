@@ -41,6 +41,9 @@ type Options struct {
 	CRDs []*apiextensionsv1.CustomResourceDefinition
 	// Scheme used to install the CRDs. Default: client-go's scheme.
 	Scheme *runtime.Scheme
+	// APIServerArgs are kube-apiserver flags (name without dashes, value) set in addition to
+	// envtest's, e.g. {"feature-gates": "GenericWorkload=true"}. Default: none.
+	APIServerArgs map[string]string
 	// Output receives the API server's and etcd's logs. Default: discarded.
 	Output io.Writer
 	// StartTimeout bounds each start of a process. Default: 2 minutes (a cold API server on
@@ -102,6 +105,9 @@ func Start(opts Options) (*ControlPlane, error) {
 		stopTimeout = 5 * time.Second
 	}
 	apiServer := &envtest.APIServer{CertDir: certDir, Out: opts.Output, Err: opts.Output}
+	for name, value := range opts.APIServerArgs {
+		apiServer.Configure().Set(name, value)
+	}
 	etcd := &envtest.Etcd{Out: opts.Output, Err: opts.Output}
 	cp.env = &envtest.Environment{
 		ControlPlane:             envtest.ControlPlane{APIServer: apiServer, Etcd: etcd},

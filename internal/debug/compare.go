@@ -20,5 +20,5 @@ func (s *Server) compare(w http.ResponseWriter, r *http.Request) {
 // API (read through the uncached reader) disagree. Assumed pods the API has not reported yet
 // are not differences.
 func (s *Server) Compare(ctx context.Context) ([]drift.Difference, error) {
-	return drift.Compare(ctx, s.handler, drift.APISource{Reader: s.api}, s.keep)
+	return drift.Compare(ctx, s.handler, drift.APISource{Reader: s.api}, s.keep, s.Listings...)
 }

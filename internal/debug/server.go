@@ -32,6 +32,9 @@ type Server struct {
 	log     logr.Logger
 	// Keep filters API objects out of the comparison the way the feeds do (sub-cluster).
 	keep drift.KeepFunc
+	// Listings are what the comparison lists; nil means drift.Listings. Set before the
+	// server starts.
+	Listings []drift.Listing
 }
 
 // NewServer returns a server for addr that reads the cache from h and the API through api

@@ -80,6 +80,12 @@ var Listings = []Listing{
 	{stores.KindOwner, &appsv1.Deployment{}, func() client.ObjectList { return &appsv1.DeploymentList{} }, ownerKey(v1alpha1.OwnerDeployment)},
 }
 
+// NewListing returns a listing of kind whose items the cache keys by key (a source of pod
+// groups other than multicache's own keys them by source), for Compare.
+func NewListing(kind stores.Kind, obj client.Object, list func() client.ObjectList, key func(client.Object) string) Listing {
+	return Listing{Kind: kind, Object: obj, List: list, key: key}
+}
+
 func ownerKey(t v1alpha1.OwnerType) func(client.Object) string {
 	return func(o client.Object) string {
 		return stores.OwnerKey{Type: t, Namespace: o.GetNamespace(), Name: o.GetName()}.String()
@@ -99,12 +105,16 @@ func (l Listing) Key(obj client.Object) string {
 
 // Compare lists, for every kind the cache watches, the objects on which the cache and the
 // cluster (as src lists it, filtered by keep when set) disagree, sorted by kind and key.
-// Assumed pods the API has not reported yet are not differences.
-func Compare(ctx context.Context, c Cache, src Source, keep KeepFunc) ([]Difference, error) {
+// Assumed pods the API has not reported yet are not differences. listings, when given,
+// replace Listings (the operator's follow the PodGroup sources it watches).
+func Compare(ctx context.Context, c Cache, src Source, keep KeepFunc, listings ...Listing) ([]Difference, error) {
 	diffs := []Difference{}
+	if len(listings) == 0 {
+		listings = Listings
+	}
 	for _, kind := range c.WatchedKinds() {
 		cluster := map[string]string{}
-		for _, l := range Listings {
+		for _, l := range listings {
 			if l.Kind != kind {
 				continue
 			}

@@ -72,6 +72,12 @@ func (r *running) waitStopped(t *testing.T) {
 // by mutate, and waits until its informers synced.
 func startOperator(t *testing.T, mutate ...func(*Options)) *running {
 	t.Helper()
+	return startOperatorOn(t, env, mutate...)
+}
+
+// startOperatorOn is startOperator against another control plane than the package's.
+func startOperatorOn(t *testing.T, e *testsupport.Env, mutate ...func(*Options)) *running {
+	t.Helper()
 	opts := DefaultOptions()
 	opts.MetricsBindAddress, opts.HealthProbeBindAddress, opts.DebugBindAddress = "0", "0", "127.0.0.1:0"
 	opts.LowFreeThreshold = 0
@@ -80,7 +86,7 @@ func startOperator(t *testing.T, mutate ...func(*Options)) *running {
 	for _, m := range mutate {
 		m(&opts)
 	}
-	op, err := New(env.Config, opts)
+	op, err := New(e.Config, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

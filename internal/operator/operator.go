@@ -56,6 +56,9 @@ type Operator struct {
 	// Verify is the verify loop: the manager runs it every --verify-period (unless 0) once
 	// the cache caught up; Run checks once, on demand.
 	Verify *verify.Loop
+	// PodGroupSources are the APIs the PodGroupStore reads groups from (found by discovery
+	// unless --podgroup-sources named them); nil when the store is disabled.
+	PodGroupSources []stores.PodGroupSource
 }
 
 // New builds the operator against the API server cfg points at.
@@ -67,6 +70,11 @@ func New(cfg *rest.Config, opts Options) (*Operator, error) {
 		ctrl.Log.WithName("setup").Info("deprecated: --reservation-ttl without --reservation-default-ttl also sets the default lifetime of reservations without spec.ttlSeconds; "+
 			"set --reservation-default-ttl for that (--reservation-ttl is how long a deleted pod annotated multicache.dev/reserve-on-delete keeps its place)",
 			"reservationTTL", opts.ReservationTTL)
+	}
+	// Before anything listens: a source that is not served stops start-up here.
+	sources, err := resolvePodGroupSources(cfg, opts, ctrl.Log.WithName("podgroup-sources"))
+	if err != nil {
+		return nil, err
 	}
 	var lock *fencedLock
 	if opts.LeaderElect {
@@ -83,12 +91,12 @@ func New(cfg *rest.Config, opts Options) (*Operator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating manager: %w", err)
 	}
-	h, err := newCache(mgr, opts)
+	h, err := newCache(mgr, opts, sources)
 	if err != nil {
 		return nil, err
 	}
 	catchUp := controllers.NewCatchUp(mgr.GetCache(), ctrl.Log.WithName("catch-up"), nil)
-	op := &Operator{Manager: mgr, Cache: h, CatchUp: catchUp}
+	op := &Operator{Manager: mgr, Cache: h, CatchUp: catchUp, PodGroupSources: sources}
 	if err := mgr.Add(catchUp); err != nil {
 		return nil, err
 	}
@@ -97,7 +105,7 @@ func New(cfg *rest.Config, opts Options) (*Operator, error) {
 	inScope := nodeInScope(mgr.GetClient(), opts)
 	refeeder, err := controllers.Setup(mgr, h, notifier, controllers.Options{
 		NodeInScope: inScope, ReservationGCGrace: opts.ReservationGCGrace, ComponentName: opts.ComponentName, Clock: opts.Clock,
-		CatchUp: catchUp, Fence: fenceOf(lock),
+		CatchUp: catchUp, Fence: fenceOf(lock), PodGroupSources: sources,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("setting up controllers: %w", err)
@@ -110,13 +118,14 @@ func New(cfg *rest.Config, opts Options) (*Operator, error) {
 	keep := keepInSubCluster(inScope, opts)
 	if opts.DebugBindAddress != "0" {
 		op.Debug = debug.NewServer(opts.DebugBindAddress, h, mgr.GetAPIReader(), keep, ctrl.Log.WithName("debug"))
+		op.Debug.Listings = controllers.DriftListings(sources)
 		if err := mgr.Add(op.Debug); err != nil {
 			return nil, err
 		}
 	}
 	op.Verify = &verify.Loop{
 		Cache: h, Source: drift.InformerSource{Informers: mgr.GetCache()}, Keep: keep, Refeed: refeeder.Refeed,
-		Period: opts.VerifyPeriod, Log: ctrl.Log.WithName("verify"),
+		Period: opts.VerifyPeriod, Log: ctrl.Log.WithName("verify"), Listings: controllers.DriftListings(sources),
 	}
 	if opts.VerifyPeriod > 0 {
 		if err := mgr.Add(catchUp.AfterCatchUp(false, op.Verify.Start)); err != nil {
@@ -180,7 +189,7 @@ func newManager(cfg *rest.Config, opts Options, lock *fencedLock) (manager.Manag
 func disableHTTP2(c *tls.Config) { c.NextProtos = []string{"http/1.1"} }
 
 // newCache builds the CacheHandler from the options and the handler with its stores.
-func newCache(mgr manager.Manager, opts Options) (*handler.Handler, error) {
+func newCache(mgr manager.Manager, opts Options, sources []stores.PodGroupSource) (*handler.Handler, error) {
 	enabled := make([]stores.Name, len(opts.Stores))
 	for i, s := range opts.Stores {
 		enabled[i] = stores.Name(s)
@@ -194,7 +203,8 @@ func newCache(mgr manager.Manager, opts Options) (*handler.Handler, error) {
 		Period(opts.Period).
 		ReservationTTL(opts.ReservationTTL).
 		ReservationDefaultTTL(opts.ReservationDefaultTTL).
-		Readers(mgr.GetClient(), mgr.GetClient())
+		Readers(mgr.GetClient(), mgr.GetClient()).
+		PodGroupSources(sources...)
 	if opts.SubClusterKey != "" {
 		b.SubCluster(opts.SubClusterKey, opts.SubCluster)
 	}

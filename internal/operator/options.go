@@ -57,6 +57,10 @@ type Options struct {
 	Registry handler.Registry
 	// Siblings are built once the cache exists and started once it caught up.
 	Siblings []SiblingFactory
+	// PodGroupSources are the APIs pod groups are read from (multicache, native,
+	// scheduler-plugins); empty means every one whose API the server serves, found by
+	// discovery at start. A source named here whose API is not served is a start-up error.
+	PodGroupSources []string
 	// PodAssumedTTL is how long an assumed pod lives after FinishBinding unconfirmed.
 	PodAssumedTTL time.Duration
 	// Period is how often assumed pods are expired and reservations reaped.
@@ -147,6 +151,11 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 		o.Stores = splitList(v)
 		return nil
 	})
+	fs.Func("podgroup-sources", "Comma-separated APIs pod groups are read from: multicache (cache.multicache.dev), native (scheduling.k8s.io/v1alpha3), "+
+		"scheduler-plugins (scheduling.x-k8s.io/v1alpha1). (default: every one the API server serves)", func(v string) error {
+		o.PodGroupSources = splitList(v)
+		return nil
+	})
 	fs.DurationVar(&o.PodAssumedTTL, "pod-assumed-ttl", o.PodAssumedTTL,
 		"How long an assumed pod lives after its binding finished without the API confirming it.")
 	fs.DurationVar(&o.Period, "period", o.Period, "How often assumed pods are expired and reservations reaped.")
@@ -206,6 +215,9 @@ func (o *Options) Validate() error {
 		if !slices.Contains(known, s) {
 			bad("stores", strings.Join(o.Stores, ","), "unknown store %q; known stores: %s", s, strings.Join(known, ", "))
 		}
+	}
+	if err := validatePodGroupSources(o.PodGroupSources); err != nil {
+		errs = append(errs, err)
 	}
 	for _, d := range []struct {
 		flag string

@@ -58,6 +58,7 @@ func TestOptions_BadValuesAreRejectedNamingTheFlag(t *testing.T) {
 		{[]string{"--leader-elect", "--leader-elect-lease-duration=10s"}, "--leader-elect-lease-duration"},
 		{[]string{"--leader-elect", "--leader-elect-renew-deadline=2s"}, "--leader-elect-renew-deadline"},
 		{[]string{"--leader-elect", "--leader-elect-retry-period=0s"}, "--leader-elect-retry-period"},
+		{[]string{"--podgroup-sources=multicache,volcano"}, "--podgroup-sources"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			o := DefaultOptions()
@@ -118,7 +119,7 @@ func TestOptions_FlagsSetEveryOption(t *testing.T) {
 	o.BindFlags(fs)
 	err := fs.Parse([]string{"--stores=reservations, podgroups", "--pod-assumed-ttl=1m", "--period=2s", "--reservation-ttl=3m",
 		"--reservation-default-ttl=5m", "--reservation-gc-grace=4m", "--component-name=c", "--scheduler-name=s", "--sub-cluster-key=zone", "--sub-cluster=a",
-		"--debug-bind-address=0", "--low-free-threshold=0", "--verify-period=0",
+		"--debug-bind-address=0", "--low-free-threshold=0", "--verify-period=0", "--podgroup-sources=native, scheduler-plugins",
 		"--leader-elect-lease-duration=6s", "--leader-elect-renew-deadline=5s", "--leader-elect-retry-period=1s"})
 	if err != nil {
 		t.Fatal(err)
@@ -129,7 +130,8 @@ func TestOptions_FlagsSetEveryOption(t *testing.T) {
 	if !slices.Equal(o.Stores, []string{"reservations", "podgroups"}) || o.PodAssumedTTL != time.Minute || o.Period != 2*time.Second ||
 		o.ReservationTTL != 3*time.Minute || o.ReservationDefaultTTL != 5*time.Minute || o.ReservationGCGrace != 4*time.Minute || o.ComponentName != "c" || o.SchedulerName != "s" ||
 		o.SubClusterKey != "zone" || o.SubCluster != "a" || o.DebugBindAddress != "0" || o.LowFreeThreshold != 0 || o.VerifyPeriod != 0 ||
-		*o.LeaseDuration != 6*time.Second || *o.RenewDeadline != 5*time.Second || *o.RetryPeriod != time.Second {
+		*o.LeaseDuration != 6*time.Second || *o.RenewDeadline != 5*time.Second || *o.RetryPeriod != time.Second ||
+		!slices.Equal(o.PodGroupSources, []string{"native", "scheduler-plugins"}) {
 		t.Errorf("options %+v", o)
 	}
 }

@@ -54,7 +54,32 @@ func RunMain(m *testing.M, env **Env) {
 
 // Start starts a control plane with the CRDs of config/crd/bases. The binaries come from
 // $KUBEBUILDER_ASSETS, or bin/k8s of the repository when it is unset.
-func Start() (*Env, error) {
+func Start() (*Env, error) { return StartWith(StartOptions{}) }
+
+// StartOptions change the control plane StartWith starts; the zero value is Start's.
+type StartOptions struct {
+	// APIServerArgs are kube-apiserver flags (name without dashes, value), e.g.
+	// NativePodGroupAPI.
+	APIServerArgs map[string]string
+	// CRDPaths are CRD files or directories, relative to the repository root, installed in
+	// addition to config/crd/bases (e.g. SchedulerPluginsPodGroupCRD).
+	CRDPaths []string
+}
+
+// NativePodGroupAPI are the kube-apiserver flags that serve Kubernetes' PodGroup
+// (scheduling.k8s.io/v1alpha3) and keep a pod's spec.schedulingGroup.
+var NativePodGroupAPI = map[string]string{
+	"feature-gates":  "GenericWorkload=true",
+	"runtime-config": "scheduling.k8s.io/v1alpha3=true",
+}
+
+// SchedulerPluginsPodGroupCRD is the test fixture of scheduler-plugins' PodGroup CRD
+// (scheduling.x-k8s.io/v1alpha1), relative to the repository root.
+const SchedulerPluginsPodGroupCRD = "test/fixtures/scheduler-plugins"
+
+// StartWith starts a control plane as Start does, changed by so. A package whose tests need
+// another API server than its TestMain's starts its own with it.
+func StartWith(so StartOptions) (*Env, error) {
 	root, err := RepoRoot()
 	if err != nil {
 		return nil, err
@@ -73,6 +98,11 @@ func Start() (*Env, error) {
 		CertDir:   certDir, // fixed so that RestartAPIServer keeps clients valid
 		CRDPaths:  []string{filepath.Join(root, "config", "crd", "bases")},
 		Scheme:    scheme,
+
+		APIServerArgs: so.APIServerArgs,
+	}
+	for _, p := range so.CRDPaths {
+		opts.CRDPaths = append(opts.CRDPaths, filepath.Join(root, p))
 	}
 	if os.Getenv("MULTICACHE_TEST_CONTROL_PLANE_LOGS") == "true" {
 		opts.Output = os.Stderr

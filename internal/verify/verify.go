@@ -46,6 +46,8 @@ type Loop struct {
 	// Keep filters cluster objects the way the feeds do (sub-cluster); nil keeps all.
 	Keep   drift.KeepFunc
 	Refeed RefeedFunc
+	// Listings are what is compared; nil means drift.Listings.
+	Listings []drift.Listing
 	// Period between runs.
 	Period time.Duration
 	Log    logr.Logger
@@ -105,7 +107,7 @@ func (l *Loop) Run(ctx context.Context) (Result, error) {
 	res.Violations = l.Cache.CheckInvariants()
 	l.reportViolations(res.Violations)
 
-	diffs, err := drift.Compare(ctx, l.Cache, l.Source, l.Keep)
+	diffs, err := drift.Compare(ctx, l.Cache, l.Source, l.Keep, l.Listings...)
 	if err != nil {
 		return res, fmt.Errorf("comparing the cache with the informers: %w", err)
 	}

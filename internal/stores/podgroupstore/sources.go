@@ -116,6 +116,9 @@ func converted(meta metav1.Object, source stores.PodGroupSource, minMember int32
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace: key.Namespace, Name: key.Name, UID: meta.GetUID(), ResourceVersion: meta.GetResourceVersion(),
 			Generation: meta.GetGeneration(), CreationTimestamp: meta.GetCreationTimestamp(), Labels: meta.GetLabels(),
+			// Kubernetes' PodGroups carry a protection finalizer: deleted, they stay (being
+			// deleted) until kube-controller-manager sees their pods gone.
+			DeletionTimestamp: meta.GetDeletionTimestamp(),
 		},
 		Spec: v1alpha1.PodGroupSpec{MinMember: minMember},
 	}

@@ -1,0 +1,173 @@
+package controllers
+
+import (
+	"context"
+	"errors"
+
+	schedulingv1alpha3 "k8s.io/api/scheduling/v1alpha3"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/seed0f91f25e/multicache/api/v1alpha1"
+	"github.com/seed0f91f25e/multicache/internal/drift"
+	"github.com/seed0f91f25e/multicache/internal/handler"
+	"github.com/seed0f91f25e/multicache/internal/stores"
+	"github.com/seed0f91f25e/multicache/internal/stores/podgroupstore"
+)
+
+// +kubebuilder:rbac:groups=scheduling.k8s.io,resources=podgroups,verbs=get;list;watch
+// +kubebuilder:rbac:groups=scheduling.x-k8s.io,resources=podgroups,verbs=get;list;watch
+
+// PodGroupSourceAPI is the API a PodGroup source is read from: what discovery must find
+// served for the source to be watched.
+type PodGroupSourceAPI struct {
+	Source stores.PodGroupSource
+	// GroupVersion and Resource are what the API server must serve.
+	GroupVersion schema.GroupVersion
+	Resource     string
+}
+
+// PodGroupSourceAPIs lists the API of every source, in stores.PodGroupSources order.
+var PodGroupSourceAPIs = []PodGroupSourceAPI{
+	{stores.PodGroupSourceMulticache, v1alpha1.GroupVersion, "podgroups"},
+	{stores.PodGroupSourceNative, schedulingv1alpha3.SchemeGroupVersion, "podgroups"},
+	{stores.PodGroupSourceSchedulerPlugins, podgroupstore.SchedulerPluginsGVK.GroupVersion(), "podgroups"},
+}
+
+// foreignSource is how the groups of a source other than multicache's own are read and
+// converted into the cache's one shape (*v1alpha1.PodGroup under a key of its source).
+type foreignSource struct {
+	source  stores.PodGroupSource
+	newObj  func() client.Object
+	newList func() client.ObjectList
+	convert func(client.Object) (*v1alpha1.PodGroup, error)
+}
+
+var foreignSources = []foreignSource{
+	{
+		source:  stores.PodGroupSourceNative,
+		newObj:  func() client.Object { return &schedulingv1alpha3.PodGroup{} },
+		newList: func() client.ObjectList { return &schedulingv1alpha3.PodGroupList{} },
+		convert: func(o client.Object) (*v1alpha1.PodGroup, error) {
+			return podgroupstore.FromNative(o.(*schedulingv1alpha3.PodGroup)), nil
+		},
+	},
+	{
+		source: stores.PodGroupSourceSchedulerPlugins,
+		newObj: func() client.Object {
+			u := &unstructured.Unstructured{}
+			u.SetGroupVersionKind(podgroupstore.SchedulerPluginsGVK)
+			return u
+		},
+		newList: func() client.ObjectList {
+			l := &unstructured.UnstructuredList{}
+			l.SetGroupVersionKind(podgroupstore.SchedulerPluginsGVK.GroupVersion().WithKind("PodGroupList"))
+			return l
+		},
+		convert: func(o client.Object) (*v1alpha1.PodGroup, error) {
+			return podgroupstore.FromSchedulerPlugins(o.(*unstructured.Unstructured))
+		},
+	},
+}
+
+// podGroupSourceFeedName is the controller name of the feed of a source other than
+// multicache's own (whose feed is "podgroup-feed").
+func podGroupSourceFeedName(s stores.PodGroupSource) string { return "podgroup-" + string(s) + "-feed" }
+
+// followsPodGroupSource reports whether the options enable a source; nil means multicache's
+// own only (an empty, non-nil list: none).
+func (o Options) followsPodGroupSource(s stores.PodGroupSource) bool {
+	if o.PodGroupSources == nil {
+		return s == stores.PodGroupSourceMulticache
+	}
+	for _, src := range o.PodGroupSources {
+		if src == s {
+			return true
+		}
+	}
+	return false
+}
+
+// podGroupSourceFeeds returns the feeds of the enabled sources other than multicache's own.
+// Each is the ordinary feed of *v1alpha1.PodGroup, reading through a reader that converts its
+// source's object and keyed like the store (podgroupstore.Key): the handler's last-seen
+// copies, the catch-up's sweep (CachedVersion) and the verify loop's repair work as they do
+// for multicache's own groups.
+func podGroupSourceFeeds(reader client.Reader, h *handler.Handler, opts Options) []sourceFeedSpec {
+	var out []sourceFeedSpec
+	for _, fs := range foreignSources {
+		if !opts.followsPodGroupSource(fs.source) {
+			continue
+		}
+		src := fs.source
+		f := newNamespacedFeed(convertingReader{reader: reader, source: fs}, stores.KindPodGroup,
+			func(key types.NamespacedName) (*v1alpha1.PodGroup, bool) {
+				return h.LastSeenPodGroup(podgroupstore.Key(src, key.Namespace, key.Name))
+			},
+			h.AddPodGroup, h.UpdatePodGroup, h.DeletePodGroup)
+		out = append(out, sourceFeedSpec{name: podGroupSourceFeedName(src), obj: fs.newObj(), r: f})
+	}
+	return out
+}
+
+// sourceFeedSpec is one feed to register.
+type sourceFeedSpec struct {
+	name string
+	obj  client.Object
+	r    reconcile.Reconciler
+}
+
+// convertingReader reads a source's object and hands the feed its conversion. An object that
+// cannot be converted is a terminal error (logged, not retried: only a new version can fix
+// it).
+type convertingReader struct {
+	reader client.Reader
+	source foreignSource
+}
+
+// Get implements client.Reader: obj must be a *v1alpha1.PodGroup.
+func (r convertingReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	src := r.source.newObj()
+	if err := r.reader.Get(ctx, key, src, opts...); err != nil {
+		return err
+	}
+	pg, err := r.source.convert(src)
+	if err != nil {
+		return reconcile.TerminalError(err)
+	}
+	*obj.(*v1alpha1.PodGroup) = *pg
+	return nil
+}
+
+// List implements client.Reader; feeds never list.
+func (convertingReader) List(context.Context, client.ObjectList, ...client.ListOption) error {
+	return errors.New("convertingReader does not list")
+}
+
+// DriftListings returns what the drift comparison lists when pod groups come from sources:
+// drift.Listings without multicache's own PodGroups unless that source is enabled, and the
+// other enabled sources' objects keyed like the store. Nothing is listed for a source that
+// is not watched (listing through the informers would start a watch).
+func DriftListings(sources []stores.PodGroupSource) []drift.Listing {
+	opts := Options{PodGroupSources: sources}
+	var out []drift.Listing
+	for _, l := range drift.Listings {
+		if _, own := l.Object.(*v1alpha1.PodGroup); own && !opts.followsPodGroupSource(stores.PodGroupSourceMulticache) {
+			continue
+		}
+		out = append(out, l)
+	}
+	for _, fs := range foreignSources {
+		if !opts.followsPodGroupSource(fs.source) {
+			continue
+		}
+		src := fs.source
+		out = append(out, drift.NewListing(stores.KindPodGroup, fs.newObj(), fs.newList, func(o client.Object) string {
+			return podgroupstore.Key(src, o.GetNamespace(), o.GetName()).String()
+		}))
+	}
+	return out
+}
