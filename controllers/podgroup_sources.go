@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	schedulingv1alpha3 "k8s.io/api/scheduling/v1alpha3"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -138,7 +139,11 @@ func (r convertingReader) Get(ctx context.Context, key client.ObjectKey, obj cli
 	if err != nil {
 		return reconcile.TerminalError(err)
 	}
-	*obj.(*v1alpha1.PodGroup) = *pg
+	out, ok := obj.(*v1alpha1.PodGroup)
+	if !ok {
+		return fmt.Errorf("convertingReader fills a *v1alpha1.PodGroup, got %T", obj)
+	}
+	*out = *pg
 	return nil
 }
 

@@ -58,6 +58,9 @@ func TestPodGroupSources_SameNameInThreeAPIsAreThreeGroups(t *testing.T) {
 		{spKey, 3, podgroupstore.Counts{Pending: 1, Running: 1}},
 	} {
 		st, ok := s.Get(c.key)
+		if src, _ := podgroupstore.SourceOf(c.key); st.Source != src {
+			t.Errorf("%s: source %q, want %q", c.key, st.Source, src)
+		}
 		if !ok || st.Counts != c.want || st.PodGroup.Spec.MinMember != c.minMember {
 			t.Errorf("%s: found %v, counts %+v minMember %d; want %+v minMember %d", c.key, ok, st.Counts, st.PodGroup.Spec.MinMember, c.want, c.minMember)
 		}

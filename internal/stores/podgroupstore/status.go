@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
+	"github.com/seed0f91f25e/multicache/internal/stores"
 )
 
 // Counts are a group's members by where they are.
@@ -46,7 +47,11 @@ func (c *Counts) add(pod *corev1.Pod, delta int32) {
 
 // GroupStatus is what the cache derives for one pod group.
 type GroupStatus struct {
+	// Key is the group's key in the store: namespace/name, or namespace/<API group>/name
+	// for a source other than multicache's own (SourceOf splits it).
 	Key types.NamespacedName
+	// Source is the API the group comes from.
+	Source stores.PodGroupSource
 	// PodGroup is the object; nil when only members exist.
 	PodGroup *v1alpha1.PodGroup
 	Counts   Counts
@@ -87,7 +92,8 @@ func (g GroupStatus) Phase(now time.Time) v1alpha1.PodGroupPhase {
 
 // status derives a group's status.
 func (g *group) status() GroupStatus {
-	st := GroupStatus{Key: g.key, PodGroup: g.pg, Counts: g.counts, Members: make([]types.NamespacedName, 0, len(g.members))}
+	src, _ := SourceOf(g.key)
+	st := GroupStatus{Key: g.key, Source: src, PodGroup: g.pg, Counts: g.counts, Members: make([]types.NamespacedName, 0, len(g.members))}
 	for k := range g.members {
 		st.Members = append(st.Members, k)
 	}
