@@ -37,8 +37,9 @@ var sourceCases = []sourceCase{
 // that serves all three PodGroup APIs (Kubernetes' behind its feature gate, scheduler-plugins'
 // from the test fixture CRD). A group named "gang" in one namespace exists in all three;
 // each gang of minCount 3 goes Pending -> Scheduled -> Running as its pods bind and run, a
-// member leaving lowers its counts, only multicache's own gets a status, and the cache, the
-// drift comparison and a second operator's catch-up agree.
+// member leaving lowers its counts, only multicache's own gets a status, the cache, the
+// drift comparison and a second operator's catch-up agree, and the verify loop repairs a
+// lost group of another API.
 func TestPodGroupSources_GangsOfEveryAPIGoPendingScheduledRunning(t *testing.T) {
 	e, err := ts.StartWith(ts.StartOptions{APIServerArgs: ts.NativePodGroupAPI, CRDPaths: []string{ts.SchedulerPluginsPodGroupCRD}})
 	if err != nil {
@@ -53,7 +54,8 @@ func TestPodGroupSources_GangsOfEveryAPIGoPendingScheduledRunning(t *testing.T) 
 	const ns = "gangs"
 	mustCreate(t, c, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, ts.MakeNode("pg-node", "64", "256Gi"))
 
-	op := startOperatorOn(t, e)
+	// The verify loop runs only when the test asks (its runs are counted below).
+	op := startOperatorOn(t, e, func(o *Options) { o.VerifyPeriod = 0 })
 	if want := stores.PodGroupSources; !slices.Equal(op.PodGroupSources, want) {
 		t.Fatalf("sources found by discovery: %v, want %v", op.PodGroupSources, want)
 	}
@@ -120,6 +122,37 @@ func TestPodGroupSources_GangsOfEveryAPIGoPendingScheduledRunning(t *testing.T) 
 	res, err := op.Verify.Run(ctx())
 	if err != nil || len(res.Drift) != 0 || res.Suspects != 0 {
 		t.Errorf("verify run: %+v, %v; want no drift and no suspect", res, err)
+	}
+
+	// The verify loop repairs a lost group of another API: found twice, re-fed to its
+	// source's feed.
+	for _, src := range []stores.PodGroupSource{stores.PodGroupSourceNative, stores.PodGroupSourceSchedulerPlugins} {
+		last, ok := op.Cache.LastSeenPodGroup(podgroupstore.Key(src, ns, "gang"))
+		if !ok {
+			t.Fatalf("%s group not cached", src)
+		}
+		if err := op.Cache.DeletePodGroup(last); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if res, err := op.Verify.Run(ctx()); err != nil || res.Suspects != 2 {
+		t.Fatalf("first verify run after losing two groups: %+v, %v; want 2 suspects", res, err)
+	}
+	res, err = op.Verify.Run(ctx())
+	var drifted []string
+	for _, d := range res.Drift {
+		drifted = append(drifted, d.Key)
+	}
+	slices.Sort(drifted)
+	if want := []string{ns + "/scheduling.k8s.io/gang", ns + "/scheduling.x-k8s.io/gang"}; err != nil || !slices.Equal(drifted, want) {
+		t.Fatalf("second verify run: drift %v, %v; want %v", drifted, err, want)
+	}
+	for _, src := range []stores.PodGroupSource{stores.PodGroupSourceNative, stores.PodGroupSourceSchedulerPlugins} {
+		key := podgroupstore.Key(src, ns, "gang")
+		eventually(t, string(src)+" group re-fed", func() (bool, string) {
+			st, ok := op.Cache.PodGroup(key)
+			return ok && st.PodGroup != nil && st.Counts.Running == 2, fmt.Sprintf("%v %+v", ok, st)
+		})
 	}
 
 	// A second operator catches up with every source's groups.
