@@ -26,6 +26,8 @@ type group struct {
 type Store struct {
 	h      *stores.CacheHandler
 	groups *stores.Versioned[types.NamespacedName, *group]
+	// enabled tells, per sourceRules entry, whether the source is followed.
+	enabled [maxGroups]bool
 }
 
 var (
@@ -36,7 +38,11 @@ var (
 
 // New returns an empty PodGroupStore.
 func New(h *stores.CacheHandler) *Store {
-	return &Store{h: h, groups: stores.NewVersioned[types.NamespacedName, *group](h.Generations())}
+	s := &Store{h: h, groups: stores.NewVersioned[types.NamespacedName, *group](h.Generations())}
+	for i, r := range sourceRules {
+		s.enabled[i] = h.IsPodGroupSourceEnabled(r.source)
+	}
+	return s
 }
 
 // Name implements stores.Store.

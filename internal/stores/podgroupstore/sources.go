@@ -34,25 +34,17 @@ var SchedulerPluginsGVK = schema.GroupVersionKind{Group: "scheduling.x-k8s.io", 
 // a member of.
 const SchedulerPluginsLabel = "scheduling.x-k8s.io/pod-group"
 
-// sourceRule is one source's key prefix and membership rule.
+// sourceRule is one source and its key prefix ("" for multicache's own).
 type sourceRule struct {
 	source stores.PodGroupSource
-	// prefix is prepended to the group's name in its key ("" for multicache's own).
 	prefix string
-	// groupName returns the name of the group of this source a pod names ("" for none).
-	groupName func(*corev1.Pod) string
 }
 
-// sourceRules are the sources in the order a pod's groups are listed.
+// sourceRules are the sources, in the order of the membership rules in groupsOf.
 var sourceRules = [...]sourceRule{
-	{stores.PodGroupSourceMulticache, "", func(p *corev1.Pod) string { return p.Labels[v1alpha1.PodGroupLabel] }},
-	{stores.PodGroupSourceNative, schedulingv1alpha3.GroupName + "/", func(p *corev1.Pod) string {
-		if g := p.Spec.SchedulingGroup; g != nil && g.PodGroupName != nil {
-			return *g.PodGroupName
-		}
-		return ""
-	}},
-	{stores.PodGroupSourceSchedulerPlugins, SchedulerPluginsGVK.Group + "/", func(p *corev1.Pod) string { return p.Labels[SchedulerPluginsLabel] }},
+	{stores.PodGroupSourceMulticache, ""},
+	{stores.PodGroupSourceNative, schedulingv1alpha3.GroupName + "/"},
+	{stores.PodGroupSourceSchedulerPlugins, SchedulerPluginsGVK.Group + "/"},
 }
 
 // maxGroups is the most groups one pod can be a member of: one per source.
@@ -75,17 +67,27 @@ func (g *groupKeys) has(key types.NamespacedName) bool {
 	return false
 }
 
-// groupsOf returns the groups of the enabled sources that pod is a member of.
+// groupsOf returns the groups of the enabled sources that pod is a member of, one per
+// source's membership rule: multicache's label, Kubernetes' spec.schedulingGroup,
+// scheduler-plugins' label. It runs on every pod event, so the rules are read directly (no
+// table of functions) and most pods, in no group, cost three lookups.
 func (s *Store) groupsOf(pod *corev1.Pod) groupKeys {
 	var out groupKeys
-	for i := range sourceRules {
-		r := &sourceRules[i]
-		if name := r.groupName(pod); name != "" && s.h.IsPodGroupSourceEnabled(r.source) {
-			out.keys[out.n] = types.NamespacedName{Namespace: pod.Namespace, Name: r.prefix + name}
-			out.n++
-		}
+	if name := pod.Labels[v1alpha1.PodGroupLabel]; name != "" && s.enabled[0] {
+		out.add(pod.Namespace, sourceRules[0].prefix, name)
+	}
+	if g := pod.Spec.SchedulingGroup; g != nil && g.PodGroupName != nil && *g.PodGroupName != "" && s.enabled[1] {
+		out.add(pod.Namespace, sourceRules[1].prefix, *g.PodGroupName)
+	}
+	if name := pod.Labels[SchedulerPluginsLabel]; name != "" && s.enabled[2] {
+		out.add(pod.Namespace, sourceRules[2].prefix, name)
 	}
 	return out
+}
+
+func (g *groupKeys) add(namespace, prefix, name string) {
+	g.keys[g.n] = types.NamespacedName{Namespace: namespace, Name: prefix + name}
+	g.n++
 }
 
 // Key returns the key under which the store keeps the group name of namespace from source.
