@@ -1,0 +1,24 @@
+package multicache_test
+
+import (
+	"testing"
+
+	"github.com/seed0f91f25e/multicache/pkg/multicache"
+)
+
+// TestPodGroupKey_SourcesNeverCollideAndSplitBack: a group "train" in one namespace may exist
+// in every API; each source's key is its own and splits back into source and name.
+func TestPodGroupKey_SourcesNeverCollideAndSplitBack(t *testing.T) {
+	seen := map[string]multicache.PodGroupSource{}
+	for _, src := range []multicache.PodGroupSource{multicache.PodGroupSourceMulticache, multicache.PodGroupSourceNative,
+		multicache.PodGroupSourceSchedulerPlugins} {
+		key := multicache.PodGroupKey(src, "team-a", "train")
+		if other, dup := seen[key.String()]; dup {
+			t.Errorf("%s and %s share the key %s", src, other, key)
+		}
+		seen[key.String()] = src
+		if gotSrc, name := multicache.PodGroupSourceOf(key); gotSrc != src || name != "train" || key.Namespace != "team-a" {
+			t.Errorf("%s: key %s splits into %s %q", src, key, gotSrc, name)
+		}
+	}
+}
