@@ -9,15 +9,28 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/seed0f91f25e/multicache/internal/testsupport"
 )
 
 var env *testsupport.Env
 
-func TestMain(m *testing.M) { testsupport.RunMain(m, &env) }
+// TestMain starts the package's API server with an audit log of the operator's service
+// account (TestRBAC_TheOperatorUsesExactlyWhatItIsGranted reads it).
+func TestMain(m *testing.M) {
+	// The in-process operator's logs go to stderr only when asked: MULTICACHE_TEST_LOGS=true.
+	if os.Getenv("MULTICACHE_TEST_LOGS") == "true" {
+		ctrl.SetLogger(zap.New(zap.UseDevMode(true)))
+	} else {
+		ctrl.SetLogger(logr.Discard())
+	}
+	testsupport.RunMainWith(m, &env, testsupport.StartOptions{AuditPolicy: auditPolicy})
+}
 
 // decodeYAML reads every non-empty document of a multi-document YAML stream.
 func decodeYAML(t *testing.T, data []byte) []*unstructured.Unstructured {

@@ -29,6 +29,9 @@ type Env struct {
 	Scheme *runtime.Scheme
 	// RepoRoot is the directory of the repository's go.mod.
 	RepoRoot string
+	// AuditLog is the API server's audit log (JSON lines of audit.k8s.io/v1 Events), ""
+	// unless StartOptions.AuditPolicy was given.
+	AuditLog string
 
 	certDir string
 }
@@ -38,8 +41,11 @@ type Env struct {
 //
 //	var env *testsupport.Env
 //	func TestMain(m *testing.M) { testsupport.RunMain(m, &env) }
-func RunMain(m *testing.M, env **Env) {
-	e, err := Start()
+func RunMain(m *testing.M, env **Env) { RunMainWith(m, env, StartOptions{}) }
+
+// RunMainWith is RunMain with a control plane changed by so.
+func RunMainWith(m *testing.M, env **Env, so StartOptions) {
+	e, err := StartWith(so)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "testsupport: %v\n", err)
 		os.Exit(1)
@@ -64,6 +70,10 @@ type StartOptions struct {
 	// CRDPaths are CRD files or directories, relative to the repository root, installed in
 	// addition to config/crd/bases (e.g. SchedulerPluginsPodGroupCRD).
 	CRDPaths []string
+	// AuditPolicy, when set, is an audit.k8s.io/v1 Policy: the API server logs what it
+	// selects as JSON lines to Env.AuditLog, synchronously (a request is in the log when
+	// its response arrived).
+	AuditPolicy []byte
 }
 
 // NativePodGroupAPI are the kube-apiserver flags that serve Kubernetes' PodGroup
@@ -99,7 +109,28 @@ func StartWith(so StartOptions) (*Env, error) {
 		CRDPaths:  []string{filepath.Join(root, "config", "crd", "bases")},
 		Scheme:    scheme,
 
-		APIServerArgs: so.APIServerArgs,
+		APIServerArgs: map[string]string{},
+	}
+	for name, value := range so.APIServerArgs {
+		opts.APIServerArgs[name] = value
+	}
+	auditLog := ""
+	if so.AuditPolicy != nil {
+		auditDir := filepath.Join(certDir, "audit")
+		policy := filepath.Join(auditDir, "policy.yaml")
+		auditLog = filepath.Join(auditDir, "audit.log")
+		if err := os.MkdirAll(auditDir, 0o700); err == nil {
+			err = os.WriteFile(policy, so.AuditPolicy, 0o600)
+		}
+		if err != nil {
+			_ = os.RemoveAll(certDir)
+			return nil, fmt.Errorf("writing the audit policy: %w", err)
+		}
+		// Blocking mode: no batching, a request is logged before its response is sent.
+		for name, value := range map[string]string{"audit-policy-file": policy, "audit-log-path": auditLog,
+			"audit-log-format": "json", "audit-log-mode": "blocking"} {
+			opts.APIServerArgs[name] = value
+		}
 	}
 	for _, p := range so.CRDPaths {
 		opts.CRDPaths = append(opts.CRDPaths, filepath.Join(root, p))
@@ -117,7 +148,7 @@ func StartWith(so StartOptions) (*Env, error) {
 		_ = cp.Stop()
 		return nil, err
 	}
-	return &Env{ControlPlane: cp, Client: c, Scheme: scheme, RepoRoot: root, certDir: certDir}, nil
+	return &Env{ControlPlane: cp, Client: c, Scheme: scheme, RepoRoot: root, AuditLog: auditLog, certDir: certDir}, nil
 }
 
 // Stop stops the control plane and removes its certificates.
