@@ -172,6 +172,19 @@ bench-e2e-check: envtest-assets ## Check bench-e2e end to end at SIZE=small: eve
 build: manifests generate fmt vet ## Build the operator binary into bin/multicache (version VERSION).
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(LOCALBIN)/multicache .
 
+# Where install-plugin puts kubectl-multicache: a directory on PATH (kubectl finds plugins there).
+PLUGIN_DIR ?= $(or $(shell $(GO) env GOBIN),$(shell $(GO) env GOPATH)/bin)
+
+.PHONY: plugin
+plugin: ## Build the kubectl plugin into bin/kubectl-multicache.
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(LOCALBIN)/kubectl-multicache ./cmd/kubectl-multicache
+
+.PHONY: install-plugin
+install-plugin: ## Install the kubectl plugin (`kubectl multicache nodes`) into PLUGIN_DIR (default: go env GOBIN or GOPATH/bin).
+	mkdir -p "$(PLUGIN_DIR)"
+	$(GO) build -ldflags "$(LDFLAGS)" -o "$(PLUGIN_DIR)/kubectl-multicache" ./cmd/kubectl-multicache
+	@echo "installed $(PLUGIN_DIR)/kubectl-multicache; try: kubectl multicache nodes"
+
 .PHONY: version
 version: ## Print the version stamped into binaries and the default image tag.
 	@echo $(VERSION)

@@ -1,0 +1,240 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/seed0f91f25e/multicache/internal/debug"
+	"github.com/seed0f91f25e/multicache/internal/drift"
+	"github.com/seed0f91f25e/multicache/internal/stores/nodestore"
+	"github.com/seed0f91f25e/multicache/internal/stores/podgroupstore"
+	"github.com/seed0f91f25e/multicache/internal/stores/podstore"
+	"github.com/seed0f91f25e/multicache/internal/stores/reservationstore"
+)
+
+// dump is the part of /debug/cache the views read, in the types the stores dump.
+type dump struct {
+	Stores       []string                                    `json:"stores"`
+	SubCluster   string                                      `json:"subCluster"`
+	Nodes        map[string]nodestore.NodeDump               `json:"nodes"`
+	Pods         map[string]podstore.PodDump                 `json:"pods"`
+	PodGroups    map[string]podgroupstore.GroupDump          `json:"podGroups"`
+	Reservations map[string]reservationstore.ReservationDump `json:"reservations"`
+}
+
+func readDump(ctx context.Context, e *endpoint) (*dump, error) {
+	body, err := e.get(ctx, "/debug/cache")
+	if err != nil {
+		return nil, err
+	}
+	d := &dump{}
+	if err := json.Unmarshal(body, d); err != nil {
+		return nil, fmt.Errorf("reading the cache dump from %s: %w (is it multicache's debug server?)", e.base, err)
+	}
+	return d, nil
+}
+
+// sortedKeys returns the keys of m in order.
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// table writes aligned columns, like kubectl get.
+type table struct{ w *tabwriter.Writer }
+
+func newTable(out io.Writer, header ...string) *table {
+	t := &table{w: tabwriter.NewWriter(out, 0, 8, 3, ' ', 0)}
+	t.row(header...)
+	return t
+}
+
+func (t *table) row(cells ...string) { _, _ = fmt.Fprintln(t.w, strings.Join(cells, "\t")) }
+
+func (t *table) flush() error { return t.w.Flush() }
+
+// quantity prints a resource of a list, "0" when absent.
+func quantity(l corev1.ResourceList, name corev1.ResourceName) string {
+	q, ok := l[name]
+	if !ok {
+		return "0"
+	}
+	return q.String()
+}
+
+// free is allocatable minus requested (which includes what reservations hold), as the
+// cache's NodeInfo.Free computes it.
+func free(alloc, req corev1.ResourceList, name corev1.ResourceName) string {
+	q := alloc[name].DeepCopy()
+	r := req[name]
+	q.Sub(r)
+	if q.Sign() == 0 {
+		return "0"
+	}
+	return q.String()
+}
+
+// showNodes prints one row per node, by name.
+func showNodes(out io.Writer, d *dump) error {
+	if len(d.Nodes) == 0 {
+		_, err := fmt.Fprintln(out, "No nodes in the cache.")
+		return err
+	}
+	t := newTable(out, "NODE", "CPU ALLOC", "CPU REQ", "CPU FREE", "MEM ALLOC", "MEM REQ", "MEM FREE", "PODS", "RESERVATIONS", "SOURCES")
+	for _, name := range sortedKeys(d.Nodes) {
+		n := d.Nodes[name]
+		t.row(name,
+			quantity(n.Allocatable, corev1.ResourceCPU), quantity(n.Requested, corev1.ResourceCPU), free(n.Allocatable, n.Requested, corev1.ResourceCPU),
+			quantity(n.Allocatable, corev1.ResourceMemory), quantity(n.Requested, corev1.ResourceMemory), free(n.Allocatable, n.Requested, corev1.ResourceMemory),
+			fmt.Sprint(len(n.Pods)), fmt.Sprint(len(n.Reservations)), strings.Join(n.Sources, ","))
+	}
+	return t.flush()
+}
+
+// showNode prints one node: its sources, every resource it knows, its pods and the
+// reservations on it.
+func showNode(out io.Writer, v *debug.NodeView) error {
+	_, _ = fmt.Fprintf(out, "Node:     %s\nSources:  %s\n\n", v.Name, strings.Join(v.Sources, ", "))
+	names := map[corev1.ResourceName]bool{}
+	for _, l := range []corev1.ResourceList{v.Allocatable, v.Requested, v.Reserved, v.BestEffortAllocatable, v.BestEffortRequested} {
+		for n := range l {
+			names[n] = true
+		}
+	}
+	var sorted []string
+	for n := range names {
+		sorted = append(sorted, string(n))
+	}
+	sort.Strings(sorted)
+	t := newTable(out, "RESOURCE", "ALLOCATABLE", "REQUESTED", "FREE", "RESERVED", "BEST-EFFORT ALLOC", "BEST-EFFORT REQ")
+	for _, s := range sorted {
+		n := corev1.ResourceName(s)
+		t.row(s, quantity(v.Allocatable, n), quantity(v.Requested, n), free(v.Allocatable, v.Requested, n), quantity(v.Reserved, n),
+			quantity(v.BestEffortAllocatable, n), quantity(v.BestEffortRequested, n))
+	}
+	if err := t.flush(); err != nil {
+		return err
+	}
+	_, _ = fmt.Fprintf(out, "\nPods (%d):\n", len(v.Pods))
+	for _, p := range v.Pods {
+		_, _ = fmt.Fprintf(out, "  %s\n", p)
+	}
+	_, _ = fmt.Fprintf(out, "\nReservations (%d):\n", len(v.Reservations))
+	for _, r := range v.Reservations {
+		owner := ""
+		if r.Owner != "" {
+			owner = " owner " + r.Owner
+		}
+		_, _ = fmt.Fprintf(out, "  %s %s%s\n", r.Key, r.Phase, owner)
+	}
+	return nil
+}
+
+// showPods prints the cached pods (only the assumed ones with assumedOnly), by key.
+func showPods(out io.Writer, d *dump, assumedOnly bool, now time.Time) error {
+	t := newTable(out, "POD", "NODE", "STATE", "PHASE", "EXPIRES")
+	rows := 0
+	for _, key := range sortedKeys(d.Pods) {
+		p := d.Pods[key]
+		if assumedOnly && string(p.State) != "Assumed" {
+			continue
+		}
+		rows++
+		expires := "-"
+		if p.Deadline != nil {
+			expires = until(now, *p.Deadline)
+		} else if string(p.State) == "Assumed" {
+			expires = "binding" // the TTL starts when the binding finished
+		}
+		t.row(key, orDash(p.Node), string(p.State), orDash(p.Phase), expires)
+	}
+	if rows == 0 {
+		what := "pods"
+		if assumedOnly {
+			what = "assumed pods"
+		}
+		_, err := fmt.Fprintf(out, "No %s in the cache.\n", what)
+		return err
+	}
+	return t.flush()
+}
+
+// showReservations prints the reservations, by key.
+func showReservations(out io.Writer, d *dump, now time.Time) error {
+	if len(d.Reservations) == 0 {
+		_, err := fmt.Fprintln(out, "No reservations in the cache.")
+		return err
+	}
+	t := newTable(out, "RESERVATION", "PHASE", "NODE", "CPU", "MEMORY", "OWNER", "EXPIRES")
+	for _, key := range sortedKeys(d.Reservations) {
+		r := d.Reservations[key]
+		expires := "-"
+		if r.ExpiresAt != nil {
+			expires = until(now, *r.ExpiresAt)
+		}
+		t.row(key, string(r.Phase), orDash(r.Node), quantity(r.Resources, corev1.ResourceCPU), quantity(r.Resources, corev1.ResourceMemory),
+			orDash(r.Owner), expires)
+	}
+	return t.flush()
+}
+
+// showPodGroups prints the pod groups with their member counts, by key.
+func showPodGroups(out io.Writer, d *dump) error {
+	if len(d.PodGroups) == 0 {
+		_, err := fmt.Fprintln(out, "No pod groups in the cache.")
+		return err
+	}
+	t := newTable(out, "PODGROUP", "PHASE", "MIN", "PENDING", "SCHEDULED", "RUNNING", "SUCCEEDED", "FAILED")
+	for _, key := range sortedKeys(d.PodGroups) {
+		g := d.PodGroups[key]
+		phase := string(g.Phase)
+		if !g.Exists {
+			phase = "<no PodGroup>" // members label a group that does not exist
+		}
+		c := g.Counts
+		t.row(key, orDash(phase), fmt.Sprint(g.MinMember), fmt.Sprint(c.Pending), fmt.Sprint(c.Scheduled), fmt.Sprint(c.Running),
+			fmt.Sprint(c.Succeeded), fmt.Sprint(c.Failed))
+	}
+	return t.flush()
+}
+
+// showCompare prints the differences between the cache and the API; it returns how many.
+func showCompare(out io.Writer, diffs []drift.Difference) (int, error) {
+	if len(diffs) == 0 {
+		_, err := fmt.Fprintln(out, "The cache equals the API: no differences.")
+		return 0, err
+	}
+	t := newTable(out, "KIND", "KEY", "PROBLEM", "CACHE RV", "API RV")
+	for _, d := range diffs {
+		t.row(string(d.Kind), d.Key, d.Problem, orDash(d.CacheVersion), orDash(d.APIVersion))
+	}
+	return len(diffs), t.flush()
+}
+
+// until renders the time left to t like kubectl's ages ("in 4m" or "3s ago").
+func until(now, t time.Time) string {
+	d := t.Sub(now).Round(time.Second)
+	if d < 0 {
+		return (-d).String() + " ago"
+	}
+	return "in " + d.String()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
