@@ -210,6 +210,29 @@ func exerciseEveryPath(t *testing.T, op *operator.Operator, metricsURL string) {
 		return apierrors.IsNotFound(err), fmt.Sprint(err)
 	})
 
+	// A deleted pod that asked to keep its place: the leader creates its Reservation.
+	keeper := ts.MakePod(ns, "keeper", ts.OnNode("audit-node"), ts.Requests("1", "1Gi"),
+		ts.WithAnnotations(v1alpha1.ReserveOnDeleteAnnotation, "true"), ts.WithLabels("app", "audit"),
+		ts.OwnedBy("ReplicaSet", "audit", string(owners[0].GetUID())))
+	mustCreate(t, keeper)
+	waitFor(t, "the cache holds the pod that keeps its place", func() (bool, string) {
+		info, ok := op.Cache.NodeInfo("audit-node")
+		return ok && len(info.Pods) == 1, "not yet"
+	})
+	mustDelete(t, keeper)
+	waitFor(t, "the leader creates the Reservation that keeps the pod's place", func() (bool, string) {
+		list := &v1alpha1.ReservationList{}
+		if err := env.Client.List(ctx, list, client.InNamespace(ns)); err != nil {
+			return false, err.Error()
+		}
+		for _, r := range list.Items {
+			if r.Annotations[v1alpha1.ReplacesPodAnnotation] == "keeper" {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("%d reservations", len(list.Items))
+	})
+
 	// Updates and deletes of every kind the feeds watch.
 	for _, o := range append([]client.Object{node, nm, cnr, pg, mvt}, owners...) {
 		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(o), o); err != nil {
