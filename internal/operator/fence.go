@@ -62,8 +62,9 @@ func newFencedLock(cfg *rest.Config, namespace, name string, renewDeadline time.
 
 // Create implements resourcelock.Interface, remembering an acquisition.
 func (l *fencedLock) Create(ctx context.Context, ler resourcelock.LeaderElectionRecord) error {
+	sent := time.Now()
 	err := l.Interface.Create(ctx, ler)
-	l.record(err, ler)
+	l.record(err, ler, sent)
 	return err
 }
 
@@ -91,23 +92,28 @@ func (l *fencedLock) Update(ctx context.Context, ler resourcelock.LeaderElection
 		holder := l.lastReadHolder
 		l.mu.Unlock()
 		if holder != l.Identity() {
-			l.record(nil, ler) // not ours: nothing to release, and no longer leading
+			l.record(nil, ler, time.Now()) // not ours: nothing to release, and no longer leading
 			return nil
 		}
 	}
+	sent := time.Now()
 	err := l.Interface.Update(ctx, ler)
-	l.record(err, ler)
+	l.record(err, ler, sent)
 	return err
 }
 
-func (l *fencedLock) record(err error, ler resourcelock.LeaderElectionRecord) {
+// record remembers a successful write of the lease. A renewal counts from when it was
+// sent, not from when its answer came: the API server may have applied it just before this
+// process was paused, and the answer be read after the pause, when another replica has long
+// taken over (the chaos suite saw 295 writes so).
+func (l *fencedLock) record(err error, ler resourcelock.LeaderElectionRecord, sent time.Time) {
 	if err != nil {
 		return
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if ler.HolderIdentity == l.Identity() {
-		l.lastRenew = time.Now() // monotonic: a pause does not fool it
+		l.lastRenew = sent // monotonic: a pause does not fool it
 	} else {
 		l.lastRenew = time.Time{} // released
 	}

@@ -106,3 +106,27 @@ func TestFencedLock_AStaleLeaderDoesNotReleaseItsSuccessorsLease(t *testing.T) {
 		t.Errorf("after the holder's release: holder %q, err %v; want empty", got.HolderIdentity, err)
 	}
 }
+
+// slowLock is a resourcelock.Interface whose writes succeed after a delay, as a renewal the
+// API server applied just before this process was paused, answered after the pause.
+type slowLock struct {
+	fakeLock
+	delay time.Duration
+}
+
+func (s slowLock) Update(ctx context.Context, ler resourcelock.LeaderElectionRecord) error {
+	time.Sleep(s.delay)
+	return nil
+}
+
+// TestFencedLock_ARenewalCountsFromWhenItWasSent: a renewal answered only after the renew
+// deadline (the process was SIGSTOPped with the request in flight) does not open the fence.
+func TestFencedLock_ARenewalCountsFromWhenItWasSent(t *testing.T) {
+	l := &fencedLock{Interface: slowLock{fakeLock{id: "me"}, 250 * time.Millisecond}, renewDeadline: 200 * time.Millisecond}
+	if err := l.Update(context.Background(), resourcelock.LeaderElectionRecord{HolderIdentity: "me"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Fence(); err == nil || !strings.Contains(err.Error(), "past the renew deadline") {
+		t.Errorf("after a renewal answered 250ms after it was sent (renew deadline 200ms): %v", err)
+	}
+}
