@@ -150,6 +150,11 @@ func New(cfg *rest.Config, opts Options) (*Operator, error) {
 // only that sub-cluster's nodes.
 func newManager(cfg *rest.Config, opts Options, lock *fencedLock) (manager.Manager, error) {
 	metricsOpts := metricsserver.Options{BindAddress: opts.MetricsBindAddress, SecureServing: opts.MetricsSecure}
+	if opts.MetricsCertPath != "" {
+		// controller-runtime watches the files and serves what they hold when rotated
+		// (Validate checked they load: it would silently fall back to a self-signed one).
+		metricsOpts.CertDir, metricsOpts.CertName, metricsOpts.KeyName = opts.MetricsCertPath, opts.MetricsCertName, opts.MetricsCertKey
+	}
 	if opts.MetricsSecure {
 		metricsOpts.FilterProvider = filters.WithAuthenticationAndAuthorization
 	}

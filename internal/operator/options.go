@@ -5,11 +5,13 @@
 package operator
 
 import (
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
 	"math"
 	"net"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -34,6 +36,10 @@ type Options struct {
 	// handling has had denial-of-service flaws (CVE-2023-44487, CVE-2023-39325) and a
 	// scraper needs nothing but HTTP/1.1.
 	EnableHTTP2 bool
+	// MetricsCertPath is the directory holding the metrics server's serving certificate
+	// (MetricsCertName) and key (MetricsCertKey), reloaded when they change (cert-manager
+	// rotates them). Empty: a self-signed certificate generated at start.
+	MetricsCertPath, MetricsCertName, MetricsCertKey string
 	// HealthProbeBindAddress serves /healthz and /readyz; "0" disables.
 	HealthProbeBindAddress string
 	// DebugBindAddress serves /debug/cache and /debug/pprof; "0" disables.
@@ -106,6 +112,8 @@ func DefaultOptions() Options {
 	return Options{
 		MetricsBindAddress:     ":8443",
 		MetricsSecure:          true,
+		MetricsCertName:        "tls.crt",
+		MetricsCertKey:         "tls.key",
 		HealthProbeBindAddress: ":8081",
 		DebugBindAddress:       "127.0.0.1:8082",
 		LeaderElectionID:       "multicache.cache.multicache.dev",
@@ -129,6 +137,10 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 		`Address the metrics endpoint binds to, e.g. ":8443"; "0" disables it.`)
 	fs.BoolVar(&o.MetricsSecure, "metrics-secure", o.MetricsSecure,
 		"Serve metrics over HTTPS, allowing only callers the API server authorizes to get /metrics.")
+	fs.StringVar(&o.MetricsCertPath, "metrics-cert-path", o.MetricsCertPath,
+		"Directory of the metrics server's serving certificate and key (e.g. a cert-manager Secret's mount); empty: self-signed.")
+	fs.StringVar(&o.MetricsCertName, "metrics-cert-name", o.MetricsCertName, "File name of the certificate in --metrics-cert-path.")
+	fs.StringVar(&o.MetricsCertKey, "metrics-cert-key", o.MetricsCertKey, "File name of the key in --metrics-cert-path.")
 	fs.BoolVar(&o.EnableHTTP2, "enable-http2", o.EnableHTTP2,
 		"Let the metrics server negotiate HTTP/2 (off: HTTP/1.1 only, immune to HTTP/2 stream floods).")
 	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", o.HealthProbeBindAddress,
@@ -198,6 +210,17 @@ func (o *Options) Validate() error {
 		bad("leader-election-id", `""`, "must not be empty when --leader-elect is set")
 	} else if msgs := validation.IsDNS1123Subdomain(o.LeaseName()); o.LeaderElect && len(msgs) > 0 {
 		bad("leader-election-id", o.LeaderElectionID, "the lease name %q is not a valid object name: %s", o.LeaseName(), strings.Join(msgs, "; "))
+	}
+	if o.MetricsCertPath != "" {
+		switch {
+		case !o.MetricsSecure:
+			bad("metrics-cert-path", o.MetricsCertPath, "needs --metrics-secure (the certificate serves HTTPS)")
+		default:
+			crt, key := filepath.Join(o.MetricsCertPath, o.MetricsCertName), filepath.Join(o.MetricsCertPath, o.MetricsCertKey)
+			if _, err := tls.LoadX509KeyPair(crt, key); err != nil {
+				bad("metrics-cert-path", o.MetricsCertPath, "cannot load the serving certificate %s and key %s (--metrics-cert-name, --metrics-cert-key): %v", crt, key, err)
+			}
+		}
 	}
 	if o.LeaderElect {
 		lease, renew, retry := o.leaseTimings()
