@@ -66,8 +66,12 @@ func Setup(mgr manager.Manager, h *handler.Handler, n *Notifier, opts Options) (
 	watched := h.WatchedKinds()
 	refeeder := newRefeeder()
 	feedOf := func(name string, obj client.Object, r reconcile.Reconciler, extra ...func(*builder.Builder)) error {
+		changed := predicate.Predicate(predicate.ResourceVersionChangedPredicate{})
+		if _, isPod := obj.(*corev1.Pod); isPod {
+			changed = objectReplaced{}
+		}
 		b := ctrl.NewControllerManagedBy(mgr).Named(name).
-			For(obj, builder.WithPredicates(predicate.ResourceVersionChangedPredicate{})).
+			For(obj, builder.WithPredicates(changed)).
 			WatchesRawSource(refeeder.source(name)).
 			WithOptions(controller.Options{NeedLeaderElection: ptr.To(false), LogConstructor: lazyLogConstructor(mgr.GetLogger(), name)})
 		for _, e := range extra {
@@ -127,24 +131,6 @@ func Setup(mgr manager.Manager, h *handler.Handler, n *Notifier, opts Options) (
 		}
 		if err := feedOf(f.name, f.obj, f.r, f.extra...); err != nil {
 			return nil, err
-		}
-	}
-	if slices.Contains(watched, stores.KindPod) {
-		// The objects a relist decoded again at the same version go through a queue of their
-		// own: swapping 30,000 pointers must not delay the changes behind them.
-		err := ctrl.NewControllerManagedBy(mgr).Named("pod-relist").
-			For(&corev1.Pod{}, builder.WithPredicates(sameVersionReplaced{})).
-			WithOptions(controller.Options{NeedLeaderElection: ptr.To(false), LogConstructor: lazyLogConstructor(mgr.GetLogger(), "pod-relist")}).
-			Complete(pods)
-		if err != nil {
-			return nil, err
-		}
-	}
-	if slices.Contains(watched, stores.KindPodGroup) {
-		for _, f := range podGroupSourceFeeds(reader, h, opts) {
-			if err := feedOf(f.name, f.obj, f.r); err != nil {
-				return nil, err
-			}
 		}
 	}
 	if slices.Contains(watched, stores.KindOwner) {
@@ -256,28 +242,20 @@ func newObject[T client.Object]() T {
 	return reflect.New(reflect.TypeOf(zero).Elem()).Interface().(T)
 }
 
-// sameVersionReplaced passes only the updates where the informer holds a new object of the
-// same resource version: a relist (after a 410 or a broken watch) decodes every object
-// again. The pod feed hands the cache the informer's own objects, so it must take the new
-// ones lest the old ones be kept alive (every pod held twice); the "pod-relist" controller
-// does that, off the feed's queue, where the relist's real changes (new versions, passed by
-// ResourceVersionChangedPredicate) would otherwise wait behind tens of thousands of swaps.
-// A resync hands the same object again and passes neither.
-type sameVersionReplaced struct{ predicate.Funcs }
-
-// Create implements predicate.Predicate: the feed applies creates.
-func (sameVersionReplaced) Create(event.CreateEvent) bool { return false }
-
-// Delete implements predicate.Predicate: the feed applies deletes.
-func (sameVersionReplaced) Delete(event.DeleteEvent) bool { return false }
-
-// Generic implements predicate.Predicate.
-func (sameVersionReplaced) Generic(event.GenericEvent) bool { return false }
+// objectReplaced passes an update when the resource version moved or when the informer holds
+// a new object of the same version (a relist decodes every object again): the pod feed hands
+// the cache the informer's own objects, and must take the new ones so that the old ones are
+// not kept alive. A resync hands the same object again and is filtered out. Both go through
+// the one pod feed: two controllers syncing the same key from separate queues could apply an
+// older read after a newer one (a review found a deleted pod re-added that way).
+type objectReplaced struct{ predicate.Funcs }
 
 // Update implements predicate.Predicate.
-func (sameVersionReplaced) Update(e event.UpdateEvent) bool {
-	return e.ObjectOld != nil && e.ObjectNew != nil && e.ObjectOld != e.ObjectNew &&
-		e.ObjectOld.GetResourceVersion() == e.ObjectNew.GetResourceVersion()
+func (objectReplaced) Update(e event.UpdateEvent) bool {
+	if e.ObjectOld == nil || e.ObjectNew == nil {
+		return true
+	}
+	return e.ObjectOld.GetResourceVersion() != e.ObjectNew.GetResourceVersion() || e.ObjectOld != e.ObjectNew
 }
 
 // statusWorkers is how many objects of one kind a status writer writes at once. Each write

@@ -79,7 +79,7 @@ func TestRelist_DeletesMissedWhileTheAPIServerWasDownAreApplied(t *testing.T) {
 		t.Errorf("the kept pod: %+v %v", st, ok)
 	}
 	// The relist decoded the kept pod again at the same version: the cache swaps to the
-	// informer's new object (the "pod-relist" controller), lest the old one stay alive.
+	// informer's new object (the pod feed's objectReplaced predicate), lest the old one stay alive.
 	inf, err := op.Manager.GetCache().GetInformer(ctx(), &corev1.Pod{})
 	if err != nil {
 		t.Fatal(err)

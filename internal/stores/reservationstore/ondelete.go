@@ -48,11 +48,14 @@ var (
 // replacement a rolling restart creates carries other values, so the selector leaves them
 // out. Per-pod identities (statefulset.kubernetes.io/pod-name) stay: a StatefulSet pod's
 // place is for the pod of the same ordinal.
-var replacementLabelsDropped = []string{appsPodTemplateHash, appsControllerRevisionHash}
+var replacementLabelsDropped = []string{appsPodTemplateHash, appsControllerRevisionHash, appsDaemonSetTemplateGeneration}
 
 const (
-	appsPodTemplateHash        = "pod-template-hash"
-	appsControllerRevisionHash = "controller-revision-hash"
+	appsPodTemplateHash = "pod-template-hash"
+	// appsDaemonSetTemplateGeneration is bumped by a DaemonSet with every template change:
+	// the pod replacing one in a rolling update carries the next value.
+	appsDaemonSetTemplateGeneration = "pod-template-generation"
+	appsControllerRevisionHash      = "controller-revision-hash"
 )
 
 // annotatedOwner is what the store keeps of an owner that carries the annotation.
