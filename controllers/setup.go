@@ -133,6 +133,13 @@ func Setup(mgr manager.Manager, h *handler.Handler, n *Notifier, opts Options) (
 			return nil, err
 		}
 	}
+	if slices.Contains(watched, stores.KindPodGroup) {
+		for _, f := range podGroupSourceFeeds(reader, h, opts) {
+			if err := feedOf(f.name, f.obj, f.r); err != nil {
+				return nil, err
+			}
+		}
+	}
 	if slices.Contains(watched, stores.KindOwner) {
 		for _, o := range ownerKinds {
 			if err := feedOf(ownerFeedName(string(o.ownerType)), o.obj, o.setup(reader, h)); err != nil {
