@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	schedulingv1alpha3 "k8s.io/api/scheduling/v1alpha3"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -170,9 +171,18 @@ func DriftListings(sources []stores.PodGroupSource) []drift.Listing {
 			continue
 		}
 		src := fs.source
-		out = append(out, drift.NewListing(stores.KindPodGroup, fs.newObj(), fs.newList, func(o client.Object) string {
-			return podgroupstore.Key(src, o.GetNamespace(), o.GetName()).String()
-		}))
+		out = append(out, drift.NewListing(stores.KindPodGroup, fs.newObj(), fs.newList,
+			func(o client.Object) string {
+				return podgroupstore.Key(src, o.GetNamespace(), o.GetName()).String()
+			},
+			func(key string) (client.ObjectKey, bool) {
+				ns, rest, ok := strings.Cut(key, "/")
+				if !ok {
+					return client.ObjectKey{}, false
+				}
+				from, name := podgroupstore.SourceOf(types.NamespacedName{Namespace: ns, Name: rest})
+				return client.ObjectKey{Namespace: ns, Name: name}, from == src
+			}))
 	}
 	return out
 }

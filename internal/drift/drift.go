@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -49,9 +50,12 @@ type Cache interface {
 // keeps only its part).
 type KeepFunc func(ctx context.Context, kind stores.Kind, obj client.Object) (bool, error)
 
-// Source lists the cluster's objects of one listing.
+// Source lists the cluster's objects of one listing, and reads one of them again.
 type Source interface {
 	Each(ctx context.Context, l Listing, fn func(client.Object) error) error
+	// Get reads the object of the listing named key as the cluster holds it now; found is
+	// false when the cluster does not hold it.
+	Get(ctx context.Context, l Listing, key client.ObjectKey) (obj client.Object, found bool, err error)
 }
 
 // Listing is one type of object the cache is fed from, keyed like the cache's last-seen.
@@ -62,34 +66,67 @@ type Listing struct {
 	List   func() client.ObjectList
 	// key renders an item's key; nil means namespace/name (or name when cluster-scoped).
 	key func(client.Object) string
+	// objectKey names the object behind a key of this listing, false when the key cannot be
+	// one of its objects; nil is the inverse of the default key.
+	objectKey func(key string) (client.ObjectKey, bool)
 }
 
 // Listings are the types of object the feeds read, in the order they are compared.
 var Listings = []Listing{
-	{stores.KindPod, &corev1.Pod{}, func() client.ObjectList { return &corev1.PodList{} }, nil},
-	{stores.KindNode, &corev1.Node{}, func() client.ObjectList { return &corev1.NodeList{} }, nil},
-	{stores.KindNMNode, &v1alpha1.NMNode{}, func() client.ObjectList { return &v1alpha1.NMNodeList{} }, nil},
-	{stores.KindCNR, &v1alpha1.CustomNodeResource{}, func() client.ObjectList { return &v1alpha1.CustomNodeResourceList{} }, nil},
-	{stores.KindPodGroup, &v1alpha1.PodGroup{}, func() client.ObjectList { return &v1alpha1.PodGroupList{} }, nil},
-	{stores.KindPDB, &policyv1.PodDisruptionBudget{}, func() client.ObjectList { return &policyv1.PodDisruptionBudgetList{} }, nil},
-	{stores.KindMovement, &v1alpha1.Movement{}, func() client.ObjectList { return &v1alpha1.MovementList{} }, nil},
-	{stores.KindReservation, &v1alpha1.Reservation{}, func() client.ObjectList { return &v1alpha1.ReservationList{} }, nil},
-	{stores.KindOwner, &appsv1.ReplicaSet{}, func() client.ObjectList { return &appsv1.ReplicaSetList{} }, ownerKey(v1alpha1.OwnerReplicaSet)},
-	{stores.KindOwner, &appsv1.StatefulSet{}, func() client.ObjectList { return &appsv1.StatefulSetList{} }, ownerKey(v1alpha1.OwnerStatefulSet)},
-	{stores.KindOwner, &appsv1.DaemonSet{}, func() client.ObjectList { return &appsv1.DaemonSetList{} }, ownerKey(v1alpha1.OwnerDaemonSet)},
-	{stores.KindOwner, &appsv1.Deployment{}, func() client.ObjectList { return &appsv1.DeploymentList{} }, ownerKey(v1alpha1.OwnerDeployment)},
+	{stores.KindPod, &corev1.Pod{}, func() client.ObjectList { return &corev1.PodList{} }, nil, nil},
+	{stores.KindNode, &corev1.Node{}, func() client.ObjectList { return &corev1.NodeList{} }, nil, nil},
+	{stores.KindNMNode, &v1alpha1.NMNode{}, func() client.ObjectList { return &v1alpha1.NMNodeList{} }, nil, nil},
+	{stores.KindCNR, &v1alpha1.CustomNodeResource{}, func() client.ObjectList { return &v1alpha1.CustomNodeResourceList{} }, nil, nil},
+	{stores.KindPodGroup, &v1alpha1.PodGroup{}, func() client.ObjectList { return &v1alpha1.PodGroupList{} }, nil, nil},
+	{stores.KindPDB, &policyv1.PodDisruptionBudget{}, func() client.ObjectList { return &policyv1.PodDisruptionBudgetList{} }, nil, nil},
+	{stores.KindMovement, &v1alpha1.Movement{}, func() client.ObjectList { return &v1alpha1.MovementList{} }, nil, nil},
+	{stores.KindReservation, &v1alpha1.Reservation{}, func() client.ObjectList { return &v1alpha1.ReservationList{} }, nil, nil},
+	ownerListing(v1alpha1.OwnerReplicaSet, &appsv1.ReplicaSet{}, func() client.ObjectList { return &appsv1.ReplicaSetList{} }),
+	ownerListing(v1alpha1.OwnerStatefulSet, &appsv1.StatefulSet{}, func() client.ObjectList { return &appsv1.StatefulSetList{} }),
+	ownerListing(v1alpha1.OwnerDaemonSet, &appsv1.DaemonSet{}, func() client.ObjectList { return &appsv1.DaemonSetList{} }),
+	ownerListing(v1alpha1.OwnerDeployment, &appsv1.Deployment{}, func() client.ObjectList { return &appsv1.DeploymentList{} }),
 }
 
 // NewListing returns a listing of kind whose items the cache keys by key (a source of pod
-// groups other than multicache's own keys them by source), for Compare.
-func NewListing(kind stores.Kind, obj client.Object, list func() client.ObjectList, key func(client.Object) string) Listing {
-	return Listing{Kind: kind, Object: obj, List: list, key: key}
+// groups other than multicache's own keys them by source), for Compare; objectKey is key's
+// inverse: the object a key names, false when the key is not one of this listing's.
+func NewListing(kind stores.Kind, obj client.Object, list func() client.ObjectList,
+	key func(client.Object) string, objectKey func(key string) (client.ObjectKey, bool)) Listing {
+	return Listing{Kind: kind, Object: obj, List: list, key: key, objectKey: objectKey}
 }
 
-func ownerKey(t v1alpha1.OwnerType) func(client.Object) string {
-	return func(o client.Object) string {
-		return stores.OwnerKey{Type: t, Namespace: o.GetNamespace(), Name: o.GetName()}.String()
+// ownerListing lists one type of workload owner, keyed "Type/namespace/name".
+func ownerListing(t v1alpha1.OwnerType, obj client.Object, list func() client.ObjectList) Listing {
+	prefix := string(t) + "/"
+	return NewListing(stores.KindOwner, obj, list,
+		func(o client.Object) string {
+			return stores.OwnerKey{Type: t, Namespace: o.GetNamespace(), Name: o.GetName()}.String()
+		},
+		func(key string) (client.ObjectKey, bool) {
+			rest, ok := strings.CutPrefix(key, prefix)
+			if !ok {
+				return client.ObjectKey{}, false
+			}
+			return splitKey(rest)
+		})
+}
+
+// ObjectKey names the object behind a key of this listing, false when the key cannot be
+// one of its objects.
+func (l Listing) ObjectKey(key string) (client.ObjectKey, bool) {
+	if l.objectKey != nil {
+		return l.objectKey(key)
 	}
+	return splitKey(key)
+}
+
+// splitKey is the inverse of the default key: "namespace/name", or "name". An object's
+// name has no "/", so a longer key is another listing's.
+func splitKey(key string) (client.ObjectKey, bool) {
+	if ns, name, ok := strings.Cut(key, "/"); ok {
+		return client.ObjectKey{Namespace: ns, Name: name}, !strings.Contains(name, "/")
+	}
+	return client.ObjectKey{Name: key}, true
 }
 
 // Key renders the key of a cluster object of this listing as the cache reports it.
@@ -105,8 +142,10 @@ func (l Listing) Key(obj client.Object) string {
 
 // Compare lists, for every kind the cache watches, the objects on which the cache and the
 // cluster (as src lists it, filtered by keep when set) disagree, sorted by kind and key.
-// Assumed pods the API has not reported yet are not differences. listings, when given,
-// replace Listings (the operator's follow the PodGroup sources it watches).
+// Assumed pods the API has not reported yet are not differences, nor is an object that
+// changed while the cluster was listed and that the cache holds as the cluster does when
+// read again (see recheck). listings, when given, replace Listings (the operator's follow
+// the PodGroup sources it watches).
 func Compare(ctx context.Context, c Cache, src Source, keep KeepFunc, listings ...Listing) ([]Difference, error) {
 	diffs := []Difference{}
 	if len(listings) == 0 {
@@ -146,6 +185,10 @@ func Compare(ctx context.Context, c Cache, src Source, keep KeepFunc, listings .
 				diffs = append(diffs, Difference{Kind: kind, Key: key, Problem: NotInCluster, CacheVersion: cacheRV})
 			}
 		}
+	}
+	diffs, err := recheck(ctx, c, src, keep, listings, diffs)
+	if err != nil {
+		return nil, err
 	}
 	sort.Slice(diffs, func(i, j int) bool {
 		if diffs[i].Kind != diffs[j].Kind {

@@ -40,21 +40,22 @@ func (s APISource) Each(ctx context.Context, l Listing, fn func(client.Object) e
 	}
 }
 
+// Get implements Source.
+func (s APISource) Get(ctx context.Context, l Listing, key client.ObjectKey) (client.Object, bool, error) {
+	return getFrom(ctx, s.Reader, l, key)
+}
+
 // InformerSource lists objects from the manager's informers, without copying them and
 // without a call to the API server. Only kinds the cache watches have informers to list.
 type InformerSource struct{ Informers cache.Informers }
 
 // Each implements Source.
 func (s InformerSource) Each(ctx context.Context, l Listing, fn func(client.Object) error) error {
-	inf, err := s.Informers.GetInformer(ctx, l.Object)
+	store, err := s.store(ctx, l)
 	if err != nil {
 		return err
 	}
-	withStore, ok := inf.(interface{ GetStore() toolscache.Store })
-	if !ok {
-		return fmt.Errorf("informer %T does not expose its store", inf)
-	}
-	for _, item := range withStore.GetStore().List() {
+	for _, item := range store.List() {
 		obj, ok := item.(client.Object)
 		if !ok {
 			return fmt.Errorf("informer of %T holds a %T", l.Object, item)
@@ -64,4 +65,38 @@ func (s InformerSource) Each(ctx context.Context, l Listing, fn func(client.Obje
 		}
 	}
 	return nil
+}
+
+// Get implements Source, from the informer's store (no copy, no call to the API server).
+func (s InformerSource) Get(ctx context.Context, l Listing, key client.ObjectKey) (client.Object, bool, error) {
+	store, err := s.store(ctx, l)
+	if err != nil {
+		return nil, false, err
+	}
+	storeKey := key.Name
+	if key.Namespace != "" {
+		storeKey = key.Namespace + "/" + key.Name
+	}
+	item, found, err := store.GetByKey(storeKey)
+	if err != nil || !found {
+		return nil, false, err
+	}
+	obj, ok := item.(client.Object)
+	if !ok {
+		return nil, false, fmt.Errorf("informer of %T holds a %T", l.Object, item)
+	}
+	return obj, true, nil
+}
+
+// store is the store of the listing's informer.
+func (s InformerSource) store(ctx context.Context, l Listing) (toolscache.Store, error) {
+	inf, err := s.Informers.GetInformer(ctx, l.Object)
+	if err != nil {
+		return nil, err
+	}
+	withStore, ok := inf.(interface{ GetStore() toolscache.Store })
+	if !ok {
+		return nil, fmt.Errorf("informer %T does not expose its store", inf)
+	}
+	return withStore.GetStore(), nil
 }

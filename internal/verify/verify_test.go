@@ -58,6 +58,14 @@ func (s *fakeSource) Each(_ context.Context, l drift.Listing, fn func(client.Obj
 	return nil
 }
 
+func (s *fakeSource) Get(_ context.Context, l drift.Listing, key client.ObjectKey) (client.Object, bool, error) {
+	rv, ok := s.pods[key.Namespace+"/"+key.Name]
+	if l.Kind != stores.KindPod || !ok {
+		return nil, false, nil
+	}
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name, ResourceVersion: rv}}, true, nil
+}
+
 func cutKey(key string) (string, string, bool) {
 	for i := range key {
 		if key[i] == '/' {
