@@ -165,6 +165,7 @@ func newManager(cfg *rest.Config, opts Options, lock *fencedLock) (manager.Manag
 		DefaultTransform:             cache.TransformStripManagedFields(),
 		DefaultUnsafeDisableDeepCopy: ptr.To(true),
 		ByObject:                     ownerTransforms(),
+		NewInformer:                  reconnectingInformer(ctrl.Log.WithName("reconnect")),
 	}
 	if opts.SubClusterKey != "" {
 		// Only the Nodes are selected by label: an NMNode or CNR follows its Node's shard
