@@ -54,6 +54,7 @@ func killLeader(ctx context.Context, h *Harness, res *FaultResult) (time.Time, e
 	if err := l.Kill9(); err != nil {
 		return time.Now(), err
 	}
+	res.killed, res.killedAt = l.Name, killed
 	if nl, err := h.waitLeader(ctx, h.Cfg.LeaseDuration+h.Cfg.RecoveryBound); err == nil {
 		res.Takeover = time.Since(killed)
 		res.note("new leader", nl.Name)

@@ -81,6 +81,7 @@ func (r *Results) Markdown() string {
 				met(k.Count > 0 && k.RecoveryMax <= 5*time.Second))
 		}
 	}
+	b.WriteString(failoverSummary(r.Faults))
 	fmt.Fprintf(&b, "- multicache_invariant_violations_total over every process: %v.\n", r.Invariants)
 	fmt.Fprintf(&b, "- multicache_drift_total by kind over every process: %s.\n", floats(r.Drift))
 	fmt.Fprintf(&b, "- Status writes and reservation deletes per replica: %s; by a replica that did not hold the lease: %d.\n",

@@ -48,6 +48,9 @@ type FaultResult struct {
 	RecoveryOK bool
 	// Takeover (leader faults) is until the other replica led.
 	Takeover time.Duration
+	// FailoverWrite (kill -9 of the leader) is from the killed leader's lease expiring to
+	// the new leader's first status write (see failoverWrite).
+	FailoverWrite time.Duration
 	// StatusSettled is from the empty comparison until the leader's status writes agreed
 	// with its cache.
 	StatusSettled time.Duration
@@ -56,6 +59,9 @@ type FaultResult struct {
 
 	// random is set in the random phase (after the first pass).
 	random        bool
+	killed        string
+	killedAt      time.Time
+	failoverKnown bool
 	relistsBefore map[string]int
 	slowBindRsv   string
 }
