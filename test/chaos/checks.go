@@ -7,6 +7,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -86,15 +87,27 @@ func (h *Harness) waitCompareEmptyTimeline(ctx context.Context, replicas []*Repl
 	var lastErr error
 	lastReplica := ""
 	for {
+		// The replicas are compared at once: a round lasts one comparison, not one per
+		// replica, so the recovery is not overstated by the probe.
+		diffs := make([][]Difference, len(replicas))
+		errs := make([]error, len(replicas))
+		var wg sync.WaitGroup
+		for i, r := range replicas {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				diffs[i], errs[i] = r.Compare(ctx)
+			}()
+		}
+		wg.Wait()
 		empty := true
-		for _, r := range replicas {
-			diffs, err := r.Compare(ctx)
-			if err != nil {
-				empty, lastErr = false, fmt.Errorf("replica %s: %w", r.Name, err)
+		for i, r := range replicas {
+			if errs[i] != nil {
+				empty, lastErr = false, fmt.Errorf("replica %s: %w", r.Name, errs[i])
 				break
 			}
-			if len(diffs) > 0 {
-				empty, last, lastErr, lastReplica = false, diffs, fmt.Errorf("replica %s: %d differences", r.Name, len(diffs)), r.Name
+			if len(diffs[i]) > 0 {
+				empty, last, lastErr, lastReplica = false, diffs[i], fmt.Errorf("replica %s: %d differences", r.Name, len(diffs[i])), r.Name
 				break
 			}
 		}
