@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	"github.com/seed0f91f25e/multicache/internal/drift"
 )
 
@@ -20,5 +22,11 @@ func (s *Server) compare(w http.ResponseWriter, r *http.Request) {
 // API (read through the uncached reader) disagree. Assumed pods the API has not reported yet
 // are not differences.
 func (s *Server) Compare(ctx context.Context) ([]drift.Difference, error) {
-	return drift.Compare(ctx, s.handler, drift.APISource{Reader: s.api}, s.keep, s.Listings...)
+	src := drift.APISource{Reader: s.api}
+	if c, ok := s.api.(client.Client); ok && s.keep == nil {
+		// Keys and versions are all the comparison reads (a sub-cluster's keep reads a
+		// pod's node, so it lists whole objects).
+		src.MetadataScheme = c.Scheme()
+	}
+	return drift.Compare(ctx, s.handler, src, s.keep, s.Listings...)
 }

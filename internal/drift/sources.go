@@ -5,10 +5,12 @@ import (
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 )
 
 // APISource lists objects from a reader, typically the manager's uncached API reader: what
@@ -17,6 +19,11 @@ import (
 type APISource struct {
 	Reader   client.Reader
 	PageSize int64
+	// MetadataScheme, when set, lists only the objects' metadata (PartialObjectMetadata,
+	// each listing's type found in this scheme): the comparison reads keys and resource
+	// versions only, and the API server then encodes and the operator decodes a fraction of
+	// each object. Leave it nil when a KeepFunc reads more than the metadata.
+	MetadataScheme *runtime.Scheme
 }
 
 // Each implements Source.
@@ -25,9 +32,19 @@ func (s APISource) Each(ctx context.Context, l Listing, fn func(client.Object) e
 	if limit <= 0 {
 		limit = 500
 	}
+	newList := l.List
+	if s.MetadataScheme != nil {
+		if gvk, err := apiutil.GVKForObject(l.Object, s.MetadataScheme); err == nil {
+			newList = func() client.ObjectList {
+				list := &metav1.PartialObjectMetadataList{}
+				list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+				return list
+			}
+		}
+	}
 	next := ""
 	for {
-		list := l.List()
+		list := newList()
 		if err := s.Reader.List(ctx, list, client.Limit(limit), client.Continue(next)); err != nil {
 			return err
 		}
