@@ -38,7 +38,7 @@ func (h *Harness) recoverAndCheck(ctx context.Context, healed time.Time, res *Fa
 		}
 	})
 	res.Recovery = time.Since(healed)
-	if len(steps) > 1 && (res.Kind == APIRestart.Kind || res.Kind == Compaction410.Kind) {
+	if len(steps) > 0 && (res.Kind == APIRestart.Kind || res.Kind == Compaction410.Kind) {
 		res.note("differences over time", strings.Join(steps[:min(8, len(steps))], " "))
 	}
 	res.RecoveryOK = err == nil
@@ -103,7 +103,7 @@ func (h *Harness) waitCompareEmptyTimeline(ctx context.Context, replicas []*Repl
 		empty := true
 		for i, r := range replicas {
 			if errs[i] != nil {
-				empty, lastErr = false, fmt.Errorf("replica %s: %w", r.Name, errs[i])
+				empty, lastErr, last, lastReplica = false, fmt.Errorf("replica %s: %w", r.Name, errs[i]), nil, r.Name+"(error)"
 				break
 			}
 			if len(diffs[i]) > 0 {

@@ -11,6 +11,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/seed0f91f25e/multicache/api/v1alpha1"
 )
 
 // Fault is one kind of fault: Inject breaks something while the workload runs, heals it
@@ -153,8 +155,10 @@ func apiRestart(ctx context.Context, h *Harness, res *FaultResult) (time.Time, e
 		time.Sleep(time.Second)
 		return nil
 	})
+	healed := time.Now()
 	res.note("down for", since(down))
-	return time.Now(), err
+	noteCRsServed(ctx, h, res, healed)
+	return healed, err
 }
 
 // compaction410: with the API server stopped, objects are deleted straight from etcd (no
@@ -196,6 +200,7 @@ func compaction410(ctx context.Context, h *Harness, res *FaultResult) (time.Time
 		return err
 	})
 	healed := time.Now()
+	noteCRsServed(ctx, h, res, healed)
 	res.note("compacted at revision", fmt.Sprint(compacted))
 	res.note("deleted in etcd", fmt.Sprint(len(victims)))
 	return healed, err
@@ -380,3 +385,17 @@ func retry(ctx context.Context, bound time.Duration, fn func() error) error {
 }
 
 func since(t time.Time) string { return time.Since(t).Round(time.Millisecond).String() }
+
+// noteCRsServed notes how long after the API server answered again it served a custom
+// resource (Reservations): the API server loads the CRDs after it starts answering, and no
+// replica can relist those kinds before.
+func noteCRsServed(ctx context.Context, h *Harness, res *FaultResult, healed time.Time) {
+	deadline := healed.Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if err := h.Env.Client.List(ctx, &v1alpha1.ReservationList{}, client.Limit(1)); err == nil {
+			res.note("custom resources served after", since(healed))
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
