@@ -24,6 +24,9 @@ func (h *Harness) recoverAndCheck(ctx context.Context, healed time.Time, res *Fa
 	for _, r := range h.Replicas {
 		h.ensureReady(ctx, r, res)
 	}
+	if waited := time.Since(healed); waited > 100*time.Millisecond {
+		res.note("replicas ready after", since(healed))
+	}
 	// How the differences went down: a long flat stretch is time nobody relisted.
 	var steps []string
 	lastN := ""
@@ -38,6 +41,7 @@ func (h *Harness) recoverAndCheck(ctx context.Context, healed time.Time, res *Fa
 		}
 	})
 	res.Recovery = time.Since(healed)
+	res.note("last comparison round took", h.lastRound.Round(time.Millisecond).String())
 	if len(steps) > 0 && (res.Kind == APIRestart.Kind || res.Kind == Compaction410.Kind) {
 		res.note("differences over time", strings.Join(steps[:min(8, len(steps))], " "))
 	}
@@ -92,6 +96,7 @@ func (h *Harness) waitCompareEmptyTimeline(ctx context.Context, replicas []*Repl
 		diffs := make([][]Difference, len(replicas))
 		errs := make([]error, len(replicas))
 		var wg sync.WaitGroup
+		roundStart := time.Now()
 		for i, r := range replicas {
 			wg.Add(1)
 			go func() {
@@ -100,6 +105,7 @@ func (h *Harness) waitCompareEmptyTimeline(ctx context.Context, replicas []*Repl
 			}()
 		}
 		wg.Wait()
+		h.lastRound = time.Since(roundStart)
 		empty := true
 		for i, r := range replicas {
 			if errs[i] != nil {

@@ -38,7 +38,9 @@ type Harness struct {
 	cancel context.CancelFunc
 	wdone  chan struct{}
 	// metrics keeps the last scrape of every incarnation (replica/incarnation).
-	metricsMu          sync.Mutex
+	metricsMu sync.Mutex
+	// lastRound is how long the last round of comparisons took (waitCompareEmptyTimeline).
+	lastRound          time.Duration
 	metrics            map[string]Metrics
 	reportedInvariants map[string]float64
 }
