@@ -320,7 +320,8 @@ func slowBind(ctx context.Context, h *Harness, res *FaultResult) (time.Time, err
 	if err := h.W.create(ctx, r); err != nil {
 		return time.Now(), err
 	}
-	h.W.addRsv(&RsvIntent{Name: name, Class: "match", Node: node, TTL: longTTL, Created: r.CreationTimestamp.Time})
+	// Pinned: a random delete of the workload would void the check (it did once).
+	h.W.addRsv(&RsvIntent{Name: name, Class: "match", Node: node, TTL: longTTL, Created: r.CreationTimestamp.Time, Pinned: true})
 	h.W.targetPodLater(name, node, h.Cfg.SlowBind.String())
 	pod := "t" + name[1:]
 	res.note("pod", pod)

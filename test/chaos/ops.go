@@ -305,7 +305,7 @@ func (w *Workload) deleteRsv(ctx context.Context) error {
 	w.mu.Lock()
 	var names []string
 	for name, r := range w.rsvs {
-		if !r.Deleted && r.Class != "burst" {
+		if !r.Deleted && !r.Pinned && r.Class != "burst" {
 			names = append(names, name)
 		}
 	}

@@ -75,6 +75,8 @@ type RsvIntent struct {
 	Deleted bool
 	// Abandoned: a step it needed never succeeded (its expectation is void).
 	Abandoned bool
+	// Pinned: a fault checks this reservation; the workload's random deletes leave it.
+	Pinned bool
 }
 
 // GroupIntent is what the workload meant by a pod group.
