@@ -32,6 +32,7 @@ import (
 	"github.com/seed0f91f25e/multicache/internal/drift"
 	"github.com/seed0f91f25e/multicache/internal/handler"
 	"github.com/seed0f91f25e/multicache/internal/metrics"
+	"github.com/seed0f91f25e/multicache/internal/reconnect"
 	"github.com/seed0f91f25e/multicache/internal/scheme"
 	"github.com/seed0f91f25e/multicache/internal/siblings/freecapacity"
 	"github.com/seed0f91f25e/multicache/internal/stores"
@@ -66,6 +67,10 @@ func New(cfg *rest.Config, opts Options) (*Operator, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
+	// Every client of the operator (informers, writers, leader election) retries a read a
+	// restarting API server refused for not having installed its paths after 1 s, not 5.
+	cfg = rest.CopyConfig(cfg)
+	reconnect.RetrySoonerWhileStarting(cfg)
 	if opts.ReservationTTLAliasUsed() {
 		ctrl.Log.WithName("setup").Info("deprecated: --reservation-ttl without --reservation-default-ttl also sets the default lifetime of reservations without spec.ttlSeconds; "+
 			"set --reservation-default-ttl for that (--reservation-ttl is how long a deleted pod annotated multicache.dev/reserve-on-delete keeps its place)",
