@@ -30,6 +30,10 @@ type fencedLock struct {
 	lastRenew time.Time
 	// lastReadHolder is the holder of the lease as last read from the API server.
 	lastReadHolder string
+	// lost is closed when this replica, having led, reads the lease held by another
+	// (lostOnce guards it): see Lost.
+	lost     chan struct{}
+	lostOnce sync.Once
 }
 
 // newFencedLock builds the Lease lock the way controller-runtime does (identity
@@ -57,8 +61,15 @@ func newFencedLock(cfg *rest.Config, namespace, name string, renewDeadline time.
 	if err != nil {
 		return nil, err
 	}
-	return &fencedLock{Interface: lock, renewDeadline: renewDeadline}, nil
+	return &fencedLock{Interface: lock, renewDeadline: renewDeadline, lost: make(chan struct{})}, nil
 }
+
+// Lost is closed once this replica, after leading, read the lease held by another replica.
+// client-go's elector would go on retrying its renewal until the renew deadline (10 s by
+// default) before it gave up leading; a replica paused past its lease (SIGSTOP, a frozen
+// VM) learns at its first read after it resumes that it lost, and stops then (the operator
+// exits, as it does when the elector gives up, and restarts as a standby).
+func (l *fencedLock) Lost() <-chan struct{} { return l.lost }
 
 // Create implements resourcelock.Interface, remembering an acquisition.
 func (l *fencedLock) Create(ctx context.Context, ler resourcelock.LeaderElectionRecord) error {
@@ -74,7 +85,11 @@ func (l *fencedLock) Get(ctx context.Context) (*resourcelock.LeaderElectionRecor
 	if err == nil && ler != nil {
 		l.mu.Lock()
 		l.lastReadHolder = ler.HolderIdentity
+		ledBefore := !l.lastRenew.IsZero()
 		l.mu.Unlock()
+		if ledBefore && ler.HolderIdentity != "" && ler.HolderIdentity != l.Identity() {
+			l.lostOnce.Do(func() { close(l.lost) })
+		}
 	}
 	return ler, raw, err
 }

@@ -1,12 +1,16 @@
 package operator
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
@@ -69,4 +73,39 @@ func TestLeaderElection_OnlyTheLeaderWritesStatusAndTheStandbyTakesOverWarm(t *t
 	a.stop(t)
 	eventually(t, "b takes over", func() (bool, string) { return elected(b), "not elected" })
 	eventually(t, "the new leader writes status", notified("mc-a", "mc-b"))
+}
+
+// TestLeaderElection_ALeaderThatFindsTheLeaseTakenStopsAtOnce gives the lease of a leading
+// operator to another holder, as a replica that took over while this one was paused would,
+// and checks that the operator stops with errLeaseLost at its next read of the lease, not
+// after its renew deadline (10 s here) as client-go's elector would.
+func TestLeaderElection_ALeaderThatFindsTheLeaseTakenStopsAtOnce(t *testing.T) {
+	ns := newNamespace(t)
+	a := startOperator(t, func(o *Options) {
+		o.LeaderElect, o.LeaderElectionID, o.LeaderElectionNamespace = true, "lease-"+ns, ns
+		o.LeaseDuration, o.RenewDeadline, o.RetryPeriod = ptr.To(15*time.Second), ptr.To(10*time.Second), ptr.To(200*time.Millisecond)
+	})
+	eventually(t, "a leads", func() (bool, string) { return elected(a), "not elected" })
+
+	// The leader renews every 200 ms: retry on its conflicting writes.
+	if err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
+		lease := &coordinationv1.Lease{}
+		if err := env.Client.Get(ctx(), types.NamespacedName{Namespace: ns, Name: "lease-" + ns}, lease); err != nil {
+			return err
+		}
+		taken := metav1.NewMicroTime(time.Now())
+		lease.Spec.HolderIdentity, lease.Spec.RenewTime, lease.Spec.AcquireTime = ptr.To("another-replica"), &taken, &taken
+		return env.Client.Update(ctx(), lease)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-a.done:
+		a.done <- nil // what the cleanup's stop waits for
+		if !errors.Is(err, errLeaseLost) {
+			t.Fatalf("the operator stopped with %v, want %v", err, errLeaseLost)
+		}
+	case <-time.After(9 * time.Second):
+		t.Fatal("the operator still runs although another replica holds its lease")
+	}
 }

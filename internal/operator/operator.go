@@ -60,6 +60,9 @@ type Operator struct {
 	// PodGroupSources are the APIs the PodGroupStore reads groups from (found by discovery
 	// unless --podgroup-sources named them); nil when the store is disabled.
 	PodGroupSources []stores.PodGroupSource
+
+	// lock is the leader-election lock, nil without leader election.
+	lock *fencedLock
 }
 
 // New builds the operator against the API server cfg points at.
@@ -101,7 +104,7 @@ func New(cfg *rest.Config, opts Options) (*Operator, error) {
 		return nil, err
 	}
 	catchUp := controllers.NewCatchUp(mgr.GetCache(), ctrl.Log.WithName("catch-up"), nil)
-	op := &Operator{Manager: mgr, Cache: h, CatchUp: catchUp, PodGroupSources: sources}
+	op := &Operator{Manager: mgr, Cache: h, CatchUp: catchUp, PodGroupSources: sources, lock: lock}
 	if err := mgr.Add(catchUp); err != nil {
 		return nil, err
 	}
@@ -301,10 +304,31 @@ func registerMetrics(reg prometheus.Registerer, h *handler.Handler) error {
 	return nil
 }
 
-// Start runs the operator until ctx is cancelled (SIGTERM or SIGINT in main).
+// Start runs the operator until ctx is cancelled (SIGTERM or SIGINT in main), or until this
+// replica, having led, finds the lease held by another: then it stops and returns an error,
+// as it does when leader election gives up (see fencedLock.Lost).
 func (o *Operator) Start(ctx context.Context) error {
-	return o.Manager.Start(ctx)
+	if o.lock == nil {
+		return o.Manager.Start(ctx)
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	go func() {
+		select {
+		case <-o.lock.Lost():
+			cancel(errLeaseLost)
+		case <-ctx.Done():
+		}
+	}()
+	err := o.Manager.Start(ctx)
+	if cause := context.Cause(ctx); errors.Is(cause, errLeaseLost) {
+		return cause
+	}
+	return err
 }
+
+// errLeaseLost is why a replica that led stops when it finds another holding the lease.
+var errLeaseLost = errors.New("leader election lost: another replica holds the lease")
 
 // Ready reports whether the cache caught up (what /readyz answers).
 func (o *Operator) Ready() bool { return o.CatchUp.CaughtUp() }
