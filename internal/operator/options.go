@@ -229,6 +229,10 @@ func (o *Options) Validate() error {
 			bad("leader-elect-retry-period", retry, "must be a positive duration such as 2s")
 		case renew <= time.Duration(leaderelection.JitterFactor*float64(retry)):
 			bad("leader-elect-renew-deadline", renew, "must be more than %.1f times --leader-elect-retry-period (%s)", leaderelection.JitterFactor, retry)
+		case lease < time.Second || lease%time.Second != 0:
+			// The Lease keeps whole seconds: 1.5s would be written 1s, and a standby would
+			// take over while this replica still renews and writes.
+			bad("leader-elect-lease-duration", lease, "must be a whole number of seconds, at least 1s (the Lease object stores whole seconds)")
 		case lease <= renew:
 			bad("leader-elect-lease-duration", lease, "must be more than --leader-elect-renew-deadline (%s)", renew)
 		}
