@@ -3,6 +3,7 @@ package operator
 import (
 	"context"
 	"fmt"
+	"reflect"
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
@@ -85,6 +86,10 @@ func (op *Operator) addSibling(factory SiblingFactory, deps SiblingDeps) error {
 	s, err := factory(deps)
 	if err != nil || s == nil {
 		return err
+	}
+	if v := reflect.ValueOf(s); v.Kind() == reflect.Pointer && v.IsNil() {
+		// A nil pointer in the interface is not "no sibling": it would panic once started.
+		return fmt.Errorf("the factory returned a nil %T; return nil, nil to stay off", s)
 	}
 	return op.Manager.Add(op.CatchUp.AfterCatchUp(s.NeedLeaderElection(), s.Start))
 }

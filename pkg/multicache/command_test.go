@@ -1,6 +1,7 @@
 package multicache
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"strings"
@@ -77,6 +78,8 @@ func TestCommand_FactoryErrorsStopTheStartNamingTheStore(t *testing.T) {
 		"wrong name": {WithStore("zones", nop("zone")), `store registered as "zones" calls itself "zone"`},
 		"sibling fails": {WithSibling(func(SiblingDeps) (Sibling, error) { return nil, errors.New("needs zones") }),
 			"building sibling 0: needs zones"},
+		"typed nil sibling": {WithSibling(func(SiblingDeps) (Sibling, error) { return (*idleSibling)(nil), nil }),
+			"building sibling 0: the factory returned a nil *multicache.idleSibling; return nil, nil to stay off"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			cmd := NewCommand(tc.opt)
@@ -108,3 +111,9 @@ func TestCommand_ASiblingWithoutWorkStaysOff(t *testing.T) {
 		t.Errorf("New: %v, factory called with the cache and the manager: %v", err, called)
 	}
 }
+
+// idleSibling is a sibling that does nothing.
+type idleSibling struct{}
+
+func (*idleSibling) Start(ctx context.Context) error { <-ctx.Done(); return nil }
+func (*idleSibling) NeedLeaderElection() bool        { return false }
