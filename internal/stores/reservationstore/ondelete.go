@@ -244,6 +244,11 @@ func (s *Store) takeOver(e *entry, r *v1alpha1.Reservation) bool {
 	}
 	e.r, e.provisional = r, false
 	e.selector, e.replacesSince = selectorOf(r), replacesSince(r)
+	if !e.replacesSince.IsZero() && e.phase == v1alpha1.ReservationReserved {
+		// The leader's deletion time, not the moment this replica saw the delete (a
+		// standby, or a replica restarted since): every replica keeps the same deadline.
+		e.reservedAt = e.replacesSince
+	}
 	if e.placeholder != nil {
 		// The same charge under the API object's identity; no reader sees between the two.
 		s.h.PodOp(e.placeholder, false, skipped...)

@@ -349,3 +349,24 @@ func TestReserveOnDelete_AReservationOfTheHoldsNameThatDiffersReplacesIt(t *test
 		t.Error(errs)
 	}
 }
+
+func TestReserveOnDelete_TheTakeOverAdoptsTheLeadersDeletionTime(t *testing.T) {
+	c := newCluster(t)
+	old := web("web-a", "v1", t0, kept())
+	c.sync(stores.PodKey(old), old)
+	// This replica (a standby) sees the delete 10 s in; the leader saw it at 8 s and the
+	// Reservation it created says so.
+	c.clk.Step(10 * time.Second)
+	c.sync(stores.PodKey(old), nil)
+	key := types.NamespacedName{Namespace: "ns", Name: reservationstore.ReplacementName(old)}
+	r := created(c.view(key), c.clk.Now())
+	leaderSaw := t0.Add(8 * time.Second)
+	r.Annotations[v1alpha1.ReplacesSinceAnnotation] = leaderSaw.Format(time.RFC3339)
+	c.must(c.h.AddReservation(r))
+	v := c.view(key)
+	if !v.ReservedAt.Equal(leaderSaw) || !v.ExpiresAt.Equal(leaderSaw.Add(holdTTL)) {
+		t.Fatalf("after the take-over reserved at %v until %v; want the leader's %v until %v",
+			v.ReservedAt, v.ExpiresAt, leaderSaw, leaderSaw.Add(holdTTL))
+	}
+	c.expect("the Reservation took the hold over", 2000, 2000)
+}
