@@ -79,6 +79,11 @@ func New(cfg *rest.Config, opts Options) (*Operator, error) {
 			"set --reservation-default-ttl for that (--reservation-ttl is how long a deleted pod annotated multicache.dev/reserve-on-delete keeps its place)",
 			"reservationTTL", opts.ReservationTTL)
 	}
+	if ttl, clamped := opts.holdTTL(); clamped {
+		ctrl.Log.WithName("setup").Info("--reservation-ttl is longer than a Reservation may last: a deleted pod's place is kept for the maximum instead",
+			"reservationTTL", opts.ReservationTTL, "holdTTL", ttl)
+		opts.ReservationTTL = ttl
+	}
 	// Before anything listens: a source that is not served stops start-up here.
 	sources, err := resolvePodGroupSources(cfg, opts, ctrl.Log.WithName("podgroup-sources"))
 	if err != nil {

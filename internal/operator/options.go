@@ -255,7 +255,9 @@ func (o *Options) Validate() error {
 			bad(d.flag, d.v, "must be a positive duration such as 30s or 5m")
 		}
 	}
-	if o.ReservationTTL > maxReservationTTL {
+	if o.ReservationTTL > maxReservationTTL && !o.ReservationTTLAliasUsed() {
+		// Used alone, the flag keeps its old meaning too (reservations' lifetime, with no
+		// maximum): its hold is clamped then (holdTTL), not refused.
 		bad("reservation-ttl", o.ReservationTTL, "must be at most %v (a Reservation's spec.ttlSeconds is at most 30 days)", maxReservationTTL)
 	}
 	if o.VerifyPeriod < 0 {
@@ -293,6 +295,16 @@ const maxReservationTTL = 30 * 24 * time.Hour
 // without ttlSeconds, its meaning before reserve-on-delete (deprecated: the operator logs
 // a warning at start).
 func (o *Options) ReservationTTLAliasUsed() bool { return o.reservationTTLFlag && !o.defaultTTLFlag }
+
+// holdTTL is how long a deleted pod's place is kept: --reservation-ttl, at most 30 days;
+// clamped reports that --reservation-ttl, given alone for reservations' lifetime as before
+// reserve-on-delete existed, was longer.
+func (o *Options) holdTTL() (ttl time.Duration, clamped bool) {
+	if o.ReservationTTL > maxReservationTTL {
+		return maxReservationTTL, true
+	}
+	return o.ReservationTTL, false
+}
 
 // ttlFlag is --reservation-ttl (alias) or --reservation-default-ttl. The two meanings of
 // --reservation-ttl coexist this way: it always sets the deleted pods' hold, and also the

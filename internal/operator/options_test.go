@@ -40,7 +40,7 @@ func TestOptions_BadValuesAreRejectedNamingTheFlag(t *testing.T) {
 		{[]string{"--period=-1s"}, "--period"},
 		{[]string{"--reservation-ttl=0"}, "--reservation-ttl"},
 		{[]string{"--reservation-ttl=-5m"}, "--reservation-ttl"},
-		{[]string{"--reservation-ttl=721h"}, "--reservation-ttl"},
+		{[]string{"--reservation-ttl=721h", "--reservation-default-ttl=1h"}, "--reservation-ttl"},
 		{[]string{"--reservation-default-ttl=-1m"}, "--reservation-default-ttl"},
 		{[]string{"--reservation-ttl=-1m", "--reservation-default-ttl=1h"}, "--reservation-ttl"},
 		{[]string{"--reservation-gc-grace=-5m"}, "--reservation-gc-grace"},
@@ -108,8 +108,22 @@ func TestOptions_ReservationTTLKeepsItsOldMeaningUnlessTheNewFlagIsGiven(t *test
 			}
 		})
 	}
+	// Alone, as before reserve-on-delete existed, a lifetime past the longest hold is kept
+	// for reservations and clamped for holds, not refused at start-up.
 	o := DefaultOptions()
 	fs := flag.NewFlagSet("test", flag.ContinueOnError)
+	o.BindFlags(fs)
+	if err := fs.Parse([]string{"--reservation-ttl=1000h"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Validate(); err != nil {
+		t.Errorf("--reservation-ttl=1000h alone: %v, want it accepted", err)
+	}
+	if hold, clamped := o.holdTTL(); hold != maxReservationTTL || !clamped || o.ReservationDefaultTTL != 1000*time.Hour {
+		t.Errorf("--reservation-ttl=1000h alone: hold %v (clamped %v), default %v; want %v, true, 1000h", hold, clamped, o.ReservationDefaultTTL, maxReservationTTL)
+	}
+	o = DefaultOptions()
+	fs = flag.NewFlagSet("test", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	o.BindFlags(fs)
 	if err := fs.Parse([]string{"--reservation-default-ttl=ten minutes"}); err == nil || !strings.Contains(err.Error(), "reservation-default-ttl") ||
