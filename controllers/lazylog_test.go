@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-logr/logr"
 	uberzap "go.uber.org/zap"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/klog/v2"
@@ -23,7 +24,7 @@ func TestLazyLogConstructor_WritesTheLinesItWasGiven(t *testing.T) {
 	var buf bytes.Buffer
 	base := zap.New(zap.WriteTo(&buf), zap.UseDevMode(false), zap.RawZapOpts(uberzap.AddCaller())).WithName("multicache")
 	req := &reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "p"}}
-	log := lazyLogConstructor(base, "pod-feed")(req).WithValues("reconcileID", "r-1").WithName("sub")
+	log := lazyLogConstructor(base, "pod-feed", podGVK)(req).WithValues("reconcileID", "r-1").WithName("sub")
 	log.V(1).Info("not written at V(1)")
 	log.Info("applied", "op", "add")
 	log.Error(fmt.Errorf("boom"), "failed", "attempt", 2)
@@ -40,6 +41,7 @@ func TestLazyLogConstructor_WritesTheLinesItWasGiven(t *testing.T) {
 			t.Fatal(err)
 		}
 		want["controller"], want["namespace"], want["name"], want["reconcileID"] = "pod-feed", "ns", "p", "r-1"
+		want["controllerGroup"], want["controllerKind"] = "", "Pod"
 		want["logger"] = "multicache.sub"
 		for k, v := range want {
 			if got[k] != v {
@@ -50,7 +52,7 @@ func TestLazyLogConstructor_WritesTheLinesItWasGiven(t *testing.T) {
 			t.Errorf("line %d: caller %q, want this test file", i, c)
 		}
 	}
-	if l := lazyLogConstructor(logr.Discard(), "x")(req); l.Enabled() {
+	if l := lazyLogConstructor(logr.Discard(), "x", podGVK)(req); l.Enabled() {
 		t.Error("a discarding base logger became enabled")
 	}
 }
@@ -62,18 +64,55 @@ func TestLazyLogConstructor_WritesTheLinesItWasGiven(t *testing.T) {
 func BenchmarkLogConstructor(b *testing.B) {
 	base := zap.New(zap.WriteTo(io.Discard), zap.UseDevMode(false))
 	req := &reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "p"}}
-	controllerRuntimes := func(req *reconcile.Request) logr.Logger { // builder.go, v0.25.2
-		log := base.WithValues("controller", "pod-feed", "controllerGroup", "", "controllerKind", "Pod")
-		return log.WithValues("Pod", klog.KRef(req.Namespace, req.Name), "namespace", req.Namespace, "name", req.Name)
-	}
+	controllerRuntimes := controllerRuntimesConstructor(base, "pod-feed", podGVK)
 	for _, c := range []struct {
 		name string
 		ctor func(*reconcile.Request) logr.Logger
-	}{{"controller-runtime", controllerRuntimes}, {"lazy", lazyLogConstructor(base, "pod-feed")}} {
+	}{{"controller-runtime", controllerRuntimes}, {"lazy", lazyLogConstructor(base, "pod-feed", podGVK)}} {
 		b.Run(c.name, func(b *testing.B) {
 			for b.Loop() {
 				_ = c.ctor(req).WithValues("reconcileID", uuid.NewUUID())
 			}
 		})
+	}
+}
+
+var podGVK = schema.GroupVersionKind{Version: "v1", Kind: "Pod"}
+
+// controllerRuntimesConstructor is controller-runtime's default LogConstructor, as its
+// builder.go (v0.25.2) builds it for a controller of gvk.
+func controllerRuntimesConstructor(base logr.Logger, controller string, gvk schema.GroupVersionKind) func(*reconcile.Request) logr.Logger {
+	log := base.WithValues("controller", controller, "controllerGroup", gvk.Group, "controllerKind", gvk.Kind)
+	return func(req *reconcile.Request) logr.Logger {
+		return log.WithValues(gvk.Kind, klog.KRef(req.Namespace, req.Name), "namespace", req.Namespace, "name", req.Name)
+	}
+}
+
+// TestLazyLogConstructor_LogsTheFieldsOfControllerRuntimesOwn writes one line through each
+// constructor and compares every field but the time and the caller.
+func TestLazyLogConstructor_LogsTheFieldsOfControllerRuntimesOwn(t *testing.T) {
+	req := &reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "web-1"}}
+	gvk := schema.GroupVersionKind{Group: "cache.multicache.dev", Version: "v1alpha1", Kind: "Reservation"}
+	line := func(ctor func(logr.Logger) func(*reconcile.Request) logr.Logger) map[string]any {
+		var buf bytes.Buffer
+		ctor(zap.New(zap.WriteTo(&buf), zap.UseDevMode(false)))(req).Info("applied")
+		var got map[string]any
+		if err := json.Unmarshal(bytes.TrimSpace(buf.Bytes()), &got); err != nil {
+			t.Fatalf("%v: %s", err, buf.String())
+		}
+		delete(got, "ts")
+		return got
+	}
+	want := line(func(b logr.Logger) func(*reconcile.Request) logr.Logger {
+		return controllerRuntimesConstructor(b, "rsv-feed", gvk)
+	})
+	got := line(func(b logr.Logger) func(*reconcile.Request) logr.Logger {
+		return lazyLogConstructor(b, "rsv-feed", gvk)
+	})
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("lazy constructor's line:\n %v\ncontroller-runtime's:\n %v", got, want)
+	}
+	if _, ok := got["Reservation"]; !ok {
+		t.Errorf("no object reference under the kind: %v", got)
 	}
 }

@@ -9,12 +9,14 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	crhandler "sigs.k8s.io/controller-runtime/pkg/handler"
@@ -73,7 +75,7 @@ func Setup(mgr manager.Manager, h *handler.Handler, n *Notifier, opts Options) (
 		b := ctrl.NewControllerManagedBy(mgr).Named(name).
 			For(obj, builder.WithPredicates(changed)).
 			WatchesRawSource(refeeder.source(name)).
-			WithOptions(controller.Options{NeedLeaderElection: ptr.To(false), LogConstructor: lazyLogConstructor(mgr.GetLogger(), name)})
+			WithOptions(controller.Options{NeedLeaderElection: ptr.To(false), LogConstructor: lazyLogConstructor(mgr.GetLogger(), name, gvkOf(mgr, obj))})
 		for _, e := range extra {
 			e(b)
 		}
@@ -221,7 +223,7 @@ func setupStatusWriters(mgr manager.Manager, h *handler.Handler, n *Notifier, wa
 		err := ctrl.NewControllerManagedBy(mgr).Named(w.name).
 			For(w.obj).
 			WatchesRawSource(n.source(w.kind)).
-			WithOptions(controller.Options{LogConstructor: lazyLogConstructor(mgr.GetLogger(), w.name),
+			WithOptions(controller.Options{LogConstructor: lazyLogConstructor(mgr.GetLogger(), w.name, gvkOf(mgr, w.obj)),
 				MaxConcurrentReconciles: statusWorkers}).
 			Complete(opts.CatchUp.Gate(w.r))
 		if err != nil {
@@ -270,3 +272,13 @@ func (objectReplaced) Update(e event.UpdateEvent) bool {
 // one key twice at a time): with one worker, 10,000 reservations expiring in the same
 // second took the leader minutes to publish on a loaded API server.
 const statusWorkers = 4
+
+// gvkOf is the kind of obj in the manager's scheme (empty when it has none: the log lines
+// then go without controllerGroup and controllerKind, and the builder reports the error).
+func gvkOf(mgr ctrl.Manager, obj client.Object) schema.GroupVersionKind {
+	gvk, err := apiutil.GVKForObject(obj, mgr.GetScheme())
+	if err != nil {
+		return schema.GroupVersionKind{}
+	}
+	return gvk
+}
