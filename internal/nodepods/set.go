@@ -189,6 +189,11 @@ func (s *Set) forward(src *source) toolscache.ResourceEventHandler {
 				return
 			}
 			s.mu.Lock()
+			if src.stopped.Load() {
+				// Stopped meanwhile: stopSource already deleted this source's pods.
+				s.mu.Unlock()
+				return
+			}
 			s.index[key] = src.name
 			delete(s.leftUnbound, key)
 			handlers := s.handlers
