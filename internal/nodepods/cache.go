@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -32,11 +33,16 @@ func NewCacheFunc(log logr.Logger) cache.NewCacheFunc {
 		if err != nil {
 			return nil, err
 		}
+		// Protobuf like the manager's own clients of built-in types (a pod decodes several
+		// times faster than from JSON).
+		pcfg := rest.CopyConfig(cfg)
+		pcfg.ContentType = runtime.ContentTypeProtobuf
+		pcfg.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
 		var cs kubernetes.Interface
 		if opts.HTTPClient != nil {
-			cs, err = kubernetes.NewForConfigAndClient(cfg, opts.HTTPClient)
+			cs, err = kubernetes.NewForConfigAndClient(pcfg, opts.HTTPClient)
 		} else {
-			cs, err = kubernetes.NewForConfig(cfg)
+			cs, err = kubernetes.NewForConfig(pcfg)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("creating the client of the shard's pod watches: %w", err)
