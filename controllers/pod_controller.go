@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -29,6 +30,10 @@ type PodReconciler struct {
 	// Lookup, when set, reads the pod from its informer without a copy (see sharedLookup);
 	// otherwise Reader does.
 	Lookup func(types.NamespacedName) (*corev1.Pod, bool, error)
+	// Vanished, when set, decides what a pod the reader no longer holds means (a shard: a
+	// pod being bound is between the unbound watch and its node's, see nodepods.Set): the
+	// pod as the API holds it (nil: deleted), or retry to look again later.
+	Vanished func(context.Context, types.NamespacedName) (pod *corev1.Pod, retry bool, err error)
 }
 
 // Reconcile implements reconcile.Reconciler. A rejection the pod's state could cause
@@ -38,6 +43,17 @@ func (r *PodReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	apiPod, err := r.get(ctx, req.NamespacedName)
 	if err != nil {
 		return ctrl.Result{}, err
+	}
+	if apiPod == nil && r.Vanished != nil {
+		pod, retry, err := r.Vanished(ctx, req.NamespacedName)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if retry {
+			// Left untouched in the cache (assumed or not) until its node's watch reports it.
+			return ctrl.Result{RequeueAfter: vanishedRetry}, nil
+		}
+		apiPod = pod
 	}
 	inScope := true
 	if apiPod != nil && r.Keep != nil {
@@ -90,6 +106,10 @@ func onNode(ctx context.Context, reader client.Reader, list client.ObjectList, n
 	})
 	return reqs
 }
+
+// vanishedRetry is how soon a pod between two watches of a shard is looked at again (its
+// node's watch enqueues it too when it reports it).
+const vanishedRetry = 200 * time.Millisecond
 
 // nodeNameField indexes pods and reservations by spec.nodeName.
 const nodeNameField = "spec.nodeName"

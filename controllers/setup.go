@@ -26,6 +26,7 @@ import (
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
 	"github.com/seed0f91f25e/multicache/internal/handler"
+	"github.com/seed0f91f25e/multicache/internal/nodepods"
 	"github.com/seed0f91f25e/multicache/internal/stores"
 )
 
@@ -86,6 +87,12 @@ func Setup(mgr manager.Manager, h *handler.Handler, n *Notifier, opts Options) (
 	var err error
 	if pods.Lookup, err = sharedLookup(context.Background(), mgr.GetCache(), &corev1.Pod{}); err != nil {
 		return nil, err
+	}
+	if shard, ok := mgr.GetCache().(*nodepods.Cache); ok {
+		api := mgr.GetAPIReader()
+		pods.Vanished = func(ctx context.Context, key types.NamespacedName) (*corev1.Pod, bool, error) {
+			return shard.Set.Vanished(ctx, api, key)
+		}
 	}
 	reservations := newNamespacedFeed(reader, stores.KindReservation, h.LastSeenReservation, h.AddReservation, h.UpdateReservation, h.DeleteReservation)
 	nmNodes := newFeed(reader, stores.KindNMNode, h.LastSeenNMNode, h.AddNMNode, h.UpdateNMNode, h.DeleteNMNode)

@@ -55,6 +55,14 @@ func TestSmall(t *testing.T) {
 		Assets: assets, RepoRoot: repo, Dir: dir, Writers: 16,
 		Timing:   Timing{Poll: 100 * time.Millisecond, Timeout: 2 * time.Minute, Settle: time.Second},
 		Cooldown: time.Second,
+		// Every shard's replica is full with exactly its nodes and their pods, and its
+		// comparison is empty (runShards checks both).
+		Shards: MaxShards,
+		ShardSubject: func(shard string) Subject {
+			s := MulticacheSubject(mcBin, "--sub-cluster-key="+LabelShard, "--sub-cluster="+shard)
+			s.Name = "multicache-shard-" + shard
+			return s
+		},
 		Churn: Churn{
 			Steps:   []ChurnStep{{Rate: 100, Duration: 3 * time.Second}},
 			Workers: 16, Poll: 10 * time.Millisecond, DrainTimeout: time.Minute, Pause: time.Second,
@@ -74,6 +82,9 @@ func TestSmall(t *testing.T) {
 	}
 	for _, p := range res.Problems() {
 		t.Error(p)
+	}
+	if res.ShardRun == nil || len(res.ShardRun.Shards) != MaxShards {
+		t.Errorf("shard mode: %+v, want the whole-cluster replica and %d shards", res.ShardRun, MaxShards)
 	}
 	if res.Churn == nil || len(res.Churn.Phases) != numOps {
 		t.Fatalf("churn phases: %+v, want one per operation", res.Churn)

@@ -59,6 +59,7 @@ func MakeNode(i int) *corev1.Node {
 			"kubernetes.io/hostname":           name,
 			"topology.kubernetes.io/zone":      fmt.Sprintf("zone-%d", i%3),
 			"node.kubernetes.io/instance-type": "bench.16xlarge",
+			LabelShard:                         ShardOf(i),
 		}},
 		Status: corev1.NodeStatus{
 			Capacity:    capacity,

@@ -148,6 +148,7 @@ func WriteReport(w io.Writer, res *Result, machine string) {
 		p("\nAfter the churn: multicache settled RSS %s, peak %s, heap after GC %s; `/debug/cache/compare`: %d differences.\n",
 			mib(res.AfterChurn.SettledRSS), mib(res.AfterChurn.PeakRSS), mib(res.AfterChurn.HeapAfterGC), len(res.Compare))
 	}
+	writeShards(w, res)
 	p("\nRun time: %s.\n", res.Duration.Round(time.Second))
 }
 

@@ -36,6 +36,11 @@ type Config struct {
 	// CPUProfileSeconds, when positive, adds one more start of every subject after the
 	// rounds, with a CPU profile of its first CPUProfileSeconds (cpu-<subject>.pb.gz in Dir).
 	CPUProfileSeconds int
+	// Shards, when positive (at most MaxShards), measures after the rounds a whole-cluster
+	// replica and then the replicas of that many sub-clusters (ShardSubject), each alone.
+	Shards int
+	// ShardSubject is the multicache replica of one sub-cluster (--sub-cluster=shard).
+	ShardSubject func(shard string) Subject
 	// Log receives progress.
 	Log io.Writer
 }
@@ -63,6 +68,8 @@ type Result struct {
 	// Compare is multicache's /debug/cache/compare after the churn: the differences between
 	// its cache and the API (none expected).
 	Compare []json.RawMessage
+	// ShardRun is the shard mode's measurement (nil without -shards).
+	ShardRun *ShardRun
 	// Duration of the whole run.
 	Duration time.Duration
 }
@@ -128,6 +135,14 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			}
 			logColdStart(log, cs)
 			res.ColdStarts = append(res.ColdStarts, cs)
+		}
+	}
+
+	if cfg.Shards > 0 {
+		fmt.Fprintf(log, "shards: a whole-cluster replica, then %d sub-cluster replicas\n", cfg.Shards)
+		res.ShardRun, err = runShards(ctx, cfg, env, log)
+		if err != nil {
+			return res, err
 		}
 	}
 

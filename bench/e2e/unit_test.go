@@ -98,3 +98,21 @@ func TestSizes(t *testing.T) {
 		t.Error("ParseSize(huge) succeeded")
 	}
 }
+
+// TestShardWant: the shards' nodes and pods add up to the cluster, and shard s holds the
+// nodes and pods numbered s mod 4.
+func TestShardWant(t *testing.T) {
+	for _, size := range []Size{Sizes["small"], Sizes["medium"], {Name: "odd", Nodes: 6, Pods: 7}} {
+		var nodes, pods int
+		for s := range MaxShards {
+			w := ShardWant(size, s)
+			nodes, pods = nodes+w.Nodes, pods+w.Pods
+		}
+		if nodes != size.Nodes || pods != size.Pods {
+			t.Errorf("%s: shards hold %d nodes / %d pods, want %d / %d", size.Name, nodes, pods, size.Nodes, size.Pods)
+		}
+	}
+	if w := ShardWant(Sizes["medium"], 1); w.Nodes != 250 || w.Pods != 7500 {
+		t.Errorf("medium shard 1: %+v, want 250 nodes / 7,500 pods", w)
+	}
+}

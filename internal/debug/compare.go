@@ -28,5 +28,8 @@ func (s *Server) Compare(ctx context.Context) ([]drift.Difference, error) {
 		// pod's node, so it lists whole objects).
 		src.MetadataScheme = c.Scheme()
 	}
+	if s.Source != nil {
+		return drift.Compare(ctx, s.handler, s.Source, s.keep, s.Listings...)
+	}
 	return drift.Compare(ctx, s.handler, src, s.keep, s.Listings...)
 }

@@ -35,6 +35,9 @@ type Server struct {
 	// Listings are what the comparison lists; nil means drift.Listings. Set before the
 	// server starts.
 	Listings []drift.Listing
+	// Source, when set, is what the comparison lists the API through (a shard lists its
+	// nodes' pods node by node); nil means every object through the uncached reader.
+	Source drift.Source
 }
 
 // NewServer returns a server for addr that reads the cache from h and the API through api

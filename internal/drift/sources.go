@@ -11,6 +11,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+
+	"github.com/seed0f91f25e/multicache/internal/stores"
 )
 
 // APISource lists objects from a reader, typically the manager's uncached API reader: what
@@ -116,4 +118,45 @@ func (s InformerSource) store(ctx context.Context, l Listing) (toolscache.Store,
 		return nil, fmt.Errorf("informer %T does not expose its store", inf)
 	}
 	return withStore.GetStore(), nil
+}
+
+// NodePods is API with the pods listed node by node (field selector spec.nodeName, which the
+// API server answers from its spec.nodeName index): a shard compares its nodes' pods without
+// listing the whole cluster's. Unbound pods are not listed (no shard keeps them).
+type NodePods struct {
+	API APISource
+	// Nodes are the shard's nodes.
+	Nodes func() []string
+}
+
+// Each implements Source.
+func (s NodePods) Each(ctx context.Context, l Listing, fn func(client.Object) error) error {
+	if l.Kind != stores.KindPod {
+		return s.API.Each(ctx, l, fn)
+	}
+	limit := s.API.PageSize
+	if limit <= 0 {
+		limit = 500
+	}
+	for _, node := range s.Nodes() {
+		next := ""
+		for {
+			list := l.List()
+			if err := s.API.Reader.List(ctx, list, client.MatchingFields{"spec.nodeName": node}, client.Limit(limit), client.Continue(next)); err != nil {
+				return fmt.Errorf("listing the pods of node %s: %w", node, err)
+			}
+			if err := meta.EachListItem(list, func(o runtime.Object) error { return fn(o.(client.Object)) }); err != nil {
+				return err
+			}
+			if next = list.GetContinue(); next == "" {
+				break
+			}
+		}
+	}
+	return nil
+}
+
+// Get implements Source.
+func (s NodePods) Get(ctx context.Context, l Listing, key client.ObjectKey) (client.Object, bool, error) {
+	return s.API.Get(ctx, l, key)
 }

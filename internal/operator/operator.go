@@ -32,6 +32,7 @@ import (
 	"github.com/seed0f91f25e/multicache/internal/drift"
 	"github.com/seed0f91f25e/multicache/internal/handler"
 	"github.com/seed0f91f25e/multicache/internal/metrics"
+	"github.com/seed0f91f25e/multicache/internal/nodepods"
 	"github.com/seed0f91f25e/multicache/internal/reconnect"
 	"github.com/seed0f91f25e/multicache/internal/scheme"
 	"github.com/seed0f91f25e/multicache/internal/siblings/freecapacity"
@@ -132,6 +133,10 @@ func New(cfg *rest.Config, opts Options) (*Operator, error) {
 	if opts.DebugBindAddress != "0" {
 		op.Debug = debug.NewServer(opts.DebugBindAddress, h, mgr.GetAPIReader(), keep, ctrl.Log.WithName("debug"))
 		op.Debug.Listings = controllers.DriftListings(sources)
+		if shard, ok := mgr.GetCache().(*nodepods.Cache); ok {
+			// A shard compares the pods of its nodes, listed node by node.
+			op.Debug.Source = drift.NodePods{API: drift.APISource{Reader: mgr.GetAPIReader()}, Nodes: shard.Set.Nodes}
+		}
 		if err := mgr.Add(op.Debug); err != nil {
 			return nil, err
 		}
@@ -185,7 +190,13 @@ func newManager(cfg *rest.Config, opts Options, lock *fencedLock) (manager.Manag
 		// (the feeds filter them by name), whatever labels its agent gave it.
 		cacheOpts.ByObject[&corev1.Node{}] = cache.ByObject{Label: labels.SelectorFromSet(labels.Set{opts.SubClusterKey: opts.SubCluster})}
 	}
+	var newCache cache.NewCacheFunc
+	if opts.SubClusterKey != "" {
+		// A shard watches the pods of its nodes only, one watch per node (nodepods).
+		newCache = nodepods.NewCacheFunc(ctrl.Log.WithName("shard-pods"))
+	}
 	return ctrl.NewManager(cfg, ctrl.Options{
+		NewCache:                newCache,
 		Scheme:                  scheme.New(),
 		Metrics:                 metricsOpts,
 		HealthProbeBindAddress:  opts.HealthProbeBindAddress,

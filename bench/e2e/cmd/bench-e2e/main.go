@@ -58,6 +58,7 @@ func run() error {
 		cpuProfile = flag.Int("cpuprofile", 0, "when positive, start every subject once more after the rounds with a CPU profile of its first N seconds (cpu-<subject>.pb.gz in -dir)")
 		mcArgs     = flag.String("multicache-args", "", "extra flags of multicache, space-separated (e.g. --verify-period=0)")
 		churnWorks = flag.Int("churn-workers", 32, "writers per churn operation")
+		shards     = flag.Int("shards", 0, fmt.Sprintf("when positive (at most %d), also start a whole-cluster multicache and then the replicas of that many sub-clusters (nodes are labelled %s=s0..s3), each alone", e2e.MaxShards, e2e.LabelShard))
 	)
 	flag.Parse()
 	size, err := e2e.ParseSize(*sizeName)
@@ -73,6 +74,9 @@ func run() error {
 	}
 	if *churnDur == 0 {
 		*churnDur = def.churn
+	}
+	if *shards < 0 || *shards > e2e.MaxShards {
+		return fmt.Errorf("-shards: %d is not between 0 and %d (the nodes are labelled into %d sub-clusters)", *shards, e2e.MaxShards, e2e.MaxShards)
 	}
 	if *assets == "" || *mcBin == "" {
 		return fmt.Errorf("-assets (or KUBEBUILDER_ASSETS) and -multicache are required; run it with `make bench-e2e`")
@@ -122,6 +126,12 @@ func run() error {
 		Assets: *assets, RepoRoot: *repo, Dir: *dir, Writers: *writers,
 		Timing:   e2e.Timing{Poll: *poll, Timeout: *timeout, Settle: *settle, ProfileDir: profileDir},
 		Cooldown: *cooldown, CPUProfileSeconds: *cpuProfile,
+		Shards: *shards,
+		ShardSubject: func(shard string) e2e.Subject {
+			s := e2e.MulticacheSubject(*mcBin, append(strings.Fields(*mcArgs), "--sub-cluster-key="+e2e.LabelShard, "--sub-cluster="+shard)...)
+			s.Name = "multicache-shard-" + shard
+			return s
+		},
 		Churn: e2e.Churn{Steps: steps, Workers: *churnWorks, Poll: *churnPoll, DrainTimeout: time.Minute, Pause: 2 * time.Second},
 		Log:   newElapsedWriter(os.Stderr),
 	})

@@ -1,0 +1,378 @@
+// Package nodepods watches, for a shard (a sub-cluster replica), only the pods bound to the
+// shard's nodes and the unbound pods, the way kubelets do: one watch per node, field-selected
+// on spec.nodeName, which the API server's watch cache serves from its spec.nodeName index
+// (a 5,000-node cluster has 5,000 kubelets doing exactly that). A shard then lists, decodes
+// and holds its share of the cluster's pods instead of all of them.
+//
+// Set is one informer per shard node (started when the node enters the shard's Node
+// informer, stopped and its pods deleted when it leaves) plus one for the unbound pods
+// (spec.nodeName=""), seen together as one informer with one store. Cache wraps the
+// manager's cache so that everything that reads pods from it (the pod feed, its spec.nodeName
+// index, the catch-up, the verify loop) reads the Set, and the manager's own pod informer is
+// never started.
+package nodepods
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// unbound names the source of the pods no node holds yet.
+const unbound = ""
+
+// Set holds the pods of a shard: those bound to its nodes and the unbound ones.
+type Set struct {
+	client    kubernetes.Interface
+	transform toolscache.TransformFunc
+	log       logr.Logger
+	// nodes is the shard's Node informer (label-selected): its keys are the nodes watched.
+	nodes NodeInformer
+	// newInformer builds each source's informer (the manager cache's NewInformer).
+	newInformer func(toolscache.ListerWatcher, runtime.Object, time.Duration, toolscache.Indexers) toolscache.SharedIndexInformer
+
+	mu sync.RWMutex
+	// sources are the running informers by node name; unbound ("") is the unbound pods'.
+	sources map[string]*source
+	// index maps a pod's key to the source that holds it: lookups are O(1).
+	index map[string]string
+	// leftUnbound are the keys the unbound informer deleted and no node informer holds yet:
+	// a pod being bound is between two watches (see Vanished).
+	leftUnbound map[string]struct{}
+	handlers    []*registration
+	ctx         context.Context
+	started     atomic.Bool
+	stopped     atomic.Bool
+}
+
+// source is one field-selected pod informer.
+type source struct {
+	name    string
+	inf     toolscache.SharedIndexInformer
+	reg     toolscache.ResourceEventHandlerRegistration
+	cancel  context.CancelFunc
+	stopped atomic.Bool
+}
+
+// NodeInformer is what the Set reads of the shard's Node informer.
+type NodeInformer interface {
+	AddEventHandler(toolscache.ResourceEventHandler) (toolscache.ResourceEventHandlerRegistration, error)
+	HasSynced() bool
+	GetStore() toolscache.Store
+}
+
+// NewSet returns a Set of the pods bound to the nodes nodes holds, each pod passed through
+// transform (the manager cache's pod transform) before it is stored. newInformer, when set,
+// builds the sources' informers (default toolscache.NewSharedIndexInformer).
+func NewSet(c kubernetes.Interface, nodes NodeInformer, transform toolscache.TransformFunc,
+	newInformer func(toolscache.ListerWatcher, runtime.Object, time.Duration, toolscache.Indexers) toolscache.SharedIndexInformer,
+	log logr.Logger) *Set {
+	if newInformer == nil {
+		newInformer = toolscache.NewSharedIndexInformer
+	}
+	return &Set{client: c, nodes: nodes, transform: transform, newInformer: newInformer, log: log,
+		sources: map[string]*source{}, index: map[string]string{}, leftUnbound: map[string]struct{}{}}
+}
+
+// Start starts the unbound pods' informer and follows the shard's nodes until ctx is done.
+func (s *Set) Start(ctx context.Context) error {
+	s.mu.Lock()
+	s.ctx = ctx
+	s.mu.Unlock()
+	if _, err := s.nodes.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) {
+			if n, ok := obj.(*corev1.Node); ok {
+				s.startSource(n.Name)
+			}
+		},
+		DeleteFunc: func(obj any) {
+			if t, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+				obj = t.Obj
+			}
+			if n, ok := obj.(*corev1.Node); ok {
+				s.stopSource(n.Name)
+			}
+		},
+	}); err != nil {
+		return fmt.Errorf("following the shard's nodes: %w", err)
+	}
+	s.startSource(unbound)
+	s.started.Store(true)
+	<-ctx.Done()
+	s.stopped.Store(true)
+	return nil
+}
+
+// startSource starts the informer of a node's pods (unbound: the unbound pods').
+func (s *Set) startSource(node string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.sources[node]; ok || s.ctx == nil {
+		return
+	}
+	selector := fields.OneTermEqualSelector("spec.nodeName", node).String()
+	lw := toolscache.NewFilteredListWatchFromClient(s.client.CoreV1().RESTClient(), "pods", "",
+		func(o *metav1.ListOptions) { o.FieldSelector = selector })
+	inf := s.newInformer(lw, &corev1.Pod{}, 0, toolscache.Indexers{})
+	if s.transform != nil {
+		_ = inf.SetTransform(s.transform) // cannot fail before Run
+	}
+	ctx, cancel := context.WithCancel(s.ctx)
+	src := &source{name: node, inf: inf, cancel: cancel}
+	reg, err := inf.AddEventHandler(s.forward(src))
+	if err != nil {
+		cancel()
+		s.log.Error(err, "watching the pods of a node", "node", node)
+		return
+	}
+	src.reg = reg
+	s.sources[node] = src
+	go inf.RunWithContext(ctx)
+	s.log.V(1).Info("watching the pods of a node", "node", node)
+}
+
+// stopSource stops a node's informer and deletes its pods from the Set (handlers see a
+// delete for each).
+func (s *Set) stopSource(node string) {
+	s.mu.Lock()
+	src, ok := s.sources[node]
+	if !ok {
+		s.mu.Unlock()
+		return
+	}
+	delete(s.sources, node)
+	src.stopped.Store(true)
+	src.cancel()
+	var gone []any
+	for _, obj := range src.inf.GetStore().List() {
+		key, err := toolscache.MetaNamespaceKeyFunc(obj)
+		if err != nil {
+			continue
+		}
+		if s.index[key] == node {
+			delete(s.index, key)
+			gone = append(gone, obj)
+		}
+	}
+	handlers := append([]*registration(nil), s.handlers...)
+	s.mu.Unlock()
+	for _, obj := range gone {
+		for _, h := range handlers {
+			h.handler.OnDelete(obj)
+		}
+	}
+	s.log.V(1).Info("stopped watching the pods of a node that left the shard", "node", node, "pods", len(gone))
+}
+
+// forward keeps the index and hands a source's events to the Set's handlers.
+func (s *Set) forward(src *source) toolscache.ResourceEventHandler {
+	return toolscache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) {
+			if src.stopped.Load() {
+				return
+			}
+			key, err := toolscache.MetaNamespaceKeyFunc(obj)
+			if err != nil {
+				return
+			}
+			s.mu.Lock()
+			if src.stopped.Load() {
+				// Stopped meanwhile: stopSource already deleted this source's pods.
+				s.mu.Unlock()
+				return
+			}
+			s.index[key] = src.name
+			delete(s.leftUnbound, key)
+			handlers := s.handlers
+			s.mu.Unlock()
+			for _, h := range handlers {
+				h.handler.OnAdd(obj, false)
+			}
+		},
+		UpdateFunc: func(oldObj, newObj any) {
+			if src.stopped.Load() {
+				return
+			}
+			s.mu.RLock()
+			handlers := s.handlers
+			s.mu.RUnlock()
+			for _, h := range handlers {
+				h.handler.OnUpdate(oldObj, newObj)
+			}
+		},
+		DeleteFunc: func(obj any) {
+			if src.stopped.Load() {
+				return
+			}
+			key, err := toolscache.DeletionHandlingMetaNamespaceKeyFunc(obj)
+			if err != nil {
+				return
+			}
+			s.mu.Lock()
+			if s.index[key] == src.name {
+				delete(s.index, key)
+				if src.name == unbound {
+					s.leftUnbound[key] = struct{}{}
+				}
+			}
+			handlers := s.handlers
+			s.mu.Unlock()
+			for _, h := range handlers {
+				h.handler.OnDelete(obj)
+			}
+		},
+	}
+}
+
+// Get returns the pod the Set holds under key ("namespace/name"), the informer's own object.
+func (s *Set) Get(key string) (*corev1.Pod, bool) {
+	s.mu.RLock()
+	name, ok := s.index[key]
+	var src *source
+	if ok {
+		src = s.sources[name]
+	}
+	s.mu.RUnlock()
+	if src == nil {
+		return nil, false
+	}
+	item, exists, err := src.inf.GetStore().GetByKey(key)
+	if err != nil || !exists {
+		return nil, false
+	}
+	pod, ok := item.(*corev1.Pod)
+	return pod, ok
+}
+
+// OnNode returns the pods the Set holds bound to node ("" for the unbound ones).
+func (s *Set) OnNode(node string) []*corev1.Pod {
+	s.mu.RLock()
+	src := s.sources[node]
+	s.mu.RUnlock()
+	if src == nil {
+		return nil
+	}
+	return pods(src.inf.GetStore().List())
+}
+
+// List returns every pod the Set holds.
+func (s *Set) List() []*corev1.Pod {
+	var out []*corev1.Pod
+	for _, src := range s.snapshot() {
+		out = append(out, pods(src.inf.GetStore().List())...)
+	}
+	return out
+}
+
+// Nodes returns the nodes whose pods the Set watches.
+func (s *Set) Nodes() []string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := make([]string, 0, len(s.sources))
+	for name := range s.sources {
+		if name != unbound {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// Watches reports whether the Set watches the pods of node.
+func (s *Set) Watches(node string) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	_, ok := s.sources[node]
+	return ok
+}
+
+func (s *Set) snapshot() []*source {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := make([]*source, 0, len(s.sources))
+	for _, src := range s.sources {
+		out = append(out, src)
+	}
+	return out
+}
+
+func pods(items []any) []*corev1.Pod {
+	out := make([]*corev1.Pod, 0, len(items))
+	for _, item := range items {
+		if p, ok := item.(*corev1.Pod); ok {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// HasSynced reports whether the Set holds the initial list of every shard node's pods and
+// of the unbound pods: the Node informer synced, and every node it holds has a synced
+// informer.
+func (s *Set) HasSynced() bool {
+	if !s.started.Load() || !s.nodes.HasSynced() {
+		return false
+	}
+	keys := s.nodes.GetStore().ListKeys()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if src, ok := s.sources[unbound]; !ok || !src.reg.HasSynced() {
+		return false
+	}
+	for _, k := range keys {
+		src, ok := s.sources[k]
+		if !ok || !src.reg.HasSynced() {
+			return false
+		}
+	}
+	return true
+}
+
+// Vanished decides what a key the Set no longer holds means. A pod being bound leaves the
+// unbound watch (a delete) before its node's watch reports it (an add); in between, the
+// pod must not be taken as deleted. When the key's last source was the unbound informer,
+// one live GET through api decides: bound to a shard node, retry is true (its node's watch
+// will report it); bound elsewhere, the pod is returned (out of the shard's scope); not
+// found, it is gone. Any other key is gone.
+func (s *Set) Vanished(ctx context.Context, api client.Reader, key types.NamespacedName) (pod *corev1.Pod, retry bool, err error) {
+	k := key.Namespace + "/" + key.Name
+	s.mu.RLock()
+	_, between := s.leftUnbound[k]
+	s.mu.RUnlock()
+	if !between {
+		return nil, false, nil
+	}
+	live := &corev1.Pod{}
+	if err := api.Get(ctx, key, live); err != nil {
+		if apierrors.IsNotFound(err) {
+			s.settle(k)
+			return nil, false, nil
+		}
+		return nil, false, err
+	}
+	if live.Spec.NodeName == "" || s.Watches(live.Spec.NodeName) {
+		// Still unbound (the unbound watch lags) or bound here: the watches will report it.
+		return nil, true, nil
+	}
+	s.settle(k)
+	return live, false, nil
+}
+
+// settle forgets that a key left the unbound watch.
+func (s *Set) settle(key string) {
+	s.mu.Lock()
+	delete(s.leftUnbound, key)
+	s.mu.Unlock()
+}
