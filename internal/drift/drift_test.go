@@ -2,6 +2,7 @@ package drift
 
 import (
 	"context"
+	"errors"
 	"reflect"
 	"strconv"
 	"testing"
@@ -42,6 +43,8 @@ func (c *fakeCache) LastSeenVersions(kind stores.Kind) map[string]string {
 type fakeSource struct {
 	listed, current map[reflect.Type]map[string]string
 	gets            []string
+	// getErr, when set, is what every Get returns.
+	getErr error
 }
 
 func objectOf(l Listing, key client.ObjectKey, rv string) client.Object {
@@ -64,6 +67,9 @@ func (s *fakeSource) Each(_ context.Context, l Listing, fn func(client.Object) e
 func (s *fakeSource) Get(_ context.Context, l Listing, key client.ObjectKey) (client.Object, bool, error) {
 	t := reflect.TypeOf(l.Object)
 	s.gets = append(s.gets, t.Elem().Name()+" "+key.String())
+	if s.getErr != nil {
+		return nil, false, s.getErr
+	}
 	rv, ok := s.current[t][key.String()]
 	if !ok {
 		return nil, false, nil
@@ -201,5 +207,21 @@ func TestListing_ObjectKeyInvertsKey(t *testing.T) {
 	}
 	if _, ok := ownerListing("ReplicaSet", &appsv1.ReplicaSet{}, nil).ObjectKey("Deployment/ns/d"); ok {
 		t.Error("a Deployment's key was taken for a ReplicaSet's")
+	}
+}
+
+func TestCompare_ADifferenceThatCannotBeReadAgainIsReportedAsListed(t *testing.T) {
+	src := &fakeSource{
+		listed: map[reflect.Type]map[string]string{podType: {"ns/a": "1"}},
+		getErr: errors.New("429: too many requests"),
+	}
+	c := &fakeCache{kinds: []stores.Kind{stores.KindPod}, seen: map[stores.Kind]map[string]string{}}
+	diffs, err := Compare(context.Background(), c, src, nil)
+	if err != nil {
+		t.Fatalf("one failed read failed the comparison: %v", err)
+	}
+	want := []Difference{{Kind: stores.KindPod, Key: "ns/a", Problem: MissingFromCache, APIVersion: "1"}}
+	if !reflect.DeepEqual(diffs, want) {
+		t.Fatalf("differences %+v, want %+v", diffs, want)
 	}
 }

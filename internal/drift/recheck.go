@@ -2,7 +2,6 @@ package drift
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -20,8 +19,9 @@ var (
 	recheckRounds = 3
 	recheckWait   = 100 * time.Millisecond
 	// maxRechecked bounds the objects read one by one: past it the cache is plainly not
-	// settled, and reading them would cost more than the listing.
-	maxRechecked = 1000
+	// settled, and reading them (one GET each, under the client's rate limit) would cost
+	// more than the listing.
+	maxRechecked = 200
 )
 
 // recheck returns the differences that hold when their objects are read again.
@@ -39,16 +39,26 @@ func recheck(ctx context.Context, c Cache, src Source, keep KeepFunc, listings [
 		}
 		clusterRVs := make([]string, len(diffs))
 		inCluster := make([]bool, len(diffs))
+		unread := make([]bool, len(diffs))
 		for i, d := range diffs {
 			rv, found, err := clusterVersion(ctx, src, keep, listings, d.Kind, d.Key)
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
 			if err != nil {
-				return nil, fmt.Errorf("reading %s %s again: %w", d.Kind, d.Key, err)
+				// Not read again (a 429, a timeout): reported as the listing found it.
+				unread[i] = true
+				continue
 			}
 			clusterRVs[i], inCluster[i] = rv, found
 		}
 		cached := map[stores.Kind]map[string]string{}
 		var still []Difference
 		for i, d := range diffs {
+			if unread[i] {
+				still = append(still, d)
+				continue
+			}
 			if cached[d.Kind] == nil {
 				cached[d.Kind] = c.LastSeenVersions(d.Kind)
 			}

@@ -112,9 +112,12 @@ func (st store) List() []any {
 }
 
 func (st store) ListKeys() []string {
-	var keys []string
-	for _, src := range st.s.snapshot() {
-		keys = append(keys, src.inf.GetStore().ListKeys()...)
+	// The index, not the stores: a pod being bound may be in two of them.
+	st.s.mu.RLock()
+	defer st.s.mu.RUnlock()
+	keys := make([]string, 0, len(st.s.index))
+	for k := range st.s.index {
+		keys = append(keys, k)
 	}
 	return keys
 }

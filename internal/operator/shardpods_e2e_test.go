@@ -8,6 +8,9 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/seed0f91f25e/multicache/api/v1alpha1"
 
 	"github.com/seed0f91f25e/multicache/internal/nodepods"
 	"github.com/seed0f91f25e/multicache/internal/stores"
@@ -25,7 +28,9 @@ func TestShard_HoldsOnlyItsNodesPodsAndTheUnboundOnes(t *testing.T) {
 	here := withoutUID(ts.MakeNode("sp-here", "8", "16Gi", shardKey, "sp"))
 	there := withoutUID(ts.MakeNode("sp-there", "8", "16Gi", shardKey, "sp-other"))
 	onHere := ts.MakePod(ns, "on-here", ts.OnNode("sp-here"), ts.Requests("1", "1Gi"))
-	onThere := ts.MakePod(ns, "on-there", ts.OnNode("sp-there"), ts.Requests("1", "1Gi"))
+	// Annotated to keep its place when deleted: leaving the shard is not a deletion.
+	onThere := ts.MakePod(ns, "on-there", ts.OnNode("sp-there"), ts.Requests("1", "1Gi"),
+		ts.WithLabels("app", "there"), ts.WithAnnotations(v1alpha1.ReserveOnDeleteAnnotation, "true"))
 	pending := ts.MakePod(ns, "pending", ts.Requests("1", "1Gi"))
 	create(t, here, there, withoutUID(onHere), withoutUID(onThere), withoutUID(pending))
 
@@ -114,6 +119,15 @@ func TestShard_HoldsOnlyItsNodesPodsAndTheUnboundOnes(t *testing.T) {
 	eventually(t, "and not cached", cached("on-there", false))
 	if shard.Set.Watches("sp-there") {
 		t.Fatal("the node that left is still watched")
+	}
+	// Out of scope, not deleted: no place is kept for the running pod.
+	time.Sleep(time.Second)
+	if holds := op.Cache.ReservationHolds(); len(holds) != 0 {
+		t.Fatalf("holds %v for pods of a node that left the shard", holds)
+	}
+	var rsvs v1alpha1.ReservationList
+	if err := env.Client.List(ctx(), &rsvs, client.InNamespace(ns)); err != nil || len(rsvs.Items) != 0 {
+		t.Fatalf("Reservations %d (%v) for pods of a node that left the shard, want none", len(rsvs.Items), err)
 	}
 	consistent(t, op)
 

@@ -19,6 +19,7 @@ import (
 	"errors"
 	"io"
 	"math/rand/v2"
+	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -28,6 +29,7 @@ import (
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/watch"
 	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/watchlist"
 )
 
 // Defaults of a ListerWatcher.
@@ -52,6 +54,9 @@ type ListerWatcher struct {
 	Log  logr.Logger
 	// sleep waits d or until ctx is done (tests replace it).
 	sleep func(ctx context.Context, d time.Duration) error
+	// noWatchList is the wrapped ListerWatcher's word that it does not serve client-go's
+	// streaming lists (watchlist.DoesClientNotSupportWatchListSemantics), passed on.
+	noWatchList bool
 }
 
 var _ toolscache.ListerWatcherWithContext = (*ListerWatcher)(nil)
@@ -59,8 +64,12 @@ var _ toolscache.ListerWatcherWithContext = (*ListerWatcher)(nil)
 // Wrap returns lw retried with the defaults.
 func Wrap(lw toolscache.ListerWatcher, typ string, log logr.Logger) *ListerWatcher {
 	return &ListerWatcher{LW: toolscache.ToListerWatcherWithContext(lw), Interval: DefaultInterval,
-		Patience: DefaultPatience, Type: typ, Log: log}
+		Patience: DefaultPatience, Type: typ, Log: log, noWatchList: watchlist.DoesClientNotSupportWatchListSemantics(lw)}
 }
+
+// IsWatchListSemanticsUnSupported passes on what the wrapped ListerWatcher says: a
+// reflector then lists and watches instead of streaming the list.
+func (p *ListerWatcher) IsWatchListSemanticsUnSupported() bool { return p.noWatchList }
 
 // ListWithContext implements toolscache.ListerWatcherWithContext.
 func (p *ListerWatcher) ListWithContext(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
@@ -121,6 +130,9 @@ func waitFor(err error) (time.Duration, bool) {
 	switch {
 	case err == nil:
 		return 0, false
+	case apierrors.IsServiceUnavailable(err) && strings.Contains(err.Error(), string(startingUp)):
+		// Its body asks for 5 s too (see startup.go): the server is seconds from ready.
+		return time.Second, true
 	case apierrors.IsTooManyRequests(err), apierrors.IsServiceUnavailable(err),
 		// A custom resource's API is not served for a few seconds after an API server
 		// starts, until its CRD is loaded (if the CRD is really gone, the informer fails

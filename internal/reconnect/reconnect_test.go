@@ -148,3 +148,16 @@ func TestListerWatcher_AStoppedInformerStopsWaiting(t *testing.T) {
 		t.Fatal("the wait went on after the informer stopped")
 	}
 }
+
+func TestListerWatcher_AStartingServersRefusalIsRetriedAfterASecond(t *testing.T) {
+	starting := apierrors.NewServiceUnavailable("the request has been made before all known HTTP paths have been installed, please try again")
+	starting.ErrStatus.Details = &metav1.StatusDetails{RetryAfterSeconds: 5}
+	s := &scriptedLW{errs: []error{starting}}
+	var waits []time.Duration
+	if _, err := newLW(s, &waits).WatchWithContext(context.Background(), metav1.ListOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if len(waits) != 1 || waits[0] != time.Second {
+		t.Fatalf("waits %v, want one of 1s (not the 5s the server asks while it installs its paths)", waits)
+	}
+}

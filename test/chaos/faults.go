@@ -393,7 +393,7 @@ func since(t time.Time) string { return time.Since(t).Round(time.Millisecond).St
 func noteCRsServed(ctx context.Context, h *Harness, res *FaultResult, healed time.Time) {
 	deadline := healed.Add(30 * time.Second)
 	for time.Now().Before(deadline) {
-		if err := h.Env.Client.List(ctx, &v1alpha1.ReservationList{}, client.Limit(1)); err == nil {
+		if err := h.crProbe.List(ctx, &v1alpha1.ReservationList{}, client.Limit(1)); err == nil {
 			res.note("custom resources served after", since(healed))
 			return
 		}

@@ -12,7 +12,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/seed0f91f25e/multicache/internal/reconnect"
 	"github.com/seed0f91f25e/multicache/internal/testsupport"
 )
 
@@ -40,7 +43,9 @@ type Harness struct {
 	// metrics keeps the last scrape of every incarnation (replica/incarnation).
 	metricsMu sync.Mutex
 	// lastRound is how long the last round of comparisons took (waitCompareEmptyTimeline).
-	lastRound          time.Duration
+	lastRound time.Duration
+	// crProbe reads custom resources after an API server restart (noteCRsServed).
+	crProbe            client.Client
 	metrics            map[string]Metrics
 	reportedInvariants map[string]float64
 }
@@ -60,7 +65,15 @@ func NewHarness(env *testsupport.Env, cfg Config, logf func(string, ...any)) (*H
 	if err != nil {
 		return nil, err
 	}
-	h := &Harness{
+	// The custom-resource probe after API restarts retries as the operators do (see
+	// reconnect.RetrySoonerWhileStarting), so that its note is the server's time.
+	probeCfg := rest.CopyConfig(env.Config)
+	reconnect.RetrySoonerWhileStarting(probeCfg)
+	crProbe, err := client.New(probeCfg, client.Options{Scheme: env.Scheme})
+	if err != nil {
+		return nil, err
+	}
+	h := &Harness{crProbe: crProbe,
 		Cfg: cfg, Env: env, Out: out, NS: fmt.Sprintf("chaos-%d", cfg.Seed), LeaseNS: "default",
 		Lease: fmt.Sprintf("multicache-chaos-%d", cfg.Seed), logf: logf, cs: cs,
 		rng:     rand.New(rand.NewPCG(cfg.Seed, 7)),
