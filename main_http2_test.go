@@ -17,14 +17,7 @@ import (
 // by default, h2 with --enable-http2.
 func TestBinary_MetricsServerSpeaksHTTP2OnlyWhenEnabled(t *testing.T) {
 	bin := buildOperator(t)
-	kubeconfig, err := env.KubeConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := os.WriteFile(path, kubeconfig, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	path := writeKubeconfig(t)
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -60,14 +53,7 @@ func TestBinary_MetricsServerSpeaksHTTP2OnlyWhenEnabled(t *testing.T) {
 // renews in place).
 func TestBinary_MetricsServerServesTheGivenCertificate(t *testing.T) {
 	bin := buildOperator(t)
-	kubeconfig, err := env.KubeConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := os.WriteFile(path, kubeconfig, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	path := writeKubeconfig(t)
 	dir := t.TempDir()
 	writeCert := func(host string) []byte {
 		crt, key, err := certutil.GenerateSelfSignedCertKey(host, nil, nil)

@@ -28,14 +28,7 @@ func TestMain(m *testing.M) { testsupport.RunMain(m, &env) }
 // SIGTERM stops it cleanly.
 func TestBinary_StartsAgainstTheAPIServerAndReportsReady(t *testing.T) {
 	bin := buildOperator(t)
-	kubeconfig, err := env.KubeConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := os.WriteFile(path, kubeconfig, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	path := writeKubeconfig(t)
 	probe := freeAddress(t)
 	cmd, out := startOperator(t, bin, "--kubeconfig="+path, "--health-probe-bind-address="+probe, "--metrics-bind-address=0")
 	waitReady(t, probe, out)
@@ -267,4 +260,19 @@ func freeAddress(t *testing.T) string {
 	}
 	defer l.Close()
 	return l.Addr().String()
+}
+
+// writeKubeconfig writes an administrator's kubeconfig for the test API server and returns
+// its path.
+func writeKubeconfig(t *testing.T) string {
+	t.Helper()
+	kubeconfig, err := env.KubeConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(path, kubeconfig, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }

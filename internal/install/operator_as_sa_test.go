@@ -118,17 +118,7 @@ func waitAllowed(t *testing.T, user string, attrs authorizationv1.ResourceAttrib
 // waitFor polls cond every 50 ms until it holds, failing after a minute with its message.
 func waitFor(t *testing.T, what string, cond func() (bool, string)) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for {
-		ok, msg := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting until %s: %s", what, msg)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	ts.Eventually(t, what, time.Minute, 50*time.Millisecond, cond)
 }
 
 // exerciseEveryPath drives every path of the operator that talks to the API server: every

@@ -280,22 +280,18 @@ func (s *Set) OnNode(node string) []*corev1.Pod {
 func (s *Set) List() []*corev1.Pod {
 	var out []*corev1.Pod
 	for _, src := range s.snapshot() {
-		for _, pod := range pods(src.inf.GetStore().List()) {
-			// While a pod is bound, the unbound store and its node's may both hold it: the
-			// index says which one counts.
-			if s.holds(src.name, pod) {
+		held := pods(src.inf.GetStore().List())
+		// While a pod is bound, the unbound store and its node's may both hold it: the
+		// index says which one counts.
+		s.mu.RLock()
+		for _, pod := range held {
+			if s.index[pod.Namespace+"/"+pod.Name] == src.name {
 				out = append(out, pod)
 			}
 		}
+		s.mu.RUnlock()
 	}
 	return out
-}
-
-// holds reports whether the index gives pod to the source of node.
-func (s *Set) holds(node string, pod *corev1.Pod) bool {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.index[pod.Namespace+"/"+pod.Name] == node
 }
 
 // Nodes returns the nodes whose pods the Set watches.

@@ -101,17 +101,7 @@ func startOperatorOn(t *testing.T, e *testsupport.Env, mutate ...func(*Options))
 // eventually polls cond until it holds, failing after 60 seconds with cond's last message.
 func eventually(t *testing.T, what string, cond func() (bool, string)) {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		ok, msg := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting until %s: %s", what, msg)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testsupport.Eventually(t, what, time.Minute, 20*time.Millisecond, cond)
 }
 
 // consistent waits until the operator's cache equals the API (the compare endpoint's view).

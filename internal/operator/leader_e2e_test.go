@@ -78,7 +78,8 @@ func TestLeaderElection_OnlyTheLeaderWritesStatusAndTheStandbyTakesOverWarm(t *t
 // TestLeaderElection_ALeaderThatFindsTheLeaseTakenStopsAtOnce gives the lease of a leading
 // operator to another holder, as a replica that took over while this one was paused would,
 // and checks that the operator stops with errLeaseLost at its next read of the lease, not
-// after its renew deadline (10 s here) as client-go's elector would.
+// with controller-runtime's "leader election lost" after its renew deadline (10 s here) as
+// client-go's elector would.
 func TestLeaderElection_ALeaderThatFindsTheLeaseTakenStopsAtOnce(t *testing.T) {
 	ns := newNamespace(t)
 	a := startOperator(t, func(o *Options) {
@@ -105,7 +106,9 @@ func TestLeaderElection_ALeaderThatFindsTheLeaseTakenStopsAtOnce(t *testing.T) {
 		if !errors.Is(err, errLeaseLost) {
 			t.Fatalf("the operator stopped with %v, want %v", err, errLeaseLost)
 		}
-	case <-time.After(9 * time.Second):
+	case <-time.After(time.Minute):
+		// No timing is asserted: only this replica's own check returns errLeaseLost, the
+		// elector giving up after its renew deadline returns another error.
 		t.Fatal("the operator still runs although another replica holds its lease")
 	}
 }
