@@ -182,6 +182,11 @@ type Churn struct {
 // ChurnReport is the churn's phases and what reading multicache's counters costs it.
 type ChurnReport struct {
 	Phases []ChurnResult
+	// DuringDump is one more phase of label updates, at the first step's rate, while
+	// /debug/cache is read back to back (Dumps): whether events keep being applied while the
+	// dump is written.
+	DuringDump *ChurnResult
+	Dumps      []EndpointCost
 	// ScrapeBytes is the size of what is read of multicache's /metrics every Poll during
 	// the churn (multicache_events_total only).
 	ScrapeBytes int
@@ -258,7 +263,35 @@ func (c Churn) Run(ctx context.Context, cl *Cluster, size Size, rsUID types.UID,
 			rep.Phases = append(rep.Phases, r)
 		}
 	}
+	if len(c.Steps) > 0 {
+		if err := c.duringDump(ctx, ch, c.Steps[0], poller, floor, mc, rep, log); err != nil {
+			return rep, err
+		}
+	}
 	return rep, nil
+}
+
+// duringDump runs a phase of label updates while /debug/cache is read back to back.
+func (c Churn) duringDump(ctx context.Context, ch *churner, step ChurnStep, poller *eventPoller, floor *watchFloor,
+	mc *Instance, rep *ChurnReport, log io.Writer) error {
+	time.Sleep(c.Pause)
+	dumpCtx, stopDumps := context.WithCancel(ctx)
+	dumps := make(chan []EndpointCost, 1)
+	go func() { dumps <- dumpsDuring(dumpCtx, mc, log) }()
+	n := int(step.Rate * step.Duration.Seconds())
+	r, _, err := c.runPhase(ctx, step, opUpdate, n, ch.phase(opUpdate, n, nil), poller, floor, mc)
+	stopDumps()
+	rep.Dumps = <-dumps
+	if err != nil {
+		return err
+	}
+	rep.DuringDump = &r
+	fmt.Fprintf(log, "  churn %4.0f/s label update while /debug/cache is read back to back (%d dumps): lag p50 %v p99 %v max %v (watch floor p99 %v), kept up %v\n",
+		step.Rate, len(rep.Dumps), ms(r.Lag.P50), ms(r.Lag.P99), ms(r.Lag.Max), ms(r.Floor.P99), r.KeptUp)
+	for _, d := range rep.Dumps {
+		logEndpoint(log, d)
+	}
+	return nil
 }
 
 // runPhase issues one phase's writes, waits until multicache has applied them (or

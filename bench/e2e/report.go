@@ -148,8 +148,30 @@ func WriteReport(w io.Writer, res *Result, machine string) {
 		p("\nAfter the churn: multicache settled RSS %s, peak %s, heap after GC %s; `/debug/cache/compare`: %d differences.\n",
 			mib(res.AfterChurn.SettledRSS), mib(res.AfterChurn.PeakRSS), mib(res.AfterChurn.HeapAfterGC), len(res.Compare))
 	}
+	writeDebugCosts(p, res)
 	writeShards(w, res)
 	p("\nRun time: %s.\n", res.Duration.Round(time.Second))
+}
+
+// writeDebugCosts reports what the debug endpoints cost: the label updates applied while
+// /debug/cache was read back to back, and the one GET of /debug/cache/compare.
+func writeDebugCosts(p func(string, ...any), res *Result) {
+	if res.Churn == nil {
+		return
+	}
+	p("\n### Debug endpoints\n\n")
+	p("| endpoint | took (s) | CPU (s) | answer (bytes) | RSS before | RSS max during | RSS up |\n|---|---:|---:|---:|---:|---:|---:|\n")
+	for _, c := range append(slices.Clone(res.Churn.Dumps), res.CompareCost) {
+		if c.Path == "" {
+			continue
+		}
+		p("| `%s` | %.2f | %.2f | %d | %s | %s | %.1f%% |\n", c.Path, c.Took.Seconds(), c.CPU.Seconds(), c.Bytes,
+			mib(c.RSSBefore), mib(c.RSSMax), 100*c.RSSUp())
+	}
+	if r := res.Churn.DuringDump; r != nil {
+		p("\nLabel updates at %.0f/s while `/debug/cache` was read back to back (%d dumps): lag p50 %.1f ms, p99 %.1f ms, max %.1f ms (watch floor p99 %.1f ms); kept up: %s.\n",
+			r.Step.Rate, len(res.Churn.Dumps), msf(r.Lag.P50), msf(r.Lag.P99), msf(r.Lag.Max), msf(r.Floor.P99), yes(r.KeptUp))
+	}
 }
 
 func msf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -68,6 +69,8 @@ type Result struct {
 	// Compare is multicache's /debug/cache/compare after the churn: the differences between
 	// its cache and the API (none expected).
 	Compare []json.RawMessage
+	// CompareCost is what that one GET of /debug/cache/compare cost multicache.
+	CompareCost EndpointCost
 	// ShardRun is the shard mode's measurement (nil without -shards).
 	ShardRun *ShardRun
 	// Duration of the whole run.
@@ -202,10 +205,12 @@ func runChurn(ctx context.Context, cfg Config, cl *Cluster, env Env, res *Result
 		res.StoreCheck = append(res.StoreCheck, "after the churn: "+d)
 	}
 	fmt.Fprintf(log, "after churn: the verify loop ran %d times, %.2fs in all; reading /debug/cache/compare\n", res.VerifyRuns, res.VerifySeconds)
-	body, err := getSlow(ctx, DebugURL(in)+"/debug/cache/compare", 10*time.Minute)
+	var body []byte
+	res.CompareCost, body, err = MeasureEndpoint(ctx, in, "/debug/cache/compare", 10*time.Minute)
 	if err != nil {
 		return err
 	}
+	logEndpoint(log, res.CompareCost)
 	if err := json.Unmarshal(body, &res.Compare); err != nil {
 		return fmt.Errorf("/debug/cache/compare: %w: %.200s", err, body)
 	}
@@ -234,7 +239,11 @@ func (r *Result) Problems() []string {
 	if r.Churn == nil {
 		return p
 	}
-	for _, c := range r.Churn.Phases {
+	phases := r.Churn.Phases
+	if r.Churn.DuringDump != nil {
+		phases = append(slices.Clone(phases), *r.Churn.DuringDump)
+	}
+	for _, c := range phases {
 		if c.Missing > 0 || c.Rejected > 0 || c.Errors > 0 || c.Applied != c.Writes {
 			p = append(p, fmt.Sprintf("churn at %.0f/s, %s: %d writes, %d events applied, %d writes never shown, %d events rejected, %d writes failed",
 				c.Step.Rate, opNames[c.Op], c.Writes, c.Applied, c.Missing, c.Rejected, c.Errors))

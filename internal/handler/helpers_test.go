@@ -2,6 +2,7 @@ package handler
 
 import (
 	"encoding/json"
+	"slices"
 	"testing"
 	"time"
 
@@ -59,11 +60,26 @@ func must(t testing.TB, err error) {
 }
 
 // checkInvariants fails the test on any violated invariant.
+// The check in parts must agree with the check under one hold of the lock on a cache at
+// rest, or it would hide violations (or take the long hold for nothing).
 func checkInvariants(t testing.TB, h *Handler) {
 	t.Helper()
 	for _, err := range h.CheckInvariants() {
 		t.Error("invariant:", err)
 	}
+	if parts, once := errorSet(h.checkInParts()), errorSet(h.checkAtOnce()); !slices.Equal(parts, once) {
+		t.Errorf("the check in parts found %q, the check at once %q", parts, once)
+	}
+}
+
+// errorSet is the sorted messages of errs.
+func errorSet(errs []error) []string {
+	msgs := make([]string, 0, len(errs))
+	for _, err := range errs {
+		msgs = append(msgs, err.Error())
+	}
+	slices.Sort(msgs)
+	return msgs
 }
 
 // dumpJSON renders the whole cache, to compare states before and after.

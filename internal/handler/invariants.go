@@ -2,6 +2,7 @@ package handler
 
 import (
 	"fmt"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -13,21 +14,109 @@ import (
 
 // CheckInvariants asks every store to check itself and checks what spans stores: the pods
 // charged to nodes are exactly the PodStore's bound, non-terminal pods, as the same objects.
-// Violations are counted in multicache_invariant_violations_total and returned. The read
-// lock is held only while the stores copy what their checks need (stores.DeferredChecker):
-// the rest runs after it is released, so that events keep being applied.
+// Violations are counted in multicache_invariant_violations_total and returned.
+//
+// At 150,000 pods one check reads every pod, and an event needs the write lock, so the
+// check never holds the read lock for all of it: the NodeStore and the PodStore are checked
+// in parts (checkInParts), a few hundred nodes or a few thousand pods per hold, and what
+// costs most (sums, recomputed requests) runs after the lock is released
+// (stores.DeferredChecker). A part sees each node and each pod whole, but an event may come
+// between two parts; so when the parts find anything, the whole check runs again under one
+// hold of the lock (checkAtOnce) and its findings are the ones reported. A healthy cache,
+// the usual case, never takes the long hold.
 func (h *Handler) CheckInvariants() []error {
+	errs := h.checkInParts()
+	if len(errs) > 0 {
+		errs = h.checkAtOnce()
+	}
+	metrics.InvariantViolationsTotal.Add(float64(len(errs)))
+	return errs
+}
+
+// checkAtOnce runs the whole check under one hold of the read lock (the costly part after
+// it is released).
+func (h *Handler) checkAtOnce() []error {
 	h.mu.RLock()
 	finish := h.checkLocked()
 	h.mu.RUnlock()
-	errs := finish()
-	metrics.InvariantViolationsTotal.Add(float64(len(errs)))
-	return errs
+	return finish()
+}
+
+// Nodes and pods checked per hold of the read lock by checkInParts: each hold lasts about
+// a millisecond at 30 pods per node.
+const (
+	checkNodesPerHold = 100
+	checkPodsPerHold  = 4000
+)
+
+// checkInParts checks the NodeStore and the PodStore in parts, each under its own hold of
+// the read lock, and the other stores under the first one.
+func (h *Handler) checkInParts() []error {
+	h.mu.RLock()
+	nodeCheck, names := h.nodes.BeginCheck()
+	keys := h.pods.Keys()
+	errs := h.pods.CheckAssumedIndex()
+	finishOthers := h.checkStoresLocked(func(s stores.Store) bool {
+		return s != stores.Store(h.nodes) && s != stores.Store(h.pods)
+	})
+	h.mu.RUnlock()
+
+	for chunk := range slices.Chunk(names, checkNodesPerHold) {
+		h.mu.RLock()
+		nodeCheck.CopyNodes(chunk, func(node string, p *corev1.Pod) {
+			key := stores.PodKey(p)
+			switch e, ok := h.pods.Entry(key); {
+			case !ok:
+				errs = append(errs, fmt.Errorf("pod %s is charged to node %s but unknown to the pod store", key, node))
+			case e.Pod != p:
+				errs = append(errs, fmt.Errorf("pod %s: the node holds another copy than the pod store", key))
+			}
+		})
+		h.mu.RUnlock()
+		h.checkPartDone()
+	}
+	for chunk := range slices.Chunk(keys, checkPodsPerHold) {
+		h.mu.RLock()
+		for _, err := range h.pods.CheckEntries(chunk, func(key types.NamespacedName, e *podstore.Entry) {
+			chargeable := e.Pod.Spec.NodeName != "" && !stores.IsTerminal(e.Pod)
+			switch charged := h.nodes.Holds(e.Pod); {
+			case chargeable && !charged:
+				errs = append(errs, fmt.Errorf("pod %s (%s) is not charged to node %s", key, e.State, e.Pod.Spec.NodeName))
+			case !chargeable && charged:
+				errs = append(errs, fmt.Errorf("pod %s is charged to node %s but should not be", key, e.Pod.Spec.NodeName))
+			}
+		}) {
+			errs = append(errs, fmt.Errorf("%s: %w", stores.PodStoreName, err))
+		}
+		h.mu.RUnlock()
+		h.checkPartDone()
+	}
+	for _, err := range nodeCheck.Finish() {
+		errs = append(errs, fmt.Errorf("%s: %w", stores.NodeStoreName, err))
+	}
+	return append(errs, finishOthers()...)
+}
+
+// checkPartDone runs the test hook between two parts of a check.
+func (h *Handler) checkPartDone() {
+	if h.afterCheckPart != nil {
+		h.afterCheckPart()
+	}
 }
 
 // checkLocked runs, with the read lock held, the part of the check that reads the stores,
 // and returns the rest.
 func (h *Handler) checkLocked() func() []error {
+	finishStores := h.checkStoresLocked(func(stores.Store) bool { return true })
+	podsOnNodes := h.checkPodsOnNodesDeferred()
+	return func() []error {
+		return append(finishStores(), podsOnNodes()...)
+	}
+}
+
+// checkStoresLocked runs, with the read lock held, the check of each store include accepts
+// (the costly part of a stores.DeferredChecker is returned), and returns the rest.
+func (h *Handler) checkStoresLocked(include func(stores.Store) bool) func() []error {
 	var errs []error
 	type deferred struct {
 		name   stores.Name
@@ -35,6 +124,9 @@ func (h *Handler) checkLocked() func() []error {
 	}
 	var later []deferred
 	for _, s := range h.stores {
+		if !include(s) {
+			continue
+		}
 		if d, ok := s.(stores.DeferredChecker); ok {
 			later = append(later, deferred{s.Name(), d.CheckInvariantsDeferred()})
 			continue
@@ -43,14 +135,13 @@ func (h *Handler) checkLocked() func() []error {
 			errs = append(errs, fmt.Errorf("%s: %w", s.Name(), err))
 		}
 	}
-	podsOnNodes := h.checkPodsOnNodesDeferred()
 	return func() []error {
 		for _, d := range later {
 			for _, err := range d.finish() {
 				errs = append(errs, fmt.Errorf("%s: %w", d.name, err))
 			}
 		}
-		return append(errs, podsOnNodes()...)
+		return errs
 	}
 }
 

@@ -37,96 +37,145 @@ type nodeCheck struct {
 // best-effort pods, reserved the sum of its placeholders (all from the remembered charges);
 // the pools follow the merge rule; every pod is bound there and not terminal; something
 // still refers to the node. Across nodes: no pod is on two nodes; there is one remembered
-// charge for each pod held, no more; and the remembered charge of a pod is its requests,
-// recomputed for a rotating share of the pods each check (recomputedPerCheck).
+// charge for each pod and placeholder held, no more; and the remembered charge of a pod is
+// its requests, recomputed for a rotating share of the pods each check (recomputedPerCheck).
 //
 // Under the lock it only copies each node's sums and the pointers and charges of what it
 // holds, and checks what is per node (pools, generation); the rest runs in the function it
-// returns.
+// returns. It is BeginCheck and CopyNodes of every node under one hold of the lock.
 func (s *Store) CheckInvariantsDeferred() func() []error {
-	var errs []error
-	var nodes []nodeCheck
+	c, names := s.BeginCheck()
+	c.CopyNodes(names, nil)
+	return c.Finish
+}
+
+// Check is one invariant check of the store done in parts (see the handler's check in
+// parts): BeginCheck and each CopyNodes run with the handler's read lock held, each under
+// its own hold if the caller likes; Finish runs after it is released. Each node is copied
+// under one hold, so what is per node is consistent; what spans nodes (a pod on two nodes)
+// may see an event applied between two parts, and the caller confirms such a finding.
+type Check struct {
+	s     *Store
+	errs  []error
+	nodes []nodeCheck
+	// share of shares is the rotating share of pods whose requests this check recomputes.
+	share, shares uint64
+}
+
+// BeginCheck, with the handler's read lock held, checks that there is one remembered charge
+// per pod and placeholder held, and returns the check and the names of the nodes to copy.
+func (s *Store) BeginCheck() (*Check, []string) {
+	c := &Check{s: s}
+	names := make([]string, 0, s.nodes.Len())
 	held := 0
-	s.Range(func(info *stores.NodeInfo) bool {
-		c := nodeCheck{name: info.Name, requested: info.Requested.Clone(), bestEffort: info.BestEffortRequested.Clone(),
+	s.nodes.Range(func(name string, info *stores.NodeInfo) bool {
+		names = append(names, name)
+		held += len(info.Pods) + len(info.Placeholders)
+		return true
+	})
+	if len(s.charges) != held {
+		c.errs = append(c.errs, fmt.Errorf("%d charges remembered for the %d pods and placeholders held", len(s.charges), held))
+	}
+	c.shares = uint64(max(1, (held+recomputedPerCheck-1)/recomputedPerCheck))
+	c.share = s.checks.Add(1) % c.shares
+	return c, names
+}
+
+// CopyNodes, with the handler's read lock held, copies what the check needs of the named
+// nodes (those gone since BeginCheck are skipped) and checks what is per node. onPod, when
+// set, is called for each pod (not placeholder) a node holds, under the same hold.
+func (c *Check) CopyNodes(names []string, onPod func(node string, pod *corev1.Pod)) {
+	s := c.s
+	for _, name := range names {
+		info, ok := s.nodes.Get(name)
+		if !ok {
+			continue
+		}
+		n := nodeCheck{name: info.Name, requested: info.Requested.Clone(), bestEffort: info.BestEffortRequested.Clone(),
 			reserved: info.Reserved.Clone(), held: make([]heldPod, 0, len(info.Pods)+len(info.Placeholders))}
 		for i, list := range [][]*corev1.Pod{info.Pods, info.Placeholders} {
 			for _, p := range list {
 				charge, ok := s.charges[p]
-				c.held = append(c.held, heldPod{pod: p, charge: charge, remembered: ok, placeholder: i == 1})
+				n.held = append(n.held, heldPod{pod: p, charge: charge, remembered: ok, placeholder: i == 1})
+				if i == 0 && onPod != nil {
+					onPod(info.Name, p)
+				}
 			}
 		}
-		held += len(c.held)
-		nodes = append(nodes, c)
+		c.nodes = append(c.nodes, n)
 		alloc, capacity, be := MergedPools(info.Node, info.NMNode, info.CNR)
 		if !alloc.Equal(info.Allocatable) || !capacity.Equal(info.Capacity) || !be.Equal(info.BestEffortAllocatable) {
-			errs = append(errs, fmt.Errorf("node %s: pools do not follow the merge rule of its sources", info.Name))
+			c.errs = append(c.errs, fmt.Errorf("node %s: pools do not follow the merge rule of its sources", info.Name))
 		}
 		if info.Node == nil && info.NMNode == nil && info.CNR == nil && len(info.Pods) == 0 && len(info.Placeholders) == 0 {
-			errs = append(errs, fmt.Errorf("node %s: kept although nothing refers to it", info.Name))
+			c.errs = append(c.errs, fmt.Errorf("node %s: kept although nothing refers to it", info.Name))
 		}
 		if g := s.nodes.Generation(info.Name); g != info.Generation {
-			errs = append(errs, fmt.Errorf("node %s: generation %d, the change list says %d", info.Name, info.Generation, g))
+			c.errs = append(c.errs, fmt.Errorf("node %s: generation %d, the change list says %d", info.Name, info.Generation, g))
 		}
-		return true
-	})
-	if len(s.charges) != held {
-		errs = append(errs, fmt.Errorf("%d charges remembered for the %d pods and placeholders held", len(s.charges), held))
 	}
-	// Which share of the pods this check recomputes.
-	shares := uint64(max(1, (held+recomputedPerCheck-1)/recomputedPerCheck))
-	share := s.checks.Add(1) % shares
-	return func() []error {
-		seen := map[types.NamespacedName]string{}
-		i := uint64(0)
-		for _, c := range nodes {
-			var requested, bestEffort, reserved stores.Resources
-			for _, h := range c.held {
-				p := h.pod
-				if !h.remembered {
-					errs = append(errs, fmt.Errorf("node %s: pod %s is held with no remembered charge", c.name, stores.PodKey(p)))
-				} else if i%shares == share {
-					if req := stores.PodRequests(p); !h.charge.Equal(req) {
-						errs = append(errs, fmt.Errorf("node %s: pod %s was charged %v, its requests are %v",
-							c.name, stores.PodKey(p), h.charge.ResourceList(), req.ResourceList()))
-					}
-				}
-				i++
-				if h.placeholder {
-					requested.Add(h.charge)
-					reserved.Add(h.charge)
-					continue
-				}
-				key := stores.PodKey(p)
-				if other, dup := seen[key]; dup {
-					errs = append(errs, fmt.Errorf("node %s: pod %s is also on node %s", c.name, key, other))
-				}
-				seen[key] = c.name
-				if p.Spec.NodeName != c.name {
-					errs = append(errs, fmt.Errorf("node %s: pod %s is bound to %q", c.name, key, p.Spec.NodeName))
-				}
-				if stores.IsTerminal(p) {
-					errs = append(errs, fmt.Errorf("node %s: terminal pod %s is still charged", c.name, key))
-				}
-				if stores.IsBestEffort(p) {
-					bestEffort.Add(h.charge)
-				} else {
-					requested.Add(h.charge)
+}
+
+// Holds reports, with the handler's read lock held, whether a node holds this very pod
+// object (it has a remembered charge).
+func (s *Store) Holds(pod *corev1.Pod) bool {
+	_, ok := s.charges[pod]
+	return ok
+}
+
+// Finish checks, without the lock, what the copies hold: the sums, the recomputed
+// requests, no pod on two nodes, every pod bound to its node and not terminal.
+func (chk *Check) Finish() []error {
+	errs, nodes, share, shares := chk.errs, chk.nodes, chk.share, chk.shares
+	seen := map[types.NamespacedName]string{}
+	i := uint64(0)
+	for _, c := range nodes {
+		var requested, bestEffort, reserved stores.Resources
+		for _, h := range c.held {
+			p := h.pod
+			if !h.remembered {
+				errs = append(errs, fmt.Errorf("node %s: pod %s is held with no remembered charge", c.name, stores.PodKey(p)))
+			} else if i%shares == share {
+				if req := stores.PodRequests(p); !h.charge.Equal(req) {
+					errs = append(errs, fmt.Errorf("node %s: pod %s was charged %v, its requests are %v",
+						c.name, stores.PodKey(p), h.charge.ResourceList(), req.ResourceList()))
 				}
 			}
-			for _, sum := range []struct {
-				what      string
-				got, want stores.Resources
-			}{
-				{"requested", c.requested, requested},
-				{"best-effort requested", c.bestEffort, bestEffort},
-				{"reserved", c.reserved, reserved},
-			} {
-				if !sum.got.Equal(sum.want) {
-					errs = append(errs, fmt.Errorf("node %s: %s is %v, its pods' charges sum to %v", c.name, sum.what, sum.got.ResourceList(), sum.want.ResourceList()))
-				}
+			i++
+			if h.placeholder {
+				requested.Add(h.charge)
+				reserved.Add(h.charge)
+				continue
+			}
+			key := stores.PodKey(p)
+			if other, dup := seen[key]; dup {
+				errs = append(errs, fmt.Errorf("node %s: pod %s is also on node %s", c.name, key, other))
+			}
+			seen[key] = c.name
+			if p.Spec.NodeName != c.name {
+				errs = append(errs, fmt.Errorf("node %s: pod %s is bound to %q", c.name, key, p.Spec.NodeName))
+			}
+			if stores.IsTerminal(p) {
+				errs = append(errs, fmt.Errorf("node %s: terminal pod %s is still charged", c.name, key))
+			}
+			if stores.IsBestEffort(p) {
+				bestEffort.Add(h.charge)
+			} else {
+				requested.Add(h.charge)
 			}
 		}
-		return errs
+		for _, sum := range []struct {
+			what      string
+			got, want stores.Resources
+		}{
+			{"requested", c.requested, requested},
+			{"best-effort requested", c.bestEffort, bestEffort},
+			{"reserved", c.reserved, reserved},
+		} {
+			if !sum.got.Equal(sum.want) {
+				errs = append(errs, fmt.Errorf("node %s: %s is %v, its pods' charges sum to %v", c.name, sum.what, sum.got.ResourceList(), sum.want.ResourceList()))
+			}
+		}
 	}
+	return errs
 }

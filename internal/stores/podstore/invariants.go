@@ -3,6 +3,8 @@ package podstore
 import (
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/types"
+
 	"github.com/seed0f91f25e/multicache/internal/stores"
 )
 
@@ -14,39 +16,86 @@ func (s *Store) CheckInvariants() []error {
 	var errs []error
 	assumed := 0
 	for key, e := range s.pods {
-		if e.Pod == nil || stores.PodKey(e.Pod) != key {
-			errs = append(errs, fmt.Errorf("pod %s: entry holds another pod", key))
-			continue
-		}
-		_, indexed := s.assumed.Get(key)
-		switch e.State {
-		case stores.PodAssumed:
+		if e.State == stores.PodAssumed {
 			assumed++
-			if !indexed {
-				errs = append(errs, fmt.Errorf("pod %s: assumed but not in the assumed index", key))
-			}
-			if e.Pod.Spec.NodeName == "" {
-				errs = append(errs, fmt.Errorf("pod %s: assumed without a node", key))
-			}
-			if e.BindingFinished == e.Deadline.IsZero() {
-				errs = append(errs, fmt.Errorf("pod %s: binding finished %v but deadline %v", key, e.BindingFinished, e.Deadline))
-			}
-			if e.APIPod != nil && e.APIPod.Spec.NodeName != "" {
-				errs = append(errs, fmt.Errorf("pod %s: assumed, but the API copy it remembers is bound", key))
-			}
-		case stores.PodAdded:
-			if indexed {
-				errs = append(errs, fmt.Errorf("pod %s: added but in the assumed index", key))
-			}
-			if e.APIPod != e.Pod || e.BindingFinished || !e.Deadline.IsZero() {
-				errs = append(errs, fmt.Errorf("pod %s: added, but its API copy differs or assumed-only fields are set", key))
-			}
-		default:
-			errs = append(errs, fmt.Errorf("pod %s: unknown state %q", key, e.State))
 		}
+		errs = append(errs, s.checkEntry(key, e)...)
 	}
 	if assumed != s.assumed.Len() {
 		errs = append(errs, fmt.Errorf("%d assumed pods, %d in the assumed index", assumed, s.assumed.Len()))
+	}
+	return errs
+}
+
+// Keys returns the key of every pod held, for a check in parts (CheckEntries).
+func (s *Store) Keys() []types.NamespacedName {
+	keys := make([]types.NamespacedName, 0, len(s.pods))
+	for key := range s.pods {
+		keys = append(keys, key)
+	}
+	return keys
+}
+
+// CheckAssumedIndex checks that every pod in the assumed index is held and assumed: with
+// CheckEntries of every key, the same as CheckInvariants, in parts.
+func (s *Store) CheckAssumedIndex() []error {
+	var errs []error
+	s.assumed.Range(func(key types.NamespacedName, _ *Entry) bool {
+		if e, ok := s.pods[key]; !ok || e.State != stores.PodAssumed {
+			errs = append(errs, fmt.Errorf("pod %s: in the assumed index but not an assumed pod", key))
+		}
+		return true
+	})
+	return errs
+}
+
+// CheckEntries checks the entries of the pods under keys that are still held, as
+// CheckInvariants does, and calls onEntry, when set, for each.
+func (s *Store) CheckEntries(keys []types.NamespacedName, onEntry func(types.NamespacedName, *Entry)) []error {
+	var errs []error
+	for _, key := range keys {
+		e, ok := s.pods[key]
+		if !ok {
+			continue
+		}
+		if errs = append(errs, s.checkEntry(key, e)...); onEntry != nil && e.Pod != nil {
+			onEntry(key, e)
+		}
+	}
+	return errs
+}
+
+// checkEntry checks one entry: it holds its own pod, indexed as assumed exactly when it is,
+// with what its state implies.
+func (s *Store) checkEntry(key types.NamespacedName, e *Entry) []error {
+	if e.Pod == nil || stores.PodKey(e.Pod) != key {
+		return []error{fmt.Errorf("pod %s: entry holds another pod", key)}
+	}
+	var errs []error
+	_, indexed := s.assumed.Get(key)
+	switch e.State {
+	case stores.PodAssumed:
+		if !indexed {
+			errs = append(errs, fmt.Errorf("pod %s: assumed but not in the assumed index", key))
+		}
+		if e.Pod.Spec.NodeName == "" {
+			errs = append(errs, fmt.Errorf("pod %s: assumed without a node", key))
+		}
+		if e.BindingFinished == e.Deadline.IsZero() {
+			errs = append(errs, fmt.Errorf("pod %s: binding finished %v but deadline %v", key, e.BindingFinished, e.Deadline))
+		}
+		if e.APIPod != nil && e.APIPod.Spec.NodeName != "" {
+			errs = append(errs, fmt.Errorf("pod %s: assumed, but the API copy it remembers is bound", key))
+		}
+	case stores.PodAdded:
+		if indexed {
+			errs = append(errs, fmt.Errorf("pod %s: added but in the assumed index", key))
+		}
+		if e.APIPod != e.Pod || e.BindingFinished || !e.Deadline.IsZero() {
+			errs = append(errs, fmt.Errorf("pod %s: added, but its API copy differs or assumed-only fields are set", key))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("pod %s: unknown state %q", key, e.State))
 	}
 	return errs
 }

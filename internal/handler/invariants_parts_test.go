@@ -1,0 +1,114 @@
+package handler
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/seed0f91f25e/multicache/internal/stores"
+	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
+)
+
+// populated returns a handler holding nodes nodes and pods pods spread over them: more than
+// one hold of the lock's worth of each (checkNodesPerHold, checkPodsPerHold).
+func populated(t testing.TB, nodes, pods int) (*Handler, []*corev1.Pod) {
+	t.Helper()
+	h, _ := newQuietHandler(t)
+	for i := range nodes {
+		must(t, h.AddNode(ts.MakeNode(fmt.Sprintf("n-%04d", i), "64", "256Gi")))
+	}
+	held := make([]*corev1.Pod, 0, pods)
+	for i := range pods {
+		p := ts.MakePod("ns", fmt.Sprintf("p-%05d", i), ts.OnNode(fmt.Sprintf("n-%04d", i%nodes)), ts.Requests("100m", "128Mi"))
+		must(t, h.AddPod(p))
+		held = append(held, p)
+	}
+	return h, held
+}
+
+// TestCheckInvariants_InPartsFindsWhatTheWholeCheckFinds breaks the cache behind the
+// handler's back in each way that spans the NodeStore and the PodStore, in the last part
+// of each kind: the check in parts finds it, and CheckInvariants reports what the check
+// under one hold finds.
+func TestCheckInvariants_InPartsFindsWhatTheWholeCheckFinds(t *testing.T) {
+	nodes, pods := 2*checkNodesPerHold+10, 2*checkPodsPerHold+100
+	for _, tc := range []struct {
+		name    string
+		corrupt func(h *Handler, last *corev1.Pod)
+		want    string
+	}{
+		{"a pod no node charges", func(h *Handler, last *corev1.Pod) { h.nodes.DeletePod(last) },
+			"is not charged to node"},
+		{"a pod charged that the pod store does not know", func(h *Handler, last *corev1.Pod) {
+			h.nodes.AddPod(ts.MakePod("ns", "stranger", ts.OnNode(last.Spec.NodeName), ts.Requests("1", "1Gi")))
+		}, "pod ns/stranger is charged to node " + fmt.Sprintf("n-%04d", (pods-1)%nodes) + " but unknown to the pod store"},
+		{"a node holding another copy", func(h *Handler, last *corev1.Pod) {
+			h.nodes.DeletePod(last)
+			h.nodes.AddPod(last.DeepCopy())
+		}, "the node holds another copy than the pod store"},
+		{"a terminal pod still charged", func(h *Handler, last *corev1.Pod) {
+			done := last.DeepCopy()
+			done.Status.Phase = corev1.PodSucceeded
+			e, _ := h.pods.Entry(stores.PodKey(last))
+			e.Pod, e.APIPod = done, done
+		}, "is charged to node " + fmt.Sprintf("n-%04d", (pods-1)%nodes) + " but should not be"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h, held := populated(t, nodes, pods)
+			checkInvariants(t, h)
+			tc.corrupt(h, held[len(held)-1])
+			if errs := h.checkInParts(); len(errs) == 0 {
+				t.Fatal("the check in parts found nothing")
+			}
+			errs := h.CheckInvariants()
+			if !strings.Contains(fmt.Sprint(errs), tc.want) {
+				t.Errorf("CheckInvariants() = %v, want a violation containing %q", errs, tc.want)
+			}
+			if got, want := errorSet(errs), errorSet(h.checkAtOnce()); !slices.Equal(got, want) {
+				t.Errorf("CheckInvariants() = %q, the check at once %q", got, want)
+			}
+		})
+	}
+}
+
+// TestCheckInvariants_InPartsUnderChurnReportsNothingFalse applies events between the
+// parts of each check: every pod moved to the next node (deleted, then created again there),
+// so that parts copied before and after the move see it on two nodes, and the pod parts see
+// pods come and go. The check in parts suspects something; CheckInvariants reports nothing.
+func TestCheckInvariants_InPartsUnderChurnReportsNothingFalse(t *testing.T) {
+	nodes, pods := 2*checkNodesPerHold+10, 2*checkPodsPerHold+100
+	h, held := populated(t, nodes, pods)
+	round := 0
+	move := func() {
+		round++
+		for i, old := range held {
+			if i%50 != round%50 {
+				continue
+			}
+			var node int
+			_, _ = fmt.Sscanf(old.Spec.NodeName, "n-%d", &node)
+			moved := ts.MakePod("ns", old.Name, ts.OnNode(fmt.Sprintf("n-%04d", (node+1)%nodes)), ts.Requests("200m", "64Mi"))
+			must(t, h.DeletePod(old))
+			must(t, h.AddPod(moved))
+			held[i] = moved
+		}
+	}
+	h.afterCheckPart = move
+	suspected := 0
+	for range 10 {
+		if len(h.checkInParts()) > 0 {
+			suspected++
+		}
+		if errs := h.CheckInvariants(); len(errs) > 0 {
+			t.Fatalf("a healthy cache with events between the parts: %v", errs)
+		}
+	}
+	if suspected == 0 {
+		t.Error("the check in parts never saw a pod on two nodes: the test moves nothing between parts")
+	}
+	h.afterCheckPart = nil
+	checkInvariants(t, h)
+}
