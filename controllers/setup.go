@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
 	"github.com/seed0f91f25e/multicache/internal/handler"
@@ -68,19 +69,35 @@ func Setup(mgr manager.Manager, h *handler.Handler, n *Notifier, opts Options) (
 	reader := mgr.GetClient()
 	watched := h.WatchedKinds()
 	refeeder := newRefeeder()
+	_, sharded := mgr.GetCache().(*nodepods.Cache)
 	feedOf := func(name string, obj client.Object, r reconcile.Reconciler, extra ...func(*builder.Builder)) error {
 		changed := predicate.Predicate(predicate.ResourceVersionChangedPredicate{})
-		if _, isPod := obj.(*corev1.Pod); isPod {
+		_, isPod := obj.(*corev1.Pod)
+		if isPod {
 			changed = objectReplaced{}
 		}
+		logs := lazyLogConstructor(mgr.GetLogger(), name, gvkOf(mgr, obj))
+		r = opts.CatchUp.Track(name, obj, r)
+		var events source.TypedSource[reconcile.Request]
+		if isPod && sharded {
+			// A shard's pods come from nodepods.Set, which hands a new handler the pods it
+			// holds while it holds its own lock: they go through the queue.
+			events = source.Kind(mgr.GetCache(), obj, &crhandler.EnqueueRequestForObject{}, changed)
+		} else {
+			fs, worker, err := newFeedSource(context.Background(), mgr.GetCache(), name, obj, r, logs, changed)
+			if err != nil {
+				return err
+			}
+			events, r = fs, worker
+		}
 		b := ctrl.NewControllerManagedBy(mgr).Named(name).
-			For(obj, builder.WithPredicates(changed)).
+			WatchesRawSource(events).
 			WatchesRawSource(refeeder.source(name)).
-			WithOptions(controller.Options{NeedLeaderElection: ptr.To(false), LogConstructor: lazyLogConstructor(mgr.GetLogger(), name, gvkOf(mgr, obj))})
+			WithOptions(controller.Options{NeedLeaderElection: ptr.To(false), LogConstructor: logs})
 		for _, e := range extra {
 			e(b)
 		}
-		return b.Complete(opts.CatchUp.Track(name, obj, r))
+		return b.Complete(r)
 	}
 
 	pods := &PodReconciler{Reader: reader, Handler: h}
