@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
@@ -62,6 +63,9 @@ var _ source.TypedSyncingSource[reconcile.Request] = (*feedSource)(nil)
 func newFeedSource(ctx context.Context, informers cache.Informers, name string, obj client.Object, r reconcile.Reconciler,
 	log func(*reconcile.Request) logr.Logger, updates predicate.Predicate) (*feedSource, reconcile.Reconciler, error) {
 	inf, err := informers.GetInformer(ctx, obj, cache.BlockUntilSynced(false))
+	if meta.IsNoMatchError(err) {
+		return nil, nil, fmt.Errorf("%s: the API server does not serve %T: install multicache's CRDs (make install, or the chart) or leave the stores that need it out of --stores: %w", name, obj, err)
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: getting the informer of %T: %w", name, obj, err)
 	}
