@@ -16,7 +16,7 @@ import (
 )
 
 // APISource lists objects from a reader, typically the manager's uncached API reader: what
-// the API server holds now. It lists in pages of PageSize (default 500), so that comparing a
+// the API server holds now. It lists in pages of PageSize (default 2,000), so that comparing a
 // cluster of 150,000 pods never holds more than a page of copies at once.
 type APISource struct {
 	Reader   client.Reader
@@ -28,11 +28,15 @@ type APISource struct {
 	MetadataScheme *runtime.Scheme
 }
 
+// defaultPageSize is how many objects a page of APISource holds: 2,000 pods' metadata is a
+// few megabytes, and 150,000 pods take 75 requests instead of the 300 pages of 500 took.
+const defaultPageSize = 2000
+
 // Each implements Source.
 func (s APISource) Each(ctx context.Context, l Listing, fn func(client.Object) error) error {
 	limit := s.PageSize
 	if limit <= 0 {
-		limit = 500
+		limit = defaultPageSize
 	}
 	newList := l.List
 	if s.MetadataScheme != nil {
@@ -136,7 +140,7 @@ func (s NodePods) Each(ctx context.Context, l Listing, fn func(client.Object) er
 	}
 	limit := s.API.PageSize
 	if limit <= 0 {
-		limit = 500
+		limit = defaultPageSize
 	}
 	for _, node := range s.Nodes() {
 		next := ""
