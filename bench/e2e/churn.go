@@ -207,8 +207,11 @@ func cpuOver(pid int, d time.Duration) (float64, error) {
 	return (c1 - c0).Seconds() / d.Seconds(), err
 }
 
-// Run drives the steps against the multicache instance mc, three phases each.
-func (c Churn) Run(ctx context.Context, cl *Cluster, size Size, rsUID types.UID, mc *Instance, log io.Writer) (*ChurnReport, error) {
+// Run drives the steps against the multicache instance mc, three phases each, then calls
+// settled (multicache's memory is read there), then runs the phase during which the dump is
+// read back to back.
+func (c Churn) Run(ctx context.Context, cl *Cluster, size Size, rsUID types.UID, mc *Instance, log io.Writer,
+	settled func() error) (*ChurnReport, error) {
 	ch := &churner{c: cl.Client, size: size, rsUID: rsUID}
 	floorCtx, stopFloor := context.WithCancel(ctx)
 	defer stopFloor()
@@ -263,6 +266,9 @@ func (c Churn) Run(ctx context.Context, cl *Cluster, size Size, rsUID types.UID,
 			fmt.Fprintf(log, "    worst lag at +%.1fs after multicache started\n", r.WorstAt.Seconds())
 			rep.Phases = append(rep.Phases, r)
 		}
+	}
+	if err := settled(); err != nil {
+		return rep, err
 	}
 	if len(c.Steps) > 0 {
 		if err := c.duringDump(ctx, ch, c.Steps[0], poller, floor, mc, rep, log); err != nil {

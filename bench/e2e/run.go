@@ -183,12 +183,12 @@ func runChurn(ctx context.Context, cfg Config, cl *Cluster, env Env, res *Result
 		return fmt.Errorf("multicache for the churn: %w", err)
 	}
 	fmt.Fprintf(log, "churn against multicache (pid %d)\n", in.Pid())
-	res.Churn, err = cfg.Churn.Run(ctx, cl, cfg.Size, res.Population.ReplicaSetUIDs[1], in, log)
-	if err != nil {
-		return err
-	}
+	// multicache's memory after the churn is read before the debug endpoints are (their
+	// answers are tens of megabytes of garbage).
 	res.AfterChurn.Subject, res.AfterChurn.Round = cfg.Multicache.Name+"-after-churn", -1
-	if err := Settle(ctx, in, cfg.Timing, &res.AfterChurn); err != nil {
+	settle := func() error { return Settle(ctx, in, cfg.Timing, &res.AfterChurn) }
+	res.Churn, err = cfg.Churn.Run(ctx, cl, cfg.Size, res.Population.ReplicaSetUIDs[1], in, log, settle)
+	if err != nil {
 		return err
 	}
 	m, err := Scrape(ctx, FilterURL(in.MetricsURL, "multicache_verify_duration_seconds"), "multicache_verify_duration_seconds")

@@ -9,7 +9,9 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
+	"golang.org/x/sync/errgroup"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -147,44 +149,26 @@ func (l Listing) Key(obj client.Object) string {
 // read again (see recheck). listings, when given, replace Listings (the operator's follow
 // the PodGroup sources it watches).
 func Compare(ctx context.Context, c Cache, src Source, keep KeepFunc, listings ...Listing) ([]Difference, error) {
-	diffs := []Difference{}
 	if len(listings) == 0 {
 		listings = Listings
 	}
+	// The kinds are listed side by side (pods take most of the time, the other kinds come
+	// along), a few at a time so that the API server and the memory held stay bounded.
+	var mu sync.Mutex
+	diffs := []Difference{}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(compareConcurrency)
 	for _, kind := range c.WatchedKinds() {
-		cluster := map[string]string{}
-		for _, l := range listings {
-			if l.Kind != kind {
-				continue
-			}
-			err := src.Each(ctx, l, func(obj client.Object) error {
-				if keep != nil {
-					if ok, err := keep(ctx, kind, obj); err != nil || !ok {
-						return err
-					}
-				}
-				cluster[l.Key(obj)] = obj.GetResourceVersion()
-				return nil
-			})
-			if err != nil {
-				return nil, fmt.Errorf("listing %s: %w", kind, err)
-			}
-		}
-		cached := c.LastSeenVersions(kind)
-		for key, clusterRV := range cluster {
-			cacheRV, ok := cached[key]
-			switch {
-			case !ok:
-				diffs = append(diffs, Difference{Kind: kind, Key: key, Problem: MissingFromCache, APIVersion: clusterRV})
-			case cacheRV != clusterRV:
-				diffs = append(diffs, Difference{Kind: kind, Key: key, Problem: StaleInCache, CacheVersion: cacheRV, APIVersion: clusterRV})
-			}
-		}
-		for key, cacheRV := range cached {
-			if _, ok := cluster[key]; !ok {
-				diffs = append(diffs, Difference{Kind: kind, Key: key, Problem: NotInCluster, CacheVersion: cacheRV})
-			}
-		}
+		g.Go(func() error {
+			found, err := compareKind(gctx, c, src, keep, listings, kind)
+			mu.Lock()
+			diffs = append(diffs, found...)
+			mu.Unlock()
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
 	}
 	diffs, err := recheck(ctx, c, src, keep, listings, diffs)
 	if err != nil {
@@ -196,5 +180,47 @@ func Compare(ctx context.Context, c Cache, src Source, keep KeepFunc, listings .
 		}
 		return diffs[i].Key < diffs[j].Key
 	})
+	return diffs, nil
+}
+
+// compareConcurrency is how many kinds Compare lists at once.
+const compareConcurrency = 4
+
+// compareKind lists one kind from src and compares it with what the cache last saw.
+func compareKind(ctx context.Context, c Cache, src Source, keep KeepFunc, listings []Listing, kind stores.Kind) ([]Difference, error) {
+	var diffs []Difference
+	cluster := map[string]string{}
+	for _, l := range listings {
+		if l.Kind != kind {
+			continue
+		}
+		err := src.Each(ctx, l, func(obj client.Object) error {
+			if keep != nil {
+				if ok, err := keep(ctx, kind, obj); err != nil || !ok {
+					return err
+				}
+			}
+			cluster[l.Key(obj)] = obj.GetResourceVersion()
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("listing %s: %w", kind, err)
+		}
+	}
+	cached := c.LastSeenVersions(kind)
+	for key, clusterRV := range cluster {
+		cacheRV, ok := cached[key]
+		switch {
+		case !ok:
+			diffs = append(diffs, Difference{Kind: kind, Key: key, Problem: MissingFromCache, APIVersion: clusterRV})
+		case cacheRV != clusterRV:
+			diffs = append(diffs, Difference{Kind: kind, Key: key, Problem: StaleInCache, CacheVersion: cacheRV, APIVersion: clusterRV})
+		}
+	}
+	for key, cacheRV := range cached {
+		if _, ok := cluster[key]; !ok {
+			diffs = append(diffs, Difference{Kind: kind, Key: key, Problem: NotInCluster, CacheVersion: cacheRV})
+		}
+	}
 	return diffs, nil
 }
