@@ -31,18 +31,39 @@ func (s *Store) Dump() any { return s.DumpDeferred()() }
 // DumpDeferred implements stores.DeferredDumper: it clones the NodeInfos (their pod lists
 // are slices of shared pointers) and renders them later.
 func (s *Store) DumpDeferred() func() any {
-	infos := make([]*stores.NodeInfo, 0, s.nodes.Len())
-	s.Range(func(info *stores.NodeInfo) bool {
-		infos = append(infos, info.Clone())
+	infos := s.CloneNodes(s.Names())
+	return func() any { return DumpNodes(infos) }
+}
+
+// Names returns the name of every node held; call it with the handler's read lock held.
+func (s *Store) Names() []string {
+	names := make([]string, 0, s.nodes.Len())
+	s.nodes.Range(func(name string, _ *stores.NodeInfo) bool {
+		names = append(names, name)
 		return true
 	})
-	return func() any {
-		out := make(map[string]NodeDump, len(infos))
-		for _, info := range infos {
-			out[info.Name] = DumpNode(info)
+	return names
+}
+
+// CloneNodes clones the named nodes (those no longer held are skipped), for a dump in parts;
+// call it with the handler's read lock held.
+func (s *Store) CloneNodes(names []string) []*stores.NodeInfo {
+	infos := make([]*stores.NodeInfo, 0, len(names))
+	for _, name := range names {
+		if info, ok := s.nodes.Get(name); ok {
+			infos = append(infos, info.Clone())
 		}
-		return out
 	}
+	return infos
+}
+
+// DumpNodes renders cloned NodeInfos: NodeDump by node name.
+func DumpNodes(infos []*stores.NodeInfo) map[string]NodeDump {
+	out := make(map[string]NodeDump, len(infos))
+	for _, info := range infos {
+		out[info.Name] = DumpNode(info)
+	}
+	return out
 }
 
 // DumpNode renders one NodeInfo.

@@ -23,24 +23,39 @@ func (s *Store) Dump() any { return s.DumpDeferred()() }
 // DumpDeferred implements stores.DeferredDumper: it copies each pod's key and status (a few
 // words each) and renders them later.
 func (s *Store) DumpDeferred() func() any {
-	type copied struct {
-		key types.NamespacedName
-		st  stores.PodStatus
-	}
-	pods := make([]copied, 0, len(s.pods))
-	for key, e := range s.pods {
-		pods = append(pods, copied{key, e.PodStatus})
-	}
-	return func() any {
-		out := make(map[string]PodDump, len(pods))
-		for _, p := range pods {
-			d := PodDump{Node: p.st.Pod.Spec.NodeName, State: p.st.State, Phase: string(p.st.Pod.Status.Phase), BindingFinished: p.st.BindingFinished}
-			if !p.st.Deadline.IsZero() {
-				deadline := p.st.Deadline
-				d.Deadline = &deadline
-			}
-			out[p.key.String()] = d
+	statuses := s.Statuses(s.Keys())
+	return func() any { return DumpPods(statuses) }
+}
+
+// KeyedStatus is a pod's key and its status as a dump copies it.
+type KeyedStatus struct {
+	Key    types.NamespacedName
+	Status stores.PodStatus
+}
+
+// Statuses copies the status of the pods under keys still held, for a dump in parts; call
+// it with the handler's read lock held.
+func (s *Store) Statuses(keys []types.NamespacedName) []KeyedStatus {
+	out := make([]KeyedStatus, 0, len(keys))
+	for _, key := range keys {
+		if e, ok := s.pods[key]; ok {
+			out = append(out, KeyedStatus{key, e.PodStatus})
 		}
-		return out
 	}
+	return out
+}
+
+// DumpPods renders copied statuses: PodDump by namespace/name.
+func DumpPods(statuses []KeyedStatus) map[string]PodDump {
+	out := make(map[string]PodDump, len(statuses))
+	for _, p := range statuses {
+		st := p.Status
+		d := PodDump{Node: st.Pod.Spec.NodeName, State: st.State, Phase: string(st.Pod.Status.Phase), BindingFinished: st.BindingFinished}
+		if !st.Deadline.IsZero() {
+			deadline := st.Deadline
+			d.Deadline = &deadline
+		}
+		out[p.Key.String()] = d
+	}
+	return out
 }

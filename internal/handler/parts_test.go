@@ -1,6 +1,7 @@
 package handler
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/seed0f91f25e/multicache/internal/stores"
+	"github.com/seed0f91f25e/multicache/internal/stores/nodestore"
 	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
 )
 
@@ -111,4 +113,41 @@ func TestCheckInvariants_InPartsUnderChurnReportsNothingFalse(t *testing.T) {
 	}
 	h.afterCheckPart = nil
 	checkInvariants(t, h)
+}
+
+// TestDump_InPartsShowsWhatOneHoldShows: at rest, the dump copied in parts equals the
+// stores' dumps copied under one hold of the lock; under events from another goroutine it
+// completes and holds every node (run with -race).
+func TestDump_InPartsShowsWhatOneHoldShows(t *testing.T) {
+	nodes, pods := 2*dumpNodesPerHold+10, 2*dumpPodsPerHold+100
+	h, held := populated(t, nodes, pods)
+	h.mu.RLock()
+	wantNodes, wantPods := h.nodes.Dump(), h.pods.Dump()
+	h.mu.RUnlock()
+	d := h.Dump()
+	for _, c := range []struct {
+		what      string
+		got, want any
+	}{{"nodes", d.Nodes, wantNodes}, {"pods", d.Pods, wantPods}} {
+		got, _ := json.Marshal(c.got)
+		want, _ := json.Marshal(c.want)
+		if string(got) != string(want) {
+			t.Errorf("%s in parts differ from one hold (%d against %d bytes)", c.what, len(got), len(want))
+		}
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i, old := range held[:2000] {
+			moved := ts.MakePod("ns", old.Name, ts.OnNode(fmt.Sprintf("n-%04d", (i+1)%nodes)), ts.Requests("200m", "64Mi"))
+			must(t, h.DeletePod(old))
+			must(t, h.AddPod(moved))
+		}
+	}()
+	for range 5 {
+		if got := len(h.Dump().Nodes.(map[string]nodestore.NodeDump)); got != nodes {
+			t.Errorf("a dump under events holds %d nodes, want %d", got, nodes)
+		}
+	}
+	<-done
 }
