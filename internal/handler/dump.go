@@ -1,17 +1,14 @@
 package handler
 
 import (
+	"maps"
 	"slices"
+
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/seed0f91f25e/multicache/internal/stores"
 	"github.com/seed0f91f25e/multicache/internal/stores/nodestore"
 	"github.com/seed0f91f25e/multicache/internal/stores/podstore"
-)
-
-// Nodes and pods copied per hold of the read lock by Dump.
-const (
-	dumpNodesPerHold = 100
-	dumpPodsPerHold  = 4000
 )
 
 // Dump is the JSON view of the whole cache served at /debug/cache.
@@ -35,43 +32,41 @@ type Dump struct {
 
 // Dump implements ClusterEventsHandler. At 150,000 pods the copy alone held the read lock
 // for 0.3-0.4 s, and events waited that long at every dump, so the nodes and the pods are
-// copied in parts, each under its own short hold of the lock (dumpNodesPerHold,
-// dumpPodsPerHold), and rendered after it is released; the other stores are copied under the
-// first hold (the large ones only copy there, stores.DeferredDumper). Each node and each pod
-// is shown as it was at one moment, but events may be applied between two parts: the dump
-// is not one moment of the whole cache (Generation is the one it started at). A consistent
-// view is a Snapshot.
+// copied in parts (rangeNodes, rangePods) and rendered after the lock is released; each
+// other store is copied under a hold of its own (the large ones only copy there,
+// stores.DeferredDumper). Each node and each pod is shown as it was at one moment, but
+// events may be applied between two parts: the dump is not one moment of the whole cache
+// (Generation is the one it started at). A consistent view is a Snapshot.
 func (h *Handler) Dump() *Dump {
 	byName := map[stores.Name]any{}
 	deferred := map[stores.Name]func() any{}
 	h.mu.RLock()
-	names, keys := h.nodes.Names(), h.pods.Keys()
+	generation := h.config.Generations().Current()
+	h.mu.RUnlock()
 	for _, s := range h.stores {
 		if s == stores.Store(h.nodes) || s == stores.Store(h.pods) {
 			continue
 		}
+		h.mu.RLock()
 		if d, ok := s.(stores.DeferredDumper); ok {
 			deferred[s.Name()] = d.DumpDeferred()
 		} else {
 			byName[s.Name()] = s.Dump()
 		}
-	}
-	generation := h.config.Generations().Current()
-	h.mu.RUnlock()
-	infos := make([]*stores.NodeInfo, 0, len(names))
-	for chunk := range slices.Chunk(names, dumpNodesPerHold) {
-		h.mu.RLock()
-		infos = append(infos, h.nodes.CloneNodes(chunk)...)
 		h.mu.RUnlock()
 	}
-	statuses := make([]podstore.KeyedStatus, 0, len(keys))
-	for chunk := range slices.Chunk(keys, dumpPodsPerHold) {
-		h.mu.RLock()
-		statuses = append(statuses, h.pods.Statuses(chunk)...)
-		h.mu.RUnlock()
-	}
+	var infos []*stores.NodeInfo
+	h.rangeNodes(func(part []*stores.NodeInfo) {
+		for _, info := range part {
+			infos = append(infos, info.Clone())
+		}
+	})
+	statuses := make(map[types.NamespacedName]podstore.KeyedStatus)
+	h.rangePods(func(key types.NamespacedName, e *podstore.Entry) {
+		statuses[key] = podstore.KeyedStatus{Key: key, Status: e.PodStatus}
+	})
 	byName[stores.NodeStoreName] = nodestore.DumpNodes(infos)
-	byName[stores.PodStoreName] = podstore.DumpPods(statuses)
+	byName[stores.PodStoreName] = podstore.DumpPods(slices.Collect(maps.Values(statuses)))
 	for name, render := range deferred {
 		byName[name] = render()
 	}

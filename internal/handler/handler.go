@@ -88,9 +88,9 @@ type Handler struct {
 	// The required stores, the only ones the handler knows by type.
 	nodes *nodestore.Store
 	pods  *podstore.Store
-	// afterCheckPart, when set (tests), runs after each part of a check in parts, the lock
-	// released: events applied between two parts.
-	afterCheckPart func()
+	// afterPart, when set (tests), runs between two parts of a read in parts (parts.go),
+	// the lock released: events applied between two parts.
+	afterPart func()
 
 	// podSubs are the stores other than the PodStore that handle pods.
 	podSubs      []subscriber[*corev1.Pod]

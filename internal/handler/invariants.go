@@ -2,7 +2,6 @@ package handler
 
 import (
 	"fmt"
-	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -42,28 +41,26 @@ func (h *Handler) checkAtOnce() []error {
 	return finish()
 }
 
-// Nodes and pods checked per hold of the read lock by checkInParts: each hold lasts about
-// a millisecond at 30 pods per node.
-const (
-	checkNodesPerHold = 100
-	checkPodsPerHold  = 4000
-)
-
 // checkInParts checks the NodeStore and the PodStore in parts, each under its own hold of
-// the read lock, and the other stores under the first one.
+// the read lock (rangeNodes, rangePods), and each other store under a hold of its own.
 func (h *Handler) checkInParts() []error {
+	var errs []error
+	var later []func() []error
+	for _, s := range h.stores {
+		if s == stores.Store(h.nodes) || s == stores.Store(h.pods) {
+			continue
+		}
+		h.mu.RLock()
+		later = append(later, h.checkStoresLocked(func(other stores.Store) bool { return other == s }))
+		h.mu.RUnlock()
+	}
 	h.mu.RLock()
-	nodeCheck, names := h.nodes.BeginCheck()
-	keys := h.pods.Keys()
-	errs := h.pods.CheckAssumedIndex()
-	finishOthers := h.checkStoresLocked(func(s stores.Store) bool {
-		return s != stores.Store(h.nodes) && s != stores.Store(h.pods)
-	})
+	nodeCheck := h.nodes.BeginCheck()
+	errs = append(errs, h.pods.CheckAssumedIndex()...)
 	h.mu.RUnlock()
 
-	for chunk := range slices.Chunk(names, checkNodesPerHold) {
-		h.mu.RLock()
-		nodeCheck.CopyNodes(chunk, func(node string, p *corev1.Pod) {
+	h.rangeNodes(func(infos []*stores.NodeInfo) {
+		nodeCheck.CopyNodes(infos, func(node string, p *corev1.Pod) {
 			key := stores.PodKey(p)
 			switch e, ok := h.pods.Entry(key); {
 			case !ok:
@@ -72,36 +69,29 @@ func (h *Handler) checkInParts() []error {
 				errs = append(errs, fmt.Errorf("pod %s: the node holds another copy than the pod store", key))
 			}
 		})
-		h.mu.RUnlock()
-		h.checkPartDone()
-	}
-	for chunk := range slices.Chunk(keys, checkPodsPerHold) {
-		h.mu.RLock()
-		for _, err := range h.pods.CheckEntries(chunk, func(key types.NamespacedName, e *podstore.Entry) {
-			chargeable := e.Pod.Spec.NodeName != "" && !stores.IsTerminal(e.Pod)
-			switch charged := h.nodes.Holds(e.Pod); {
-			case chargeable && !charged:
-				errs = append(errs, fmt.Errorf("pod %s (%s) is not charged to node %s", key, e.State, e.Pod.Spec.NodeName))
-			case !chargeable && charged:
-				errs = append(errs, fmt.Errorf("pod %s is charged to node %s but should not be", key, e.Pod.Spec.NodeName))
-			}
-		}) {
+	})
+	h.rangePods(func(key types.NamespacedName, e *podstore.Entry) {
+		for _, err := range h.pods.CheckEntry(key, e) {
 			errs = append(errs, fmt.Errorf("%s: %w", stores.PodStoreName, err))
 		}
-		h.mu.RUnlock()
-		h.checkPartDone()
-	}
+		if e.Pod == nil {
+			return
+		}
+		chargeable := e.Pod.Spec.NodeName != "" && !stores.IsTerminal(e.Pod)
+		switch charged := h.nodes.Holds(e.Pod); {
+		case chargeable && !charged:
+			errs = append(errs, fmt.Errorf("pod %s (%s) is not charged to node %s", key, e.State, e.Pod.Spec.NodeName))
+		case !chargeable && charged:
+			errs = append(errs, fmt.Errorf("pod %s is charged to node %s but should not be", key, e.Pod.Spec.NodeName))
+		}
+	})
 	for _, err := range nodeCheck.Finish() {
 		errs = append(errs, fmt.Errorf("%s: %w", stores.NodeStoreName, err))
 	}
-	return append(errs, finishOthers()...)
-}
-
-// checkPartDone runs the test hook between two parts of a check.
-func (h *Handler) checkPartDone() {
-	if h.afterCheckPart != nil {
-		h.afterCheckPart()
+	for _, finish := range later {
+		errs = append(errs, finish()...)
 	}
+	return errs
 }
 
 // checkLocked runs, with the read lock held, the part of the check that reads the stores,

@@ -67,15 +67,14 @@ func (h *Handler) LastSeenReservation(key types.NamespacedName) (*v1alpha1.Reser
 func (h *Handler) LastSeenVersions(kind stores.Kind) map[string]string {
 	switch kind {
 	case stores.KindPod:
-		h.mu.RLock()
-		collected := make([]keyVersion[types.NamespacedName], 0, h.pods.Len())
-		h.pods.Range(func(key types.NamespacedName, e *podstore.Entry) bool {
+		// In parts (rangePods): the comparison reads again any difference it finds, so a pod
+		// that changed between two parts is not reported.
+		var collected []keyVersion[types.NamespacedName]
+		h.rangePods(func(key types.NamespacedName, e *podstore.Entry) {
 			if e.APIPod != nil {
 				collected = append(collected, keyVersion[types.NamespacedName]{key, e.APIPod.ResourceVersion})
 			}
-			return true
 		})
-		h.mu.RUnlock()
 		return versionMap(collected)
 	case stores.KindNode:
 		return versions(h, h.nodeKind, func(n *corev1.Node) string { return n.ResourceVersion })

@@ -15,7 +15,7 @@ import (
 )
 
 // populated returns a handler holding nodes nodes and pods pods spread over them: more than
-// one hold of the lock's worth of each (checkNodesPerHold, checkPodsPerHold).
+// one hold of the lock's worth of each (nodesPerHold, podsPerHold).
 func populated(t testing.TB, nodes, pods int) (*Handler, []*corev1.Pod) {
 	t.Helper()
 	h, _ := newQuietHandler(t)
@@ -36,7 +36,7 @@ func populated(t testing.TB, nodes, pods int) (*Handler, []*corev1.Pod) {
 // of each kind: the check in parts finds it, and CheckInvariants reports what the check
 // under one hold finds.
 func TestCheckInvariants_InPartsFindsWhatTheWholeCheckFinds(t *testing.T) {
-	nodes, pods := 2*checkNodesPerHold+10, 2*checkPodsPerHold+100
+	nodes, pods := 2*nodesPerHold+10, 2*podsPerHold+100
 	for _, tc := range []struct {
 		name    string
 		corrupt func(h *Handler, last *corev1.Pod)
@@ -81,7 +81,7 @@ func TestCheckInvariants_InPartsFindsWhatTheWholeCheckFinds(t *testing.T) {
 // so that parts copied before and after the move see it on two nodes, and the pod parts see
 // pods come and go. The check in parts suspects something; CheckInvariants reports nothing.
 func TestCheckInvariants_InPartsUnderChurnReportsNothingFalse(t *testing.T) {
-	nodes, pods := 2*checkNodesPerHold+10, 2*checkPodsPerHold+100
+	nodes, pods := 2*nodesPerHold+10, 2*podsPerHold+100
 	h, held := populated(t, nodes, pods)
 	round := 0
 	move := func() {
@@ -98,7 +98,7 @@ func TestCheckInvariants_InPartsUnderChurnReportsNothingFalse(t *testing.T) {
 			held[i] = moved
 		}
 	}
-	h.afterCheckPart = move
+	h.afterPart = move
 	suspected := 0
 	for range 10 {
 		if len(h.checkInParts()) > 0 {
@@ -111,7 +111,7 @@ func TestCheckInvariants_InPartsUnderChurnReportsNothingFalse(t *testing.T) {
 	if suspected == 0 {
 		t.Error("the check in parts never saw a pod on two nodes: the test moves nothing between parts")
 	}
-	h.afterCheckPart = nil
+	h.afterPart = nil
 	checkInvariants(t, h)
 }
 
@@ -119,7 +119,7 @@ func TestCheckInvariants_InPartsUnderChurnReportsNothingFalse(t *testing.T) {
 // stores' dumps copied under one hold of the lock; under events from another goroutine it
 // completes and holds every node (run with -race).
 func TestDump_InPartsShowsWhatOneHoldShows(t *testing.T) {
-	nodes, pods := 2*dumpNodesPerHold+10, 2*dumpPodsPerHold+100
+	nodes, pods := 2*nodesPerHold+10, 2*podsPerHold+100
 	h, held := populated(t, nodes, pods)
 	h.mu.RLock()
 	wantNodes, wantPods := h.nodes.Dump(), h.pods.Dump()
@@ -150,4 +150,36 @@ func TestDump_InPartsShowsWhatOneHoldShows(t *testing.T) {
 		}
 	}
 	<-done
+}
+
+// TestLastSeenVersions_InPartsWithEventsBetween: pods moved between the parts of the read
+// (deleted, then added again on another node) are all listed once, at their last version,
+// and a pod untouched keeps its version.
+func TestLastSeenVersions_InPartsWithEventsBetween(t *testing.T) {
+	nodes, pods := 2*nodesPerHold+10, 2*podsPerHold+100
+	h, held := populated(t, nodes, pods)
+	moved := 0
+	h.afterPart = func() {
+		for i := moved; i < moved+50 && i < len(held)/2; i++ {
+			p := ts.MakePod("ns", held[i].Name, ts.OnNode(fmt.Sprintf("n-%04d", (i+1)%nodes)), ts.Requests("200m", "64Mi"))
+			p.ResourceVersion = "moved"
+			must(t, h.DeletePod(held[i]))
+			must(t, h.AddPod(p))
+		}
+		moved += 50
+	}
+	got := h.LastSeenVersions(stores.KindPod)
+	h.afterPart = nil
+	want := h.LastSeenVersions(stores.KindPod)
+	if len(want) != pods {
+		t.Fatalf("at rest %d pods, want %d", len(want), pods)
+	}
+	for key, rv := range got {
+		if want[key] != rv && rv != held[0].ResourceVersion {
+			t.Errorf("pod %s listed at %q, neither its last version %q nor its first", key, rv, want[key])
+		}
+	}
+	if len(got) < pods-moved || len(got) > pods {
+		t.Errorf("listed %d pods during the moves, want between %d and %d", len(got), pods-moved, pods)
+	}
 }

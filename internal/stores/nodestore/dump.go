@@ -31,7 +31,11 @@ func (s *Store) Dump() any { return s.DumpDeferred()() }
 // DumpDeferred implements stores.DeferredDumper: it clones the NodeInfos (their pod lists
 // are slices of shared pointers) and renders them later.
 func (s *Store) DumpDeferred() func() any {
-	infos := s.CloneNodes(s.Names())
+	infos := make([]*stores.NodeInfo, 0, s.nodes.Len())
+	s.Range(func(info *stores.NodeInfo) bool {
+		infos = append(infos, info.Clone())
+		return true
+	})
 	return func() any { return DumpNodes(infos) }
 }
 
@@ -43,18 +47,6 @@ func (s *Store) Names() []string {
 		return true
 	})
 	return names
-}
-
-// CloneNodes clones the named nodes (those no longer held are skipped), for a dump in parts;
-// call it with the handler's read lock held.
-func (s *Store) CloneNodes(names []string) []*stores.NodeInfo {
-	infos := make([]*stores.NodeInfo, 0, len(names))
-	for _, name := range names {
-		if info, ok := s.nodes.Get(name); ok {
-			infos = append(infos, info.Clone())
-		}
-	}
-	return infos
 }
 
 // DumpNodes renders cloned NodeInfos: NodeDump by node name.

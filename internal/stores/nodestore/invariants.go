@@ -44,8 +44,13 @@ type nodeCheck struct {
 // holds, and checks what is per node (pools, generation); the rest runs in the function it
 // returns. It is BeginCheck and CopyNodes of every node under one hold of the lock.
 func (s *Store) CheckInvariantsDeferred() func() []error {
-	c, names := s.BeginCheck()
-	c.CopyNodes(names, nil)
+	c := s.BeginCheck()
+	infos := make([]*stores.NodeInfo, 0, s.nodes.Len())
+	s.Range(func(info *stores.NodeInfo) bool {
+		infos = append(infos, info)
+		return true
+	})
+	c.CopyNodes(infos, nil)
 	return c.Finish
 }
 
@@ -63,13 +68,11 @@ type Check struct {
 }
 
 // BeginCheck, with the handler's read lock held, checks that there is one remembered charge
-// per pod and placeholder held, and returns the check and the names of the nodes to copy.
-func (s *Store) BeginCheck() (*Check, []string) {
+// per pod and placeholder held, and returns the check; CopyNodes then copies the nodes.
+func (s *Store) BeginCheck() *Check {
 	c := &Check{s: s}
-	names := make([]string, 0, s.nodes.Len())
 	held := 0
-	s.nodes.Range(func(name string, info *stores.NodeInfo) bool {
-		names = append(names, name)
+	s.nodes.Range(func(_ string, info *stores.NodeInfo) bool {
 		held += len(info.Pods) + len(info.Placeholders)
 		return true
 	})
@@ -78,19 +81,15 @@ func (s *Store) BeginCheck() (*Check, []string) {
 	}
 	c.shares = uint64(max(1, (held+recomputedPerCheck-1)/recomputedPerCheck))
 	c.share = s.checks.Add(1) % c.shares
-	return c, names
+	return c
 }
 
-// CopyNodes, with the handler's read lock held, copies what the check needs of the named
-// nodes (those gone since BeginCheck are skipped) and checks what is per node. onPod, when
-// set, is called for each pod (not placeholder) a node holds, under the same hold.
-func (c *Check) CopyNodes(names []string, onPod func(node string, pod *corev1.Pod)) {
+// CopyNodes, with the handler's read lock held, copies what the check needs of these nodes
+// (the store's live NodeInfos) and checks what is per node. onPod, when set, is called for
+// each pod (not placeholder) a node holds, under the same hold.
+func (c *Check) CopyNodes(infos []*stores.NodeInfo, onPod func(node string, pod *corev1.Pod)) {
 	s := c.s
-	for _, name := range names {
-		info, ok := s.nodes.Get(name)
-		if !ok {
-			continue
-		}
+	for _, info := range infos {
 		n := nodeCheck{name: info.Name, requested: info.Requested.Clone(), bestEffort: info.BestEffortRequested.Clone(),
 			reserved: info.Reserved.Clone(), held: make([]heldPod, 0, len(info.Pods)+len(info.Placeholders))}
 		for i, list := range [][]*corev1.Pod{info.Pods, info.Placeholders} {

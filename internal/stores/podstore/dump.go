@@ -23,7 +23,10 @@ func (s *Store) Dump() any { return s.DumpDeferred()() }
 // DumpDeferred implements stores.DeferredDumper: it copies each pod's key and status (a few
 // words each) and renders them later.
 func (s *Store) DumpDeferred() func() any {
-	statuses := s.Statuses(s.Keys())
+	statuses := make([]KeyedStatus, 0, len(s.pods))
+	for key, e := range s.pods {
+		statuses = append(statuses, KeyedStatus{key, e.PodStatus})
+	}
 	return func() any { return DumpPods(statuses) }
 }
 
@@ -31,18 +34,6 @@ func (s *Store) DumpDeferred() func() any {
 type KeyedStatus struct {
 	Key    types.NamespacedName
 	Status stores.PodStatus
-}
-
-// Statuses copies the status of the pods under keys still held, for a dump in parts; call
-// it with the handler's read lock held.
-func (s *Store) Statuses(keys []types.NamespacedName) []KeyedStatus {
-	out := make([]KeyedStatus, 0, len(keys))
-	for _, key := range keys {
-		if e, ok := s.pods[key]; ok {
-			out = append(out, KeyedStatus{key, e.PodStatus})
-		}
-	}
-	return out
 }
 
 // DumpPods renders copied statuses: PodDump by namespace/name.

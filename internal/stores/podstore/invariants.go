@@ -19,7 +19,7 @@ func (s *Store) CheckInvariants() []error {
 		if e.State == stores.PodAssumed {
 			assumed++
 		}
-		errs = append(errs, s.checkEntry(key, e)...)
+		errs = append(errs, s.CheckEntry(key, e)...)
 	}
 	if assumed != s.assumed.Len() {
 		errs = append(errs, fmt.Errorf("%d assumed pods, %d in the assumed index", assumed, s.assumed.Len()))
@@ -27,17 +27,8 @@ func (s *Store) CheckInvariants() []error {
 	return errs
 }
 
-// Keys returns the key of every pod held, for a check in parts (CheckEntries).
-func (s *Store) Keys() []types.NamespacedName {
-	keys := make([]types.NamespacedName, 0, len(s.pods))
-	for key := range s.pods {
-		keys = append(keys, key)
-	}
-	return keys
-}
-
 // CheckAssumedIndex checks that every pod in the assumed index is held and assumed: with
-// CheckEntries of every key, the same as CheckInvariants, in parts.
+// CheckEntry of every entry, the same as CheckInvariants, in parts.
 func (s *Store) CheckAssumedIndex() []error {
 	var errs []error
 	s.assumed.Range(func(key types.NamespacedName, _ *Entry) bool {
@@ -49,25 +40,10 @@ func (s *Store) CheckAssumedIndex() []error {
 	return errs
 }
 
-// CheckEntries checks the entries of the pods under keys that are still held, as
-// CheckInvariants does, and calls onEntry, when set, for each.
-func (s *Store) CheckEntries(keys []types.NamespacedName, onEntry func(types.NamespacedName, *Entry)) []error {
-	var errs []error
-	for _, key := range keys {
-		e, ok := s.pods[key]
-		if !ok {
-			continue
-		}
-		if errs = append(errs, s.checkEntry(key, e)...); onEntry != nil && e.Pod != nil {
-			onEntry(key, e)
-		}
-	}
-	return errs
-}
-
-// checkEntry checks one entry: it holds its own pod, indexed as assumed exactly when it is,
-// with what its state implies.
-func (s *Store) checkEntry(key types.NamespacedName, e *Entry) []error {
+// CheckEntry checks one entry (CheckInvariants checks every entry, then the assumed index):
+// it holds its own pod, indexed as assumed exactly when it is, with what its state implies.
+// Call it with the handler's read lock held.
+func (s *Store) CheckEntry(key types.NamespacedName, e *Entry) []error {
 	if e.Pod == nil || stores.PodKey(e.Pod) != key {
 		return []error{fmt.Errorf("pod %s: entry holds another pod", key)}
 	}
