@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 )
 
@@ -25,8 +26,21 @@ const defaultRenewDeadline = 10 * time.Second
 type fencedLock struct {
 	resourcelock.Interface
 	renewDeadline time.Duration
+	// retryPeriod is the elector's: its tries come 1 to 2.2 retry periods apart. Zero turns
+	// the take-over at expiry off (see Get).
+	retryPeriod time.Duration
+	// watch keeps seenAt current between the elector's polls; the operator runs it.
+	watch *leaseWatch
+	// now and sleep are the clock (tests replace them).
+	now   func() time.Time
+	sleep func(context.Context, time.Duration) error
 
-	mu        sync.Mutex
+	mu sync.Mutex
+	// seenRaw is the lease record as last read (by Get or the leaseWatch), first seen at
+	// seenAt (by this replica's monotonic clock): the lease expires, by this replica's
+	// observation, a lease duration after seenAt unless the record changes.
+	seenRaw   []byte
+	seenAt    time.Time
 	lastRenew time.Time
 	// lastReadHolder is the holder of the lease as last read from the API server.
 	lastReadHolder string
@@ -38,7 +52,7 @@ type fencedLock struct {
 
 // newFencedLock builds the Lease lock the way controller-runtime does (identity
 // "<hostname>_<uuid>", a client timeout of half the renew deadline).
-func newFencedLock(cfg *rest.Config, namespace, name string, renewDeadline time.Duration) (*fencedLock, error) {
+func newFencedLock(cfg *rest.Config, namespace, name string, renewDeadline, retryPeriod time.Duration) (*fencedLock, error) {
 	if namespace == "" {
 		b, err := os.ReadFile(inClusterNamespaceFile)
 		if err != nil {
@@ -61,7 +75,11 @@ func newFencedLock(cfg *rest.Config, namespace, name string, renewDeadline time.
 	if err != nil {
 		return nil, err
 	}
-	return &fencedLock{Interface: lock, renewDeadline: renewDeadline, lost: make(chan struct{})}, nil
+	l := &fencedLock{Interface: lock, renewDeadline: renewDeadline, retryPeriod: retryPeriod, lost: make(chan struct{})}
+	if l.watch, err = newLeaseWatch(cfg, l, namespace, name); err != nil {
+		return nil, err
+	}
+	return l, nil
 }
 
 // Lost is closed once this replica, after leading, read the lease held by another replica.
@@ -79,19 +97,94 @@ func (l *fencedLock) Create(ctx context.Context, ler resourcelock.LeaderElection
 	return err
 }
 
-// Get implements resourcelock.Interface, remembering the holder it read.
+// Get implements resourcelock.Interface, remembering the holder it read. For a standby it
+// also takes over at the expiry rather than up to two polls after it (see takeOverAtExpiry).
 func (l *fencedLock) Get(ctx context.Context) (*resourcelock.LeaderElectionRecord, []byte, error) {
+	ler, raw, err := l.get(ctx)
+	if err != nil || ler == nil || l.retryPeriod <= 0 || ler.HolderIdentity == "" || ler.HolderIdentity == l.Identity() {
+		return ler, raw, err
+	}
+	return l.takeOverAtExpiry(ctx, ler, raw)
+}
+
+// get reads the lease, remembering the holder and when this record was first seen.
+func (l *fencedLock) get(ctx context.Context) (*resourcelock.LeaderElectionRecord, []byte, error) {
 	ler, raw, err := l.Interface.Get(ctx)
 	if err == nil && ler != nil {
 		l.mu.Lock()
 		l.lastReadHolder = ler.HolderIdentity
 		ledBefore := !l.lastRenew.IsZero()
+		l.seenLocked(raw)
 		l.mu.Unlock()
 		if ledBefore && ler.HolderIdentity != "" && ler.HolderIdentity != l.Identity() {
 			l.lostOnce.Do(func() { close(l.lost) })
 		}
 	}
 	return ler, raw, err
+}
+
+// takeOverAtExpiry: client-go's elector tries to take the lease over every 1 to 2.2 retry
+// periods, and judges it expired with the time it read before the lease, so a standby took
+// over up to 2.2 retry periods after the lease expired. When the lease, held by another
+// replica, expires before the elector's next try could come, this waits for the expiry,
+// reads the lease again and, if it is still the record first seen a lease duration ago,
+// returns it with no holder: the elector then writes it at once. The rule is client-go's own
+// (a record unchanged for its lease duration, by this replica's clock since it first saw it),
+// only applied when it becomes true; the write is conditional on the lease's
+// resourceVersion, so a renewal that lands in between makes it fail.
+func (l *fencedLock) takeOverAtExpiry(ctx context.Context, ler *resourcelock.LeaderElectionRecord, raw []byte) (*resourcelock.LeaderElectionRecord, []byte, error) {
+	l.mu.Lock()
+	expiry := l.seenAt.Add(time.Duration(ler.LeaseDurationSeconds) * time.Second)
+	l.mu.Unlock()
+	wait := expiry.Sub(l.clock())
+	if wait > maxElectorWait(l.retryPeriod) {
+		return ler, raw, nil // the elector's next try comes first
+	}
+	if wait > 0 {
+		if err := l.pause(ctx, wait); err != nil {
+			return ler, raw, nil // stopping: the elector sees ctx done
+		}
+		var err error
+		if ler, raw, err = l.get(ctx); err != nil || ler == nil || ler.HolderIdentity == "" || ler.HolderIdentity == l.Identity() {
+			return ler, raw, err
+		}
+		l.mu.Lock()
+		expiry = l.seenAt.Add(time.Duration(ler.LeaseDurationSeconds) * time.Second)
+		l.mu.Unlock()
+		if l.clock().Before(expiry) {
+			return ler, raw, nil // renewed meanwhile
+		}
+	}
+	free := *ler
+	free.HolderIdentity = ""
+	return &free, raw, nil
+}
+
+// maxElectorWait is the longest client-go's elector waits between two tries (wait.Jitter
+// with leaderelection.JitterFactor).
+func maxElectorWait(retryPeriod time.Duration) time.Duration {
+	return time.Duration(float64(retryPeriod) * (1 + leaderelection.JitterFactor))
+}
+
+func (l *fencedLock) clock() time.Time {
+	if l.now != nil {
+		return l.now()
+	}
+	return time.Now()
+}
+
+func (l *fencedLock) pause(ctx context.Context, d time.Duration) error {
+	if l.sleep != nil {
+		return l.sleep(ctx, d)
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // Update implements resourcelock.Interface, remembering a renewal (or a release). A release

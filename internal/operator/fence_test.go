@@ -60,11 +60,11 @@ func TestFencedLock_WritesOnlyWhileTheLeaseWasRenewedWithinTheRenewDeadline(t *t
 func TestFencedLock_AStaleLeaderDoesNotReleaseItsSuccessorsLease(t *testing.T) {
 	ctx := context.Background()
 	ns := newNamespace(t)
-	stale, err := newFencedLock(env.Config, ns, "fenced-release", time.Second)
+	stale, err := newFencedLock(env.Config, ns, "fenced-release", time.Second, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	successor, err := newFencedLock(env.Config, ns, "fenced-release", time.Second)
+	successor, err := newFencedLock(env.Config, ns, "fenced-release", time.Second, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

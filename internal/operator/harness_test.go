@@ -119,7 +119,7 @@ func consistent(t *testing.T, op *running) {
 var namespaces atomic.Int32
 
 // newNamespace creates a namespace for one test.
-func newNamespace(t *testing.T) string {
+func newNamespace(t testing.TB) string {
 	t.Helper()
 	name := fmt.Sprintf("e2e-%d-%s", namespaces.Add(1), strings.ToLower(strings.ReplaceAll(t.Name(), "_", "-")))
 	if len(name) > 63 {

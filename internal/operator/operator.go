@@ -92,12 +92,9 @@ func New(cfg *rest.Config, opts Options) (*Operator, error) {
 	}
 	var lock *fencedLock
 	if opts.LeaderElect {
-		renewDeadline := defaultRenewDeadline
-		if opts.RenewDeadline != nil {
-			renewDeadline = *opts.RenewDeadline
-		}
+		_, renewDeadline, retryPeriod := opts.leaseTimings()
 		var err error
-		if lock, err = newFencedLock(cfg, leaderNamespace(opts), opts.LeaseName(), renewDeadline); err != nil {
+		if lock, err = newFencedLock(cfg, leaderNamespace(opts), opts.LeaseName(), renewDeadline, retryPeriod); err != nil {
 			return nil, fmt.Errorf("creating the leader-election lock: %w", err)
 		}
 	}
@@ -113,6 +110,11 @@ func New(cfg *rest.Config, opts Options) (*Operator, error) {
 	op := &Operator{Manager: mgr, Cache: h, CatchUp: catchUp, PodGroupSources: sources, lock: lock}
 	if err := mgr.Add(catchUp); err != nil {
 		return nil, err
+	}
+	if lock != nil {
+		if err := mgr.Add(lock.watch); err != nil {
+			return nil, err
+		}
 	}
 	notifier := controllers.NewNotifier()
 	h.Config().SetObjectChangedFunc(notifier.ObjectChanged)
