@@ -30,8 +30,16 @@ func TestBinary_StartsAgainstTheAPIServerAndReportsReady(t *testing.T) {
 	bin := buildOperator(t)
 	path := writeKubeconfig(t)
 	probe := freeAddress(t)
-	cmd, out := startOperator(t, bin, "--kubeconfig="+path, "--health-probe-bind-address="+probe, "--metrics-bind-address=0")
+	cmd, out := startOperator(t, bin, "--kubeconfig="+path, "--health-probe-bind-address="+probe, "--metrics-bind-address=0",
+		"--steady-gogc=40")
 	waitReady(t, probe, out)
+	// Caught up: the collector switches to the steady state's GC percent (GOGC would win).
+	if os.Getenv("GOGC") == "" {
+		testsupport.Eventually(t, "the steady-state collector log line", 30*time.Second, 50*time.Millisecond, func() (bool, string) {
+			o := strings.ReplaceAll(out.String(), `"gcPercent": `, `"gcPercent":`)
+			return strings.Contains(o, `"gcPercent":40`), out.String()
+		})
+	}
 	stopGracefully(t, cmd, out)
 }
 
@@ -139,6 +147,7 @@ func TestBinary_RejectsBadFlagsNamingTheFlag(t *testing.T) {
 		{"--metrics-bind-address=:99999", "--metrics-bind-address"},
 		{"--stores=nodes,quotas", "--stores"},
 		{"--reservation-ttl=-1m", "--reservation-ttl"},
+		{"--steady-gogc=-5", "--steady-gogc"},
 		{"--version=maybe", "-version"},
 		{"stray-argument", "unexpected arguments"},
 	} {

@@ -1,7 +1,8 @@
 // Package memlimit sets the Go runtime's soft memory limit from the container's memory
 // limit, so that the garbage collector works harder before the kernel's OOM killer would.
 // A cache sized to its memory limit otherwise grows until it is killed: the Go heap target
-// (GOGC=100) is twice the live heap, and nothing tells the runtime where the wall is.
+// (GOGC=100) is twice the live heap, and nothing tells the runtime where the wall is. Once
+// the cache caught up, Steady lowers that target for the steady state.
 package memlimit
 
 import (

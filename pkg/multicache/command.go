@@ -43,6 +43,8 @@ type flags struct {
 	local       localOptions
 	showVersion bool
 	zap         zap.Options
+	// steadyGOGC is the GC percent once the cache caught up (memlimit.Steady).
+	steadyGOGC int
 }
 
 // Exit codes of Run.
@@ -108,15 +110,18 @@ func (c *Command) Run(args []string) int {
 		log.Error(err, "setting up the operator")
 		return exitFailed
 	}
-	if f.local.enabled {
-		go func() {
-			select {
-			case <-op.CatchUp.Done():
-				fmt.Print(banner(state, f.opts.DebugBindAddress))
-			case <-ctx.Done():
+	go func() {
+		select {
+		case <-op.CatchUp.Done():
+			if memlimit.Steady(f.steadyGOGC) {
+				log.Info("cache caught up: collector set for the steady state", "gcPercent", f.steadyGOGC)
 			}
-		}()
-	}
+			if f.local.enabled {
+				fmt.Print(banner(state, f.opts.DebugBindAddress))
+			}
+		case <-ctx.Done():
+		}
+	}()
 	log.Info("starting multicache", "version", version.Get(), "stores", op.Cache.StoreNames())
 	if err := op.Start(ctx); err != nil {
 		log.Error(err, "operator stopped with an error")
@@ -158,6 +163,8 @@ func (c *Command) parse(args []string) (*flags, error) {
 	f.opts.BindFlags(fs)
 	f.local.bindFlags(fs)
 	fs.BoolVar(&f.showVersion, "version", false, "Print the version and exit.")
+	fs.IntVar(&f.steadyGOGC, "steady-gogc", memlimit.DefaultSteadyGCPercent,
+		"The Go GC percent once the cache caught up (the cold start runs at GOGC, default 100, to fill fast); 0 keeps GOGC. Ignored when GOGC is set.")
 	f.zap.BindFlags(fs)
 	crconfig.RegisterFlags(fs) // --kubeconfig, read by ctrl.GetConfig
 	if err := fs.Parse(args); err != nil {
@@ -171,6 +178,9 @@ func (c *Command) parse(args []string) (*flags, error) {
 	}
 	if err := f.opts.Validate(); err != nil {
 		return nil, fmt.Errorf("invalid flags: %w", err)
+	}
+	if f.steadyGOGC < 0 {
+		return nil, fmt.Errorf("invalid flags: --steady-gogc=%d: must not be negative (0 keeps GOGC)", f.steadyGOGC)
 	}
 	return f, nil
 }
