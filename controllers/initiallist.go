@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 
@@ -22,22 +23,22 @@ import (
 // feedSource is the event source of a feed's own kind. It enqueues every event, as
 // controller-runtime's Kind source with EnqueueRequestForObject does, except the adds of
 // the informer's initial list: those it reconciles at once, in the informer's delivery
-// goroutine, as they are decoded.
+// goroutine, as the informer hands them out.
 //
 // Why: controller-runtime registers a Kind source's handler only once the informer has
 // synced, and starts the workers only once the handler has received the whole list. A cold
-// start then decodes all 150,000 pods first and only then applies them, one queued
-// reconcile after the other. This source registers its handler when the feed is built,
-// before the manager starts the informer, so applying runs on the second core while the
-// informer still decodes, as kube-scheduler's event handlers do, and skips the queue.
+// start then hands all 150,000 pods to the queue first and only then applies them, one
+// queued reconcile after the other. This source registers its handler when the feed is
+// built, before the manager starts the informer, so applying overlaps with the informer
+// popping its list (and with the other kinds' lists), as kube-scheduler's event handlers
+// do, and skips the queue.
 //
-// The order is the queue's: the workers start only after this source synced (every
-// initial add applied), and every later event of a key goes through the queue, read then
-// from the informer's newest copy. Events that come before the controller started the
-// source are remembered and queued when it does. Should a worker have started all the
-// same (started is set by the first one), initial adds are queued like any event. A
-// reconcile that fails or asks to be requeued is queued, and a panic is recovered and
-// queued as a failure, as controller-runtime does for its workers.
+// The order is the queue's: the workers wait in their first reconcile until every initial
+// add was applied, and every later event of a key goes through the queue, read then from
+// the informer's newest copy. Events that come before the controller started the source
+// are remembered and queued when it does. A reconcile that fails or asks to be requeued is
+// queued, and a panic is recovered and queued as a failure, as controller-runtime does for
+// its workers.
 type feedSource struct {
 	name string
 	// r is the feed's reconciler; log builds its logger for a request.
@@ -45,8 +46,15 @@ type feedSource struct {
 	log func(*reconcile.Request) logr.Logger
 	// updates filters the updates worth a reconcile (the feed's predicate).
 	updates predicate.Predicate
-	reg     toolscache.ResourceEventHandlerRegistration
-	started atomic.Bool
+	// informerSynced is the informer's own sync (its initial list popped); reg's is the
+	// handler's (every initial add applied).
+	informerSynced toolscache.InformerSynced
+	reg            toolscache.ResourceEventHandlerRegistration
+	started        atomic.Bool
+	// ctx is cancelled when the manager stops (Stopper): a direct reconcile waiting on a
+	// read must not hold the informer's delivery, and so the informer, past it.
+	ctx    context.Context
+	cancel context.CancelFunc
 
 	mu sync.Mutex
 	// queue is the controller's, nil until it starts the source; pending are the
@@ -69,17 +77,51 @@ func newFeedSource(ctx context.Context, informers cache.Informers, name string, 
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: getting the informer of %T: %w", name, obj, err)
 	}
-	s := &feedSource{name: name, r: r, log: log, updates: updates}
+	s := &feedSource{name: name, r: r, log: log, updates: updates, informerSynced: inf.HasSynced}
+	s.ctx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	if s.reg, err = inf.AddEventHandler(toolscache.ResourceEventHandlerDetailedFuncs{
 		AddFunc: s.onAdd, UpdateFunc: s.onUpdate, DeleteFunc: s.onDelete,
 	}); err != nil {
+		s.cancel()
 		return nil, nil, fmt.Errorf("%s: adding the event handler: %w", name, err)
 	}
-	return s, reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-		s.started.Store(true)
-		return r.Reconcile(ctx, req)
-	}), nil
+	return s, s.worker(), nil
 }
+
+// worker is the reconciler the controller's workers run: the feed's, once every initial add
+// was applied. The workers wait here, not in WaitForSync, for the initial list to be
+// applied: controller-runtime bounds WaitForSync by CacheSyncTimeout (2 minutes), and
+// applying a large cluster's list on a loaded node must not fail the start.
+func (s *feedSource) worker() reconcile.Reconciler {
+	return reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+		if !s.started.Load() {
+			if !toolscache.WaitForCacheSync(ctx.Done(), s.reg.HasSynced) {
+				return reconcile.Result{}, fmt.Errorf("%s: stopped before the initial list was applied: %w", s.name, context.Cause(ctx))
+			}
+			s.started.Store(true)
+		}
+		return s.r.Reconcile(ctx, req)
+	})
+}
+
+// Stopper returns the manager runnable (on every replica) that cancels the context of the
+// direct reconciles when the manager stops.
+func (s *feedSource) Stopper() interface {
+	Start(context.Context) error
+	NeedLeaderElection() bool
+} {
+	return feedSourceStopper{s}
+}
+
+type feedSourceStopper struct{ s *feedSource }
+
+func (f feedSourceStopper) Start(ctx context.Context) error {
+	<-ctx.Done()
+	f.s.cancel()
+	return nil
+}
+
+func (feedSourceStopper) NeedLeaderElection() bool { return false }
 
 // Start implements source.Source: the events so far are queued, and the later ones as
 // they come.
@@ -94,10 +136,11 @@ func (s *feedSource) Start(_ context.Context, q workqueue.TypedRateLimitingInter
 	return nil
 }
 
-// WaitForSync implements source.SyncingSource: until the handler received (and applied)
-// the whole initial list.
+// WaitForSync implements source.SyncingSource: until the informer synced, as for
+// controller-runtime's Kind source (the workers then wait for the handler to have applied
+// the initial list, see newFeedSource).
 func (s *feedSource) WaitForSync(ctx context.Context) error {
-	if !toolscache.WaitForCacheSync(ctx.Done(), s.reg.HasSynced) {
+	if !toolscache.WaitForCacheSync(ctx.Done(), s.informerSynced) {
 		return fmt.Errorf("%s: the informer did not sync: %w", s.name, context.Cause(ctx))
 	}
 	return nil
@@ -137,10 +180,10 @@ func (s *feedSource) onAdd(obj any, isInInitialList bool) {
 func (s *feedSource) reconcile(req reconcile.Request) (res reconcile.Result, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			err = fmt.Errorf("panic: %v", p)
+			err = fmt.Errorf("panic: %v\n%s", p, debug.Stack())
 		}
 	}()
-	return s.r.Reconcile(logr.NewContext(context.Background(), s.log(&req)), req)
+	return s.r.Reconcile(logr.NewContext(s.ctx, s.log(&req)), req)
 }
 
 func (s *feedSource) onUpdate(oldObj, newObj any) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -42,13 +43,20 @@ func pod(name, rv string) *corev1.Pod {
 
 func req(name string) reconcile.Request { return requestOf(pod(name, "")) }
 
+// registration is a handler registration whose initial list was applied once synced is
+// true.
+type registration struct {
+	toolscache.ResourceEventHandlerRegistration
+	synced atomic.Bool
+}
+
+func (r *registration) HasSynced() bool { return r.synced.Load() }
+
 func newTestFeedSource(r reconcile.Reconciler) (*feedSource, reconcile.Reconciler) {
 	s := &feedSource{name: "pod-feed", r: r, log: func(*reconcile.Request) logr.Logger { return logr.Discard() },
-		updates: predicate.ResourceVersionChangedPredicate{}}
-	return s, reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-		s.started.Store(true)
-		return r.Reconcile(ctx, req)
-	})
+		updates: predicate.ResourceVersionChangedPredicate{}, reg: &registration{}}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	return s, s.worker()
 }
 
 func newQueue(t *testing.T) workqueue.TypedRateLimitingInterface[reconcile.Request] {
@@ -142,6 +150,7 @@ func TestFeedSource_QueuesTheInitialListOnceAWorkerRan(t *testing.T) {
 	if err := s.Start(context.Background(), q); err != nil {
 		t.Fatal(err)
 	}
+	s.reg.(*registration).synced.Store(true)
 	if _, err := worker.Reconcile(context.Background(), req("x")); err != nil {
 		t.Fatal(err)
 	}
@@ -168,5 +177,66 @@ func TestNewFeedSource_SaysWhatToDoWhenTheKindIsNotServed(t *testing.T) {
 		func(*reconcile.Request) logr.Logger { return logr.Discard() }, nil)
 	if err == nil || !strings.Contains(err.Error(), "nmnode-feed") || !strings.Contains(err.Error(), "install multicache's CRDs") || !meta.IsNoMatchError(err) {
 		t.Errorf("newFeedSource() = %v, want the feed, the fix and the NoKindMatchError", err)
+	}
+}
+
+// TestFeedSource_WorkersWaitForTheInitialListNotTheSyncTimeout: a worker's first reconcile
+// waits until the handler applied the initial list (not WaitForSync, which
+// controller-runtime bounds by CacheSyncTimeout), and gives up with the reason when it is
+// stopped first.
+func TestFeedSource_WorkersWaitForTheInitialListNotTheSyncTimeout(t *testing.T) {
+	r := &recording{}
+	s, worker := newTestFeedSource(r)
+	stopped, stop := context.WithCancel(context.Background())
+	stop()
+	if _, err := worker.Reconcile(stopped, req("x")); err == nil || !strings.Contains(err.Error(), "stopped before the initial list was applied") {
+		t.Errorf("a stopped worker: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := worker.Reconcile(context.Background(), req("y"))
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		t.Fatalf("the worker ran before the initial list was applied (err %v)", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	s.reg.(*registration).synced.Store(true)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if want := []reconcile.Request{req("y")}; !slices.Equal(r.got, want) {
+		t.Errorf("reconciled %v, want %v", r.got, want)
+	}
+}
+
+// TestFeedSource_StoppingCancelsTheDirectReconciles: once the manager stops, an initial add
+// is reconciled on a cancelled context, so a read waiting on an informer gives up instead
+// of holding the informer past the stop.
+func TestFeedSource_StoppingCancelsTheDirectReconciles(t *testing.T) {
+	var ctxErr error
+	r := reconcile.Func(func(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
+		ctxErr = ctx.Err()
+		return reconcile.Result{}, ctxErr
+	})
+	s, _ := newTestFeedSource(r)
+	mgrCtx, stopMgr := context.WithCancel(context.Background())
+	stopped := make(chan error, 1)
+	go func() { stopped <- s.Stopper().Start(mgrCtx) }()
+	s.onAdd(pod("a", "1"), true)
+	if ctxErr != nil {
+		t.Fatalf("before the stop: %v", ctxErr)
+	}
+	stopMgr()
+	if err := <-stopped; err != nil {
+		t.Fatal(err)
+	}
+	s.onAdd(pod("b", "1"), true)
+	if !errors.Is(ctxErr, context.Canceled) {
+		t.Errorf("after the stop the direct reconcile's context is %v, want cancelled", ctxErr)
+	}
+	if s.Stopper().NeedLeaderElection() {
+		t.Error("the stopper must run on standbys too")
 	}
 }

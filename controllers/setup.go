@@ -88,6 +88,9 @@ func Setup(mgr manager.Manager, h *handler.Handler, n *Notifier, opts Options) (
 			if err != nil {
 				return err
 			}
+			if err := mgr.Add(fs.Stopper()); err != nil {
+				return err
+			}
 			events, r = fs, worker
 		}
 		b := ctrl.NewControllerManagedBy(mgr).Named(name).
