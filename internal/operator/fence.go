@@ -104,6 +104,13 @@ func (l *fencedLock) Get(ctx context.Context) (*resourcelock.LeaderElectionRecor
 	if err != nil || ler == nil || l.retryPeriod <= 0 || ler.HolderIdentity == "" || ler.HolderIdentity == l.Identity() {
 		return ler, raw, err
 	}
+	select {
+	case <-l.lost:
+		// Led, then lost: the operator is stopping (client-go's release on exit reads the
+		// lease too), and a replica that lost its lease does not take it back.
+		return ler, raw, err
+	default:
+	}
 	return l.takeOverAtExpiry(ctx, ler, raw)
 }
 

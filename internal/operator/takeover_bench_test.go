@@ -14,7 +14,7 @@ import (
 // after the leader's lease expired a standby took it over, with client-go's elector over
 // fencedLock (as the operator runs it): the leader stops renewing (as after kill -9), and
 // the time is from its last renewal plus the lease duration to the standby leading. Three
-// standbys side by side: "watch+at-expiry" is the operator's (the Lease watched, the
+// standbys side by side: "watch-at-expiry" is the operator's (the Lease watched, the
 // take-over at the expiry), "at-expiry" waits for the expiry as the elector's polls saw it
 // (fencedLock.takeOverAtExpiry), "polling" only polls, as client-go does. The operator's
 // default timings: lease 15 s, renew deadline 10 s, retry period 2 s. Run (about 20 s per
@@ -28,7 +28,7 @@ func BenchmarkTakeover_AfterTheLeaderStops(b *testing.B) {
 		name  string
 		retry time.Duration // the standby lock's retry period: 0 turns waiting for the expiry off
 		watch bool
-	}{{"watch+at-expiry", retry, true}, {"at-expiry", retry, false}, {"polling", 0, false}} {
+	}{{"watch-at-expiry", retry, true}, {"at-expiry", retry, false}, {"polling", 0, false}} {
 		b.Run(variant.name, func(b *testing.B) {
 			var late []time.Duration
 			i := 0

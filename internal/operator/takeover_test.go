@@ -80,11 +80,16 @@ func TestFencedLock_AStandbyTakesOverAtTheExpiry(t *testing.T) {
 			[]resourcelock.LeaderElectionRecord{held("leader", 1)}, 5 * time.Second, false, nil, "leader"},
 		{"a free lease: as read", "standby",
 			[]resourcelock.LeaderElectionRecord{held("", 1)}, 5 * time.Second, false, nil, ""},
+		{"led, then lost: never waits (stopping)", "lost",
+			[]resourcelock.LeaderElectionRecord{held("leader", 1)}, 4 * time.Second, false, nil, "leader"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			clk := &fakeTime{now: t0, cancel: tc.cancel}
 			inner := &scriptedLock{id: tc.id, records: tc.records}
 			l := &fencedLock{Interface: inner, renewDeadline: 5 * time.Second, retryPeriod: time.Second, now: clk.Now, sleep: clk.Sleep, lost: make(chan struct{})}
+			if tc.id == "lost" {
+				close(l.lost)
+			}
 			ctx := context.Background()
 			if _, _, err := l.get(ctx); err != nil { // first seen at t0
 				t.Fatal(err)
