@@ -12,14 +12,15 @@ import (
 // heap instead of 2x, for collections twice as often (measured in BENCHMARKS.md).
 const DefaultSteadyGCPercent = 50
 
-// Steady switches the collector to percent and returns the memory the cold start's headroom
-// left to the operating system (one forced collection, at catch-up). It does nothing and
-// returns false when percent is not positive or GOGC is set: the user's setting wins.
+// Steady switches the collector to percent. It does nothing and returns false when percent
+// is not positive or GOGC is set: the user's setting wins. The memory the cold start's
+// headroom leaves is returned to the operating system by the runtime's background
+// scavenger, gradually: debug.FreeOSMemory would return it at once, but holds the heap lock
+// while it does (seconds for a GiB here), stalling every allocation of the process.
 func Steady(percent int) bool {
 	if percent <= 0 || os.Getenv("GOGC") != "" {
 		return false
 	}
 	debug.SetGCPercent(percent)
-	debug.FreeOSMemory()
 	return true
 }
