@@ -141,3 +141,30 @@ func TestReservation_AMatchedReservationKeepsTheReservedAtTheLeaderRecorded(t *t
 	}
 	checkInvariants(t, h)
 }
+
+// TestReservation_AReplicaThatPlacedItAfterTheLeaderAdoptsTheRecordedExpiryAndReservedAt:
+// found by the chaos suite after a kill -9 of the leader. The restarted replica saw the
+// reservation before any status (its old leader was killed before writing one) and placed
+// it by its own clock; the new leader, which had placed it earlier, then recorded it
+// Expired. The replica must keep the leader's reservedAt with the leader's expiry, not its
+// own reservedAt (later than the expiry) beside it.
+func TestReservation_AReplicaThatPlacedItAfterTheLeaderAdoptsTheRecordedExpiryAndReservedAt(t *testing.T) {
+	h, _ := newHandler(t)
+	must(t, h.AddNode(ts.MakeNode("n1", "8", "16Gi")))
+	placed := ts.MakeReservation("ns", "r", "n1", "2", "1Gi", "app", "x")
+	placed.ResourceVersion = "1"
+	must(t, h.AddReservation(placed)) // placed at t0 by this replica's clock
+	key := types.NamespacedName{Namespace: "ns", Name: "r"}
+
+	leaders := t0.Add(-5 * time.Second)
+	expired := placed.DeepCopy()
+	expired.ResourceVersion = "2"
+	expired.Status = ts.ReservedStatus(leaders, t0.Add(-time.Second))
+	expired.Status.Phase = v1alpha1.ReservationExpired
+	must(t, h.UpdateReservation(placed, expired))
+	v, _ := h.Reservation(key)
+	if v.Phase != v1alpha1.ReservationExpired || !v.ReservedAt.Equal(leaders) || !v.ExpiresAt.Equal(t0.Add(-time.Second)) {
+		t.Errorf("%s reserved at %v expires %v, want Expired with the leader's %v and %v", v.Phase, v.ReservedAt, v.ExpiresAt, leaders, t0.Add(-time.Second))
+	}
+	checkInvariants(t, h)
+}

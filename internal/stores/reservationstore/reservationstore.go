@@ -425,6 +425,11 @@ func (s *Store) adoptRecordedTimes(e *entry, r *v1alpha1.Reservation) {
 		if t := r.Status.ExpiresAt; t != nil {
 			e.expiresAt = t.Time
 		}
+		// And when it was placed: a replica started after the expiry was recorded placed
+		// it by its own clock, after the expiry, where the others keep the leader's time.
+		if t := r.Status.ReservedAt; t != nil {
+			e.reservedAt = t.Time
+		}
 		return
 	}
 	t := r.Status.ReservedAt
