@@ -165,7 +165,7 @@ func New(cfg *rest.Config, opts Options) (*Operator, error) {
 }
 
 // newManager creates the manager: its informers strip managedFields (and keep of the workload
-// owners only what the owner feed reads), hand out shared objects (the cache never modifies
+// owners only what the owner feed reads; pods share their resource lists), hand out shared objects (the cache never modifies
 // them, and keeping one copy halves the memory of every pod), and in a sub-cluster watch
 // only that sub-cluster's nodes.
 func newManager(cfg *rest.Config, opts Options, lock *fencedLock) (manager.Manager, error) {
@@ -187,6 +187,8 @@ func newManager(cfg *rest.Config, opts Options, lock *fencedLock) (manager.Manag
 		ByObject:                     ownerTransforms(),
 		NewInformer:                  reconnectingInformer(ctrl.Log.WithName("reconnect")),
 	}
+	// Pods share their resource lists (podTransform); a shard's per-node informers take it too.
+	cacheOpts.ByObject[&corev1.Pod{}] = cache.ByObject{Transform: podTransform(newSharedResourceLists())}
 	if opts.SubClusterKey != "" {
 		// Only the Nodes are selected by label: an NMNode or CNR follows its Node's shard
 		// (the feeds filter them by name), whatever labels its agent gave it.
