@@ -186,8 +186,10 @@ func TestREADME_FlagsAndMetricsTablesMatchTheCode(t *testing.T) {
 	o := DefaultOptions()
 	fs := flag.NewFlagSet("test", flag.ContinueOnError)
 	o.BindFlags(fs)
-	// Defined in main.go: the client's and --local's flags, and --version.
-	defined := map[string]bool{"kubeconfig": true, "local": true, "local-assets": true, "local-dir": true, "local-apply": true, "version": true}
+	// Defined by the command (pkg/multicache): the client's and --local's flags, --version
+	// and the process's --steady-gogc.
+	defined := map[string]bool{"kubeconfig": true, "local": true, "local-assets": true, "local-dir": true, "local-apply": true,
+		"version": true, "steady-gogc": true}
 	fs.VisitAll(func(f *flag.Flag) { defined[f.Name] = true })
 	for name := range defined {
 		if !flags[name] {
