@@ -13,6 +13,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
+
+	"github.com/seed0f91f25e/multicache/internal/reconnect"
 )
 
 // defaultRenewDeadline is controller-runtime's, used when Options.RenewDeadline is nil.
@@ -184,14 +186,7 @@ func (l *fencedLock) pause(ctx context.Context, d time.Duration) error {
 	if l.sleep != nil {
 		return l.sleep(ctx, d)
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return reconnect.Sleep(ctx, d)
 }
 
 // Update implements resourcelock.Interface, remembering a renewal (or a release). A release

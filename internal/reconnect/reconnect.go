@@ -167,6 +167,11 @@ func (p *ListerWatcher) wait(ctx context.Context, d time.Duration) error {
 	if p.sleep != nil {
 		return p.sleep(ctx, d)
 	}
+	return Sleep(ctx, d)
+}
+
+// Sleep waits d, or until ctx is done (then it returns ctx's error).
+func Sleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
