@@ -10,7 +10,6 @@ RUN go mod download
 COPY main.go ./
 COPY api/ api/
 COPY config/crd/ config/crd/
-COPY controllers/ controllers/
 COPY internal/ internal/
 COPY pkg/ pkg/
 RUN CGO_ENABLED=0 GOOS=${TARGETOS:-linux} GOARCH=${TARGETARCH} go build -trimpath \

@@ -107,7 +107,7 @@ func relist(t testing.TB, objs []object, order []int, end time.Time, desc func()
 	return h
 }
 
-// persisted is what the status writer (controllers/reservation_status.go) would write for
+// persisted is what the status writer (internal/controllers/reservation_status.go) would write for
 // every reservation the handler holds, by name.
 func persisted(h *Handler, objs []object) map[string]v1alpha1.ReservationStatus {
 	out := map[string]v1alpha1.ReservationStatus{}

@@ -96,7 +96,7 @@ func TestPrinting_ColumnsRenderForEveryKind(t *testing.T) {
 	patchStatus(t, drained, `{"status":{"phase":"Running","running":3,"scheduled":1}}`)
 	patchStatus(t, drained, `{"status":{"running":null,"scheduled":null,"pending":2}}`)
 
-	// What the status writer (controllers/status.go) sends: a merge patch of the typed
+	// What the status writer (internal/controllers/status.go) sends: a merge patch of the typed
 	// difference. Counters are no longer omitempty, so a counter back at 0 is sent as 0.
 	written := pg(ns, "written")
 	create(t, written)

@@ -119,7 +119,7 @@ func TestRBAC_TheOperatorUsesExactlyWhatItIsGranted(t *testing.T) {
 	sort.Strings(unused)
 	for _, r := range unused {
 		t.Errorf("install.yaml grants %s, which the operator never used: drop it from the kubebuilder markers "+
-			"(controllers/doc.go) or config/rbac, or list it in grantedUnused with the reason", r)
+			"(internal/controllers/doc.go) or config/rbac, or list it in grantedUnused with the reason", r)
 	}
 	for r := range grantedUnused {
 		if !slices.ContainsFunc(keys(granted), func(g request) bool { return g.String() == r }) {
