@@ -2,101 +2,68 @@ package controllers
 
 import (
 	"context"
-	"fmt"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
-	"k8s.io/apimachinery/pkg/types"
-	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/clock"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/seed0f91f25e/multicache/internal/metrics"
 )
 
-// CatchUp knows whether the cache has caught up with the cluster: every feed has applied
-// (reconciled once, successfully) every object its informer held when it synced. An informer
-// that synced only holds the initial list; the feed's queue may still hold all of it, so
-// "synced" is not "caught up" (at 30,000 pods the difference is seconds).
+// CatchUp knows whether the cache has caught up with the cluster: every feed applied every
+// object its informer held at sync. It is the standard signal, as kube-scheduler readies
+// its cache: each feed's handler registration HasSynced (client-go: the informer synced and
+// the handler returned for every object of the initial list; the feeds apply in the
+// handler, so returned means applied), plus the initial objects whose apply failed and are
+// being retried from the feed's queue.
 //
 // Everything that acts on the cache's view waits for Done: /readyz, the status writers,
 // the reaper, the reservation GC, the verify loop and the sibling controllers. Standbys run
 // the feeds too, so a standby that takes over is caught up already.
-//
-// Keys a feed reconciles before its informer's initial keys are known are remembered, so
-// the order in which the feeds and the tracker start does not matter.
 type CatchUp struct {
-	informers cache.Informers
-	log       logr.Logger
-	clock     clock.PassiveClock
+	log   logr.Logger
+	clock clock.PassiveClock
 
 	mu    sync.Mutex
-	feeds map[string]*feedCatchUp
-	// order is the feeds in registration order (deterministic logs).
-	order []string
-	// armed counts the feeds whose initial keys are known.
-	armed int
+	feeds []syncedFeed
 
 	start    time.Time
 	caughtUp atomic.Bool
 	done     chan struct{}
 	// took and applied are set once caught up.
 	took    time.Duration
-	applied int
+	applied int64
 }
 
-// versionReporter is implemented by the feeds: the resource version of the object the
-// cache holds under a key (false when it holds none).
-type versionReporter interface {
-	CachedVersion(key types.NamespacedName) (string, bool)
+// syncedFeed is what the catch-up reads of a feed.
+type syncedFeed interface {
+	synced() bool
+	status() string
+	initialCount() int64
+	feedName() string
 }
 
-// feedCatchUp is the catch-up state of one feed.
-type feedCatchUp struct {
-	name string
-	obj  client.Object
-	// cached, when the feed reports it, tells the sweep what the cache holds.
-	cached versionReporter
-	// pending are the keys ("namespace/name" or "name") of the informer's initial list not
-	// reconciled yet; nil until the informer synced.
-	pending map[string]struct{}
-	// early are keys reconciled before pending was known.
-	early map[string]struct{}
-	// initial is the size of the informer's initial list.
-	initial int
-}
+func (f *feed) initialCount() int64 { return f.initial.Load() }
+func (f *feed) feedName() string    { return f.name }
 
-// NewCatchUp returns a tracker of feeds whose informers come from informers (the manager's
-// cache); Track adds the feeds before the manager starts.
-func NewCatchUp(informers cache.Informers, log logr.Logger, clk clock.PassiveClock) *CatchUp {
+// NewCatchUp returns a tracker; Setup adds the feeds before the manager starts.
+func NewCatchUp(log logr.Logger, clk clock.PassiveClock) *CatchUp {
 	if clk == nil {
 		clk = clock.RealClock{}
 	}
-	return &CatchUp{informers: informers, log: log, clock: clk, feeds: map[string]*feedCatchUp{}, done: make(chan struct{}), start: clk.Now()}
+	return &CatchUp{log: log, clock: clk, done: make(chan struct{}), start: clk.Now()}
 }
 
-// Track registers the feed name, whose informer holds objects like obj, and returns its
-// reconciler wrapped so that every successful reconcile counts.
-func (c *CatchUp) Track(name string, obj client.Object, r reconcile.Reconciler) reconcile.Reconciler {
+// track adds a feed.
+func (c *CatchUp) track(f syncedFeed) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	f := &feedCatchUp{name: name, obj: obj, early: map[string]struct{}{}}
-	f.cached, _ = r.(versionReporter)
-	c.feeds[name] = f
-	c.order = append(c.order, name)
-	return reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-		res, err := r.Reconcile(ctx, req)
-		if err == nil && !c.caughtUp.Load() {
-			c.reconciled(name, req)
-		}
-		return res, err
-	})
+	c.feeds = append(c.feeds, f)
 }
 
 // Done is closed once the cache has caught up.
@@ -120,229 +87,87 @@ func (c *CatchUp) Status() string {
 	if c.caughtUp.Load() {
 		return "caught up"
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	var parts []string
-	for _, name := range c.order {
-		f := c.feeds[name]
-		if f.pending == nil {
-			parts = append(parts, name+": informer not synced")
-		} else if len(f.pending) > 0 {
-			parts = append(parts, fmt.Sprintf("%s: %d of %d initial objects not applied", name, len(f.pending), f.initial))
+	for _, f := range c.tracked() {
+		if s := f.status(); s != "" {
+			parts = append(parts, s)
 		}
 	}
 	return strings.Join(parts, "; ")
 }
 
-func (c *CatchUp) reconciled(name string, req reconcile.Request) {
-	key := requestKey(req)
+func (c *CatchUp) tracked() []syncedFeed {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	f := c.feeds[name]
-	if f.pending == nil {
-		f.early[key] = struct{}{}
-		return
-	}
-	if _, ok := f.pending[key]; !ok {
-		return
-	}
-	delete(f.pending, key)
-	if len(f.pending) == 0 {
-		c.checkLocked()
-	}
+	return append([]syncedFeed(nil), c.feeds...)
 }
 
 // NeedLeaderElection implements manager.LeaderElectionRunnable: every replica catches up.
 func (c *CatchUp) NeedLeaderElection() bool { return false }
 
-// Start implements manager.Runnable (every replica): it waits for each feed's informer to
-// sync, takes its initial keys, and logs progress until the cache caught up.
+// catchUpPoll is how often the feeds' HasSynced are read (client-go's WaitForCacheSync polls
+// every 100 ms).
+const catchUpPoll = 20 * time.Millisecond
+
+// Start implements manager.Runnable (every replica): it waits until every feed applied its
+// initial list, logging what is missing every 10 s, then closes Done.
 func (c *CatchUp) Start(ctx context.Context) error {
 	c.mu.Lock()
 	c.start = c.clock.Now()
-	names := append([]string(nil), c.order...)
 	c.mu.Unlock()
-	for _, name := range names {
-		c.mu.Lock()
-		obj := c.feeds[name].obj
-		c.mu.Unlock()
-		inf, err := c.informers.GetInformer(ctx, obj)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
+	lastLog := c.clock.Now()
+	err := wait.PollUntilContextCancel(ctx, catchUpPoll, true, func(context.Context) (bool, error) {
+		for _, f := range c.tracked() {
+			if !f.synced() {
+				if c.clock.Since(lastLog) >= 10*time.Second {
+					lastLog = c.clock.Now()
+					c.log.Info("waiting for the cache to catch up", "missing", c.Status(), "elapsed", c.clock.Since(c.start).Round(time.Millisecond).String())
+				}
+				return false, nil
 			}
-			return fmt.Errorf("catch-up of %s: getting the informer: %w", name, err)
 		}
-		if !toolscache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
-			return nil
-		}
-		keys, err := initialKeys(inf)
-		if err != nil {
-			return fmt.Errorf("catch-up of %s: %w", name, err)
-		}
-		c.arm(name, keys)
+		return true, nil
+	})
+	if err != nil {
+		return nil // stopped before catching up
 	}
-	logTicker := time.NewTicker(10 * time.Second)
-	defer logTicker.Stop()
-	sweepTicker := time.NewTicker(sweepPeriod)
-	defer sweepTicker.Stop()
-	for {
-		select {
-		case <-c.done:
-			return nil
-		case <-ctx.Done():
-			return nil
-		case <-sweepTicker.C:
-			c.sweep(ctx)
-		case <-logTicker.C:
-			c.log.Info("waiting for the cache to catch up", "missing", c.Status(), "elapsed", c.clock.Since(c.start).Round(time.Millisecond).String())
-		}
-	}
+	c.finish()
+	return nil
 }
 
-// sweepPeriod is how often the pending keys are checked against the cache itself.
-const sweepPeriod = 2 * time.Second
-
-// sweep counts as applied every pending key whose object the cache already holds at the
-// informer's version (or that neither holds): its reconcile may have been counted before
-// the key was known as initial under another incarnation, or been merged away in the queue
-// across a relist, and the cache must not stay unready for a key it has right.
-func (c *CatchUp) sweep(ctx context.Context) {
-	type pendingFeed struct {
-		f    *feedCatchUp
-		keys []string
+// finish records the catch-up and closes Done.
+func (c *CatchUp) finish() {
+	feeds := c.tracked()
+	perFeed := make([]any, 0, 2*len(feeds))
+	var applied int64
+	for _, f := range feeds {
+		n := f.initialCount()
+		applied += n
+		perFeed = append(perFeed, f.feedName(), n)
 	}
-	var todo []pendingFeed
 	c.mu.Lock()
-	for _, name := range c.order {
-		f := c.feeds[name]
-		if f.cached == nil || len(f.pending) == 0 {
-			continue
-		}
-		keys := make([]string, 0, len(f.pending))
-		for k := range f.pending {
-			keys = append(keys, k)
-		}
-		todo = append(todo, pendingFeed{f, keys})
-	}
-	c.mu.Unlock()
-	for _, p := range todo {
-		inf, err := c.informers.GetInformer(ctx, p.f.obj)
-		if err != nil {
-			continue
-		}
-		withStore, ok := inf.(interface{ GetStore() toolscache.Store })
-		if !ok {
-			continue
-		}
-		store := withStore.GetStore()
-		var settled []string
-		for _, k := range p.keys {
-			item, exists, err := store.GetByKey(k)
-			if err != nil {
-				continue
-			}
-			rv, cached := p.f.cached.CachedVersion(keyOf(k))
-			obj, isObj := item.(client.Object)
-			if (!exists && !cached) || (exists && cached && isObj && obj.GetResourceVersion() == rv) {
-				settled = append(settled, k)
-			}
-		}
-		if len(settled) == 0 {
-			continue
-		}
-		c.mu.Lock()
-		for _, k := range settled {
-			delete(p.f.pending, k)
-		}
-		c.log.Info("initial objects found applied without a counted reconcile", "feed", p.f.name, "count", len(settled), "example", settled[0])
-		c.checkLocked()
-		c.mu.Unlock()
-	}
-}
-
-// keyOf parses an informer key.
-func keyOf(k string) types.NamespacedName {
-	if ns, name, ok := strings.Cut(k, "/"); ok {
-		return types.NamespacedName{Namespace: ns, Name: name}
-	}
-	return types.NamespacedName{Name: k}
-}
-
-// initialKeys lists the keys an informer holds.
-func initialKeys(inf cache.Informer) ([]string, error) {
-	withStore, ok := inf.(interface{ GetStore() toolscache.Store })
-	if !ok {
-		return nil, fmt.Errorf("informer %T does not expose its store", inf)
-	}
-	return withStore.GetStore().ListKeys(), nil
-}
-
-func (c *CatchUp) arm(name string, keys []string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	f := c.feeds[name]
-	if f.pending != nil {
-		return
-	}
-	f.initial = len(keys)
-	f.pending = make(map[string]struct{}, len(keys))
-	for _, k := range keys {
-		if _, ok := f.early[k]; !ok {
-			f.pending[k] = struct{}{}
-		}
-	}
-	f.early = nil
-	c.armed++
-	c.checkLocked()
-}
-
-// checkLocked closes done when every feed is armed and has nothing pending.
-func (c *CatchUp) checkLocked() {
-	if c.caughtUp.Load() || c.armed < len(c.feeds) {
-		return
-	}
-	for _, f := range c.feeds {
-		if len(f.pending) > 0 {
-			return
-		}
-	}
 	c.took = c.clock.Since(c.start)
-	perFeed := make([]any, 0, 2*len(c.feeds))
-	names := append([]string(nil), c.order...)
-	sort.Strings(names)
-	for _, name := range names {
-		f := c.feeds[name]
-		c.applied += f.initial
-		perFeed = append(perFeed, name, f.initial)
-		f.pending = map[string]struct{}{}
-	}
-	metrics.CatchUpSeconds.Set(c.took.Seconds())
-	metrics.CatchUpObjects.Set(float64(c.applied))
+	c.applied = applied
+	took := c.took
+	c.mu.Unlock()
+	metrics.CatchUpSeconds.Set(took.Seconds())
+	metrics.CatchUpObjects.Set(float64(applied))
 	metrics.CaughtUp.Set(1)
 	c.caughtUp.Store(true)
 	close(c.done)
 	c.log.Info("cache caught up: every feed applied what its informer held at sync",
-		append([]any{"took", c.took.Round(time.Millisecond).String(), "objects", c.applied}, perFeed...)...)
+		append([]any{"took", took.Round(time.Millisecond).String(), "objects", applied}, perFeed...)...)
 }
 
-// Result returns how long catching up took and how many objects the informers held then;
-// zeros until caught up.
+// Result returns how long catching up took and how many objects the informers' initial
+// lists held; zeros until caught up.
 func (c *CatchUp) Result() (time.Duration, int) {
 	if !c.caughtUp.Load() {
 		return 0, 0
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.took, c.applied
-}
-
-// requestKey renders a request the way informer stores key objects.
-func requestKey(req reconcile.Request) string {
-	if req.Namespace == "" {
-		return req.Name
-	}
-	return req.Namespace + "/" + req.Name
+	return c.took, int(c.applied)
 }
 
 // Gate wraps a reconciler so that it runs only once the cache caught up: a status written

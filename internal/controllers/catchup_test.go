@@ -3,96 +3,205 @@ package controllers
 import (
 	"context"
 	"errors"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	toolscache "k8s.io/client-go/tools/cache"
+	fcache "k8s.io/client-go/tools/cache/testing"
+	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/seed0f91f25e/multicache/internal/stores"
 )
 
-func request(ns, name string) reconcile.Request {
-	return reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}
+// oneInformer serves one client-go informer as the manager's cache would.
+type oneInformer struct {
+	cache.Informers
+	inf toolscache.SharedIndexInformer
 }
 
-func TestCatchUp_DoneOnlyWhenEveryInitialKeyWasReconciled(t *testing.T) {
-	c := NewCatchUp(nil, logr.Discard(), nil)
-	failing := map[string]bool{"ns/b": true}
-	pods := c.Track("pod-feed", &corev1.Pod{}, reconcile.Func(func(_ context.Context, req reconcile.Request) (reconcile.Result, error) {
-		if failing[requestKey(req)] {
-			return reconcile.Result{}, errors.New("transient")
-		}
-		return reconcile.Result{}, nil
-	}))
-	nodes := c.Track("node-feed", &corev1.Node{}, reconcile.Func(func(context.Context, reconcile.Request) (reconcile.Result, error) {
-		return reconcile.Result{}, nil
-	}))
-	ctx := context.Background()
+func (o oneInformer) GetInformer(context.Context, client.Object, ...cache.InformerGetOption) (cache.Informer, error) {
+	return o.inf, nil
+}
 
-	// A key reconciled before its informer's initial list is known still counts.
-	_, _ = pods.Reconcile(ctx, request("ns", "a"))
-	c.arm("pod-feed", []string{"ns/a", "ns/b", "ns/c"})
-	if c.CaughtUp() {
-		t.Fatal("caught up before the node feed's informer synced")
+// storeReader reads an informer's store as the manager's cache reader would.
+type storeReader struct{ store toolscache.Store }
+
+func (r storeReader) Get(_ context.Context, key client.ObjectKey, obj client.Object, _ ...client.GetOption) error {
+	item, ok, err := r.store.GetByKey(key.String())
+	if err != nil {
+		return err
 	}
-	c.arm("node-feed", nil)
-	_, _ = pods.Reconcile(ctx, request("ns", "c"))
-	_, _ = pods.Reconcile(ctx, request("ns", "b")) // fails: not applied
-	_, _ = pods.Reconcile(ctx, request("ns", "new"))
-	if c.CaughtUp() {
-		t.Fatalf("caught up while ns/b failed; status %q", c.Status())
+	if !ok {
+		return errNotFound(key)
 	}
-	if got := c.Status(); got != "pod-feed: 1 of 3 initial objects not applied" {
+	item.(*corev1.Pod).DeepCopyInto(obj.(*corev1.Pod))
+	return nil
+}
+
+func (storeReader) List(context.Context, client.ObjectList, ...client.ListOption) error { return nil }
+
+// recorder is a feed's apply that records what it was handed and fails for the keys told.
+type recorder struct {
+	mu      sync.Mutex
+	applied map[types.NamespacedName]client.Object
+	failing map[types.NamespacedName]bool
+}
+
+func newRecorder() *recorder {
+	return &recorder{applied: map[types.NamespacedName]client.Object{}, failing: map[types.NamespacedName]bool{}}
+}
+
+func (r *recorder) apply(_ context.Context, key types.NamespacedName, obj client.Object) (time.Duration, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.failing[key] {
+		return 0, errors.New("transient")
+	}
+	r.applied[key] = obj
+	return 0, nil
+}
+
+func (r *recorder) get(key types.NamespacedName) (client.Object, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	obj, ok := r.applied[key]
+	return obj, ok
+}
+
+func pod(ns, name, rv string) *corev1.Pod {
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, ResourceVersion: rv, UID: types.UID(name)}}
+}
+
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting: %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestCatchUp_DoneOnlyWhenEveryInitialObjectWasApplied runs a feed on a real client-go
+// informer: the initial list is applied by the handler as the informer hands it out, and
+// the cache has caught up only when the registration synced and the object whose apply
+// failed was applied from the queue.
+func TestCatchUp_DoneOnlyWhenEveryInitialObjectWasApplied(t *testing.T) {
+	src := fcache.NewFakeControllerSource()
+	for _, name := range []string{"a", "b", "c"} {
+		src.Add(pod("ns", name, "1"))
+	}
+	inf := toolscache.NewSharedIndexInformer(src, &corev1.Pod{}, 0, toolscache.Indexers{})
+	rec := newRecorder()
+	b := types.NamespacedName{Namespace: "ns", Name: "b"}
+	rec.failing[b] = true
+	f := &feed{name: "pod-feed", kind: stores.KindPod, obj: &corev1.Pod{}, reader: storeReader{inf.GetStore()}, apply: rec.apply, log: logr.Discard()}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := f.register(ctx, oneInformer{inf: inf}); err != nil {
+		t.Fatal(err)
+	}
+	c := NewCatchUp(logr.Discard(), nil)
+	c.track(f)
+	go inf.Run(ctx.Done())
+	go func() { _ = c.Start(ctx) }()
+
+	eventually(t, "the registration synced", f.reg.HasSynced)
+	for _, name := range []string{"a", "c"} {
+		if _, ok := rec.get(types.NamespacedName{Namespace: "ns", Name: name}); !ok {
+			t.Errorf("ns/%s not applied although the registration synced", name)
+		}
+	}
+	if c.CaughtUp() {
+		t.Fatal("caught up while ns/b failed")
+	}
+	if got := c.Status(); !strings.Contains(got, "1 of 3 initial objects being retried") {
 		t.Errorf("status %q", got)
 	}
-	failing["ns/b"] = false
-	_, _ = pods.Reconcile(ctx, request("ns", "b"))
+
+	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
+	defer q.ShutDown()
+	if err := f.source().Start(ctx, q); err != nil {
+		t.Fatal(err)
+	}
+	if q.Len() != 1 {
+		t.Fatalf("%d keys queued, want ns/b", q.Len())
+	}
+	req, _ := q.Get()
+	if _, err := f.Reconcile(ctx, req); err == nil {
+		t.Fatal("a failing apply reconciled without an error")
+	}
+	rec.mu.Lock()
+	rec.failing[b] = false
+	rec.mu.Unlock()
+	if _, err := f.Reconcile(ctx, req); err != nil {
+		t.Fatal(err)
+	}
 	select {
 	case <-c.Done():
-	default:
-		t.Fatalf("not caught up after every initial key was applied; status %q", c.Status())
+	case <-time.After(10 * time.Second):
+		t.Fatalf("not caught up after every initial object was applied; status %q", c.Status())
 	}
 	if _, objects := c.Result(); objects != 3 {
 		t.Errorf("caught up with %d objects, want 3", objects)
 	}
-	_, _ = nodes.Reconcile(ctx, request("", "late")) // after catching up: nothing to track
 }
 
-func TestCatchUp_GateHoldsStatusWritersUntilCaughtUp(t *testing.T) {
-	c := NewCatchUp(nil, logr.Discard(), nil)
-	feed := c.Track("pod-feed", &corev1.Pod{}, reconcile.Func(func(context.Context, reconcile.Request) (reconcile.Result, error) {
-		return reconcile.Result{}, nil
-	}))
-	ran := make(chan struct{}, 1)
-	writer := c.Gate(reconcile.Func(func(context.Context, reconcile.Request) (reconcile.Result, error) {
-		ran <- struct{}{}
-		return reconcile.Result{}, nil
-	}))
-	done := make(chan error, 1)
-	go func() { _, err := writer.Reconcile(context.Background(), request("ns", "x")); done <- err }()
-	c.arm("pod-feed", []string{"ns/x"})
-	select {
-	case <-ran:
-		t.Fatal("the status writer ran before the cache caught up")
-	case <-time.After(50 * time.Millisecond):
+// TestFeed_AppliesTheInformersObjects: updates whose version did not move are resyncs and
+// change nothing (pods: unless the informer holds a new object, a relist), deletes apply
+// "gone" even from a tombstone, and a shard's pod deletes go through the queue.
+func TestFeed_AppliesTheInformersObjects(t *testing.T) {
+	rec := newRecorder()
+	f := &feed{name: "pod-feed", kind: stores.KindPod, obj: &corev1.Pod{}, apply: rec.apply, log: logr.Discard(),
+		changed: podChanged, retrying: map[types.NamespacedName]struct{}{}}
+	key := types.NamespacedName{Namespace: "ns", Name: "p"}
+	p1 := pod("ns", "p", "1")
+	f.onAdd(p1, false)
+	if got, _ := rec.get(key); got != p1 {
+		t.Fatalf("add applied %v, want the informer's own object", got)
 	}
-	_, _ = feed.Reconcile(context.Background(), request("ns", "x"))
-	select {
-	case <-ran:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the status writer did not run once caught up")
+	f.onUpdate(p1, p1)
+	if got, _ := rec.get(key); got != p1 {
+		t.Fatal("a resync was applied")
 	}
-	if err := <-done; err != nil {
-		t.Fatal(err)
+	relisted := p1.DeepCopy()
+	f.onUpdate(p1, relisted)
+	if got, _ := rec.get(key); got != relisted {
+		t.Fatal("a relisted pod (same version, new object) was not applied")
+	}
+	f.changed = nil // the other kinds: only a new version counts
+	p2 := pod("ns", "p", "2")
+	f.onUpdate(relisted, relisted.DeepCopy())
+	if got, _ := rec.get(key); got != relisted {
+		t.Fatal("an update of the same version was applied for a kind other than Pod")
+	}
+	f.onUpdate(relisted, p2)
+	if got, _ := rec.get(key); got != p2 {
+		t.Fatal("a new version was not applied")
+	}
+	f.onDelete(toolscache.DeletedFinalStateUnknown{Key: "ns/p", Obj: p2})
+	if got, ok := rec.get(key); !ok || got != nil {
+		t.Fatalf("a tombstone applied %v (present %v), want gone", got, ok)
 	}
 
-	// A writer stopped before the cache caught up returns quietly, without running.
-	stuck := NewCatchUp(nil, logr.Discard(), nil)
-	stuck.Track("pod-feed", &corev1.Pod{}, nil)
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	if _, err := stuck.Gate(nil).Reconcile(ctx, request("ns", "x")); err != nil {
-		t.Errorf("gate on a stopped context returned %v", err)
+	f.queueDeletes = true
+	f.onDelete(pod("ns", "q", "3"))
+	if len(f.pending) != 1 || f.pending[0].Name != "q" {
+		t.Errorf("a shard's delete queued %v, want ns/q", f.pending)
 	}
+}
+
+func errNotFound(key client.ObjectKey) error {
+	return apierrors.NewNotFound(corev1.Resource("pods"), key.Name)
 }

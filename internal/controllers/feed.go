@@ -2,79 +2,281 @@ package controllers
 
 import (
 	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
 
+	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
+	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/seed0f91f25e/multicache/internal/stores"
 )
 
-// feed is the reconciler of one kind that feeds the cache. It reads the current object (or
-// NotFound) and the handler's last-seen copy and calls exactly one of Add, Update(last seen,
-// current) or Delete(last seen) — or nothing when the resource version did not move, so a
-// resync produces no event. A delete carries the object the stores were charged with even
-// when the informer lost the final state.
+// feed is the path of one watched kind into the cache, in the shape of kube-scheduler's
+// eventhandlers.go and Kueue's reconcilers:
 //
-// Handler errors are typed, counted and logged by the handler and mean the event is
-// invalid; retrying cannot fix them, so they do not requeue.
-type feed[T client.Object] struct {
-	reader   client.Reader
-	kind     stores.Kind
-	newObj   func() T
-	lastSeen func(types.NamespacedName) (T, bool)
-	add      func(T) error
-	update   func(oldObj, newObj T) error
-	del      func(T) error
-	// keep, when set, filters objects out of the cache (a sub-cluster keeps only its nodes).
-	keep func(context.Context, T) (bool, error)
+//   - an event handler registered on the kind's informer before the manager starts it
+//     applies every notification at once, in the informer's delivery goroutine, with the
+//     informer's own object (no copy) or its tombstone; the handler derives the edge from
+//     what the stores hold (Handler.Sync*), so a resync or a relist of an unchanged object
+//     changes nothing;
+//   - the feed's controller (a workqueue of keys) applies again what failed, what the
+//     verify loop finds drifted (Refeeder) and what a change of scope concerns (a shard's
+//     node joining or leaving): Reconcile reads the manager's cache and applies the same way.
+//
+// The registration's HasSynced (client-go: the informer synced and the handler returned
+// for every object of the initial list) is what readiness waits for (CatchUp), with the
+// initial objects whose apply failed and are being retried.
+type feed struct {
+	name string
+	kind stores.Kind
+	// obj is the informer's type (the reconcile reads one like it).
+	obj    client.Object
+	reader client.Reader
+	// apply brings the cache to obj, the current object under key (nil: gone). A positive
+	// duration asks to look at the key again then.
+	apply applyFunc
+	// changed filters the updates worth applying; nil: the resource version moved.
+	changed func(oldObj, newObj client.Object) bool
+	// queueDeletes sends deletes through the queue instead of applying them: a shard's pod
+	// leaving the unbound watch may be on its way to its node's (see nodepods.Set.Vanished).
+	queueDeletes bool
+	log          logr.Logger
+
+	reg toolscache.ResourceEventHandlerRegistration
+	// ctx is cancelled when the manager stops (Start): an apply waiting on a read must not
+	// hold the informer's delivery past it.
+	ctx    context.Context
+	cancel context.CancelFunc
+	// initial counts the objects of the initial list handed to the handler.
+	initial atomic.Int64
+
+	mu sync.Mutex
+	// queue is the controller's, nil until it starts the feed's source; pending holds the
+	// keys queued before.
+	queue   workqueue.TypedRateLimitingInterface[reconcile.Request]
+	pending []reconcile.Request
+	// retrying are the keys of the initial list whose apply failed, until a reconcile applied
+	// them: the cache has not caught up while any is left.
+	retrying map[types.NamespacedName]struct{}
 }
 
-// Reconcile implements reconcile.Reconciler.
-func (f *feed[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	obj := f.newObj()
-	err := f.reader.Get(ctx, req.NamespacedName, obj)
-	if err != nil && !apierrors.IsNotFound(err) {
-		return ctrl.Result{}, err
+// applyFunc brings the cache to obj, the current object under key (nil: gone); a positive
+// duration asks to look at the key again then.
+type applyFunc = func(ctx context.Context, key types.NamespacedName, obj client.Object) (time.Duration, error)
+
+// register adds the feed's handler to the informer of f.obj (created, not started, when the
+// manager has not started yet).
+func (f *feed) register(ctx context.Context, informers cache.Informers) error {
+	inf, err := informers.GetInformer(ctx, f.obj, cache.BlockUntilSynced(false))
+	if meta.IsNoMatchError(err) {
+		return fmt.Errorf("%s: the API server does not serve %T: install multicache's CRDs (make install, or the chart) or leave the stores that need it out of --stores: %w", f.name, f.obj, err)
 	}
-	found := err == nil
-	if found && f.keep != nil {
-		if found, err = f.keep(ctx, obj); err != nil {
+	if err != nil {
+		return fmt.Errorf("%s: getting the informer of %T: %w", f.name, f.obj, err)
+	}
+	f.ctx, f.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	f.retrying = map[types.NamespacedName]struct{}{}
+	if f.reg, err = inf.AddEventHandler(toolscache.ResourceEventHandlerDetailedFuncs{
+		AddFunc: f.onAdd, UpdateFunc: f.onUpdate, DeleteFunc: f.onDelete,
+	}); err != nil {
+		f.cancel()
+		return fmt.Errorf("%s: adding the event handler: %w", f.name, err)
+	}
+	return nil
+}
+
+func (f *feed) onAdd(obj any, isInInitialList bool) {
+	o, ok := obj.(client.Object)
+	if !ok {
+		return
+	}
+	if isInInitialList {
+		f.initial.Add(1)
+	}
+	f.applyNow(keyOfObject(o), o, isInInitialList)
+}
+
+func (f *feed) onUpdate(oldObj, newObj any) {
+	o, okOld := oldObj.(client.Object)
+	n, okNew := newObj.(client.Object)
+	if !okOld || !okNew {
+		return
+	}
+	if f.changed != nil && !f.changed(o, n) || f.changed == nil && o.GetResourceVersion() == n.GetResourceVersion() {
+		return
+	}
+	f.applyNow(keyOfObject(n), n, false)
+}
+
+func (f *feed) onDelete(obj any) {
+	if tombstone, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+		obj = tombstone.Obj
+	}
+	o, ok := obj.(client.Object)
+	if !ok {
+		return
+	}
+	key := keyOfObject(o)
+	if f.queueDeletes {
+		f.enqueue(key, 0)
+		return
+	}
+	f.applyNow(key, nil, false)
+}
+
+// applyNow applies a notification; what fails goes to the queue.
+func (f *feed) applyNow(key types.NamespacedName, obj client.Object, initial bool) {
+	after, err := f.apply(f.ctx, key, obj)
+	switch {
+	case err != nil:
+		f.log.V(1).Info("applying an event failed; queued", "key", key.String(), "error", err.Error())
+		if initial {
+			f.mu.Lock()
+			f.retrying[key] = struct{}{}
+			f.mu.Unlock()
+		}
+		f.enqueue(key, 0)
+	case after > 0:
+		f.enqueue(key, after)
+	}
+}
+
+// Reconcile implements reconcile.Reconciler: the queue's path, reading the manager's cache.
+func (f *feed) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	obj := f.obj.DeepCopyObject().(client.Object)
+	if err := f.reader.Get(ctx, req.NamespacedName, obj); err != nil {
+		if !apierrors.IsNotFound(err) {
 			return ctrl.Result{}, err
 		}
+		obj = nil
 	}
-	last, seen := f.lastSeen(req.NamespacedName)
-	switch {
-	case !found && seen:
-		report(ctx, f.kind, f.del(last))
-	case !found:
-	case !seen:
-		report(ctx, f.kind, f.add(obj))
-	case last.GetUID() != obj.GetUID():
-		// Deleted and recreated between two reconciles: two events, in order.
-		report(ctx, f.kind, f.del(last))
-		report(ctx, f.kind, f.add(obj))
-	case last.GetResourceVersion() != obj.GetResourceVersion():
-		report(ctx, f.kind, f.update(last, obj))
+	after, err := f.apply(ctx, req.NamespacedName, obj)
+	if err != nil {
+		return ctrl.Result{}, err
 	}
-	return ctrl.Result{}, nil
+	f.mu.Lock()
+	delete(f.retrying, req.NamespacedName)
+	f.mu.Unlock()
+	return ctrl.Result{RequeueAfter: after}, nil
 }
+
+// source is the feed's queue as the controller's source: the keys queued so far, and the
+// later ones as they come.
+func (f *feed) source() source.Source {
+	return source.Func(func(_ context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		f.queue = q
+		for _, req := range f.pending {
+			q.Add(req)
+		}
+		f.pending = nil
+		return nil
+	})
+}
+
+// enqueue puts a key into the feed's queue (after a delay, when positive).
+func (f *feed) enqueue(key types.NamespacedName, after time.Duration) {
+	req := reconcile.Request{NamespacedName: key}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch {
+	case f.queue == nil:
+		f.pending = append(f.pending, req)
+	case after > 0:
+		f.queue.AddAfter(req, after)
+	default:
+		f.queue.Add(req)
+	}
+}
+
+// synced reports whether the feed applied its informer's initial list, retries included.
+func (f *feed) synced() bool {
+	if !f.reg.HasSynced() {
+		return false
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.retrying) == 0
+}
+
+// status says what the feed still misses of its initial list.
+func (f *feed) status() string {
+	if !f.reg.HasSynced() {
+		return fmt.Sprintf("%s: %d initial objects applied, the informer's list not yet all handed out", f.name, f.initial.Load())
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if n := len(f.retrying); n > 0 {
+		return fmt.Sprintf("%s: %d of %d initial objects being retried", f.name, n, f.initial.Load())
+	}
+	return ""
+}
+
+// Start implements manager.Runnable (every replica): it cancels the applies' context when the
+// manager stops.
+func (f *feed) Start(ctx context.Context) error {
+	<-ctx.Done()
+	f.cancel()
+	return nil
+}
+
+// NeedLeaderElection implements manager.LeaderElectionRunnable: standbys feed their caches.
+func (f *feed) NeedLeaderElection() bool { return false }
 
 // report logs a rejected event at debug level: the handler already logged it once and
-// counted it.
-func report(ctx context.Context, kind stores.Kind, err error) {
+// counted it. Rejections are not retried: the event is invalid for the cache's state, and
+// the next notification of the key (or the verify loop) brings what is current.
+func report(log logr.Logger, kind stores.Kind, err error) {
 	if err != nil {
-		ctrl.LoggerFrom(ctx).V(1).Info("cache rejected the event", "kind", kind, "error", err.Error())
+		log.V(1).Info("cache rejected the event", "kind", kind, "error", err.Error())
 	}
 }
 
-// CachedVersion reports the resource version of the object the cache holds under key (the
-// catch-up's sweep compares it with the informer's).
-func (f *feed[T]) CachedVersion(key types.NamespacedName) (string, bool) {
-	last, ok := f.lastSeen(key)
-	if !ok {
-		return "", false
+func keyOfObject(o client.Object) types.NamespacedName {
+	return types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}
+}
+
+// syncAs adapts a handler's typed Sync method to a feed's apply, with an optional filter
+// (a sub-cluster keeps only its nodes): a filtered-out object counts as gone.
+func syncAs[T client.Object](log logr.Logger, kind stores.Kind, sync func(types.NamespacedName, T) error,
+	keep func(context.Context, T) (bool, error)) applyFunc {
+	return func(ctx context.Context, key types.NamespacedName, obj client.Object) (time.Duration, error) {
+		var cur T
+		if obj != nil {
+			t, ok := obj.(T)
+			if !ok {
+				return 0, fmt.Errorf("%s feed handed a %T", kind, obj)
+			}
+			cur = t
+			if keep != nil {
+				in, err := keep(ctx, t)
+				if err != nil {
+					return 0, err
+				}
+				if !in {
+					var zero T
+					cur = zero
+				}
+			}
+		}
+		report(log, kind, sync(key, cur))
+		return 0, nil
 	}
-	return last.GetResourceVersion(), true
+}
+
+// byName adapts a cluster-scoped kind's Sync (keyed by name).
+func byName[T any](sync func(string, T) error) func(types.NamespacedName, T) error {
+	return func(key types.NamespacedName, obj T) error { return sync(key.Name, obj) }
 }

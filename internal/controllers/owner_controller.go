@@ -1,61 +1,43 @@
 package controllers
 
 import (
-	"context"
-
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/go-logr/logr"
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
 	"github.com/seed0f91f25e/multicache/internal/handler"
 	"github.com/seed0f91f25e/multicache/internal/stores"
 )
 
-// ownerFeed feeds one workload kind (ReplicaSet, StatefulSet, DaemonSet, Deployment) to the
-// cache as Owner events: its type, key, UID and the labels of its pod template.
-type ownerFeed[T client.Object] struct {
-	reader    client.Reader
-	handler   *handler.Handler
+// ownerSync applies one workload kind (ReplicaSet, StatefulSet, DaemonSet, Deployment) to
+// the cache as Owner events: its type, key, UID and the labels of its pod template.
+type ownerSync[T client.Object] struct {
 	ownerType v1alpha1.OwnerType
-	newObj    func() T
 	// templateOf returns the owner's pod template (its labels and annotations are read).
 	templateOf func(T) *corev1.PodTemplateSpec
 }
 
-// Reconcile implements reconcile.Reconciler.
-func (f *ownerFeed[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	obj := f.newObj()
-	err := f.reader.Get(ctx, req.NamespacedName, obj)
-	if err != nil && !apierrors.IsNotFound(err) {
-		return ctrl.Result{}, err
+// syncer returns the feed's apply for this workload kind.
+func (o ownerSync[T]) syncer(h *handler.Handler) func(types.NamespacedName, T) error {
+	return func(key types.NamespacedName, obj T) error {
+		ownerKey := stores.OwnerKey{Type: o.ownerType, Namespace: key.Namespace, Name: key.Name}
+		var gone T
+		if any(obj) == any(gone) {
+			return h.SyncOwner(ownerKey, nil)
+		}
+		return h.SyncOwner(ownerKey, o.toOwner(obj))
 	}
-	key := stores.OwnerKey{Type: f.ownerType, Namespace: req.Namespace, Name: req.Name}
-	last, seen := f.handler.LastSeenOwner(key)
-	h := f.handler
-	switch {
-	case err != nil && seen:
-		report(ctx, stores.KindOwner, h.DeleteOwner(last))
-	case err != nil:
-	case !seen:
-		report(ctx, stores.KindOwner, h.AddOwner(f.toOwner(obj)))
-	case last.UID != obj.GetUID():
-		report(ctx, stores.KindOwner, h.DeleteOwner(last))
-		report(ctx, stores.KindOwner, h.AddOwner(f.toOwner(obj)))
-	case last.ResourceVersion != obj.GetResourceVersion():
-		report(ctx, stores.KindOwner, h.UpdateOwner(last, f.toOwner(obj)))
-	}
-	return ctrl.Result{}, nil
 }
 
-func (f *ownerFeed[T]) toOwner(obj T) *stores.Owner {
+func (o ownerSync[T]) toOwner(obj T) *stores.Owner {
 	return &stores.Owner{
-		Type: f.ownerType, Namespace: obj.GetNamespace(), Name: obj.GetName(), UID: obj.GetUID(),
-		ResourceVersion: obj.GetResourceVersion(), Labels: f.templateOf(obj).Labels,
-		ReserveOnDelete: reserveOnDeleteOf(obj.GetAnnotations(), f.templateOf(obj).Annotations),
+		Type: o.ownerType, Namespace: obj.GetNamespace(), Name: obj.GetName(), UID: obj.GetUID(),
+		ResourceVersion: obj.GetResourceVersion(), Labels: o.templateOf(obj).Labels,
+		ReserveOnDelete: reserveOnDeleteOf(obj.GetAnnotations(), o.templateOf(obj).Annotations),
 	}
 }
 
@@ -72,40 +54,22 @@ func reserveOnDeleteOf(object, template map[string]string) string {
 var ownerKinds = []struct {
 	ownerType v1alpha1.OwnerType
 	obj       client.Object
-	setup     func(r client.Reader, h *handler.Handler) ownerReconciler
+	apply     func(log logr.Logger, h *handler.Handler) applyFunc
 }{
-	{v1alpha1.OwnerReplicaSet, &appsv1.ReplicaSet{}, func(r client.Reader, h *handler.Handler) ownerReconciler {
-		return &ownerFeed[*appsv1.ReplicaSet]{r, h, v1alpha1.OwnerReplicaSet,
-			func() *appsv1.ReplicaSet { return &appsv1.ReplicaSet{} },
-			func(o *appsv1.ReplicaSet) *corev1.PodTemplateSpec { return &o.Spec.Template }}
+	{v1alpha1.OwnerReplicaSet, &appsv1.ReplicaSet{}, func(log logr.Logger, h *handler.Handler) applyFunc {
+		o := ownerSync[*appsv1.ReplicaSet]{v1alpha1.OwnerReplicaSet, func(o *appsv1.ReplicaSet) *corev1.PodTemplateSpec { return &o.Spec.Template }}
+		return syncAs(log, stores.KindOwner, o.syncer(h), nil)
 	}},
-	{v1alpha1.OwnerStatefulSet, &appsv1.StatefulSet{}, func(r client.Reader, h *handler.Handler) ownerReconciler {
-		return &ownerFeed[*appsv1.StatefulSet]{r, h, v1alpha1.OwnerStatefulSet,
-			func() *appsv1.StatefulSet { return &appsv1.StatefulSet{} },
-			func(o *appsv1.StatefulSet) *corev1.PodTemplateSpec { return &o.Spec.Template }}
+	{v1alpha1.OwnerStatefulSet, &appsv1.StatefulSet{}, func(log logr.Logger, h *handler.Handler) applyFunc {
+		o := ownerSync[*appsv1.StatefulSet]{v1alpha1.OwnerStatefulSet, func(o *appsv1.StatefulSet) *corev1.PodTemplateSpec { return &o.Spec.Template }}
+		return syncAs(log, stores.KindOwner, o.syncer(h), nil)
 	}},
-	{v1alpha1.OwnerDaemonSet, &appsv1.DaemonSet{}, func(r client.Reader, h *handler.Handler) ownerReconciler {
-		return &ownerFeed[*appsv1.DaemonSet]{r, h, v1alpha1.OwnerDaemonSet,
-			func() *appsv1.DaemonSet { return &appsv1.DaemonSet{} },
-			func(o *appsv1.DaemonSet) *corev1.PodTemplateSpec { return &o.Spec.Template }}
+	{v1alpha1.OwnerDaemonSet, &appsv1.DaemonSet{}, func(log logr.Logger, h *handler.Handler) applyFunc {
+		o := ownerSync[*appsv1.DaemonSet]{v1alpha1.OwnerDaemonSet, func(o *appsv1.DaemonSet) *corev1.PodTemplateSpec { return &o.Spec.Template }}
+		return syncAs(log, stores.KindOwner, o.syncer(h), nil)
 	}},
-	{v1alpha1.OwnerDeployment, &appsv1.Deployment{}, func(r client.Reader, h *handler.Handler) ownerReconciler {
-		return &ownerFeed[*appsv1.Deployment]{r, h, v1alpha1.OwnerDeployment,
-			func() *appsv1.Deployment { return &appsv1.Deployment{} },
-			func(o *appsv1.Deployment) *corev1.PodTemplateSpec { return &o.Spec.Template }}
+	{v1alpha1.OwnerDeployment, &appsv1.Deployment{}, func(log logr.Logger, h *handler.Handler) applyFunc {
+		o := ownerSync[*appsv1.Deployment]{v1alpha1.OwnerDeployment, func(o *appsv1.Deployment) *corev1.PodTemplateSpec { return &o.Spec.Template }}
+		return syncAs(log, stores.KindOwner, o.syncer(h), nil)
 	}},
-}
-
-// ownerReconciler is an ownerFeed of any workload kind.
-type ownerReconciler interface {
-	Reconcile(context.Context, ctrl.Request) (ctrl.Result, error)
-}
-
-// CachedVersion reports the resource version of the owner the cache holds under key.
-func (f *ownerFeed[T]) CachedVersion(key types.NamespacedName) (string, bool) {
-	last, ok := f.handler.LastSeenOwner(stores.OwnerKey{Type: f.ownerType, Namespace: key.Namespace, Name: key.Name})
-	if !ok {
-		return "", false
-	}
-	return last.ResourceVersion, true
 }

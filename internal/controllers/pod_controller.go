@@ -5,7 +5,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -13,82 +12,67 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/go-logr/logr"
+
 	"github.com/seed0f91f25e/multicache/internal/handler"
 	"github.com/seed0f91f25e/multicache/internal/stores"
 )
 
-// PodReconciler feeds pods to the cache. It is the feed of the other kinds plus the
-// assumed-pod state: for a pod a scheduler assumed, what the API reports is compared with
-// the API's last copy (PodStatus.APIPod), and a pod the API reports bound confirms the
-// assumption. The decision and the event are one step of the handler (Handler.SyncPod), so
-// a ForgetPod or an expiry cannot come between reading the pod's state and applying it.
-type PodReconciler struct {
-	Reader  client.Reader
-	Handler *handler.Handler
-	// Keep, when set, filters pods out (a sub-cluster keeps only pods bound to its nodes).
-	Keep func(context.Context, *corev1.Pod) (bool, error)
-	// Lookup, when set, reads the pod from its informer without a copy (see sharedLookup);
-	// otherwise Reader does.
-	Lookup func(types.NamespacedName) (*corev1.Pod, bool, error)
-	// Vanished, when set, decides what a pod the reader no longer holds means (a shard: a
+// podSync applies pods to the cache. It is the feed of the other kinds plus the assumed-pod
+// state: for a pod a scheduler assumed, what the API reports is compared with the API's last
+// copy (PodStatus.APIPod), and a pod the API reports bound confirms the assumption. The
+// decision and the event are one step of the handler (Handler.SyncPod), so a ForgetPod or an
+// expiry cannot come between reading the pod's state and applying it.
+type podSync struct {
+	handler *handler.Handler
+	log     logr.Logger
+	// keep, when set, filters pods out (a sub-cluster keeps only pods bound to its nodes).
+	keep func(context.Context, *corev1.Pod) (bool, error)
+	// vanished, when set, decides what a pod the informer no longer holds means (a shard: a
 	// pod being bound is between the unbound watch and its node's, see nodepods.Set): the
 	// pod as the API holds it (nil: deleted), or retry to look again later.
-	Vanished func(context.Context, types.NamespacedName) (pod *corev1.Pod, retry bool, err error)
+	vanished func(context.Context, types.NamespacedName) (pod *corev1.Pod, retry bool, err error)
 }
 
-// Reconcile implements reconcile.Reconciler. A rejection the pod's state could cause
-// requeues the key (the state may move, and the resync would be filtered out); an invalid
-// object is only reported.
-func (r *PodReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	apiPod, err := r.get(ctx, req.NamespacedName)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	if apiPod == nil && r.Vanished != nil {
-		pod, retry, err := r.Vanished(ctx, req.NamespacedName)
+// apply is the pod feed's apply. A rejection the pod's state could cause is retried (the
+// state may move, and the next notification may be long in coming); an invalid object is
+// only reported.
+func (r *podSync) apply(ctx context.Context, key types.NamespacedName, obj client.Object) (time.Duration, error) {
+	apiPod, _ := obj.(*corev1.Pod)
+	if apiPod == nil && r.vanished != nil {
+		pod, retry, err := r.vanished(ctx, key)
 		if err != nil {
-			return ctrl.Result{}, err
+			return 0, err
 		}
 		if retry {
 			// Left untouched in the cache (assumed or not) until its node's watch reports it.
-			return ctrl.Result{RequeueAfter: vanishedRetry}, nil
+			return vanishedRetry, nil
 		}
 		apiPod = pod
 	}
 	inScope := true
-	if apiPod != nil && r.Keep != nil {
+	if apiPod != nil && r.keep != nil {
 		// Outside the handler's lock: it reads the manager's cache, not the handler's.
-		keep, err := r.Keep(ctx, apiPod)
+		keep, err := r.keep(ctx, apiPod)
 		if err != nil {
-			return ctrl.Result{}, err
+			return 0, err
 		}
 		inScope = keep
 	}
-	err = r.Handler.SyncPod(req.NamespacedName, apiPod, inScope)
+	err := r.handler.SyncPod(key, apiPod, inScope)
 	if handler.Retryable(err) {
-		return ctrl.Result{}, err
+		return 0, err
 	}
-	report(ctx, stores.KindPod, err)
-	return ctrl.Result{}, nil
+	report(r.log, stores.KindPod, err)
+	return 0, nil
 }
 
-// get returns the API's pod, nil when it is gone.
-func (r *PodReconciler) get(ctx context.Context, key types.NamespacedName) (*corev1.Pod, error) {
-	if r.Lookup != nil {
-		pod, ok, err := r.Lookup(key)
-		if !ok {
-			pod = nil
-		}
-		return pod, err
-	}
-	pod := &corev1.Pod{}
-	if err := r.Reader.Get(ctx, key, pod); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil, nil
-		}
-		return nil, err
-	}
-	return pod, nil
+// podChanged passes an update when the resource version moved or when the informer holds a
+// new object of the same version (a relist decodes every object again): the cache holds the
+// informer's own objects and must take the new ones, lest the old ones be kept alive. A
+// resync hands the same object again and is filtered out.
+func podChanged(oldObj, newObj client.Object) bool {
+	return oldObj.GetResourceVersion() != newObj.GetResourceVersion() || oldObj != newObj
 }
 
 // onNode lists, through the spec.nodeName index, the requests of the objects of a list
@@ -113,13 +97,3 @@ const vanishedRetry = 200 * time.Millisecond
 
 // nodeNameField indexes pods and reservations by spec.nodeName.
 const nodeNameField = "spec.nodeName"
-
-// CachedVersion reports the resource version of the API's pod the cache holds under key
-// (an assumed pod the API never reported holds none).
-func (r *PodReconciler) CachedVersion(key types.NamespacedName) (string, bool) {
-	st, ok := r.Handler.PodState(key)
-	if !ok || st.APIPod == nil {
-		return "", false
-	}
-	return st.APIPod.ResourceVersion, true
-}

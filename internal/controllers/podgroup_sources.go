@@ -2,16 +2,18 @@ package controllers
 
 import (
 	"context"
-	"errors"
+	"time"
+
 	"fmt"
 	"strings"
+
+	"github.com/go-logr/logr"
 
 	schedulingv1alpha3 "k8s.io/api/scheduling/v1alpha3"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
 	"github.com/seed0f91f25e/multicache/internal/drift"
@@ -94,63 +96,40 @@ func (o Options) followsPodGroupSource(s stores.PodGroupSource) bool {
 }
 
 // podGroupSourceFeeds returns the feeds of the enabled sources other than multicache's own.
-// Each is the ordinary feed of *v1alpha1.PodGroup, reading through a reader that converts its
-// source's object and keyed like the store (podgroupstore.Key): the handler's last-seen
-// copies, the catch-up's sweep (CachedVersion) and the verify loop's repair work as they do
-// for multicache's own groups.
-func podGroupSourceFeeds(reader client.Reader, h *handler.Handler, opts Options) []sourceFeedSpec {
+// Each converts its source's object into the cache's one shape and applies it under the
+// store's key (podgroupstore.Key): the handler's last-seen copies and the verify loop's
+// repair work as they do for multicache's own groups. An object that cannot be converted is
+// reported, not retried: only a new version can fix it.
+func podGroupSourceFeeds(log logr.Logger, h *handler.Handler, opts Options) []sourceFeedSpec {
 	var out []sourceFeedSpec
 	for _, fs := range foreignSources {
 		if !opts.followsPodGroupSource(fs.source) {
 			continue
 		}
-		src := fs.source
-		f := newNamespacedFeed(convertingReader{reader: reader, source: fs}, stores.KindPodGroup,
-			func(key types.NamespacedName) (*v1alpha1.PodGroup, bool) {
-				return h.LastSeenPodGroup(podgroupstore.Key(src, key.Namespace, key.Name))
-			},
-			h.AddPodGroup, h.UpdatePodGroup, h.DeletePodGroup)
-		out = append(out, sourceFeedSpec{name: podGroupSourceFeedName(src), obj: fs.newObj(), r: f})
+		fs := fs
+		apply := func(_ context.Context, key types.NamespacedName, obj client.Object) (time.Duration, error) {
+			var pg *v1alpha1.PodGroup
+			if obj != nil {
+				converted, err := fs.convert(obj)
+				if err != nil {
+					report(log, stores.KindPodGroup, fmt.Errorf("%w: %w", stores.ErrInvalidObject, err))
+					return 0, nil
+				}
+				pg = converted
+			}
+			report(log, stores.KindPodGroup, h.SyncPodGroup(podgroupstore.Key(fs.source, key.Namespace, key.Name), pg))
+			return 0, nil
+		}
+		out = append(out, sourceFeedSpec{name: podGroupSourceFeedName(fs.source), obj: fs.newObj(), apply: apply})
 	}
 	return out
 }
 
 // sourceFeedSpec is one feed to register.
 type sourceFeedSpec struct {
-	name string
-	obj  client.Object
-	r    reconcile.Reconciler
-}
-
-// convertingReader reads a source's object and hands the feed its conversion. An object that
-// cannot be converted is a terminal error (logged, not retried: only a new version can fix
-// it).
-type convertingReader struct {
-	reader client.Reader
-	source foreignSource
-}
-
-// Get implements client.Reader: obj must be a *v1alpha1.PodGroup.
-func (r convertingReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-	src := r.source.newObj()
-	if err := r.reader.Get(ctx, key, src, opts...); err != nil {
-		return err
-	}
-	pg, err := r.source.convert(src)
-	if err != nil {
-		return reconcile.TerminalError(err)
-	}
-	out, ok := obj.(*v1alpha1.PodGroup)
-	if !ok {
-		return fmt.Errorf("convertingReader fills a *v1alpha1.PodGroup, got %T", obj)
-	}
-	*out = *pg
-	return nil
-}
-
-// List implements client.Reader; feeds never list.
-func (convertingReader) List(context.Context, client.ObjectList, ...client.ListOption) error {
-	return errors.New("convertingReader does not list")
+	name  string
+	obj   client.Object
+	apply applyFunc
 }
 
 // DriftListings returns what the drift comparison lists when pod groups come from sources:

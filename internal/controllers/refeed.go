@@ -6,57 +6,38 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/util/workqueue"
-	"sigs.k8s.io/controller-runtime/pkg/event"
-	crhandler "sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/seed0f91f25e/multicache/internal/stores"
 	"github.com/seed0f91f25e/multicache/internal/stores/podgroupstore"
 )
 
 // Refeeder puts keys back into the queue of the feed that owns them, so that the feed
-// reconciles them again: the verify loop's repair of drift. A reconcile that finds nothing
-// changed produces no event, so re-feeding a key that was right costs one cache read.
+// applies them again from the manager's cache: the verify loop's repair of drift. A key that
+// was right costs one cache read (the handler finds nothing changed).
 type Refeeder struct {
-	// feeds are the channels of the running feeds, by feed name.
-	feeds map[string]chan event.TypedGenericEvent[reconcile.Request]
+	// feeds are the running feeds, by name.
+	feeds map[string]*feed
 }
 
 func newRefeeder() *Refeeder {
-	return &Refeeder{feeds: map[string]chan event.TypedGenericEvent[reconcile.Request]{}}
-}
-
-// source returns the source a feed watches for re-fed keys.
-func (r *Refeeder) source(feed string) source.TypedSource[reconcile.Request] {
-	ch := make(chan event.TypedGenericEvent[reconcile.Request], 1024)
-	r.feeds[feed] = ch
-	return source.TypedChannel(ch, crhandler.TypedFuncs[reconcile.Request, reconcile.Request]{
-		GenericFunc: func(_ context.Context, e event.TypedGenericEvent[reconcile.Request], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			q.Add(e.Object)
-		},
-	})
+	return &Refeeder{feeds: map[string]*feed{}}
 }
 
 // Refeed queues the object of kind with key (as the compare endpoint renders it:
-// "namespace/name", "name", or "Type/namespace/name" for owners) in its feed. It blocks
-// while the feed's buffer is full, until ctx is done.
-func (r *Refeeder) Refeed(ctx context.Context, kind stores.Kind, key string) error {
-	feed, req, err := feedOfKey(kind, key)
+// "namespace/name", "name", or "Type/namespace/name" for owners) in its feed. The queue
+// holds a key once however often it is queued, so it never blocks.
+func (r *Refeeder) Refeed(_ context.Context, kind stores.Kind, key string) error {
+	name, req, err := feedOfKey(kind, key)
 	if err != nil {
 		return err
 	}
-	ch, ok := r.feeds[feed]
+	f, ok := r.feeds[name]
 	if !ok {
-		return fmt.Errorf("no running feed %s for %s %q", feed, kind, key)
+		return fmt.Errorf("no running feed %s for %s %q", name, kind, key)
 	}
-	select {
-	case ch <- event.TypedGenericEvent[reconcile.Request]{Object: req}:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	f.enqueue(req.NamespacedName, 0)
+	return nil
 }
 
 // feedOfKey finds the feed and the request of a rendered key.

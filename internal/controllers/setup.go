@@ -3,27 +3,21 @@ package controllers
 import (
 	"context"
 	"errors"
-	"reflect"
 	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 	crhandler "sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
 	"github.com/seed0f91f25e/multicache/internal/handler"
@@ -69,68 +63,55 @@ func Setup(mgr manager.Manager, h *handler.Handler, n *Notifier, opts Options) (
 	reader := mgr.GetClient()
 	watched := h.WatchedKinds()
 	refeeder := newRefeeder()
-	_, sharded := mgr.GetCache().(*nodepods.Cache)
-	feedOf := func(name string, obj client.Object, r reconcile.Reconciler, extra ...func(*builder.Builder)) error {
-		changed := predicate.Predicate(predicate.ResourceVersionChangedPredicate{})
-		_, isPod := obj.(*corev1.Pod)
-		if isPod {
-			changed = objectReplaced{}
+	log := mgr.GetLogger().WithName("feed")
+	feedOf := func(name string, kind stores.Kind, obj client.Object, apply applyFunc, extra ...func(*builder.Builder)) (*feed, error) {
+		f := &feed{name: name, kind: kind, obj: obj, reader: reader, apply: apply, log: log.WithValues("feed", name)}
+		if kind == stores.KindPod {
+			f.changed = podChanged
 		}
-		logs := lazyLogConstructor(mgr.GetLogger(), name, gvkOf(mgr, obj))
-		r = opts.CatchUp.Track(name, obj, r)
-		var events source.TypedSource[reconcile.Request]
-		if isPod && sharded {
-			// A shard's pods come from nodepods.Set, which hands a new handler the pods it
-			// holds while it holds its own lock: they go through the queue.
-			events = source.Kind(mgr.GetCache(), obj, &crhandler.EnqueueRequestForObject{}, changed)
-		} else {
-			fs, worker, err := newFeedSource(context.Background(), mgr.GetCache(), name, obj, r, logs, changed)
-			if err != nil {
-				return err
-			}
-			if err := mgr.Add(fs.Stopper()); err != nil {
-				return err
-			}
-			events, r = fs, worker
+		if err := f.register(context.Background(), mgr.GetCache()); err != nil {
+			return nil, err
 		}
+		if err := mgr.Add(f); err != nil {
+			return nil, err
+		}
+		opts.CatchUp.track(f)
+		refeeder.feeds[name] = f
 		b := ctrl.NewControllerManagedBy(mgr).Named(name).
-			WatchesRawSource(events).
-			WatchesRawSource(refeeder.source(name)).
-			WithOptions(controller.Options{NeedLeaderElection: ptr.To(false), LogConstructor: logs})
+			WatchesRawSource(f.source()).
+			WithOptions(controller.Options{NeedLeaderElection: ptr.To(false)})
 		for _, e := range extra {
 			e(b)
 		}
-		return b.Complete(r)
+		return f, b.Complete(f)
 	}
 
-	pods := &PodReconciler{Reader: reader, Handler: h}
-	var err error
-	if pods.Lookup, err = sharedLookup(context.Background(), mgr.GetCache(), &corev1.Pod{}); err != nil {
-		return nil, err
-	}
+	pods := &podSync{handler: h, log: log.WithValues("feed", "pod-feed")}
+	_, sharded := mgr.GetCache().(*nodepods.Cache)
 	if shard, ok := mgr.GetCache().(*nodepods.Cache); ok {
 		api := mgr.GetAPIReader()
-		pods.Vanished = func(ctx context.Context, key types.NamespacedName) (*corev1.Pod, bool, error) {
+		pods.vanished = func(ctx context.Context, key types.NamespacedName) (*corev1.Pod, bool, error) {
 			return shard.Set.Vanished(ctx, api, key)
 		}
 	}
-	reservations := newNamespacedFeed(reader, stores.KindReservation, h.LastSeenReservation, h.AddReservation, h.UpdateReservation, h.DeleteReservation)
-	nmNodes := newFeed(reader, stores.KindNMNode, h.LastSeenNMNode, h.AddNMNode, h.UpdateNMNode, h.DeleteNMNode)
-	cnrs := newFeed(reader, stores.KindCNR, h.LastSeenCNR, h.AddCNR, h.UpdateCNR, h.DeleteCNR)
+	var keepReservation func(context.Context, *v1alpha1.Reservation) (bool, error)
+	var keepNMNode func(context.Context, *v1alpha1.NMNode) (bool, error)
+	var keepCNR func(context.Context, *v1alpha1.CustomNodeResource) (bool, error)
 	var podExtras, rsvExtras, perNodeExtras []func(*builder.Builder)
+	var err error
 	if opts.NodeInScope != nil {
-		if pods.Keep, podExtras, err = scoped(mgr, &corev1.Pod{}, &corev1.PodList{}, opts.NodeInScope,
+		if pods.keep, podExtras, err = scoped(mgr, &corev1.Pod{}, &corev1.PodList{}, opts.NodeInScope,
 			func(p *corev1.Pod) string { return p.Spec.NodeName }); err != nil {
 			return nil, err
 		}
-		if reservations.keep, rsvExtras, err = scoped(mgr, &v1alpha1.Reservation{}, &v1alpha1.ReservationList{}, opts.NodeInScope,
+		if keepReservation, rsvExtras, err = scoped(mgr, &v1alpha1.Reservation{}, &v1alpha1.ReservationList{}, opts.NodeInScope,
 			func(r *v1alpha1.Reservation) string { return r.Spec.NodeName }); err != nil {
 			return nil, err
 		}
 		// An NMNode or CNR follows its Node's shard, whatever its own labels say: a node that
 		// left the shard must not stay offered through its agent's objects.
-		nmNodes.keep = func(ctx context.Context, nm *v1alpha1.NMNode) (bool, error) { return opts.NodeInScope(ctx, nm.Name) }
-		cnrs.keep = func(ctx context.Context, cnr *v1alpha1.CustomNodeResource) (bool, error) {
+		keepNMNode = func(ctx context.Context, nm *v1alpha1.NMNode) (bool, error) { return opts.NodeInScope(ctx, nm.Name) }
+		keepCNR = func(ctx context.Context, cnr *v1alpha1.CustomNodeResource) (bool, error) {
 			return opts.NodeInScope(ctx, cnr.Name)
 		}
 		perNodeExtras = []func(*builder.Builder){sameNameAsNode}
@@ -139,39 +120,42 @@ func Setup(mgr manager.Manager, h *handler.Handler, n *Notifier, opts Options) (
 		kind  stores.Kind
 		name  string
 		obj   client.Object
-		r     reconcile.Reconciler
+		apply applyFunc
 		extra []func(*builder.Builder)
 	}{
-		{stores.KindPod, "pod-feed", &corev1.Pod{}, pods, podExtras},
-		{stores.KindNode, "node-feed", &corev1.Node{}, newFeed(reader, stores.KindNode, h.LastSeenNode, h.AddNode, h.UpdateNode, h.DeleteNode), nil},
-		{stores.KindNMNode, "nmnode-feed", &v1alpha1.NMNode{}, nmNodes, perNodeExtras},
-		{stores.KindCNR, "cnr-feed", &v1alpha1.CustomNodeResource{}, cnrs, perNodeExtras},
-		{stores.KindPodGroup, "podgroup-feed", &v1alpha1.PodGroup{}, newNamespacedFeed(reader, stores.KindPodGroup, h.LastSeenPodGroup, h.AddPodGroup, h.UpdatePodGroup, h.DeletePodGroup), nil},
-		{stores.KindPDB, "pdb-feed", &policyv1.PodDisruptionBudget{}, newNamespacedFeed(reader, stores.KindPDB, h.LastSeenPDB, h.AddPDB, h.UpdatePDB, h.DeletePDB), nil},
-		{stores.KindMovement, "movement-feed", &v1alpha1.Movement{}, newFeed(reader, stores.KindMovement, h.LastSeenMovement, h.AddMovement, h.UpdateMovement, h.DeleteMovement), nil},
-		{stores.KindReservation, "reservation-feed", &v1alpha1.Reservation{}, reservations, rsvExtras},
+		{stores.KindPod, "pod-feed", &corev1.Pod{}, pods.apply, podExtras},
+		{stores.KindNode, "node-feed", &corev1.Node{}, syncAs(log, stores.KindNode, byName(h.SyncNode), nil), nil},
+		{stores.KindNMNode, "nmnode-feed", &v1alpha1.NMNode{}, syncAs(log, stores.KindNMNode, byName(h.SyncNMNode), keepNMNode), perNodeExtras},
+		{stores.KindCNR, "cnr-feed", &v1alpha1.CustomNodeResource{}, syncAs(log, stores.KindCNR, byName(h.SyncCNR), keepCNR), perNodeExtras},
+		{stores.KindPodGroup, "podgroup-feed", &v1alpha1.PodGroup{}, syncAs(log, stores.KindPodGroup, h.SyncPodGroup, nil), nil},
+		{stores.KindPDB, "pdb-feed", &policyv1.PodDisruptionBudget{}, syncAs(log, stores.KindPDB, h.SyncPDB, nil), nil},
+		{stores.KindMovement, "movement-feed", &v1alpha1.Movement{}, syncAs(log, stores.KindMovement, byName(h.SyncMovement), nil), nil},
+		{stores.KindReservation, "reservation-feed", &v1alpha1.Reservation{}, syncAs(log, stores.KindReservation, h.SyncReservation, keepReservation), rsvExtras},
 	}
-	for _, f := range feeds {
-		if !slices.Contains(watched, f.kind) {
+	for _, spec := range feeds {
+		if !slices.Contains(watched, spec.kind) {
 			continue
 		}
-		if f.kind == stores.KindPodGroup && !opts.followsPodGroupSource(stores.PodGroupSourceMulticache) {
+		if spec.kind == stores.KindPodGroup && !opts.followsPodGroupSource(stores.PodGroupSourceMulticache) {
 			continue
 		}
-		if err := feedOf(f.name, f.obj, f.r, f.extra...); err != nil {
+		f, err := feedOf(spec.name, spec.kind, spec.obj, spec.apply, spec.extra...)
+		if err != nil {
 			return nil, err
 		}
+		// A shard's pod leaving the unbound watch may be on its way to its node's.
+		f.queueDeletes = spec.kind == stores.KindPod && sharded
 	}
 	if slices.Contains(watched, stores.KindPodGroup) {
-		for _, f := range podGroupSourceFeeds(reader, h, opts) {
-			if err := feedOf(f.name, f.obj, f.r); err != nil {
+		for _, spec := range podGroupSourceFeeds(log, h, opts) {
+			if _, err := feedOf(spec.name, stores.KindPodGroup, spec.obj, spec.apply); err != nil {
 				return nil, err
 			}
 		}
 	}
 	if slices.Contains(watched, stores.KindOwner) {
 		for _, o := range ownerKinds {
-			if err := feedOf(ownerFeedName(string(o.ownerType)), o.obj, o.setup(reader, h)); err != nil {
+			if _, err := feedOf(ownerFeedName(string(o.ownerType)), stores.KindOwner, o.obj, o.apply(log, h)); err != nil {
 				return nil, err
 			}
 		}
@@ -250,8 +234,7 @@ func setupStatusWriters(mgr manager.Manager, h *handler.Handler, n *Notifier, wa
 		err := ctrl.NewControllerManagedBy(mgr).Named(w.name).
 			For(w.obj).
 			WatchesRawSource(n.source(w.kind)).
-			WithOptions(controller.Options{LogConstructor: lazyLogConstructor(mgr.GetLogger(), w.name, gvkOf(mgr, w.obj)),
-				MaxConcurrentReconciles: statusWorkers}).
+			WithOptions(controller.Options{MaxConcurrentReconciles: statusWorkers}).
 			Complete(opts.CatchUp.Gate(w.r))
 		if err != nil {
 			return err
@@ -260,52 +243,8 @@ func setupStatusWriters(mgr manager.Manager, h *handler.Handler, n *Notifier, wa
 	return nil
 }
 
-// newFeed builds the feed of a cluster-scoped kind (keyed by name).
-func newFeed[T client.Object](reader client.Reader, kind stores.Kind, lastSeen func(string) (T, bool),
-	add func(T) error, update func(T, T) error, del func(T) error) *feed[T] {
-	return newNamespacedFeed(reader, kind, func(key types.NamespacedName) (T, bool) { return lastSeen(key.Name) }, add, update, del)
-}
-
-// newNamespacedFeed builds the feed of a namespaced kind.
-func newNamespacedFeed[T client.Object](reader client.Reader, kind stores.Kind, lastSeen func(types.NamespacedName) (T, bool),
-	add func(T) error, update func(T, T) error, del func(T) error) *feed[T] {
-	return &feed[T]{reader: reader, kind: kind, newObj: newObject[T], lastSeen: lastSeen, add: add, update: update, del: del}
-}
-
-// newObject returns a new empty object of the pointer type T.
-func newObject[T client.Object]() T {
-	var zero T
-	return reflect.New(reflect.TypeOf(zero).Elem()).Interface().(T)
-}
-
-// objectReplaced passes an update when the resource version moved or when the informer holds
-// a new object of the same version (a relist decodes every object again): the pod feed hands
-// the cache the informer's own objects, and must take the new ones so that the old ones are
-// not kept alive. A resync hands the same object again and is filtered out. Both go through
-// the one pod feed: two controllers syncing the same key from separate queues could apply an
-// older read after a newer one (a review found a deleted pod re-added that way).
-type objectReplaced struct{ predicate.Funcs }
-
-// Update implements predicate.Predicate.
-func (objectReplaced) Update(e event.UpdateEvent) bool {
-	if e.ObjectOld == nil || e.ObjectNew == nil {
-		return true
-	}
-	return e.ObjectOld.GetResourceVersion() != e.ObjectNew.GetResourceVersion() || e.ObjectOld != e.ObjectNew
-}
-
 // statusWorkers is how many objects of one kind a status writer writes at once. Each write
 // is one API round trip, independent of the others (controller-runtime never reconciles
 // one key twice at a time): with one worker, 10,000 reservations expiring in the same
 // second took the leader minutes to publish on a loaded API server.
 const statusWorkers = 4
-
-// gvkOf is the kind of obj in the manager's scheme (empty when it has none: the log lines
-// then go without controllerGroup and controllerKind, and the builder reports the error).
-func gvkOf(mgr ctrl.Manager, obj client.Object) schema.GroupVersionKind {
-	gvk, err := apiutil.GVKForObject(obj, mgr.GetScheme())
-	if err != nil {
-		return schema.GroupVersionKind{}
-	}
-	return gvk
-}

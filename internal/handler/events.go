@@ -19,6 +19,12 @@ func objectEvent[K comparable, T any](h *Handler, k *objectKind[K, T], op stores
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	return objectEventLocked(h, k, op, oldObj, newObj)
+}
+
+// objectEventLocked validates and applies one event of a kind other than Pod under the lock
+// the caller holds.
+func objectEventLocked[K comparable, T any](h *Handler, k *objectKind[K, T], op stores.Op, oldObj, newObj T) error {
 	key, charged, err := k.plan(op, oldObj, newObj)
 	if err != nil {
 		return h.reject(k.kind, op, fmt.Sprint(key), err)

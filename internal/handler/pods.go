@@ -120,6 +120,9 @@ func (h *Handler) SyncPod(key types.NamespacedName, apiPod *corev1.Pod, inScope 
 		return h.podEventLocked(stores.OpAdd, nil, apiPod)
 	case st.State == stores.PodAssumed && (apiPod.Spec.NodeName != "" || st.APIPod == nil):
 		return h.podEventLocked(stores.OpAdd, nil, apiPod)
+	case st.APIPod != nil && older(apiPod.ResourceVersion, st.APIPod.ResourceVersion):
+		// A notification older than what a repair already applied (sync.go).
+		return nil
 	case st.APIPod != apiPod:
 		// The resource version moved; or a relist handed the informer a new object of the
 		// same version, which the cache takes too, lest it keep the old one alive and every

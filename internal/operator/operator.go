@@ -106,7 +106,7 @@ func New(cfg *rest.Config, opts Options) (*Operator, error) {
 	if err != nil {
 		return nil, err
 	}
-	catchUp := controllers.NewCatchUp(mgr.GetCache(), ctrl.Log.WithName("catch-up"), nil)
+	catchUp := controllers.NewCatchUp(ctrl.Log.WithName("catch-up"), nil)
 	op := &Operator{Manager: mgr, Cache: h, CatchUp: catchUp, PodGroupSources: sources, lock: lock}
 	if err := mgr.Add(catchUp); err != nil {
 		return nil, err

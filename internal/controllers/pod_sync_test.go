@@ -1,4 +1,4 @@
-package handler_test
+package controllers
 
 import (
 	"context"
@@ -7,40 +7,21 @@ import (
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/seed0f91f25e/multicache/internal/controllers"
 	"github.com/seed0f91f25e/multicache/internal/handler"
 	"github.com/seed0f91f25e/multicache/internal/stores"
 	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
 )
 
-// podReader serves pods as the manager's informer cache would.
-type podReader map[types.NamespacedName]*corev1.Pod
-
-func (r podReader) Get(_ context.Context, key client.ObjectKey, obj client.Object, _ ...client.GetOption) error {
-	p, ok := r[key]
-	if !ok {
-		return apierrors.NewNotFound(corev1.Resource("pods"), key.Name)
-	}
-	p.DeepCopyInto(obj.(*corev1.Pod))
-	return nil
-}
-
-func (r podReader) List(context.Context, client.ObjectList, ...client.ListOption) error { return nil }
-
-// TestPodReconciler_AForgetOrExpiryDuringTheReconcileDoesNotLoseTheBinding runs the pod
-// reconciler of a sub-cluster on a pod a scheduler assumed and the API then bound, with a
+// TestPodSync_AForgetOrExpiryDuringTheApplyDoesNotLoseTheBinding runs the pod
+// feed's apply of a sub-cluster on a pod a scheduler assumed and the API then bound, with a
 // ForgetPod or an expiry while it reconciles (injected through its Keep filter, which runs
-// between reading the API's object and applying it). The binding must be applied: the pod
+// between reading the informer's object and applying it). The binding must be applied: the pod
 // Added on its node, charged once. It used to be rejected as already_added and dropped,
 // because the reconciler had read the pod's state before.
-func TestPodReconciler_AForgetOrExpiryDuringTheReconcileDoesNotLoseTheBinding(t *testing.T) {
+func TestPodSync_AForgetOrExpiryDuringTheApplyDoesNotLoseTheBinding(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	for _, name := range []string{"forget", "expiry"} {
 		t.Run(name, func(t *testing.T) {
@@ -68,10 +49,10 @@ func TestPodReconciler_AForgetOrExpiryDuringTheReconcileDoesNotLoseTheBinding(t 
 			bound.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(t0)}}
 
 			injected := false
-			r := &controllers.PodReconciler{
-				Reader:  podReader{stores.PodKey(bound): bound},
-				Handler: h,
-				Keep: func(context.Context, *corev1.Pod) (bool, error) {
+			r := &podSync{
+				handler: h,
+				log:     logr.Discard(),
+				keep: func(context.Context, *corev1.Pod) (bool, error) {
 					if !injected {
 						injected = true
 						if name == "forget" {
@@ -86,17 +67,17 @@ func TestPodReconciler_AForgetOrExpiryDuringTheReconcileDoesNotLoseTheBinding(t 
 					return true, nil
 				},
 			}
-			res, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: stores.PodKey(bound)})
+			after, err := r.apply(context.Background(), stores.PodKey(bound), bound)
 			if !injected {
 				t.Fatal("the gap was not exercised")
 			}
-			if err == nil && !res.Requeue && res.RequeueAfter == 0 {
+			if err == nil && after == 0 {
 				st, ok := h.PodState(stores.PodKey(bound))
 				if !ok || st.State != stores.PodAdded || st.Pod.Spec.NodeName != "n1" {
 					t.Fatalf("after the reconcile: state %+v (present %v), want Added on n1 (or a requeue)", st, ok)
 				}
 			} else {
-				t.Fatalf("reconcile: %+v %v, want the binding applied at once", res, err)
+				t.Fatalf("apply: retry after %v, error %v; want the binding applied at once", after, err)
 			}
 			info, _ := h.NodeInfo("n1")
 			if info.Requested.MilliCPU != 1000 || len(info.Pods) != 1 {

@@ -1,0 +1,112 @@
+package handler
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/resourceversion"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/seed0f91f25e/multicache/api/v1alpha1"
+	"github.com/seed0f91f25e/multicache/internal/stores"
+)
+
+// The Sync methods are how the feeds hand the cache what an informer holds: the current
+// object under a key, or nil when it is gone. The handler derives the edge from what the
+// stores are charged with (the last-seen object), under the one lock, so that nothing
+// moves between deciding and applying:
+//
+//	gone, seen            -> Delete(last seen)
+//	present, not seen     -> Add(current)
+//	another UID           -> Delete(last seen), then Add(current)  (deleted and recreated)
+//	newer resourceVersion -> Update(last seen, current)
+//	same or older version -> nothing (a resync, or a notification older than a repair)
+//
+// A delete always carries the object the stores were charged with, even when the informer
+// handed over only a tombstone. "Older" uses apimachinery's CompareResourceVersion
+// (resource versions of one resource are comparable integers since Kubernetes 1.35); a
+// version it cannot compare counts as newer, as before that rule existed.
+
+// SyncNode brings the stores to the Node named name (nil: gone).
+func (h *Handler) SyncNode(name string, node *corev1.Node) error {
+	return syncObject(h, h.nodeKind, name, node, rvOf[*corev1.Node])
+}
+
+// SyncNMNode brings the stores to the NMNode named name (nil: gone).
+func (h *Handler) SyncNMNode(name string, nm *v1alpha1.NMNode) error {
+	return syncObject(h, h.nmNodeKind, name, nm, rvOf[*v1alpha1.NMNode])
+}
+
+// SyncCNR brings the stores to the CustomNodeResource named name (nil: gone).
+func (h *Handler) SyncCNR(name string, cnr *v1alpha1.CustomNodeResource) error {
+	return syncObject(h, h.cnrKind, name, cnr, rvOf[*v1alpha1.CustomNodeResource])
+}
+
+// SyncPodGroup brings the stores to the PodGroup under key (nil: gone); a group of another
+// API comes converted, under its source's key (podgroupstore.Key).
+func (h *Handler) SyncPodGroup(key types.NamespacedName, pg *v1alpha1.PodGroup) error {
+	return syncObject(h, h.podGroupKind, key, pg, rvOf[*v1alpha1.PodGroup])
+}
+
+// SyncPDB brings the stores to the PodDisruptionBudget under key (nil: gone).
+func (h *Handler) SyncPDB(key types.NamespacedName, pdb *policyv1.PodDisruptionBudget) error {
+	return syncObject(h, h.pdbKind, key, pdb, rvOf[*policyv1.PodDisruptionBudget])
+}
+
+// SyncOwner brings the stores to the workload owner under key (nil: gone).
+func (h *Handler) SyncOwner(key stores.OwnerKey, owner *stores.Owner) error {
+	return syncObject(h, h.ownerKind, key, owner, func(o *stores.Owner) string { return o.ResourceVersion })
+}
+
+// SyncMovement brings the stores to the Movement named name (nil: gone).
+func (h *Handler) SyncMovement(name string, m *v1alpha1.Movement) error {
+	return syncObject(h, h.movementKind, name, m, rvOf[*v1alpha1.Movement])
+}
+
+// SyncReservation brings the stores to the Reservation under key (nil: gone).
+func (h *Handler) SyncReservation(key types.NamespacedName, r *v1alpha1.Reservation) error {
+	return syncObject(h, h.rsvKind, key, r, rvOf[*v1alpha1.Reservation])
+}
+
+// syncObject derives and applies the edge between the last-seen object of key and obj (the
+// zero T: gone), in one hold of the lock.
+func syncObject[K comparable, T comparable](h *Handler, k *objectKind[K, T], key K, obj T, rv func(T) string) error {
+	var zero T
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	last, seen := k.get(key)
+	switch {
+	case obj == zero && seen:
+		return objectEventLocked(h, k, stores.OpDelete, last, zero)
+	case obj == zero:
+		return nil
+	case !seen:
+		return objectEventLocked(h, k, stores.OpAdd, zero, obj)
+	case k.uidOf(last) != k.uidOf(obj):
+		if err := objectEventLocked(h, k, stores.OpDelete, last, zero); err != nil {
+			return err
+		}
+		return objectEventLocked(h, k, stores.OpAdd, zero, obj)
+	case newer(rv(obj), rv(last)):
+		return objectEventLocked(h, k, stores.OpUpdate, last, obj)
+	}
+	return nil
+}
+
+// newer reports whether resource version a is newer than b: different, and not older by
+// CompareResourceVersion (a version it cannot compare counts as newer).
+func newer(a, b string) bool {
+	if a == b {
+		return false
+	}
+	c, err := resourceversion.CompareResourceVersion(a, b)
+	return err != nil || c > 0
+}
+
+// older reports whether resource version a is known to be older than b.
+func older(a, b string) bool {
+	c, err := resourceversion.CompareResourceVersion(a, b)
+	return err == nil && c < 0
+}
+
+func rvOf[T client.Object](obj T) string { return obj.GetResourceVersion() }

@@ -1,0 +1,58 @@
+package handler
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
+)
+
+// TestSync_DerivesTheEdgeFromWhatTheStoresHold feeds one Node's informer states through
+// SyncNode and checks what the stores are charged with after each: an add, a resync (same
+// version) and a notification older than what is held change nothing, a newer version
+// updates, another UID replaces, gone deletes.
+func TestSync_DerivesTheEdgeFromWhatTheStoresHold(t *testing.T) {
+	h, _ := newHandler(t)
+	node := func(rv, cpu string, uid types.UID) *corev1.Node {
+		n := ts.MakeNode("n1", cpu, "16Gi")
+		n.ResourceVersion, n.UID = rv, uid
+		return n
+	}
+	allocatable := func() int64 {
+		info, ok := h.NodeInfo("n1")
+		if !ok {
+			return -1
+		}
+		return info.Allocatable.MilliCPU
+	}
+	for _, step := range []struct {
+		name    string
+		node    *corev1.Node
+		wantCPU int64
+		wantRV  string
+	}{
+		{"add", node("10", "4", "a"), 4000, "10"},
+		{"resync", node("10", "6", "a"), 4000, "10"},
+		{"newer", node("12", "8", "a"), 8000, "12"},
+		{"older than held", node("11", "2", "a"), 8000, "12"},
+		{"recreated", node("3", "2", "b"), 2000, "3"},
+		{"gone", nil, -1, ""},
+		{"gone again", nil, -1, ""},
+	} {
+		if err := h.SyncNode("n1", step.node); err != nil {
+			t.Fatalf("%s: %v", step.name, err)
+		}
+		if got := allocatable(); got != step.wantCPU {
+			t.Errorf("%s: allocatable %dm, want %dm", step.name, got, step.wantCPU)
+		}
+		last, ok := h.LastSeenNode("n1")
+		if ok != (step.wantRV != "") || ok && last.ResourceVersion != step.wantRV {
+			t.Errorf("%s: last seen %v (present %v), want version %q", step.name, last, ok, step.wantRV)
+		}
+	}
+	if errs := h.CheckInvariants(); len(errs) > 0 {
+		t.Error(errs)
+	}
+}
