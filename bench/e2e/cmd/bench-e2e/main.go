@@ -56,6 +56,7 @@ func run() error {
 		churnPoll  = flag.Duration("churn-poll", 10*time.Millisecond, "how often multicache's event counters are read during the churn")
 		profiles   = flag.Bool("profiles", true, "save each subject's heap profile after GC into -dir (heap-<subject>-<round>.pb.gz)")
 		cpuProfile = flag.Int("cpuprofile", 0, "when positive, start every subject once more after the rounds with a CPU profile of its first N seconds (cpu-<subject>.pb.gz in -dir)")
+		baseline   = flag.String("multicache-baseline", "", "another multicache binary (e.g. built from main before a change), started as the subject multicache-baseline in the same rounds: a before/after on one cluster")
 		mcArgs     = flag.String("multicache-args", "", "extra flags of multicache, space-separated (e.g. --verify-period=0)")
 		churnWorks = flag.Int("churn-workers", 32, "writers per churn operation")
 		shards     = flag.Int("shards", 0, fmt.Sprintf("when positive (at most %d), also start a whole-cluster multicache and then the replicas of that many sub-clusters (nodes are labelled %s=s0..s3), each alone", e2e.MaxShards, e2e.LabelShard))
@@ -99,6 +100,11 @@ func run() error {
 		subjects = append(subjects, e2e.SchedulerSubject(*schedBin))
 	} else {
 		fmt.Fprintf(os.Stderr, "kube-scheduler skipped: %v (make kube-scheduler builds it)\n", err)
+	}
+	if *baseline != "" {
+		b := e2e.MulticacheSubject(*baseline, strings.Fields(*mcArgs)...)
+		b.Name = "multicache-baseline"
+		subjects = append(subjects, b)
 	}
 	subjects = append(subjects, mc)
 
