@@ -37,27 +37,23 @@ func TestSet_TakesTheFractionOfTheDownwardAPILimit(t *testing.T) {
 	}
 }
 
-func TestSet_GOMEMLIMITWins(t *testing.T) {
-	before := keepLimit(t)
-	t.Setenv("GOMEMLIMIT", "3GiB")
-	t.Setenv(LimitEnv, "1000000000")
-	if got, err := Set(); got != 0 || err != nil {
-		t.Errorf("Set() = %d, %v; want 0, nil: GOMEMLIMIT wins", got, err)
-	}
-	if now := debug.SetMemoryLimit(-1); now != before {
-		t.Errorf("the runtime limit moved from %d to %d with GOMEMLIMIT set", before, now)
-	}
-}
-
-func TestSet_WithoutTheVariableSetsNothing(t *testing.T) {
-	before := keepLimit(t)
-	t.Setenv("GOMEMLIMIT", "")
-	t.Setenv(LimitEnv, "")
-	if got, err := Set(); got != 0 || err != nil {
-		t.Errorf("Set() = %d, %v; want 0, nil", got, err)
-	}
-	if now := debug.SetMemoryLimit(-1); now != before {
-		t.Errorf("the runtime limit moved from %d to %d", before, now)
+// TestSet_GOMEMLIMITWinsAndNoVariableSetsNothing: Set leaves the runtime's limit alone.
+func TestSet_GOMEMLIMITWinsAndNoVariableSetsNothing(t *testing.T) {
+	for _, tc := range []struct{ name, gomemlimit, limit string }{
+		{"GOMEMLIMIT set", "3GiB", "1000000000"},
+		{"no variable", "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := keepLimit(t)
+			t.Setenv("GOMEMLIMIT", tc.gomemlimit)
+			t.Setenv(LimitEnv, tc.limit)
+			if got, err := Set(); got != 0 || err != nil {
+				t.Errorf("Set() = %d, %v; want 0, nil", got, err)
+			}
+			if now := debug.SetMemoryLimit(-1); now != before {
+				t.Errorf("the runtime limit moved from %d to %d", before, now)
+			}
+		})
 	}
 }
 
