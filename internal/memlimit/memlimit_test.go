@@ -1,70 +1,79 @@
 package memlimit
 
 import (
-	"os"
-	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"testing"
 )
 
-func writeLimit(t *testing.T, file, content string) string {
+// keepLimit restores the process's soft limit after a test that sets it.
+func keepLimit(t *testing.T) int64 {
 	t.Helper()
-	root := t.TempDir()
-	path := filepath.Join(root, file)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return root
-}
-
-func TestSet_FollowsTheContainerLimit(t *testing.T) {
-	t.Setenv("GOMEMLIMIT", "")
 	before := debug.SetMemoryLimit(-1)
 	t.Cleanup(func() { debug.SetMemoryLimit(before) })
+	return before
+}
+
+func TestSet_TakesTheFractionOfTheDownwardAPILimit(t *testing.T) {
+	t.Setenv("GOMEMLIMIT", "")
 	for _, tc := range []struct {
-		name, file, content string
-		want                int64
+		value string
+		want  int64
 	}{
-		{"cgroup v2 limit", "sys/fs/cgroup/memory.max", "1073741824\n", 966367641},
-		{"cgroup v2 no limit", "sys/fs/cgroup/memory.max", "max\n", 0},
-		{"cgroup v1 limit", "sys/fs/cgroup/memory/memory.limit_in_bytes", "2147483648\n", 1932735283},
-		{"cgroup v1 no limit", "sys/fs/cgroup/memory/memory.limit_in_bytes", "9223372036854771712\n", 0},
-		{"no cgroup files", "elsewhere", "", 0},
+		{"1000000000", 900_000_000}, // what the Downward API gives with divisor 1
+		{"2Gi", 1932735283},         // a quantity set by hand
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := Set(writeLimit(t, tc.file, tc.content), DefaultFraction)
+		t.Run(tc.value, func(t *testing.T) {
+			keepLimit(t)
+			t.Setenv(LimitEnv, tc.value)
+			got, err := Set()
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got != tc.want {
-				t.Errorf("set %d, want %d", got, tc.want)
-			}
-			if tc.want > 0 && debug.SetMemoryLimit(-1) != tc.want {
-				t.Errorf("the runtime's limit is %d", debug.SetMemoryLimit(-1))
+			if got != tc.want || debug.SetMemoryLimit(-1) != tc.want {
+				t.Errorf("Set() = %d, runtime limit %d; want %d", got, debug.SetMemoryLimit(-1), tc.want)
 			}
 		})
 	}
 }
 
-func TestSet_BadInputSaysWhatIsWrong(t *testing.T) {
-	t.Setenv("GOMEMLIMIT", "")
-	root := writeLimit(t, "sys/fs/cgroup/memory.max", "lots")
-	if _, err := Set(root, DefaultFraction); err == nil || !strings.Contains(err.Error(), `"lots"`) {
-		t.Errorf("error %v does not show the bad value", err)
-	}
-	if _, err := Set(t.TempDir(), 1.5); err == nil || !strings.Contains(err.Error(), "1.5") {
-		t.Errorf("error %v does not reject the fraction", err)
+// TestSet_GOMEMLIMITWinsAndNoVariableSetsNothing: Set leaves the runtime's limit alone.
+func TestSet_GOMEMLIMITWinsAndNoVariableSetsNothing(t *testing.T) {
+	for _, tc := range []struct{ name, gomemlimit, limit string }{
+		{"GOMEMLIMIT set", "3GiB", "1000000000"},
+		{"no variable", "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := keepLimit(t)
+			t.Setenv("GOMEMLIMIT", tc.gomemlimit)
+			t.Setenv(LimitEnv, tc.limit)
+			if got, err := Set(); got != 0 || err != nil {
+				t.Errorf("Set() = %d, %v; want 0, nil", got, err)
+			}
+			if now := debug.SetMemoryLimit(-1); now != before {
+				t.Errorf("the runtime limit moved from %d to %d", before, now)
+			}
+		})
 	}
 }
 
-func TestSet_GOMEMLIMITWins(t *testing.T) {
-	t.Setenv("GOMEMLIMIT", "100MiB")
-	got, err := Set(writeLimit(t, "sys/fs/cgroup/memory.max", "1073741824"), DefaultFraction)
-	if err != nil || got != 0 {
-		t.Errorf("set %d (%v) despite GOMEMLIMIT", got, err)
+func TestSet_RejectsWhatIsNotAPositiveQuantity(t *testing.T) {
+	before := keepLimit(t)
+	t.Setenv("GOMEMLIMIT", "")
+	for _, bad := range []string{"lots", "2 GiB", "-1", "0", "1e-9"} {
+		t.Setenv(LimitEnv, bad)
+		got, err := Set()
+		if err == nil {
+			t.Errorf("%s=%q: Set() = %d, want an error", LimitEnv, bad, got)
+			continue
+		}
+		for _, want := range []string{LimitEnv, `"` + bad + `"`, "Downward API"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("%s=%q: error %q does not say %q", LimitEnv, bad, err, want)
+			}
+		}
+		if now := debug.SetMemoryLimit(-1); now != before {
+			t.Errorf("%s=%q: the runtime limit moved from %d to %d", LimitEnv, bad, before, now)
+		}
 	}
 }

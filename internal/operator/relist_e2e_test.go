@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -35,22 +34,18 @@ func TestRelist_DeletesMissedWhileTheAPIServerWasDownAreApplied(t *testing.T) {
 
 	start := time.Now()
 	err := env.RestartAPIServer(context.Background(), func() error {
-		etcd, err := clientv3.New(clientv3.Config{Endpoints: []string{env.EtcdURL().String()}, DialTimeout: 10 * time.Second})
-		if err != nil {
-			return err
-		}
-		defer etcd.Close()
+		etcd := env.Etcd()
 		for _, key := range []string{
 			"/registry/pods/" + ns + "/gone",
 			"/registry/cache.multicache.dev/nmnodes/" + node,
 			"/registry/cache.multicache.dev/reservations/" + ns + "/hold",
 		} {
-			resp, err := etcd.Delete(context.Background(), key)
+			deleted, err := etcd.Delete(context.Background(), key)
 			if err != nil {
 				return err
 			}
-			if resp.Deleted != 1 {
-				return fmt.Errorf("etcd key %s: deleted %d", key, resp.Deleted)
+			if deleted != 1 {
+				return fmt.Errorf("etcd key %s: deleted %d", key, deleted)
 			}
 		}
 		return nil

@@ -75,11 +75,13 @@ func (c *Command) Run(args []string) int {
 	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&f.zap)))
 	log := ctrl.Log.WithName("setup")
-	// A cache sized to its container must not be OOM-killed before the collector tries.
-	if limit, err := memlimit.Set("/", memlimit.DefaultFraction); err != nil {
+	// A cache sized to its container must not be OOM-killed before the collector tries. A
+	// bad value is logged and the operator runs without a soft limit, as it would without
+	// the variable.
+	if limit, err := memlimit.Set(); err != nil {
 		log.Error(err, "not setting a Go memory limit from the container's")
 	} else if limit > 0 {
-		log.Info("Go memory limit set from the container's", "bytes", limit, "fraction", memlimit.DefaultFraction)
+		log.Info("Go memory limit set from the container's", "bytes", limit, "fraction", memlimit.Fraction)
 	}
 	ctx := ctrl.SetupSignalHandler()
 

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -177,27 +176,19 @@ func compaction410(ctx context.Context, h *Harness, res *FaultResult) (time.Time
 	res.relistsBefore = h.Rec.Relists()
 	var compacted int64
 	err := h.Env.RestartAPIServer(ctx, func() error {
-		etcd, err := clientv3.New(clientv3.Config{Endpoints: []string{h.Env.EtcdURL().String()}, DialTimeout: 10 * time.Second})
-		if err != nil {
-			return err
-		}
-		defer etcd.Close()
+		etcd := h.Env.Etcd()
 		for _, name := range victims {
 			if _, err := etcd.Delete(ctx, "/registry/pods/"+h.NS+"/"+name); err != nil {
 				return err
 			}
 			h.W.forgetPod(name)
 		}
-		if _, err := etcd.Put(ctx, "/chaos/bump", time.Now().String()); err != nil {
-			return err
-		}
-		resp, err := etcd.Get(ctx, "/chaos/bump")
+		rev, err := etcd.Put(ctx, "/chaos/bump", time.Now().String())
 		if err != nil {
 			return err
 		}
-		compacted = resp.Header.Revision
-		_, err = etcd.Compact(ctx, compacted, clientv3.WithCompactPhysical())
-		return err
+		compacted = rev
+		return etcd.Compact(ctx, compacted)
 	})
 	healed := time.Now()
 	noteCRsServed(ctx, h, res, healed)

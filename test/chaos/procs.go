@@ -15,17 +15,17 @@ import (
 	"time"
 )
 
-// BuildOperator compiles test/chaos/cmd/chaos-operator into dir (with the race detector
-// when race) and returns the binary's path.
+// BuildOperator compiles test/chaos/cmd/chaos-operator (in the chaos module, under
+// repoRoot) into dir (with the race detector when race) and returns the binary's path.
 func BuildOperator(repoRoot, dir string, race bool) (string, error) {
 	bin := filepath.Join(dir, "chaos-operator")
 	args := []string{"build", "-o", bin}
 	if race {
 		args = append(args, "-race")
 	}
-	args = append(args, "./test/chaos/cmd/chaos-operator")
+	args = append(args, "./cmd/chaos-operator")
 	cmd := exec.Command("go", args...)
-	cmd.Dir = repoRoot
+	cmd.Dir = filepath.Join(repoRoot, "test", "chaos")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
