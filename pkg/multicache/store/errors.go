@@ -3,8 +3,8 @@ package store
 import "errors"
 
 // Errors the cache returns for the events it rejects (an Assumer's calls among them). A
-// rejected event changes no store.
-// Match them with errors.Is; the wrapping error names the object.
+// rejected event changes no store. Match them with errors.Is; the wrapping error names the
+// object.
 var (
 	// ErrAlreadyExists: an add for an object the cache already holds.
 	ErrAlreadyExists = errors.New("object already in the cache")
@@ -31,4 +31,3 @@ var (
 	// ErrNodeMismatch: the event puts a pod on another node than the one the cache charged.
 	ErrNodeMismatch = errors.New("pod is on another node than the cache holds")
 )
-
