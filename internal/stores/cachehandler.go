@@ -23,9 +23,9 @@ import (
 // controller-runtime client.Reader backed by the manager's informer cache (PodReader):
 // same data, same cost, one informer per kind for the whole process.
 //
-// It implements store.Handle, the part a store written out of tree is given; the rest (the
-// lock, the Set* wiring, PodOp, ObjectChanged, the reservation settings) is for the
-// handler and the built-in stores.
+// It implements store.Handle; a store registered out of tree gets it wrapped
+// (PublicHandle), without the rest: the lock, the Set* wiring, PodOp, ObjectChanged and the
+// reservation settings are for the handler and the built-in stores.
 type CacheHandler struct {
 	componentName  string
 	schedulerType  string

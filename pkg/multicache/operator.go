@@ -137,12 +137,12 @@ func siblingFactory(f SiblingFactory) operator.SiblingFactory {
 }
 
 // storeFactory adapts a public factory to the handler's: the store gets the CacheHandler
-// as a store.Handle.
+// wrapped as a store.Handle, never the CacheHandler itself.
 func storeFactory(f StoreFactory) handler.Factory {
 	if f == nil {
 		return nil
 	}
-	return func(h *stores.CacheHandler) (stores.Store, error) { return f(h) }
+	return func(h *stores.CacheHandler) (stores.Store, error) { return f(stores.PublicHandle(h)) }
 }
 
 func names[T ~string](in []T) []string {
