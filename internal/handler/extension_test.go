@@ -36,10 +36,12 @@ func newTeams(h store.Handle) (store.Store, error) {
 }
 
 // teamsFactory is newTeams as pkg/multicache registers it: the CacheHandler as a store.Handle.
-func teamsFactory(h *stores.CacheHandler) (stores.Store, error) { return newTeams(stores.PublicHandle(h)) }
+func teamsFactory(h *stores.CacheHandler) (stores.Store, error) {
+	return newTeams(stores.PublicHandle(h))
+}
 
 func (s *teams) Name() store.Name { return "teams" }
-func (s *teams) Len() int                   { return len(s.pods) }
+func (s *teams) Len() int         { return len(s.pods) }
 
 func (s *teams) AddPod(pod *corev1.Pod) {
 	st, ok := s.h.GetPodState(store.PodKey(pod))

@@ -10,16 +10,16 @@ import (
 // The reasons the handler rejects an event, defined in the public store package so that a
 // caller outside multicache matches them with errors.Is.
 var (
-	ErrAlreadyExists = store.ErrAlreadyExists
-	ErrNotFound = store.ErrNotFound
-	ErrUIDMismatch = store.ErrUIDMismatch
-	ErrInvalidObject = store.ErrInvalidObject
-	ErrPodAlreadyAssumed = store.ErrPodAlreadyAssumed
-	ErrPodAlreadyAdded = store.ErrPodAlreadyAdded
-	ErrPodNotAssumed = store.ErrPodNotAssumed
-	ErrPodUnknown = store.ErrPodUnknown
+	ErrAlreadyExists          = store.ErrAlreadyExists
+	ErrNotFound               = store.ErrNotFound
+	ErrUIDMismatch            = store.ErrUIDMismatch
+	ErrInvalidObject          = store.ErrInvalidObject
+	ErrPodAlreadyAssumed      = store.ErrPodAlreadyAssumed
+	ErrPodAlreadyAdded        = store.ErrPodAlreadyAdded
+	ErrPodNotAssumed          = store.ErrPodNotAssumed
+	ErrPodUnknown             = store.ErrPodUnknown
 	ErrPodAssumedNotConfirmed = store.ErrPodAssumedNotConfirmed
-	ErrNodeMismatch = store.ErrNodeMismatch
+	ErrNodeMismatch           = store.ErrNodeMismatch
 )
 
 // EventError is a rejected event: what it was, for which object, and why.
