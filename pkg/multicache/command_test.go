@@ -3,6 +3,7 @@ package multicache
 import (
 	"context"
 	"errors"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -99,9 +100,10 @@ func TestCommand_FactoryErrorsStopTheStartNamingTheStore(t *testing.T) {
 }
 
 func TestCommand_ASiblingWithoutWorkStaysOff(t *testing.T) {
+	var deps SiblingDeps
 	called := false
 	cmd := NewCommand(WithSibling(func(d SiblingDeps) (Sibling, error) {
-		called = d.Reader != nil && d.Assumer != nil && d.Manager != nil
+		deps, called = d, d.Reader != nil && d.Assumer != nil && d.Manager != nil
 		return nil, nil
 	}))
 	opts, err := cmd.Options([]string{"--metrics-bind-address=0", "--health-probe-bind-address=0", "--debug-bind-address=0"})
@@ -112,6 +114,9 @@ func TestCommand_ASiblingWithoutWorkStaysOff(t *testing.T) {
 	if _, err := New(env.Config, opts); err != nil || !called {
 		t.Errorf("New: %v, factory called with the cache and the manager: %v", err, called)
 	}
+	// What the operator hands a sibling is the sealed Reader and Assumer, not the handler.
+	checkSealed(t, deps.Reader, reflect.TypeFor[Reader]())
+	checkSealed(t, deps.Assumer, reflect.TypeFor[Assumer]())
 }
 
 // idleSibling is a sibling that does nothing.
