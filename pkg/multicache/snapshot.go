@@ -14,7 +14,8 @@ import (
 // read without any lock: Reader.UpdateSnapshot refreshes it incrementally (only objects
 // changed since its last update are copied, as kube-scheduler's cache does for its
 // snapshot). A snapshot belongs to one goroutine: update it and read it from the same one.
-// What it returns is shared with the snapshot and must not be modified.
+// What it returns is shared with the snapshot and must not be modified. Get one from
+// Reader.NewSnapshot (the zero value is not usable).
 type Snapshot struct{ s *handler.Snapshot }
 
 // SnapshotOptions shape a Snapshot.
