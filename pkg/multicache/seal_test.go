@@ -9,6 +9,8 @@ import (
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/seed0f91f25e/multicache/internal/handler"
 	"github.com/seed0f91f25e/multicache/internal/operator"
@@ -77,7 +79,8 @@ func TestSiblings_TheAssumerGoesThroughTheStateMachine(t *testing.T) {
 
 // TestStores_GetAHandleWithoutTheLockOrTheWiring: a store registered with WithStore, and
 // a store's unit test (storetest), get a store.Handle with its methods only: no type
-// assertion reaches the CacheHandler's lock, its Set* wiring or PodOp.
+// assertion reaches the CacheHandler's lock, its Set* wiring or PodOp, and the pod reader
+// does not write.
 func TestStores_GetAHandleWithoutTheLockOrTheWiring(t *testing.T) {
 	var got store.Handle
 	reg, err := handler.BuiltIn().With(handler.Registration{Name: "probe", New: storeFactory(func(h store.Handle) (store.Store, error) {
@@ -87,7 +90,8 @@ func TestStores_GetAHandleWithoutTheLockOrTheWiring(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	config, err := stores.NewCacheHandlerBuilder().KnownStores(reg.Names()...).EnabledStores(reg.Names()...).Build()
+	config, err := stores.NewCacheHandlerBuilder().KnownStores(reg.Names()...).EnabledStores(reg.Names()...).
+		PodReader(fake.NewClientBuilder().Build()).Build() // the manager's client reads and writes
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,6 +99,9 @@ func TestStores_GetAHandleWithoutTheLockOrTheWiring(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkSealed(t, got, reflect.TypeFor[store.Handle]())
+	if _, ok := got.PodReader().(client.Writer); ok || got.PodReader() == nil {
+		t.Errorf("the handle's PodReader is a %T: it must read and not write", got.PodReader())
+	}
 	checkSealed(t, storetest.NewHandle(), reflect.TypeFor[store.Handle]())
 	for name, v := range map[string]any{"registered store's": got, "storetest's": storetest.NewHandle()} {
 		if _, ok := v.(*stores.CacheHandler); ok {
