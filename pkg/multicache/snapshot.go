@@ -41,15 +41,7 @@ func (s *Snapshot) AssumedPod(key types.NamespacedName) (store.PodStatus, bool) 
 
 // PodGroup returns one pod group; nothing when the store is disabled.
 func (s *Snapshot) PodGroup(key types.NamespacedName) (PodGroup, bool) {
-	p := s.s.PodGroups()
-	if p == nil {
-		return PodGroup{}, false
-	}
-	g, ok := p.Get(key)
-	if !ok {
-		return PodGroup{}, false
-	}
-	return podGroupOf(g), true
+	return getView(s.s.PodGroups(), key, podGroupOf)
 }
 
 // PDB returns one disruption budget; nothing when the store is disabled.
@@ -76,28 +68,26 @@ func (s *Snapshot) PDBsForOwner(owner store.OwnerKey) []PDB {
 
 // Movement returns one movement; nothing when the store is disabled.
 func (s *Snapshot) Movement(name string) (Movement, bool) {
-	p := s.s.Movements()
-	if p == nil {
-		return Movement{}, false
-	}
-	v, ok := p.Get(name)
-	if !ok {
-		return Movement{}, false
-	}
-	return movementOf(v), true
+	return getView(s.s.Movements(), name, movementOf)
 }
 
 // Reservation returns one reservation; nothing when the store is disabled.
 func (s *Snapshot) Reservation(key types.NamespacedName) (Reservation, bool) {
-	p := s.s.Reservations()
-	if p == nil {
-		return Reservation{}, false
+	return getView(s.s.Reservations(), key, reservationOf)
+}
+
+// getView reads one object of a store's map snapshot (nil: the store is disabled) as its
+// public view.
+func getView[K comparable, V, P any](part *stores.MapSnapshot[K, V], key K, view func(V) P) (P, bool) {
+	var zero P
+	if part == nil {
+		return zero, false
 	}
-	v, ok := p.Get(key)
+	v, ok := part.Get(key)
 	if !ok {
-		return Reservation{}, false
+		return zero, false
 	}
-	return reservationOf(v), true
+	return view(v), true
 }
 
 // Part returns the part of a store registered with WithStore (assert the store's own

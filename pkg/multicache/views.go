@@ -85,16 +85,7 @@ func pdbOf(v pdbstore.PDBView) PDB {
 	return PDB{Key: v.Key, PDB: v.PDB, AllowedDisruptions: v.AllowedDisruptions, Owners: v.Owners}
 }
 
-func pdbsOf(vs []pdbstore.PDBView) []PDB {
-	if vs == nil {
-		return nil
-	}
-	out := make([]PDB, len(vs))
-	for i, v := range vs {
-		out[i] = pdbOf(v)
-	}
-	return out
-}
+func pdbsOf(vs []pdbstore.PDBView) []PDB { return viewsOf(vs, pdbOf) }
 
 // Movement is what the cache derives for one Movement (a descheduler's suggestions).
 type Movement struct {
@@ -125,21 +116,11 @@ type MovementNode struct {
 func (n MovementNode) Left() int64 { return max(n.Desired-int64(len(n.Actual)), 0) }
 
 func movementOf(v movementstore.MovementView) Movement {
-	m := Movement{Name: v.Name, Movement: v.Movement}
-	if v.Owners != nil {
-		m.Owners = make([]MovementOwner, len(v.Owners))
-	}
-	for i, o := range v.Owners {
-		mo := MovementOwner{Owner: o.Owner}
-		if o.Nodes != nil {
-			mo.Nodes = make([]MovementNode, len(o.Nodes))
-		}
-		for j, n := range o.Nodes {
-			mo.Nodes[j] = MovementNode{Node: n.Node, Desired: n.Desired, Actual: n.Actual}
-		}
-		m.Owners[i] = mo
-	}
-	return m
+	return Movement{Name: v.Name, Movement: v.Movement, Owners: viewsOf(v.Owners, func(o movementstore.OwnerSuggestions) MovementOwner {
+		return MovementOwner{Owner: o.Owner, Nodes: viewsOf(o.Nodes, func(n movementstore.NodeSuggestion) MovementNode {
+			return MovementNode{Node: n.Node, Desired: n.Desired, Actual: n.Actual}
+		})}
+	})}
 }
 
 // Reservation is what the cache knows about one Reservation.
@@ -176,13 +157,16 @@ func reservationOf(v reservationstore.View) Reservation {
 	}
 }
 
-func reservationsOf(vs []reservationstore.View) []Reservation {
+func reservationsOf(vs []reservationstore.View) []Reservation { return viewsOf(vs, reservationOf) }
+
+// viewsOf converts a store's views into public ones (nil stays nil).
+func viewsOf[V, P any](vs []V, view func(V) P) []P {
 	if vs == nil {
 		return nil
 	}
-	out := make([]Reservation, len(vs))
+	out := make([]P, len(vs))
 	for i, v := range vs {
-		out[i] = reservationOf(v)
+		out[i] = view(v)
 	}
 	return out
 }
