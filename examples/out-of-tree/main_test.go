@@ -52,9 +52,9 @@ func TestZones_TheStoreAndItsSiblingRunLikeBuiltIns(t *testing.T) {
 	create(t, rs)
 	create(t, pod(ns, "web-1", "zone-a-1", rs), pod(ns, "web-2", "zone-a-1", rs), pod(ns, "solo", "zone-b-1", nil))
 
-	snap := op.Cache.NewSnapshot(multicache.CacheSnapshotOptions{})
+	snap := op.Reader().NewSnapshot(multicache.SnapshotOptions{})
 	zones := func() *zonestore.Snapshot {
-		if err := op.Cache.UpdateSnapshot(snap); err != nil {
+		if err := op.Reader().UpdateSnapshot(snap); err != nil {
 			t.Fatal(err)
 		}
 		return snap.Part(zonestore.Name).(*zonestore.Snapshot)
@@ -66,8 +66,8 @@ func TestZones_TheStoreAndItsSiblingRunLikeBuiltIns(t *testing.T) {
 	if got := zones().SingleZone()[0]; got.Name != "web" || got.Namespace != ns {
 		t.Errorf("single-zone workload %+v, want %s/web", got, ns)
 	}
-	if !slices.Contains(op.Cache.WatchedKinds(), "Owner") {
-		t.Errorf("watched %v: the zones store handles owners", op.Cache.WatchedKinds())
+	if !slices.Contains(op.WatchedKinds(), "Owner") {
+		t.Errorf("watched %v: the zones store handles owners", op.WatchedKinds())
 	}
 
 	// The debug dump serves it under extensions, like any store.
@@ -83,8 +83,8 @@ func TestZones_TheStoreAndItsSiblingRunLikeBuiltIns(t *testing.T) {
 		t.Errorf("dump of zone a: %+v (stores %v)", a, dump.Stores)
 	}
 	// The verify loop checks the store's invariants with the others and finds no drift.
-	if res, err := op.Verify.Run(ctx()); err != nil || len(res.Violations) != 0 || len(res.Drift) != 0 {
-		t.Errorf("verify: %v violations %v drift %v", err, res.Violations, res.Drift)
+	if err := op.Verify(ctx()); err != nil {
+		t.Errorf("verify: %v", err)
 	}
 	// The cache's gauge counts it; the sibling read it in process and exported it.
 	eventually(t, "the gauges", func() (bool, string) {
@@ -111,8 +111,8 @@ func TestZones_TheStoreAndItsSiblingRunLikeBuiltIns(t *testing.T) {
 		got := zones().Zones()
 		return reflect.DeepEqual(got, map[string]int{"b": 2}), fmt.Sprint(got)
 	})
-	if errs := op.Cache.CheckInvariants(); len(errs) != 0 {
-		t.Errorf("invariants: %v", errs)
+	if err := op.Verify(ctx()); err != nil {
+		t.Errorf("verify: %v", err)
 	}
 }
 
@@ -121,14 +121,14 @@ func TestZones_DisabledThroughStoresIsNotBuiltNorWatched(t *testing.T) {
 	op := start(t, "--stores=nodes,pods")
 	ns := namespace(t)
 	create(t, node("zone-c-1", "c"), replicaSet(ns, "api"))
-	if got := op.Cache.StoreNames(); slices.Contains(got, zonestore.Name) {
+	if got := op.StoreNames(); slices.Contains(got, zonestore.Name) {
 		t.Errorf("stores %v include the disabled zones store", got)
 	}
-	if slices.Contains(op.Cache.WatchedKinds(), "Owner") {
-		t.Errorf("watched %v: no enabled store handles owners", op.Cache.WatchedKinds())
+	if slices.Contains(op.WatchedKinds(), "Owner") {
+		t.Errorf("watched %v: no enabled store handles owners", op.WatchedKinds())
 	}
-	snap := op.Cache.NewSnapshot(multicache.CacheSnapshotOptions{})
-	_ = op.Cache.UpdateSnapshot(snap)
+	snap := op.Reader().NewSnapshot(multicache.SnapshotOptions{})
+	_ = op.Reader().UpdateSnapshot(snap)
 	if part := snap.Part(zonestore.Name); part != nil {
 		t.Errorf("a snapshot has a part of the disabled store: %#v", part)
 	}
@@ -149,8 +149,8 @@ func TestCommand_UnknownStoreNamesTheKnownOnes(t *testing.T) {
 		t.Errorf("error %v, want it to name the unknown store and list zones among the known ones", err)
 	}
 	opts, err := newCommand().Options(nil)
-	if err != nil || !slices.Contains(opts.Stores, zonestore.Name) {
-		t.Errorf("default stores %v (%v): a registered store is enabled by default", opts.Stores, err)
+	if err != nil || !slices.Contains(opts.Stores(), zonestore.Name) {
+		t.Errorf("default stores %v (%v): a registered store is enabled by default", opts.Stores(), err)
 	}
 }
 
@@ -164,7 +164,7 @@ func start(t *testing.T, args ...string) *multicache.Operator {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts.SkipControllerNameValidation = true // several operators in one process
+	opts.SetSkipControllerNameValidation(true) // several operators in one process
 	op, err := multicache.New(env.Config, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -185,7 +185,7 @@ func start(t *testing.T, args ...string) *multicache.Operator {
 func getJSON(t *testing.T, op *multicache.Operator, path string, into any) {
 	t.Helper()
 	rec := httptest.NewRecorder()
-	op.Debug.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+	op.DebugHandler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
 	if rec.Code != http.StatusOK {
 		t.Fatalf("GET %s: %d %s", path, rec.Code, rec.Body)
 	}

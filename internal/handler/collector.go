@@ -5,7 +5,6 @@ import (
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
 	"github.com/seed0f91f25e/multicache/internal/stores"
-	"github.com/seed0f91f25e/multicache/internal/stores/reservationstore"
 )
 
 // Collector exposes the cache's gauges, read at scrape time (nothing on the event path):
@@ -42,7 +41,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(c.objects, prometheus.GaugeValue, float64(s.Len()), string(s.Name()))
 	}
 	ch <- prometheus.MustNewConstMetric(c.assumed, prometheus.GaugeValue, float64(c.h.pods.AssumedLen()))
-	if rs, ok := lookup[*reservationstore.Store](c.h, stores.ReservationStoreName); ok {
+	if rs, ok := lookup[reservationQuerier](c.h, stores.ReservationStoreName); ok {
 		counts := rs.CountByPhase()
 		for _, phase := range []v1alpha1.ReservationPhase{v1alpha1.ReservationPending, v1alpha1.ReservationReserved,
 			v1alpha1.ReservationMatched, v1alpha1.ReservationExpired} {

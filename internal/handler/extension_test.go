@@ -16,36 +16,41 @@ import (
 	"github.com/seed0f91f25e/multicache/internal/handler"
 	"github.com/seed0f91f25e/multicache/internal/stores"
 	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
-	"github.com/seed0f91f25e/multicache/pkg/multicache"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
-// teams is a store written as an out-of-tree one would be, against pkg/multicache only: the
+// teams is a store written as an out-of-tree one would be, against pkg/multicache/store only: the
 // bound pods of each value of the "team" label. It records the pod state it saw during
 // each add, to check that it runs before the PodStore.
 type teams struct {
-	h      *multicache.CacheHandler
+	h      store.Handle
 	pods   map[types.NamespacedName]string
-	teams  *multicache.Versioned[string, int]
+	teams  *store.Versioned[string, int]
 	broken bool
 	// statesSeen are the PodStore's states of the pods added, read during the add.
 	statesSeen []string
 }
 
-func newTeams(h *multicache.CacheHandler) (multicache.Store, error) {
-	return &teams{h: h, pods: map[types.NamespacedName]string{}, teams: multicache.NewVersioned[string, int](h.Generations())}, nil
+func newTeams(h store.Handle) (store.Store, error) {
+	return &teams{h: h, pods: map[types.NamespacedName]string{}, teams: store.NewVersioned[string, int](h.Generations())}, nil
 }
 
-func (s *teams) Name() multicache.StoreName { return "teams" }
-func (s *teams) Len() int                   { return len(s.pods) }
+// teamsFactory is newTeams as pkg/multicache registers it: the CacheHandler as a store.Handle.
+func teamsFactory(h *stores.CacheHandler) (stores.Store, error) {
+	return newTeams(stores.PublicHandle(h))
+}
+
+func (s *teams) Name() store.Name { return "teams" }
+func (s *teams) Len() int         { return len(s.pods) }
 
 func (s *teams) AddPod(pod *corev1.Pod) {
-	st, ok := s.h.GetPodState(multicache.PodKey(pod))
+	st, ok := s.h.GetPodState(store.PodKey(pod))
 	s.statesSeen = append(s.statesSeen, fmt.Sprintf("%s:%v:%s", pod.Name, ok, st.State))
 	team := pod.Labels["team"]
-	if pod.Spec.NodeName == "" || team == "" || multicache.IsPlaceholder(pod) {
+	if pod.Spec.NodeName == "" || team == "" || store.IsPlaceholder(pod) {
 		return
 	}
-	s.pods[multicache.PodKey(pod)] = team
+	s.pods[store.PodKey(pod)] = team
 	n, _ := s.teams.Get(team)
 	s.teams.Set(team, n+1)
 }
@@ -53,11 +58,11 @@ func (s *teams) AddPod(pod *corev1.Pod) {
 func (s *teams) UpdatePod(oldPod, newPod *corev1.Pod) { s.DeletePod(oldPod); s.AddPod(newPod) }
 
 func (s *teams) DeletePod(pod *corev1.Pod) {
-	team, ok := s.pods[multicache.PodKey(pod)]
+	team, ok := s.pods[store.PodKey(pod)]
 	if !ok {
 		return
 	}
-	delete(s.pods, multicache.PodKey(pod))
+	delete(s.pods, store.PodKey(pod))
 	if n, _ := s.teams.Get(team); n > 1 {
 		s.teams.Set(team, n-1)
 	} else {
@@ -84,22 +89,22 @@ type teamsSnapshot struct {
 	copied int
 }
 
-func (*teamsSnapshot) StoreName() multicache.StoreName { return "teams" }
+func (*teamsSnapshot) StoreName() store.Name { return "teams" }
 
-func (s *teams) NewSnapshot(multicache.SnapshotOptions) multicache.StoreSnapshot {
+func (s *teams) NewSnapshot(store.SnapshotOptions) store.Snapshot {
 	return &teamsSnapshot{teams: map[string]int{}}
 }
 
-func (s *teams) UpdateSnapshot(snap multicache.StoreSnapshot, since int64) {
+func (s *teams) UpdateSnapshot(snap store.Snapshot, since int64) {
 	ts := snap.(*teamsSnapshot)
-	multicache.SyncVersioned(s.teams, ts.teams, since, func(_ int, n int) int { ts.copied++; return n }, nil)
+	store.Sync(s.teams, ts.teams, since, func(_ int, n int) int { ts.copied++; return n }, nil)
 }
 
 // newExtended builds a handler with the built-in stores plus teams, enabling enabled (all
 // when none).
 func newExtended(t *testing.T, enabled ...stores.Name) *handler.Handler {
 	t.Helper()
-	reg, err := handler.BuiltIn().With(handler.Registration{Name: "teams", New: newTeams})
+	reg, err := handler.BuiltIn().With(handler.Registration{Name: "teams", New: teamsFactory})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,15 +221,15 @@ func TestRegistry_BadRegistrationsAreErrorsNamingTheStore(t *testing.T) {
 		reg  handler.Registry
 		want string
 	}{
-		"factory error": {mustWith(t, handler.Registration{Name: "teams", New: func(*multicache.CacheHandler) (multicache.Store, error) {
+		"factory error": {mustWith(t, handler.Registration{Name: "teams", New: func(*stores.CacheHandler) (stores.Store, error) {
 			return nil, errors.New("no team label")
 		}}), `building store "teams": no team label`},
-		"nil store": {mustWith(t, handler.Registration{Name: "teams", New: func(*multicache.CacheHandler) (multicache.Store, error) {
+		"nil store": {mustWith(t, handler.Registration{Name: "teams", New: func(*stores.CacheHandler) (stores.Store, error) {
 			return nil, nil
 		}}), `building store "teams": the factory returned no store`},
-		"name mismatch": {mustWith(t, handler.Registration{Name: "squads", New: newTeams}), `store registered as "squads" calls itself "teams"`},
+		"name mismatch": {mustWith(t, handler.Registration{Name: "squads", New: teamsFactory}), `store registered as "squads" calls itself "teams"`},
 		"no node store": {handler.BuiltIn()[1:], `built-in "nodes" store (required)`},
-		"pods not last": {append(handler.BuiltIn(), handler.Registration{Name: "teams", New: newTeams}), `"pods" store must come last`},
+		"pods not last": {append(handler.BuiltIn(), handler.Registration{Name: "teams", New: teamsFactory}), `"pods" store must come last`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			config, err := stores.NewCacheHandlerBuilder().KnownStores(tc.reg.Names()...).EnabledStores(tc.reg.Names()...).Build()
@@ -254,7 +259,7 @@ func mustWith(t *testing.T, regs ...handler.Registration) handler.Registry {
 	return r
 }
 
-func storeObjects(t *testing.T, reg *prometheus.Registry, store string) float64 {
+func storeObjects(t *testing.T, reg *prometheus.Registry, name string) float64 {
 	t.Helper()
 	families, err := reg.Gather()
 	must(t, err)
@@ -264,7 +269,7 @@ func storeObjects(t *testing.T, reg *prometheus.Registry, store string) float64 
 		}
 		for _, m := range f.GetMetric() {
 			for _, l := range m.GetLabel() {
-				if l.GetName() == "store" && l.GetValue() == store {
+				if l.GetName() == "store" && l.GetValue() == name {
 					return m.GetGauge().GetValue()
 				}
 			}

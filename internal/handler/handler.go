@@ -212,9 +212,10 @@ func (h *Handler) subscribe(s stores.Store) {
 	}
 }
 
-// lookup returns an enabled store by name as T: how the handler reaches the optional stores
-// (the typed queries of reader.go, the reaper, the gauges) without knowing them by type.
-// The zero T and false when the store is disabled or is not a T.
+// lookup returns an enabled store by name as T, one of the interfaces of optional.go: how
+// the handler reaches the optional stores (the typed queries of reader.go, the reaper, the
+// gauges) without knowing them by type. The zero T and false when the store is disabled or
+// is not a T.
 func lookup[T stores.Store](h *Handler, name stores.Name) (T, bool) {
 	s, ok := h.byName[name].(T)
 	return s, ok

@@ -33,7 +33,7 @@ func (h *Handler) ExpireAssumedPods() int {
 // reservationstore.Store.ExpireDue) and returns the transitions; the status writer learns of
 // them through CacheHandler.ObjectChanged.
 func (h *Handler) ReapReservations() []reservationstore.Transition {
-	rs, ok := lookup[*reservationstore.Store](h, stores.ReservationStoreName)
+	rs, ok := lookup[reaper](h, stores.ReservationStoreName)
 	if !ok {
 		return nil
 	}

@@ -137,7 +137,7 @@ func (h *Handler) SyncPod(key types.NamespacedName, apiPod *corev1.Pod, inScope 
 // the node without the charge. Only a pod the API had bound counts, not an assumption.
 // next is the pod of the same name that replaced it, if any.
 func (h *Handler) keepPlace(st stores.PodStatus, next *corev1.Pod) {
-	rs, ok := lookup[*reservationstore.Store](h, stores.ReservationStoreName)
+	rs, ok := lookup[placeKeeper](h, stores.ReservationStoreName)
 	if !ok || st.State != stores.PodAdded || st.Pod.Spec.NodeName == "" {
 		return
 	}

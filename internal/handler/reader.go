@@ -77,7 +77,7 @@ func (h *Handler) PodState(key types.NamespacedName) (stores.PodStatus, bool) {
 
 // PodGroup implements Reader.
 func (h *Handler) PodGroup(key types.NamespacedName) (podgroupstore.GroupStatus, bool) {
-	s, ok := lookup[*podgroupstore.Store](h, stores.PodGroupStoreName)
+	s, ok := lookup[podGroupQuerier](h, stores.PodGroupStoreName)
 	if !ok {
 		return podgroupstore.GroupStatus{}, false
 	}
@@ -88,7 +88,7 @@ func (h *Handler) PodGroup(key types.NamespacedName) (podgroupstore.GroupStatus,
 
 // PDBsForPod implements Reader.
 func (h *Handler) PDBsForPod(pod *corev1.Pod) []pdbstore.PDBView {
-	s, ok := lookup[*pdbstore.Store](h, stores.PDBStoreName)
+	s, ok := lookup[pdbQuerier](h, stores.PDBStoreName)
 	if !ok || pod == nil {
 		return nil
 	}
@@ -99,7 +99,7 @@ func (h *Handler) PDBsForPod(pod *corev1.Pod) []pdbstore.PDBView {
 
 // PDBsForOwner implements Reader.
 func (h *Handler) PDBsForOwner(owner stores.OwnerKey) []pdbstore.PDBView {
-	s, ok := lookup[*pdbstore.Store](h, stores.PDBStoreName)
+	s, ok := lookup[pdbQuerier](h, stores.PDBStoreName)
 	if !ok {
 		return nil
 	}
@@ -110,7 +110,7 @@ func (h *Handler) PDBsForOwner(owner stores.OwnerKey) []pdbstore.PDBView {
 
 // Movement implements Reader.
 func (h *Handler) Movement(name string) (movementstore.MovementView, bool) {
-	s, ok := lookup[*movementstore.Store](h, stores.MovementStoreName)
+	s, ok := lookup[movementQuerier](h, stores.MovementStoreName)
 	if !ok {
 		return movementstore.MovementView{}, false
 	}
@@ -121,7 +121,7 @@ func (h *Handler) Movement(name string) (movementstore.MovementView, bool) {
 
 // MovementSuggestions implements Reader.
 func (h *Handler) MovementSuggestions(owner stores.OwnerKey) map[string]int64 {
-	s, ok := lookup[*movementstore.Store](h, stores.MovementStoreName)
+	s, ok := lookup[movementQuerier](h, stores.MovementStoreName)
 	if !ok {
 		return nil
 	}
@@ -132,7 +132,7 @@ func (h *Handler) MovementSuggestions(owner stores.OwnerKey) map[string]int64 {
 
 // Reservation implements Reader.
 func (h *Handler) Reservation(key types.NamespacedName) (reservationstore.View, bool) {
-	s, ok := lookup[*reservationstore.Store](h, stores.ReservationStoreName)
+	s, ok := lookup[reservationQuerier](h, stores.ReservationStoreName)
 	if !ok {
 		return reservationstore.View{}, false
 	}
@@ -143,7 +143,7 @@ func (h *Handler) Reservation(key types.NamespacedName) (reservationstore.View, 
 
 // ReservationsOnNode implements Reader.
 func (h *Handler) ReservationsOnNode(node string) []reservationstore.View {
-	s, ok := lookup[*reservationstore.Store](h, stores.ReservationStoreName)
+	s, ok := lookup[reservationQuerier](h, stores.ReservationStoreName)
 	if !ok {
 		return nil
 	}
@@ -154,7 +154,7 @@ func (h *Handler) ReservationsOnNode(node string) []reservationstore.View {
 
 // MatchableReservations implements Reader.
 func (h *Handler) MatchableReservations(pod *corev1.Pod) []reservationstore.View {
-	s, ok := lookup[*reservationstore.Store](h, stores.ReservationStoreName)
+	s, ok := lookup[reservationQuerier](h, stores.ReservationStoreName)
 	if !ok || pod == nil {
 		return nil
 	}

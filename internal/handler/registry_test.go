@@ -57,7 +57,6 @@ func TestRegistry_BadConfigurationIsAnErrorNamingIt(t *testing.T) {
 		"zero default TTL": {stores.NewCacheHandlerBuilder().ReservationDefaultTTL(0), "reservation default TTL must be positive"},
 		"negative period":  {stores.NewCacheHandlerBuilder().Period(-time.Second), "period must be positive"},
 		"half sub-cluster": {stores.NewCacheHandlerBuilder().SubCluster("shard", ""), "sub-cluster needs both"},
-		"no pool":          {stores.NewCacheHandlerBuilder().SwitchType(0), "at least one pool"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := tc.b.Build()

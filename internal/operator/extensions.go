@@ -25,8 +25,9 @@ type Sibling interface {
 type SiblingDeps struct {
 	// Manager is the operator's manager: its client, informers and API reader.
 	Manager manager.Manager
-	// Cache is the cache: the Reader, snapshots (Snapshot.Part for any store) and
-	// ReadStore; a scheduler may also assume pods into it.
+	// Cache is the cache handler, for the built-in siblings. pkg/multicache never hands it
+	// to a registered sibling: it builds that one's deps with a read-only Reader and an
+	// Assumer wrapping it.
 	Cache *handler.Handler
 	// Options are the operator's options (after the flags).
 	Options Options

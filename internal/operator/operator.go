@@ -237,7 +237,7 @@ func newCache(mgr manager.Manager, opts Options, sources []stores.PodGroupSource
 		Period(opts.Period).
 		ReservationTTL(opts.ReservationTTL).
 		ReservationDefaultTTL(opts.ReservationDefaultTTL).
-		Readers(mgr.GetClient(), mgr.GetClient()).
+		PodReader(mgr.GetClient()).
 		PodGroupSources(sources...)
 	if opts.SubClusterKey != "" {
 		b.SubCluster(opts.SubClusterKey, opts.SubCluster)

@@ -10,18 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-)
 
-// SwitchType says which resource pools this component schedules onto.
-type SwitchType uint8
-
-const (
-	// GuaranteedPool is the guaranteed pool (Node and NMNode allocatable).
-	GuaranteedPool SwitchType = 1 << iota
-	// BestEffortPool is the reclaimed pool CustomNodeResources report.
-	BestEffortPool
-	// AllPools is both pools.
-	AllPools = GuaranteedPool | BestEffortPool
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // CacheHandler is the configuration every store receives and the callbacks through which
@@ -29,15 +19,18 @@ const (
 // from flags, with a CacheHandlerBuilder; only the callbacks are wired after that, by the
 // handler, before any event arrives.
 //
-// Where Gödel's CacheHandler hands out client-go listers, this one hands out
-// controller-runtime client.Readers backed by the manager's informer cache (PodReader,
-// PVCReader): same data, same cost, one informer per kind for the whole process.
+// Where Gödel's CacheHandler hands out client-go listers, this one hands out a
+// controller-runtime client.Reader backed by the manager's informer cache (PodReader):
+// same data, same cost, one informer per kind for the whole process.
+//
+// It implements store.Handle; a store registered out of tree gets it wrapped
+// (PublicHandle), without the rest: the lock, the Set* wiring, PodOp, ObjectChanged and the
+// reservation settings are for the handler and the built-in stores.
 type CacheHandler struct {
 	componentName  string
 	schedulerType  string
 	subClusterKey  string
 	subCluster     string
-	switchType     SwitchType
 	enabled        map[Name]bool
 	podAssumedTTL  time.Duration
 	period         time.Duration
@@ -47,7 +40,6 @@ type CacheHandler struct {
 	stopCh                <-chan struct{}
 	mu                    *sync.RWMutex
 	podReader             client.Reader
-	pvcReader             client.Reader
 	clock                 clock.WithTicker
 	generations           *Generations
 	// podGroupSources are the enabled PodGroup sources; nil enables every one.
@@ -58,6 +50,8 @@ type CacheHandler struct {
 	podOp         func(pod *corev1.Pod, isAdd bool, skipped ...Name)
 	objectChanged func(kind Kind, key types.NamespacedName)
 }
+
+var _ store.Handle = (*CacheHandler)(nil)
 
 // ComponentName names this component (in Movement status and logs).
 func (h *CacheHandler) ComponentName() string { return h.componentName }
@@ -70,9 +64,6 @@ func (h *CacheHandler) SubClusterKey() string { return h.subClusterKey }
 
 // SubCluster is the value of SubClusterKey this replica serves ("" for the whole cluster).
 func (h *CacheHandler) SubCluster() string { return h.subCluster }
-
-// SwitchType is the resource pools this component schedules onto.
-func (h *CacheHandler) SwitchType() SwitchType { return h.switchType }
 
 // IsStoreEnabled reports whether a store is built. Required stores are always enabled.
 func (h *CacheHandler) IsStoreEnabled(name Name) bool { return Required(name) || h.enabled[name] }
@@ -101,10 +92,6 @@ func (h *CacheHandler) Mutex() *sync.RWMutex { return h.mu }
 
 // PodReader reads pods from the manager's informer cache (nil when not configured).
 func (h *CacheHandler) PodReader() client.Reader { return h.podReader }
-
-// PVCReader reads PersistentVolumeClaims from the manager's informer cache (nil when not
-// configured).
-func (h *CacheHandler) PVCReader() client.Reader { return h.pvcReader }
 
 // Clock is the time source of TTLs and deadlines (a fake one in tests).
 func (h *CacheHandler) Clock() clock.WithTicker { return h.clock }
@@ -177,14 +164,13 @@ type CacheHandlerBuilder struct {
 }
 
 // NewCacheHandlerBuilder starts a CacheHandler with every store enabled and the defaults:
-// component "multicache", scheduler "default-scheduler", both pools, PodAssumedTTL 15m,
+// component "multicache", scheduler "default-scheduler", PodAssumedTTL 15m,
 // Period 1s, ReservationTTL and ReservationDefaultTTL 10m, the real clock.
 func NewCacheHandlerBuilder() *CacheHandlerBuilder {
 	return &CacheHandlerBuilder{
 		h: CacheHandler{
 			componentName:         "multicache",
 			schedulerType:         "default-scheduler",
-			switchType:            AllPools,
 			podAssumedTTL:         15 * time.Minute,
 			period:                time.Second,
 			reservationTTL:        10 * time.Minute,
@@ -211,12 +197,6 @@ func (b *CacheHandlerBuilder) SchedulerType(name string) *CacheHandlerBuilder {
 // SubCluster restricts the cache to the nodes labelled key=value.
 func (b *CacheHandlerBuilder) SubCluster(key, value string) *CacheHandlerBuilder {
 	b.h.subClusterKey, b.h.subCluster = key, value
-	return b
-}
-
-// SwitchType sets SwitchType.
-func (b *CacheHandlerBuilder) SwitchType(t SwitchType) *CacheHandlerBuilder {
-	b.h.switchType = t
 	return b
 }
 
@@ -267,9 +247,9 @@ func (b *CacheHandlerBuilder) StopCh(ch <-chan struct{}) *CacheHandlerBuilder {
 	return b
 }
 
-// Readers sets the pod and PVC readers.
-func (b *CacheHandlerBuilder) Readers(pods, pvcs client.Reader) *CacheHandlerBuilder {
-	b.h.podReader, b.h.pvcReader = pods, pvcs
+// PodReader sets PodReader.
+func (b *CacheHandlerBuilder) PodReader(pods client.Reader) *CacheHandlerBuilder {
+	b.h.podReader = pods
 	return b
 }
 
@@ -306,9 +286,6 @@ func (b *CacheHandlerBuilder) Build() (*CacheHandler, error) {
 	}
 	if (h.subClusterKey == "") != (h.subCluster == "") {
 		errs = append(errs, errors.New("a sub-cluster needs both a label key and a value"))
-	}
-	if h.switchType&AllPools == 0 {
-		errs = append(errs, errors.New("switch type must include at least one pool"))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err

@@ -3,35 +3,23 @@ package stores
 import (
 	"errors"
 	"fmt"
+
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
-// Errors returned by the handler for events it rejects. A rejected event changes no store.
-// Match them with errors.Is; the wrapping error names the object.
+// The reasons the handler rejects an event, defined in the public store package so that a
+// caller outside multicache matches them with errors.Is.
 var (
-	// ErrAlreadyExists: an add for an object the cache already holds.
-	ErrAlreadyExists = errors.New("object already in the cache")
-	// ErrNotFound: an update or delete for an object the cache does not hold.
-	ErrNotFound = errors.New("object not in the cache")
-	// ErrUIDMismatch: the event names an object the cache holds under another UID (the
-	// object was deleted and recreated; the delete must come first).
-	ErrUIDMismatch = errors.New("object in the cache has another UID")
-	// ErrInvalidObject: the object cannot be cached as given (no name, or a pod to assume
-	// without a node).
-	ErrInvalidObject = errors.New("invalid object")
-
-	// ErrPodAlreadyAssumed: assume of a pod that is already assumed.
-	ErrPodAlreadyAssumed = errors.New("pod already assumed")
-	// ErrPodAlreadyAdded: assume or add of a pod the API already reported bound to a node.
-	ErrPodAlreadyAdded = errors.New("pod already added")
-	// ErrPodNotAssumed: forget or finish-binding of a pod that is not assumed.
-	ErrPodNotAssumed = errors.New("pod not assumed")
-	// ErrPodUnknown: update or remove of a pod the cache does not hold.
-	ErrPodUnknown = errors.New("pod unknown to the cache")
-	// ErrPodAssumedNotConfirmed: an update reporting an assumed pod bound; it must be
-	// confirmed with an add first.
-	ErrPodAssumedNotConfirmed = errors.New("assumed pod must be confirmed by an add before it is updated")
-	// ErrNodeMismatch: the event puts a pod on another node than the one the cache charged.
-	ErrNodeMismatch = errors.New("pod is on another node than the cache holds")
+	ErrAlreadyExists          = store.ErrAlreadyExists
+	ErrNotFound               = store.ErrNotFound
+	ErrUIDMismatch            = store.ErrUIDMismatch
+	ErrInvalidObject          = store.ErrInvalidObject
+	ErrPodAlreadyAssumed      = store.ErrPodAlreadyAssumed
+	ErrPodAlreadyAdded        = store.ErrPodAlreadyAdded
+	ErrPodNotAssumed          = store.ErrPodNotAssumed
+	ErrPodUnknown             = store.ErrPodUnknown
+	ErrPodAssumedNotConfirmed = store.ErrPodAssumedNotConfirmed
+	ErrNodeMismatch           = store.ErrNodeMismatch
 )
 
 // EventError is a rejected event: what it was, for which object, and why.

@@ -1,18 +1,20 @@
 package stores
 
-// Name identifies a store. The names are the values of the --stores flag and of the
-// `store` label of the metrics, and the keys of the debug dump.
-type Name string
+import "github.com/seed0f91f25e/multicache/pkg/multicache/store"
+
+// Name identifies a store (defined in the public store package, so that a store written
+// out of tree and a built-in one share it).
+type Name = store.Name
 
 // The six stores, in fan-out order: the order in which the handler calls them for every
 // event. PodStore is last so that the others can still read a pod's previous state.
 const (
-	NodeStoreName        Name = "nodes"
-	PodGroupStoreName    Name = "podgroups"
-	PDBStoreName         Name = "pdbs"
-	MovementStoreName    Name = "movements"
-	ReservationStoreName Name = "reservations"
-	PodStoreName         Name = "pods"
+	NodeStoreName        = store.NodeStoreName
+	PodGroupStoreName    = store.PodGroupStoreName
+	PDBStoreName         = store.PDBStoreName
+	MovementStoreName    = store.MovementStoreName
+	ReservationStoreName = store.ReservationStoreName
+	PodStoreName         = store.PodStoreName
 )
 
 // FanOutOrder lists every store name in the fixed order events reach them.

@@ -39,7 +39,7 @@ func NewCommand(opts ...Option) *Command {
 
 // flags is what one parse of the command line fills.
 type flags struct {
-	opts        Options
+	opts        operator.Options
 	local       localOptions
 	showVersion bool
 	zap         zap.Options
@@ -142,7 +142,7 @@ func (c *Command) Options(args []string) (Options, error) {
 	if err != nil {
 		return Options{}, err
 	}
-	return f.opts, nil
+	return Options{f.opts}, nil
 }
 
 // parse builds the flag set, parses args and validates the options and the registrations.
@@ -159,7 +159,9 @@ func (c *Command) parse(args []string) (*flags, error) {
 	f := &flags{opts: operator.DefaultOptions(), local: localOptions{dir: ".local"}}
 	f.opts.Registry = reg
 	f.opts.Stores = storeNames(reg)
-	f.opts.Siblings = c.siblings
+	for _, s := range c.siblings {
+		f.opts.Siblings = append(f.opts.Siblings, siblingFactory(s))
+	}
 
 	fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
 	f.opts.BindFlags(fs)
@@ -192,10 +194,4 @@ type flagParseError struct{ error }
 
 func (e flagParseError) Unwrap() error { return e.error }
 
-func storeNames(reg handler.Registry) []string {
-	out := make([]string, 0, len(reg))
-	for _, n := range reg.Names() {
-		out = append(out, string(n))
-	}
-	return out
-}
+func storeNames(reg handler.Registry) []string { return names(reg.Names()) }

@@ -3,27 +3,30 @@ package multicache
 import (
 	"context"
 	"errors"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // nopStore is the smallest store: it handles nothing.
-type nopStore struct{ name StoreName }
+type nopStore struct{ name store.Name }
 
-func (s nopStore) Name() StoreName                           { return s.name }
-func (nopStore) Len() int                                    { return 0 }
-func (nopStore) Dump() any                                   { return nil }
-func (nopStore) CheckInvariants() []error                    { return nil }
-func (s nopStore) NewSnapshot(SnapshotOptions) StoreSnapshot { return nopSnapshot{s.name} }
-func (nopStore) UpdateSnapshot(StoreSnapshot, int64)         {}
+func (s nopStore) Name() store.Name                                 { return s.name }
+func (nopStore) Len() int                                           { return 0 }
+func (nopStore) Dump() any                                          { return nil }
+func (nopStore) CheckInvariants() []error                           { return nil }
+func (s nopStore) NewSnapshot(store.SnapshotOptions) store.Snapshot { return nopSnapshot{s.name} }
+func (nopStore) UpdateSnapshot(store.Snapshot, int64)               {}
 
-type nopSnapshot struct{ name StoreName }
+type nopSnapshot struct{ name store.Name }
 
-func (s nopSnapshot) StoreName() StoreName { return s.name }
+func (s nopSnapshot) StoreName() store.Name { return s.name }
 
-func nop(name StoreName) StoreFactory {
-	return func(*CacheHandler) (Store, error) { return nopStore{name}, nil }
+func nop(name store.Name) StoreFactory {
+	return func(store.Handle) (store.Store, error) { return nopStore{name}, nil }
 }
 
 func TestCommand_RegisteredStoresAreKnownToStoresAndEnabledByDefault(t *testing.T) {
@@ -33,11 +36,11 @@ func TestCommand_RegisteredStoresAreKnownToStoresAndEnabledByDefault(t *testing.
 		t.Fatal(err)
 	}
 	want := []string{"nodes", "podgroups", "pdbs", "movements", "reservations", "a", "b", "pods"}
-	if !slices.Equal(opts.Stores, want) {
-		t.Errorf("default stores %v, want %v (registered ones before the PodStore)", opts.Stores, want)
+	if !slices.Equal(opts.Stores(), want) {
+		t.Errorf("default stores %v, want %v (registered ones before the PodStore)", opts.Stores(), want)
 	}
-	if opts, err = cmd.Options([]string{"--stores=b"}); err != nil || !slices.Equal(opts.Stores, []string{"b"}) {
-		t.Errorf("--stores=b: %v %v", opts.Stores, err)
+	if opts, err = cmd.Options([]string{"--stores=b"}); err != nil || !slices.Equal(opts.Stores(), []string{"b"}) {
+		t.Errorf("--stores=b: %v %v", opts.Stores(), err)
 	}
 	_, err = cmd.Options([]string{"--stores=c"})
 	if err == nil || !strings.Contains(err.Error(), `unknown store "c"`) || !strings.Contains(err.Error(), "a, b, pods") {
@@ -73,7 +76,7 @@ func TestCommand_FactoryErrorsStopTheStartNamingTheStore(t *testing.T) {
 		opt  Option
 		want string
 	}{
-		"factory fails": {WithStore("zones", func(*CacheHandler) (Store, error) { return nil, errors.New("no zone label") }),
+		"factory fails": {WithStore("zones", func(store.Handle) (store.Store, error) { return nil, errors.New("no zone label") }),
 			`building store "zones": no zone label`},
 		"wrong name": {WithStore("zones", nop("zone")), `store registered as "zones" calls itself "zone"`},
 		"sibling fails": {WithSibling(func(SiblingDeps) (Sibling, error) { return nil, errors.New("needs zones") }),
@@ -87,7 +90,7 @@ func TestCommand_FactoryErrorsStopTheStartNamingTheStore(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			opts.SkipControllerNameValidation = true
+			opts.SetSkipControllerNameValidation(true)
 			_, err = New(env.Config, opts)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error %v, want it to say %q", err, tc.want)
@@ -97,19 +100,23 @@ func TestCommand_FactoryErrorsStopTheStartNamingTheStore(t *testing.T) {
 }
 
 func TestCommand_ASiblingWithoutWorkStaysOff(t *testing.T) {
+	var deps SiblingDeps
 	called := false
 	cmd := NewCommand(WithSibling(func(d SiblingDeps) (Sibling, error) {
-		called = d.Cache != nil && d.Manager != nil
+		deps, called = d, d.Reader != nil && d.Assumer != nil && d.Manager != nil
 		return nil, nil
 	}))
 	opts, err := cmd.Options([]string{"--metrics-bind-address=0", "--health-probe-bind-address=0", "--debug-bind-address=0"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts.SkipControllerNameValidation = true
+	opts.SetSkipControllerNameValidation(true)
 	if _, err := New(env.Config, opts); err != nil || !called {
 		t.Errorf("New: %v, factory called with the cache and the manager: %v", err, called)
 	}
+	// What the operator hands a sibling is the sealed Reader and Assumer, not the handler.
+	checkSealed(t, deps.Reader, reflect.TypeFor[Reader]())
+	checkSealed(t, deps.Assumer, reflect.TypeFor[Assumer]())
 }
 
 // idleSibling is a sibling that does nothing.

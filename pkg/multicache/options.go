@@ -2,6 +2,7 @@ package multicache
 
 import (
 	"github.com/seed0f91f25e/multicache/internal/handler"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // Option adds to the multicache a Command builds.
@@ -14,7 +15,7 @@ type Option func(*Command)
 // name from Name(). Problems are reported when the command runs.
 func WithStore(name string, factory StoreFactory) Option {
 	return func(c *Command) {
-		c.stores = append(c.stores, handler.Registration{Name: StoreName(name), New: factory})
+		c.stores = append(c.stores, handler.Registration{Name: store.Name(name), New: storeFactory(factory)})
 	}
 }
 

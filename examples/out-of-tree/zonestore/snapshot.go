@@ -3,23 +3,23 @@ package zonestore
 import (
 	"sort"
 
-	"github.com/seed0f91f25e/multicache/pkg/multicache"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // Snapshot is the store's part of a cache snapshot: read it without any lock.
 type Snapshot struct {
 	zones  map[string]ZoneView
-	owners map[multicache.OwnerKey]bool
+	owners map[store.OwnerKey]bool
 }
 
 // ZoneView is one zone: its pods, and the pods of each workload there.
 type ZoneView struct {
 	Pods    int
-	ByOwner map[multicache.OwnerKey]int
+	ByOwner map[store.OwnerKey]int
 }
 
-// StoreName implements multicache.StoreSnapshot.
-func (s *Snapshot) StoreName() multicache.StoreName { return Name }
+// StoreName implements store.Snapshot.
+func (s *Snapshot) StoreName() store.Name { return Name }
 
 // Zones returns the pods of every zone (NoZone: pods whose node has no zone).
 func (s *Snapshot) Zones() map[string]int {
@@ -31,8 +31,8 @@ func (s *Snapshot) Zones() map[string]int {
 }
 
 // Spread returns, for every workload seen, how many of its pods run in each zone.
-func (s *Snapshot) Spread() map[multicache.OwnerKey]map[string]int {
-	out := map[multicache.OwnerKey]map[string]int{}
+func (s *Snapshot) Spread() map[store.OwnerKey]map[string]int {
+	out := map[store.OwnerKey]map[string]int{}
 	for name, z := range s.zones {
 		for owner, n := range z.ByOwner {
 			if !s.owners[owner] {
@@ -48,8 +48,8 @@ func (s *Snapshot) Spread() map[multicache.OwnerKey]map[string]int {
 }
 
 // SingleZone returns the workloads with at least two pods, all in one zone, sorted.
-func (s *Snapshot) SingleZone() []multicache.OwnerKey {
-	var out []multicache.OwnerKey
+func (s *Snapshot) SingleZone() []store.OwnerKey {
+	var out []store.OwnerKey
 	for owner, zones := range s.Spread() {
 		for z, n := range zones {
 			if len(zones) == 1 && n >= 2 && z != NoZone {
@@ -70,23 +70,23 @@ func (s *Snapshot) SingleZone() []multicache.OwnerKey {
 	return out
 }
 
-// NewSnapshot implements multicache.Store.
-func (s *Store) NewSnapshot(multicache.SnapshotOptions) multicache.StoreSnapshot {
-	return &Snapshot{zones: map[string]ZoneView{}, owners: map[multicache.OwnerKey]bool{}}
+// NewSnapshot implements store.Store.
+func (s *Store) NewSnapshot(store.SnapshotOptions) store.Snapshot {
+	return &Snapshot{zones: map[string]ZoneView{}, owners: map[store.OwnerKey]bool{}}
 }
 
-// UpdateSnapshot implements multicache.Store: only the zones and owners changed after since
+// UpdateSnapshot implements store.Store: only the zones and owners changed after since
 // are copied.
-func (s *Store) UpdateSnapshot(snap multicache.StoreSnapshot, since int64) {
+func (s *Store) UpdateSnapshot(snap store.Snapshot, since int64) {
 	zs := snap.(*Snapshot)
-	multicache.SyncVersioned(s.zones, zs.zones, since, func(_ ZoneView, z *zone) ZoneView {
-		v := ZoneView{Pods: len(z.pods), ByOwner: map[multicache.OwnerKey]int{}}
+	store.Sync(s.zones, zs.zones, since, func(_ ZoneView, z *zone) ZoneView {
+		v := ZoneView{Pods: len(z.pods), ByOwner: map[store.OwnerKey]int{}}
 		for _, owner := range z.pods {
-			if owner != (multicache.OwnerKey{}) {
+			if owner != (store.OwnerKey{}) {
 				v.ByOwner[owner]++
 			}
 		}
 		return v
 	}, nil)
-	multicache.SyncVersioned(s.owners, zs.owners, since, func(bool, *multicache.Owner) bool { return true }, nil)
+	store.Sync(s.owners, zs.owners, since, func(bool, *store.Owner) bool { return true }, nil)
 }

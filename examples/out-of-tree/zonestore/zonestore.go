@@ -15,7 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/seed0f91f25e/multicache/pkg/multicache"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // Name is the store's name: its --stores value, metric label and dump key.
@@ -33,46 +33,46 @@ type Store struct {
 	// nodePods indexes podNode by node, so a node changing zone moves its pods.
 	nodePods map[string]map[types.NamespacedName]bool
 	// zones are the counted pods of each zone, with their owner (zero when none).
-	zones *multicache.Versioned[string, *zone]
+	zones *store.Versioned[string, *zone]
 	// owners are the workloads seen: a spread is reported only for them.
-	owners *multicache.Versioned[multicache.OwnerKey, *multicache.Owner]
+	owners *store.Versioned[store.OwnerKey, *store.Owner]
 }
 
 type zone struct {
-	pods map[types.NamespacedName]multicache.OwnerKey
+	pods map[types.NamespacedName]store.OwnerKey
 }
 
 // New is the store's factory (multicache.WithStore(zonestore.Name, zonestore.New)).
-func New(h *multicache.CacheHandler) (multicache.Store, error) {
+func New(h store.Handle) (store.Store, error) {
 	return &Store{
 		nodeZone: map[string]string{},
 		podNode:  map[types.NamespacedName]string{},
 		nodePods: map[string]map[types.NamespacedName]bool{},
-		zones:    multicache.NewVersioned[string, *zone](h.Generations()),
-		owners:   multicache.NewVersioned[multicache.OwnerKey, *multicache.Owner](h.Generations()),
+		zones:    store.NewVersioned[string, *zone](h.Generations()),
+		owners:   store.NewVersioned[store.OwnerKey, *store.Owner](h.Generations()),
 	}, nil
 }
 
 var (
-	_ multicache.Store        = (*Store)(nil)
-	_ multicache.PodHandler   = (*Store)(nil)
-	_ multicache.NodeHandler  = (*Store)(nil)
-	_ multicache.OwnerHandler = (*Store)(nil)
+	_ store.Store        = (*Store)(nil)
+	_ store.PodHandler   = (*Store)(nil)
+	_ store.NodeHandler  = (*Store)(nil)
+	_ store.OwnerHandler = (*Store)(nil)
 )
 
-// Name implements multicache.Store.
-func (s *Store) Name() multicache.StoreName { return Name }
+// Name implements store.Store.
+func (s *Store) Name() store.Name { return Name }
 
-// Len implements multicache.Store: the pods counted.
+// Len implements store.Store: the pods counted.
 func (s *Store) Len() int { return len(s.podNode) }
 
-// AddPod implements multicache.PodHandler.
+// AddPod implements store.PodHandler.
 func (s *Store) AddPod(pod *corev1.Pod) {
-	if pod.Spec.NodeName == "" || multicache.IsTerminal(pod) || multicache.IsPlaceholder(pod) {
+	if pod.Spec.NodeName == "" || store.IsTerminal(pod) || store.IsPlaceholder(pod) {
 		return
 	}
-	key := multicache.PodKey(pod)
-	owner, _, _ := multicache.ControllerOwner(pod)
+	key := store.PodKey(pod)
+	owner, _, _ := store.ControllerOwner(pod)
 	s.podNode[key] = pod.Spec.NodeName
 	if s.nodePods[pod.Spec.NodeName] == nil {
 		s.nodePods[pod.Spec.NodeName] = map[types.NamespacedName]bool{}
@@ -81,15 +81,15 @@ func (s *Store) AddPod(pod *corev1.Pod) {
 	s.addToZone(s.nodeZone[pod.Spec.NodeName], key, owner)
 }
 
-// UpdatePod implements multicache.PodHandler.
+// UpdatePod implements store.PodHandler.
 func (s *Store) UpdatePod(oldPod, newPod *corev1.Pod) {
 	s.DeletePod(oldPod)
 	s.AddPod(newPod)
 }
 
-// DeletePod implements multicache.PodHandler.
+// DeletePod implements store.PodHandler.
 func (s *Store) DeletePod(pod *corev1.Pod) {
-	key := multicache.PodKey(pod)
+	key := store.PodKey(pod)
 	node, ok := s.podNode[key]
 	if !ok {
 		return
@@ -102,31 +102,31 @@ func (s *Store) DeletePod(pod *corev1.Pod) {
 	s.removeFromZone(s.nodeZone[node], key)
 }
 
-// AddNode implements multicache.NodeHandler.
+// AddNode implements store.NodeHandler.
 func (s *Store) AddNode(node *corev1.Node) {
 	s.setZone(node.Name, node.Labels[corev1.LabelTopologyZone])
 }
 
-// UpdateNode implements multicache.NodeHandler.
+// UpdateNode implements store.NodeHandler.
 func (s *Store) UpdateNode(_, node *corev1.Node) {
 	s.setZone(node.Name, node.Labels[corev1.LabelTopologyZone])
 }
 
-// DeleteNode implements multicache.NodeHandler: its pods, still there until they are
+// DeleteNode implements store.NodeHandler: its pods, still there until they are
 // deleted, have no zone any more.
 func (s *Store) DeleteNode(node *corev1.Node) {
 	s.setZone(node.Name, NoZone)
 	delete(s.nodeZone, node.Name)
 }
 
-// AddOwner implements multicache.OwnerHandler.
-func (s *Store) AddOwner(owner *multicache.Owner) { s.owners.Set(owner.Key(), owner) }
+// AddOwner implements store.OwnerHandler.
+func (s *Store) AddOwner(owner *store.Owner) { s.owners.Set(owner.Key(), owner) }
 
-// UpdateOwner implements multicache.OwnerHandler.
-func (s *Store) UpdateOwner(_, owner *multicache.Owner) { s.owners.Set(owner.Key(), owner) }
+// UpdateOwner implements store.OwnerHandler.
+func (s *Store) UpdateOwner(_, owner *store.Owner) { s.owners.Set(owner.Key(), owner) }
 
-// DeleteOwner implements multicache.OwnerHandler.
-func (s *Store) DeleteOwner(owner *multicache.Owner) { s.owners.Delete(owner.Key()) }
+// DeleteOwner implements store.OwnerHandler.
+func (s *Store) DeleteOwner(owner *store.Owner) { s.owners.Delete(owner.Key()) }
 
 // setZone records a node's zone and moves its pods when it changed.
 func (s *Store) setZone(node, z string) {
@@ -141,20 +141,20 @@ func (s *Store) setZone(node, z string) {
 	}
 }
 
-func (s *Store) addToZone(name string, key types.NamespacedName, owner multicache.OwnerKey) {
+func (s *Store) addToZone(name string, key types.NamespacedName, owner store.OwnerKey) {
 	z, ok := s.zones.Get(name)
 	if !ok {
-		z = &zone{pods: map[types.NamespacedName]multicache.OwnerKey{}}
+		z = &zone{pods: map[types.NamespacedName]store.OwnerKey{}}
 		s.zones.Set(name, z)
 	}
 	z.pods[key] = owner
 	s.zones.Touch(name)
 }
 
-func (s *Store) removeFromZone(name string, key types.NamespacedName) multicache.OwnerKey {
+func (s *Store) removeFromZone(name string, key types.NamespacedName) store.OwnerKey {
 	z, ok := s.zones.Get(name)
 	if !ok {
-		return multicache.OwnerKey{}
+		return store.OwnerKey{}
 	}
 	owner := z.pods[key]
 	delete(z.pods, key)
@@ -166,7 +166,7 @@ func (s *Store) removeFromZone(name string, key types.NamespacedName) multicache
 	return owner
 }
 
-// CheckInvariants implements multicache.Store: every counted pod is in exactly one zone,
+// CheckInvariants implements store.Store: every counted pod is in exactly one zone,
 // its node's.
 func (s *Store) CheckInvariants() []error {
 	var errs []error
@@ -190,7 +190,7 @@ func (s *Store) CheckInvariants() []error {
 	return errs
 }
 
-// Dump implements multicache.Store: per zone, its pods and how many each workload has.
+// Dump implements store.Store: per zone, its pods and how many each workload has.
 func (s *Store) Dump() any {
 	type zoneDump struct {
 		Pods      int            `json:"pods"`

@@ -8,15 +8,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/seed0f91f25e/multicache/pkg/multicache"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store/storetest"
 )
 
-func newStore(t *testing.T) (*Store, *multicache.Generations) {
+func newStore(t *testing.T) (*Store, *store.Generations) {
 	t.Helper()
-	h, err := multicache.NewCacheHandlerBuilder().Build()
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := storetest.NewHandle()
 	s, err := New(h)
 	if err != nil {
 		t.Fatal(err)
@@ -47,7 +45,7 @@ func zonesOf(t *testing.T, s *Store, snap *Snapshot, since int64) map[string]int
 
 func TestStore_PodsFollowTheirNodesZone(t *testing.T) {
 	s, gens := newStore(t)
-	snap := s.NewSnapshot(multicache.SnapshotOptions{}).(*Snapshot)
+	snap := s.NewSnapshot(store.SnapshotOptions{}).(*Snapshot)
 	// A pod before its node: no zone yet.
 	s.AddPod(pod("p1", "n1", "web"))
 	if got := zonesOf(t, s, snap, 0); !reflect.DeepEqual(got, map[string]int{NoZone: 1}) {
@@ -65,7 +63,7 @@ func TestStore_PodsFollowTheirNodesZone(t *testing.T) {
 	if got := zonesOf(t, s, snap, since); !reflect.DeepEqual(got, map[string]int{"a": 2, "b": 1}) {
 		t.Errorf("with nodes: %v (unbound and finished pods do not count)", got)
 	}
-	s.AddOwner(&multicache.Owner{Type: "ReplicaSet", Namespace: "ns", Name: "web"})
+	s.AddOwner(&store.Owner{Type: "ReplicaSet", Namespace: "ns", Name: "web"})
 	since = gens.Current() - 1
 	s.UpdateSnapshot(snap, since)
 	if got := snap.SingleZone(); len(got) != 1 || got[0].Name != "web" {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/seed0f91f25e/multicache/examples/out-of-tree/zonestore"
 	"github.com/seed0f91f25e/multicache/pkg/multicache"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // Metrics the watcher exports.
@@ -33,16 +34,16 @@ const Period = time.Second
 
 // Watcher scans the zones store every Period.
 type Watcher struct {
-	cache  *multicache.Cache
+	cache  multicache.Reader
 	log    logr.Logger
 	snap   *multicache.Snapshot
-	single map[multicache.OwnerKey]bool
+	single map[store.OwnerKey]bool
 }
 
 // New is the sibling's factory (multicache.WithSibling(zonewatch.New)). Without the zones
 // store (--stores leaves it out) it stays off.
 func New(deps multicache.SiblingDeps) (multicache.Sibling, error) {
-	if !contains(deps.Options.Stores, zonestore.Name) {
+	if !deps.Options.StoreEnabled(zonestore.Name) {
 		deps.Log.Info("the zones store is disabled (--stores): zonewatch stays off")
 		return nil, nil
 	}
@@ -52,7 +53,7 @@ func New(deps multicache.SiblingDeps) (multicache.Sibling, error) {
 			return nil, err
 		}
 	}
-	return &Watcher{cache: deps.Cache, log: deps.Log.WithName("zonewatch"), single: map[multicache.OwnerKey]bool{}}, nil
+	return &Watcher{cache: deps.Reader, log: deps.Log.WithName("zonewatch"), single: map[store.OwnerKey]bool{}}, nil
 }
 
 // NeedLeaderElection implements multicache.Sibling: it only reads.
@@ -60,7 +61,7 @@ func (w *Watcher) NeedLeaderElection() bool { return false }
 
 // Start implements multicache.Sibling.
 func (w *Watcher) Start(ctx context.Context) error {
-	w.snap = w.cache.NewSnapshot(multicache.CacheSnapshotOptions{})
+	w.snap = w.cache.NewSnapshot(multicache.SnapshotOptions{})
 	ticker := time.NewTicker(Period)
 	defer ticker.Stop()
 	for {
@@ -84,7 +85,7 @@ func (w *Watcher) Scan() {
 	for zone, n := range zs.Zones() {
 		ZonePods.WithLabelValues(zone).Set(float64(n))
 	}
-	now := map[multicache.OwnerKey]bool{}
+	now := map[store.OwnerKey]bool{}
 	for _, owner := range zs.SingleZone() {
 		now[owner] = true
 		if !w.single[owner] {
@@ -94,13 +95,4 @@ func (w *Watcher) Scan() {
 	}
 	w.single = now
 	SingleZoneWorkloads.Set(float64(len(now)))
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }

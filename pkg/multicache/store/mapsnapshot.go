@@ -1,4 +1,4 @@
-package stores
+package store
 
 // MapSnapshot is a store's snapshot that is one map of copies, filled by Sync. Stores whose
 // snapshot needs nothing more use it as their Snapshot type.

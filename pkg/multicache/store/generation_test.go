@@ -1,10 +1,10 @@
-package stores_test
+package store_test
 
 import (
 	"maps"
 	"testing"
 
-	"github.com/seed0f91f25e/multicache/internal/stores"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // copyCounter counts the values a Sync copied.
@@ -16,14 +16,14 @@ func (c *copyCounter) clone(_ int, v int) int {
 }
 
 func TestVersioned_SyncCopiesOnlyWhatChangedSinceTheSnapshot(t *testing.T) {
-	gens := &stores.Generations{}
-	m := stores.NewVersioned[string, int](gens)
+	gens := &store.Generations{}
+	m := store.NewVersioned[string, int](gens)
 	for i, k := range []string{"a", "b", "c", "d"} {
 		m.Set(k, i)
 	}
 	snap := map[string]int{}
 	var c copyCounter
-	res := stores.Sync(m, snap, 0, c.clone, nil)
+	res := store.Sync(m, snap, 0, c.clone, nil)
 	if !res.Full || c.n != 4 {
 		t.Fatalf("first sync: full=%v copies=%d, want a full copy of 4", res.Full, c.n)
 	}
@@ -33,7 +33,7 @@ func TestVersioned_SyncCopiesOnlyWhatChangedSinceTheSnapshot(t *testing.T) {
 	m.Delete("c")
 	m.Set("e", 5)
 	c = copyCounter{}
-	res = stores.Sync(m, snap, at, c.clone, nil)
+	res = store.Sync(m, snap, at, c.clone, nil)
 	if res.Full || c.n != 2 {
 		t.Errorf("incremental sync: full=%v copies=%d, want 2 copies (b, e)", res.Full, c.n)
 	}
@@ -47,56 +47,56 @@ func TestVersioned_SyncCopiesOnlyWhatChangedSinceTheSnapshot(t *testing.T) {
 	// Nothing changed: nothing is copied.
 	at = gens.Current()
 	c = copyCounter{}
-	if res = stores.Sync(m, snap, at, c.clone, nil); c.n != 0 || res.Changed != 0 {
+	if res = store.Sync(m, snap, at, c.clone, nil); c.n != 0 || res.Changed != 0 {
 		t.Errorf("sync without changes copied %d", c.n)
 	}
 }
 
 func TestVersioned_DeletedThenRecreatedKeyIsCopiedNotRemoved(t *testing.T) {
-	gens := &stores.Generations{}
-	m := stores.NewVersioned[string, int](gens)
+	gens := &store.Generations{}
+	m := store.NewVersioned[string, int](gens)
 	m.Set("a", 1)
 	snap := map[string]int{}
-	stores.Sync(m, snap, 0, func(_ int, v int) int { return v }, nil)
+	store.Sync(m, snap, 0, func(_ int, v int) int { return v }, nil)
 	at := gens.Current()
 	m.Delete("a")
 	m.Set("a", 2)
-	stores.Sync(m, snap, at, func(_ int, v int) int { return v }, nil)
+	store.Sync(m, snap, at, func(_ int, v int) int { return v }, nil)
 	if snap["a"] != 2 {
 		t.Errorf("snapshot %v, want a=2", snap)
 	}
 }
 
 func TestVersioned_SnapshotOlderThanTheDeletionLogIsRebuilt(t *testing.T) {
-	gens := &stores.Generations{}
-	m := stores.NewVersioned[int, int](gens)
+	gens := &store.Generations{}
+	m := store.NewVersioned[int, int](gens)
 	m.Set(-1, -1)
 	snap := map[int]int{}
-	stores.Sync(m, snap, 0, func(_ int, v int) int { return v }, nil)
+	store.Sync(m, snap, 0, func(_ int, v int) int { return v }, nil)
 	at := gens.Current()
 	for i := range 2000 { // far more deletions than the log keeps for a map this small
 		m.Set(i, i)
 		m.Delete(i)
 	}
 	m.Delete(-1)
-	res := stores.Sync(m, snap, at, func(_ int, v int) int { return v }, nil)
+	res := store.Sync(m, snap, at, func(_ int, v int) int { return v }, nil)
 	if !res.Full || len(snap) != 0 {
 		t.Errorf("full=%v len=%d, want a rebuild to an empty snapshot", res.Full, len(snap))
 	}
 }
 
 func TestVersioned_KeepFilterRemovesEntriesThatStopMatching(t *testing.T) {
-	gens := &stores.Generations{}
-	m := stores.NewVersioned[string, int](gens)
+	gens := &store.Generations{}
+	m := store.NewVersioned[string, int](gens)
 	m.Set("a", 1)
 	m.Set("b", 2)
 	even := func(v int) bool { return v%2 == 0 }
 	snap := map[string]int{}
-	stores.Sync(m, snap, 0, func(_ int, v int) int { return v }, even)
+	store.Sync(m, snap, 0, func(_ int, v int) int { return v }, even)
 	at := gens.Current()
 	m.Set("b", 3) // b stops matching
 	m.Set("a", 4) // a starts matching
-	stores.Sync(m, snap, at, func(_ int, v int) int { return v }, even)
+	store.Sync(m, snap, at, func(_ int, v int) int { return v }, even)
 	if want := map[string]int{"a": 4}; !maps.Equal(snap, want) {
 		t.Errorf("snapshot %v, want %v", snap, want)
 	}

@@ -1,17 +1,4 @@
-// Package stores holds the contract between the cache handler and its stores, the
-// CacheHandler every store receives, and the vocabulary they share (NodeInfo, Resources,
-// Owner, pod states, typed errors, generations). Each store lives in its own sub-package.
-//
-// A store is one idea with one owner. It declares its Name, implements the event interfaces
-// of the kinds it cares about (and only those: the handler subscribes a store to a kind
-// exactly when it implements that kind's interface, so nothing is called for nothing and a
-// kind no enabled store handles is not even watched), answers typed queries, takes part in
-// snapshots, dumps itself as JSON and checks its own invariants.
-//
-// Event methods return nothing: the handler validates every event against its last-seen
-// objects and the pod state machine before any store sees it, so a store is never asked to
-// apply an event it cannot. All methods are called with the handler lock held.
-package stores
+package store
 
 import (
 	corev1 "k8s.io/api/core/v1"
@@ -69,7 +56,7 @@ type SnapshotOptions struct {
 }
 
 // PodHandler receives pod events. Pods arrive bound or not (NodeName may be empty), assumed
-// or confirmed by the API; CacheHandler.GetPodState tells which while the event is applied.
+// or confirmed by the API; Handle.GetPodState tells which while the event is applied.
 type PodHandler interface {
 	AddPod(pod *corev1.Pod)
 	UpdatePod(oldPod, newPod *corev1.Pod)

@@ -1,4 +1,4 @@
-package stores
+package store
 
 import (
 	corev1 "k8s.io/api/core/v1"

@@ -1,4 +1,4 @@
-package stores_test
+package store_test
 
 import (
 	"sort"
@@ -10,8 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/utils/ptr"
 
-	"github.com/seed0f91f25e/multicache/internal/stores"
 	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 func container(cpu, memory string) corev1.Container {
@@ -110,11 +110,11 @@ func TestPodRequests_FollowsContainersInitSidecarsOverheadAndPodLevel(t *testing
 		t.Run(tc.name, func(t *testing.T) {
 			pod := ts.MakePod("ns", "p")
 			tc.mutate(pod)
-			got := stores.PodRequests(pod)
+			got := store.PodRequests(pod)
 			if got.MilliCPU != tc.wantMilli || got.Memory != tc.wantMem || got.Pods != 1 {
 				t.Errorf("got cpu %dm memory %d pods %d, want %dm %d 1", got.MilliCPU, got.Memory, got.Pods, tc.wantMilli, tc.wantMem)
 			}
-			if !got.Equal(stores.Resources{MilliCPU: got.MilliCPU, Memory: got.Memory, Pods: 1, Scalar: tc.wantScalars}) {
+			if !got.Equal(store.Resources{MilliCPU: got.MilliCPU, Memory: got.Memory, Pods: 1, Scalar: tc.wantScalars}) {
 				t.Errorf("scalars %v, want %v", got.Scalar, tc.wantScalars)
 			}
 		})
@@ -122,14 +122,14 @@ func TestPodRequests_FollowsContainersInitSidecarsOverheadAndPodLevel(t *testing
 }
 
 func TestResources_SubRemovesZeroScalarsSoEqualAmountsCompareEqual(t *testing.T) {
-	a := stores.Resources{MilliCPU: 5, Scalar: map[corev1.ResourceName]int64{"gpu": 1}}
-	a.Sub(stores.Resources{Scalar: map[corev1.ResourceName]int64{"gpu": 1}})
-	if a.Scalar != nil || !a.Equal(stores.Resources{MilliCPU: 5}) {
+	a := store.Resources{MilliCPU: 5, Scalar: map[corev1.ResourceName]int64{"gpu": 1}}
+	a.Sub(store.Resources{Scalar: map[corev1.ResourceName]int64{"gpu": 1}})
+	if a.Scalar != nil || !a.Equal(store.Resources{MilliCPU: 5}) {
 		t.Errorf("after subtracting the only scalar: %+v", a)
 	}
-	b := stores.Resources{MilliCPU: -3, Memory: 4, Scalar: map[corev1.ResourceName]int64{"gpu": -1}}
+	b := store.Resources{MilliCPU: -3, Memory: 4, Scalar: map[corev1.ResourceName]int64{"gpu": -1}}
 	b.FloorAtZero()
-	if !b.Equal(stores.Resources{Memory: 4, Scalar: map[corev1.ResourceName]int64{"gpu": 0}}) {
+	if !b.Equal(store.Resources{Memory: 4, Scalar: map[corev1.ResourceName]int64{"gpu": 0}}) {
 		t.Errorf("floored: %+v", b)
 	}
 }
@@ -152,7 +152,7 @@ func TestIsScalarResourceName_FollowsKubeScheduler(t *testing.T) {
 	} {
 		// Twice: the second answer comes from the cache.
 		for range 2 {
-			if got := stores.IsScalarResourceName(name); got != want {
+			if got := store.IsScalarResourceName(name); got != want {
 				t.Errorf("IsScalarResourceName(%q) = %v, want %v", name, got, want)
 			}
 		}
@@ -160,12 +160,12 @@ func TestIsScalarResourceName_FollowsKubeScheduler(t *testing.T) {
 }
 
 func TestResourcesFromList_IgnoresNamesKubeSchedulerIgnores(t *testing.T) {
-	got := stores.ResourcesFromList(corev1.ResourceList{
+	got := store.ResourcesFromList(corev1.ResourceList{
 		corev1.ResourceCPU: resource.MustParse("1.5m"), corev1.ResourceMemory: resource.MustParse("100.5"),
 		corev1.ResourcePods: resource.MustParse("110"), "example.com/gpu": resource.MustParse("2"),
 		"example.com/none": resource.MustParse("0"), "foo": resource.MustParse("3"),
 	})
-	want := stores.Resources{MilliCPU: 2, Memory: 101, Pods: 110, Scalar: map[corev1.ResourceName]int64{"example.com/gpu": 2}}
+	want := store.Resources{MilliCPU: 2, Memory: 101, Pods: 110, Scalar: map[corev1.ResourceName]int64{"example.com/gpu": 2}}
 	if !got.Equal(want) || len(got.Scalar) != 1 {
 		t.Errorf("got %+v, want %+v (no zero entries)", got, want)
 	}
@@ -182,9 +182,9 @@ func TestPodRequests_LeavesThePodAlone(t *testing.T) {
 	}}
 	pod.Spec.Overhead = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("1Mi")}
 	before := pod.DeepCopy()
-	want := stores.Resources{MilliCPU: 1600, Memory: 1537 << 20, Pods: 1}
+	want := store.Resources{MilliCPU: 1600, Memory: 1537 << 20, Pods: 1}
 	for i := range 3 {
-		if got := stores.PodRequests(pod); !got.Equal(want) {
+		if got := store.PodRequests(pod); !got.Equal(want) {
 			t.Errorf("call %d: %s, want %s", i, show(got.ResourceList()), show(want.ResourceList()))
 		}
 	}

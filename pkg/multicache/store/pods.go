@@ -1,4 +1,4 @@
-package stores
+package store
 
 import (
 	corev1 "k8s.io/api/core/v1"
@@ -73,4 +73,12 @@ func PlaceholderOf(pod *corev1.Pod) (types.NamespacedName, bool) {
 		return types.NamespacedName{}, false
 	}
 	return types.NamespacedName{Namespace: pod.Namespace, Name: name}, true
+}
+
+// IsPlaceholder reports whether a pod is the synthetic placeholder of a Reservation: a
+// store that handles pods receives them too and must decide whether they count (the node
+// store charges them; a store that counts workloads' pods skips them).
+func IsPlaceholder(pod *corev1.Pod) bool {
+	_, ok := PlaceholderOf(pod)
+	return ok
 }

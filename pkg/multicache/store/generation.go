@@ -1,4 +1,4 @@
-package stores
+package store
 
 // Generations hands out strictly increasing numbers, shared by every store of one handler,
 // so that one number says how current a whole snapshot is. Used under the handler lock.

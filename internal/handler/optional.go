@@ -1,0 +1,65 @@
+package handler
+
+import (
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/seed0f91f25e/multicache/api/v1alpha1"
+	"github.com/seed0f91f25e/multicache/internal/stores"
+	"github.com/seed0f91f25e/multicache/internal/stores/movementstore"
+	"github.com/seed0f91f25e/multicache/internal/stores/pdbstore"
+	"github.com/seed0f91f25e/multicache/internal/stores/podgroupstore"
+	"github.com/seed0f91f25e/multicache/internal/stores/reservationstore"
+)
+
+// The handler knows the core stores (nodes, pods) by type; it reaches the optional ones
+// through these interfaces, each the few methods one caller needs, looked up by name with
+// lookup. A store that is disabled, or replaced by one without the methods, simply answers
+// nothing. registry.go checks that the built-in stores implement them.
+
+// podGroupQuerier is the pod group store as the Reader queries it.
+type podGroupQuerier interface {
+	stores.Store
+	Get(key types.NamespacedName) (podgroupstore.GroupStatus, bool)
+}
+
+// pdbQuerier is the disruption budget store as the Reader queries it.
+type pdbQuerier interface {
+	stores.Store
+	ForPod(pod *corev1.Pod) []pdbstore.PDBView
+	ForOwner(owner stores.OwnerKey) []pdbstore.PDBView
+}
+
+// movementQuerier is the movement store as the Reader queries it.
+type movementQuerier interface {
+	stores.Store
+	Get(name string) (movementstore.MovementView, bool)
+	SuggestionsFor(owner stores.OwnerKey) map[string]int64
+}
+
+// reservationQuerier is the reservation store as the Reader and the gauges query it.
+type reservationQuerier interface {
+	stores.Store
+	Get(key types.NamespacedName) (reservationstore.View, bool)
+	OnNode(node string) []reservationstore.View
+	MatchableFor(pod *corev1.Pod) []reservationstore.View
+	CountByPhase() map[v1alpha1.ReservationPhase]int
+}
+
+// placeKeeper is a store that lets a deleted pod keep its place (reserve-on-delete).
+type placeKeeper interface {
+	stores.Store
+	// PodGone is told of a bound pod the API deleted, under the lock of its delete; next is
+	// the pod of the same name that replaced it, if any.
+	PodGone(pod, next *corev1.Pod) (kept bool, err error)
+	// Holds returns the keys of the holds no Reservation took over yet.
+	Holds() []types.NamespacedName
+}
+
+// reaper is a store whose entries expire on the clock (the reservations' TTL).
+type reaper interface {
+	stores.Store
+	ExpireDue(now time.Time) []reservationstore.Transition
+}

@@ -1,0 +1,9 @@
+// Package stores is the internal side of the store contract: the CacheHandler every built-in
+// store receives (it implements the public store.Handle, plus the lock, the wiring, PodOp and
+// ObjectChanged the handler and the built-in stores use), the fan-out order, kinds and
+// operations, and EventError. The contract itself (Store, the event interfaces) and the
+// vocabulary (NodeInfo, Resources, Owner, PodStatus, generations, the Err* reasons) are
+// defined in the public package pkg/multicache/store and aliased here, so that a store
+// written out of tree and a built-in one implement the same definitions. Each built-in store
+// lives in its own sub-package.
+package stores

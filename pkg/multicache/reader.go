@@ -1,0 +1,108 @@
+package multicache
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/seed0f91f25e/multicache/internal/handler"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
+)
+
+// Reader is the read-only API of the cache for sibling controllers in the same process,
+// like kube-scheduler's SharedLister: every method copies its answer under the cache's read
+// lock and releases it before returning, never sees a half-applied event, and is safe for
+// concurrent use. Neither the lock nor any write is reachable through it. Objects inside
+// answers (pods, nodes, CRs) are shared and must not be modified. Queries of a disabled
+// store answer nothing.
+//
+// A store registered with WithStore is read from a snapshot (Snapshot.Part), which copies
+// only what changed since its last update and is then read without any lock.
+type Reader interface {
+	// NodeInfo returns a copy of one node's info.
+	NodeInfo(name string) (*store.NodeInfo, bool)
+	// NodeInfos returns copies of every node's info, by name.
+	NodeInfos() []*store.NodeInfo
+	// PodState returns the state of a pod in the assumed-pod state machine.
+	PodState(key types.NamespacedName) (store.PodStatus, bool)
+	// PodGroup returns what the cache derives for a pod group (see PodGroupKey).
+	PodGroup(key types.NamespacedName) (PodGroup, bool)
+	// PDBsForPod returns the disruption budgets that cover a pod.
+	PDBsForPod(pod *corev1.Pod) []PDB
+	// PDBsForOwner returns the disruption budgets that cover an owner's pods.
+	PDBsForOwner(owner store.OwnerKey) []PDB
+	// Movement returns a movement's suggestions and the pods that consumed them.
+	Movement(name string) (Movement, bool)
+	// MovementSuggestions returns how many more pods of an owner each node should receive.
+	MovementSuggestions(owner store.OwnerKey) map[string]int64
+	// Reservation returns one reservation.
+	Reservation(key types.NamespacedName) (Reservation, bool)
+	// ReservationsOnNode returns the Reserved and Matched reservations of a node.
+	ReservationsOnNode(node string) []Reservation
+	// MatchableReservations returns the Reserved reservations a pod may consume, best first.
+	MatchableReservations(pod *corev1.Pod) []Reservation
+
+	// NewSnapshot returns an empty snapshot of the enabled stores; fill it with
+	// UpdateSnapshot.
+	NewSnapshot(opts SnapshotOptions) *Snapshot
+	// UpdateSnapshot brings a snapshot up to date, copying only what changed since its
+	// last update; it holds the read lock only while it copies.
+	UpdateSnapshot(snap *Snapshot) error
+}
+
+// reader is the Reader over the handler. It holds the handler in an unexported field and
+// has read methods only: the value handed to siblings is this wrapper, never the handler.
+type reader struct{ h *handler.Handler }
+
+var _ Reader = reader{}
+
+func (r reader) NodeInfo(name string) (*store.NodeInfo, bool) { return r.h.NodeInfo(name) }
+func (r reader) NodeInfos() []*store.NodeInfo                 { return r.h.NodeInfos() }
+func (r reader) PodState(key types.NamespacedName) (store.PodStatus, bool) {
+	return r.h.PodState(key)
+}
+
+func (r reader) PodGroup(key types.NamespacedName) (PodGroup, bool) {
+	g, ok := r.h.PodGroup(key)
+	if !ok {
+		return PodGroup{}, false
+	}
+	return podGroupOf(g), true
+}
+
+func (r reader) PDBsForPod(pod *corev1.Pod) []PDB { return pdbsOf(r.h.PDBsForPod(pod)) }
+
+func (r reader) PDBsForOwner(owner store.OwnerKey) []PDB { return pdbsOf(r.h.PDBsForOwner(owner)) }
+
+func (r reader) Movement(name string) (Movement, bool) {
+	m, ok := r.h.Movement(name)
+	if !ok {
+		return Movement{}, false
+	}
+	return movementOf(m), true
+}
+
+func (r reader) MovementSuggestions(owner store.OwnerKey) map[string]int64 {
+	return r.h.MovementSuggestions(owner)
+}
+
+func (r reader) Reservation(key types.NamespacedName) (Reservation, bool) {
+	v, ok := r.h.Reservation(key)
+	if !ok {
+		return Reservation{}, false
+	}
+	return reservationOf(v), true
+}
+
+func (r reader) ReservationsOnNode(node string) []Reservation {
+	return reservationsOf(r.h.ReservationsOnNode(node))
+}
+
+func (r reader) MatchableReservations(pod *corev1.Pod) []Reservation {
+	return reservationsOf(r.h.MatchableReservations(pod))
+}
+
+func (r reader) NewSnapshot(opts SnapshotOptions) *Snapshot {
+	return &Snapshot{s: r.h.NewSnapshot(handler.SnapshotOptions{SubClusterKey: opts.SubClusterKey, SubCluster: opts.SubCluster})}
+}
+
+func (r reader) UpdateSnapshot(snap *Snapshot) error { return r.h.UpdateSnapshot(snap.s) }

@@ -1,0 +1,101 @@
+package multicache
+
+import (
+	"slices"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/seed0f91f25e/multicache/internal/handler"
+	"github.com/seed0f91f25e/multicache/internal/stores"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
+)
+
+// Snapshot is a consistent copy of every enabled store at one generation of the cache,
+// read without any lock: Reader.UpdateSnapshot refreshes it incrementally (only objects
+// changed since its last update are copied, as kube-scheduler's cache does for its
+// snapshot). A snapshot belongs to one goroutine: update it and read it from the same one.
+// What it returns is shared with the snapshot and must not be modified. Get one from
+// Reader.NewSnapshot (the zero value is not usable).
+type Snapshot struct{ s *handler.Snapshot }
+
+// SnapshotOptions shape a Snapshot.
+type SnapshotOptions struct {
+	// SubClusterKey and SubCluster, when set, restrict the node infos to the nodes labelled
+	// key=value (the Node's labels, else the NMNode's, else the CNR's).
+	SubClusterKey, SubCluster string
+}
+
+// Generation is the cache generation the snapshot reflects (0 before the first update).
+func (s *Snapshot) Generation() int64 { return s.s.Generation() }
+
+// NodeInfo returns the info of one node.
+func (s *Snapshot) NodeInfo(name string) (*store.NodeInfo, bool) { return s.s.Nodes().Get(name) }
+
+// NodeInfos returns the info of every node, in no particular order.
+func (s *Snapshot) NodeInfos() []*store.NodeInfo { return slices.Clone(s.s.Nodes().List()) }
+
+// AssumedPod returns the state of a pod that was assumed when the snapshot was updated.
+func (s *Snapshot) AssumedPod(key types.NamespacedName) (store.PodStatus, bool) {
+	return s.s.Pods().Assumed(key)
+}
+
+// PodGroup returns one pod group; nothing when the store is disabled.
+func (s *Snapshot) PodGroup(key types.NamespacedName) (PodGroup, bool) {
+	return getView(s.s.PodGroups(), key, podGroupOf)
+}
+
+// PDB returns one disruption budget; nothing when the store is disabled.
+func (s *Snapshot) PDB(key types.NamespacedName) (PDB, bool) {
+	p := s.s.PDBs()
+	if p == nil {
+		return PDB{}, false
+	}
+	v, ok := p.Get(key)
+	if !ok {
+		return PDB{}, false
+	}
+	return pdbOf(v), true
+}
+
+// PDBsForOwner returns the disruption budgets that cover an owner's pods.
+func (s *Snapshot) PDBsForOwner(owner store.OwnerKey) []PDB {
+	p := s.s.PDBs()
+	if p == nil {
+		return nil
+	}
+	return pdbsOf(p.ForOwner(owner))
+}
+
+// Movement returns one movement; nothing when the store is disabled.
+func (s *Snapshot) Movement(name string) (Movement, bool) {
+	return getView(s.s.Movements(), name, movementOf)
+}
+
+// Reservation returns one reservation; nothing when the store is disabled.
+func (s *Snapshot) Reservation(key types.NamespacedName) (Reservation, bool) {
+	return getView(s.s.Reservations(), key, reservationOf)
+}
+
+// getView reads one object of a store's map snapshot (nil: the store is disabled) as its
+// public view.
+func getView[K comparable, V, P any](part *stores.MapSnapshot[K, V], key K, view func(V) P) (P, bool) {
+	var zero P
+	if part == nil {
+		return zero, false
+	}
+	v, ok := part.Get(key)
+	if !ok {
+		return zero, false
+	}
+	return view(v), true
+}
+
+// Part returns the part of a store registered with WithStore (assert the store's own
+// snapshot type), nil when that store is disabled. The built-in stores are read through
+// the methods above.
+func (s *Snapshot) Part(name store.Name) store.Snapshot {
+	if slices.Contains(stores.FanOutOrder, name) {
+		return nil
+	}
+	return s.s.Part(name)
+}
