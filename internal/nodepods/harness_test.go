@@ -94,7 +94,9 @@ func newShard(t *testing.T, name string) *shard {
 // startSet starts the Set (once).
 func (s *shard) startSet() { s.start() }
 
-func keyOf(ns, name string) types.NamespacedName { return types.NamespacedName{Namespace: ns, Name: name} }
+func keyOf(ns, name string) types.NamespacedName {
+	return types.NamespacedName{Namespace: ns, Name: name}
+}
 
 // startedShard is newShard started and synced.
 func startedShard(t *testing.T, name string) *shard {
