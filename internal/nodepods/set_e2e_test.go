@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	toolscache "k8s.io/client-go/tools/cache"
 )
 
 // A handler added before the Set starts is handed, as the initial list, the pods of the
@@ -84,11 +86,13 @@ func TestSet_HandlerAddedAfterStartIsHandedThePodsHeld(t *testing.T) {
 	// A handler that reads the informer's store, as listers do.
 	reading := &readingHandler{recorder: rec, set: s.set}
 	done := make(chan error, 1)
+	registered := make(chan toolscache.ResourceEventHandlerRegistration, 1)
 	go func() {
 		reg, err := s.set.AddEventHandler(reading)
 		if err == nil && !reg.HasSynced() {
 			err = fmt.Errorf("registration of a synced Set not synced")
 		}
+		registered <- reg
 		done <- err
 	}()
 	select {
@@ -104,9 +108,23 @@ func TestSet_HandlerAddedAfterStartIsHandedThePodsHeld(t *testing.T) {
 		t.Errorf("the store did not hold %v when they were handed out", missed)
 	}
 
-	// Later events reach it too.
+	// Later events reach it too, until it is removed.
 	makePods(t, ns, "np-late-a", "a2")
 	eventually(t, "a new pod is handed out", equalKeys(func() []string { return rec.added(ns) }, keys(ns, "a1", "a2", "pending")))
+	remaining := &recorder{}
+	if _, err := s.set.AddEventHandler(remaining); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.set.RemoveEventHandler(<-registered); err != nil {
+		t.Fatal(err)
+	}
+	makePods(t, ns, "np-late-a", "a3")
+	eventually(t, "the remaining handler is handed the pod created after", func() (bool, string) {
+		return slices.Contains(remaining.added(ns), ns+"/a3"), fmt.Sprint(remaining.added(ns))
+	})
+	if got := rec.added(ns); slices.Contains(got, ns+"/a3") {
+		t.Errorf("a removed handler was handed %v", got)
+	}
 }
 
 // readingHandler records, and reads every pod it is handed from the Set's store.
