@@ -337,7 +337,8 @@ func pods(items []any) []*corev1.Pod {
 
 // HasSynced reports whether the Set holds the initial list of every shard node's pods and
 // of the unbound pods: the Node informer synced, and every node it holds has a synced
-// informer.
+// informer. The first time it does, the initial list is over: the pods of a node joining
+// later are handed out as later adds.
 func (s *Set) HasSynced() bool {
 	if !s.started.Load() || !s.nodes.HasSynced() {
 		return false

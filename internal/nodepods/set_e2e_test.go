@@ -1,7 +1,9 @@
 package nodepods
 
 import (
+	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -156,4 +158,50 @@ func sortedCopy(s []string) []string {
 	out := slices.Clone(s)
 	slices.Sort(out)
 	return out
+}
+
+// A Set stops with its context, its sources' informers with it; a DoneChecker of a Set that
+// never synced is done then.
+func TestSet_StopsWithItsContext(t *testing.T) {
+	makeNode(t, "np-stop-a", "stop")
+	s := newShard(t, "stop")
+	s.gates.hold("np-stop-a")
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan error, 1)
+	go func() { stopped <- s.set.Start(ctx) }()
+	eventually(t, "node a is watched", func() (bool, string) { return s.set.Watches("np-stop-a"), fmt.Sprint(s.set.Nodes()) })
+	checker := s.set.HasSyncedChecker().Done()
+	if s.set.IsStopped() || s.set.HasSynced() {
+		t.Fatalf("stopped %v, synced %v before its context is done, with node a's list held", s.set.IsStopped(), s.set.HasSynced())
+	}
+	s.set.mu.RLock()
+	sources := slices.Collect(maps.Values(s.set.sources))
+	s.set.mu.RUnlock()
+
+	cancel()
+	select {
+	case err := <-stopped:
+		if err != nil {
+			t.Errorf("Start returned %v once stopped", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("Start did not return once its context was done")
+	}
+	if !s.set.IsStopped() {
+		t.Error("IsStopped false once Start returned")
+	}
+	select {
+	case <-checker:
+	case <-time.After(time.Minute):
+		t.Error("the DoneChecker of a stopped Set never done")
+	}
+	s.gates.release("np-stop-a")
+	eventually(t, "every source's informer stopped", func() (bool, string) {
+		for _, src := range sources {
+			if !src.inf.IsStopped() {
+				return false, fmt.Sprintf("the informer of %q runs", src.name)
+			}
+		}
+		return true, ""
+	})
 }
