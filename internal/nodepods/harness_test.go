@@ -53,7 +53,6 @@ type shard struct {
 	name  string
 	set   *Set
 	gates *gates
-	cs    kubernetes.Interface
 	start func()
 }
 
@@ -78,7 +77,7 @@ func newShard(t *testing.T, name string) *shard {
 	})
 	wg.Add(1)
 	go func() { defer wg.Done(); nodes.RunWithContext(ctx) }()
-	s := &shard{name: name, set: NewSet(cs, nodes, nil, nil, logr.Discard()), gates: g, cs: cs}
+	s := &shard{name: name, set: NewSet(cs, nodes, nil, nil, logr.Discard()), gates: g}
 	s.start = func() {
 		wg.Add(1)
 		go func() {
