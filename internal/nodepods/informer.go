@@ -3,8 +3,10 @@ package nodepods
 import (
 	"errors"
 	"slices"
+	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	toolscache "k8s.io/client-go/tools/cache"
 )
 
@@ -15,6 +17,28 @@ import (
 type registration struct {
 	set     *Set
 	handler toolscache.ResourceEventHandler
+	// replaying is held (write) while the pods held are handed to the new handler, outside
+	// the Set's lock (the handler may read the Set); the sources' events wait (read) until
+	// then, so they come after.
+	replaying sync.RWMutex
+}
+
+func (r *registration) onAdd(obj any, initial bool) {
+	r.replaying.RLock()
+	defer r.replaying.RUnlock()
+	r.handler.OnAdd(obj, initial)
+}
+
+func (r *registration) onUpdate(oldObj, newObj any) {
+	r.replaying.RLock()
+	defer r.replaying.RUnlock()
+	r.handler.OnUpdate(oldObj, newObj)
+}
+
+func (r *registration) onDelete(obj any) {
+	r.replaying.RLock()
+	defer r.replaying.RUnlock()
+	r.handler.OnDelete(obj)
 }
 
 // HasSynced implements toolscache.ResourceEventHandlerRegistration: events reach the
@@ -25,17 +49,21 @@ func (r *registration) HasSynced() bool { return r.set.HasSynced() }
 func (r *registration) HasSyncedChecker() toolscache.DoneChecker { return r.set.HasSyncedChecker() }
 
 // AddEventHandler implements cache.Informer. The pods held already are handed to the new
-// handler as adds.
+// handler as adds (each once: the index's), before any later event.
 func (s *Set) AddEventHandler(h toolscache.ResourceEventHandler) (toolscache.ResourceEventHandlerRegistration, error) {
 	r := &registration{set: s, handler: h}
+	r.replaying.Lock()
+	defer r.replaying.Unlock()
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	// Copy on write: forward hands out the slice it read under the lock.
 	s.handlers = append(slices.Clip(s.handlers), r)
+	var held []*corev1.Pod
 	for _, src := range s.sources {
-		for _, obj := range src.inf.GetStore().List() {
-			h.OnAdd(obj, true)
-		}
+		held = s.heldBy(src, held)
+	}
+	s.mu.Unlock()
+	for _, pod := range held {
+		h.OnAdd(pod, true)
 	}
 	return r, nil
 }

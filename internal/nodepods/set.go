@@ -59,6 +59,9 @@ type Set struct {
 	ctx       context.Context
 	started   atomic.Bool
 	stopped   atomic.Bool
+	// synced latches the first HasSynced: the sources started later (nodes joining) are not
+	// part of the Set's initial list.
+	synced atomic.Bool
 }
 
 // source is one field-selected pod informer.
@@ -68,6 +71,8 @@ type source struct {
 	reg     toolscache.ResourceEventHandlerRegistration
 	cancel  context.CancelFunc
 	stopped atomic.Bool
+	// initial: started before the Set synced, its initial list is the Set's.
+	initial bool
 }
 
 // NodeInformer is what the Set reads of the shard's Node informer.
@@ -135,7 +140,7 @@ func (s *Set) startSource(node string) {
 		_ = inf.SetTransform(s.transform) // cannot fail before Run
 	}
 	ctx, cancel := context.WithCancel(s.ctx)
-	src := &source{name: node, inf: inf, cancel: cancel}
+	src := &source{name: node, inf: inf, cancel: cancel, initial: !s.synced.Load()}
 	reg, err := inf.AddEventHandler(s.forward(src))
 	if err != nil {
 		cancel()
@@ -178,7 +183,7 @@ func (s *Set) stopSource(node string) {
 	s.mu.Unlock()
 	for _, obj := range gone {
 		for _, h := range handlers {
-			h.handler.OnDelete(obj)
+			h.onDelete(obj)
 		}
 	}
 	s.log.V(1).Info("stopped watching the pods of a node that left the shard", "node", node, "pods", len(gone))
@@ -186,8 +191,8 @@ func (s *Set) stopSource(node string) {
 
 // forward keeps the index and hands a source's events to the Set's handlers.
 func (s *Set) forward(src *source) toolscache.ResourceEventHandler {
-	return toolscache.ResourceEventHandlerFuncs{
-		AddFunc: func(obj any) {
+	return toolscache.ResourceEventHandlerDetailedFuncs{
+		AddFunc: func(obj any, isInInitialList bool) {
 			if src.stopped.Load() {
 				return
 			}
@@ -207,7 +212,7 @@ func (s *Set) forward(src *source) toolscache.ResourceEventHandler {
 			handlers := s.handlers
 			s.mu.Unlock()
 			for _, h := range handlers {
-				h.handler.OnAdd(obj, false)
+				h.onAdd(obj, isInInitialList && src.initial)
 			}
 		},
 		UpdateFunc: func(oldObj, newObj any) {
@@ -218,7 +223,7 @@ func (s *Set) forward(src *source) toolscache.ResourceEventHandler {
 			handlers := s.handlers
 			s.mu.RUnlock()
 			for _, h := range handlers {
-				h.handler.OnUpdate(oldObj, newObj)
+				h.onUpdate(oldObj, newObj)
 			}
 		},
 		DeleteFunc: func(obj any) {
@@ -239,7 +244,7 @@ func (s *Set) forward(src *source) toolscache.ResourceEventHandler {
 			handlers := s.handlers
 			s.mu.Unlock()
 			for _, h := range handlers {
-				h.handler.OnDelete(obj)
+				h.onDelete(obj)
 			}
 		},
 	}
@@ -268,28 +273,33 @@ func (s *Set) Get(key string) (*corev1.Pod, bool) {
 // OnNode returns the pods the Set holds bound to node ("" for the unbound ones).
 func (s *Set) OnNode(node string) []*corev1.Pod {
 	s.mu.RLock()
+	defer s.mu.RUnlock()
 	src := s.sources[node]
-	s.mu.RUnlock()
 	if src == nil {
 		return nil
 	}
-	return pods(src.inf.GetStore().List())
+	return s.heldBy(src, nil)
 }
 
 // List returns every pod the Set holds.
 func (s *Set) List() []*corev1.Pod {
 	var out []*corev1.Pod
-	for _, src := range s.snapshot() {
-		held := pods(src.inf.GetStore().List())
-		// While a pod is bound, the unbound store and its node's may both hold it: the
-		// index says which one counts.
-		s.mu.RLock()
-		for _, pod := range held {
-			if s.index[pod.Namespace+"/"+pod.Name] == src.name {
-				out = append(out, pod)
-			}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for _, src := range s.sources {
+		out = s.heldBy(src, out)
+	}
+	return out
+}
+
+// heldBy appends to out the pods of src's store that the index attributes to src: while a
+// pod is bound, the unbound store and its node's may both hold it, and the index says which
+// one counts. s.mu must be held.
+func (s *Set) heldBy(src *source, out []*corev1.Pod) []*corev1.Pod {
+	for _, pod := range pods(src.inf.GetStore().List()) {
+		if s.index[pod.Namespace+"/"+pod.Name] == src.name {
+			out = append(out, pod)
 		}
-		s.mu.RUnlock()
 	}
 	return out
 }
@@ -315,16 +325,6 @@ func (s *Set) Watches(node string) bool {
 	return ok
 }
 
-func (s *Set) snapshot() []*source {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	out := make([]*source, 0, len(s.sources))
-	for _, src := range s.sources {
-		out = append(out, src)
-	}
-	return out
-}
-
 func pods(items []any) []*corev1.Pod {
 	out := make([]*corev1.Pod, 0, len(items))
 	for _, item := range items {
@@ -337,7 +337,8 @@ func pods(items []any) []*corev1.Pod {
 
 // HasSynced reports whether the Set holds the initial list of every shard node's pods and
 // of the unbound pods: the Node informer synced, and every node it holds has a synced
-// informer.
+// informer. The first time it does, the initial list is over: the pods of a node joining
+// later are handed out as later adds.
 func (s *Set) HasSynced() bool {
 	if !s.started.Load() || !s.nodes.HasSynced() {
 		return false
@@ -354,6 +355,7 @@ func (s *Set) HasSynced() bool {
 			return false
 		}
 	}
+	s.synced.Store(true)
 	return true
 }
 
