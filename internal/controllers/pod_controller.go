@@ -48,7 +48,12 @@ func (r *podSync) apply(ctx context.Context, key types.NamespacedName, obj clien
 			// Left untouched in the cache (assumed or not) until its node's watch reports it.
 			return vanishedRetry, nil
 		}
-		apiPod = pod
+		if pod != nil {
+			// Out of the shard (its node left, or it was bound to another shard's node):
+			// decided now, without a read that could fail and have the retry take the pod,
+			// which Vanished forgets once reported, for deleted.
+			return 0, r.report(r.handler.SyncPod(key, pod, false))
+		}
 	}
 	inScope := true
 	if apiPod != nil && r.keep != nil {
@@ -59,12 +64,16 @@ func (r *podSync) apply(ctx context.Context, key types.NamespacedName, obj clien
 		}
 		inScope = keep
 	}
-	err := r.handler.SyncPod(key, apiPod, inScope)
+	return 0, r.report(r.handler.SyncPod(key, apiPod, inScope))
+}
+
+// report returns a rejection worth a retry and logs the others.
+func (r *podSync) report(err error) error {
 	if handler.Retryable(err) {
-		return 0, err
+		return err
 	}
 	report(r.log, stores.KindPod, err)
-	return 0, nil
+	return nil
 }
 
 // podChanged passes an update when the resource version moved or when the informer holds a
