@@ -4,7 +4,7 @@ package stores
 // `store` label of the metrics, and the keys of the debug dump.
 type Name string
 
-// The six stores, in fan-out order: the order in which the handler calls them for every
+// The built-in stores, in fan-out order: the order in which the handler calls them for every
 // event. PodStore is last so that the others can still read a pod's previous state.
 const (
 	NodeStoreName        Name = "nodes"
@@ -17,7 +17,7 @@ const (
 
 // FanOutOrder lists every store name in the fixed order events reach them.
 var FanOutOrder = []Name{
-	NodeStoreName, PodGroupStoreName, PDBStoreName, MovementStoreName, ReservationStoreName, PodStoreName,
+	NodeStoreName, PodGroupStoreName, PDBStoreName, MovementStoreName, ReservationStoreName, DeviceStoreName, PodStoreName,
 }
 
 // Required reports whether a store cannot be disabled: every other store and every query
