@@ -57,7 +57,7 @@ func TestDifferential_DevicesMatchKubeScheduler(t *testing.T) {
 	var nodesChecked, poolsChecked, devicesChecked, allocatedChecked, failing int
 	for c := range devDiffCases {
 		w := newDeviceWorld(r)
-		got := feedDevices(t, w)
+		got := feedDevices(t, r, w)
 		want := kubeSchedulerDevices(t, w)
 		n, p, d, a := compareDevices(t, c, w, got, want)
 		nodesChecked, poolsChecked, devicesChecked, allocatedChecked = nodesChecked+n, poolsChecked+p, devicesChecked+d, allocatedChecked+a
@@ -306,22 +306,53 @@ func newDevView() devView {
 	return devView{published: map[string]sets.Set[string]{}, incomplete: map[string]sets.Set[string]{}, byClass: map[string]map[string]devicestore.Counts{}, allocated: sets.New[string]()}
 }
 
-// feedDevices feeds a world through multicache's handler, in a random order of kinds
-// (nodes last, so that slices first name nodes the cache does not know yet).
-func feedDevices(t *testing.T, w *deviceWorld) devView {
+// feedDevices feeds a world through multicache's handler: every object added in a random
+// order (slices may name nodes not added yet, claims devices not published yet), then a
+// random share of them changed and changed back, or deleted and added again, so that the
+// store's incremental paths all end where the world is.
+func feedDevices(t *testing.T, r *rand.Rand, w *deviceWorld) devView {
 	t.Helper()
 	h := NewMulticache(nil, stores.NodeStoreName, stores.DeviceStoreName, stores.PodStoreName)
-	for _, c := range w.classes {
-		must(t, h.AddDeviceClass(c))
-	}
-	for _, c := range w.claims {
-		must(t, h.AddResourceClaim(c))
+	var adds, churn []func() error
+	for _, n := range w.nodes {
+		adds = append(adds, func() error { return h.AddNode(n) })
+		relabelled := n.DeepCopy()
+		relabelled.Labels["rack"] = "c"
+		churn = append(churn,
+			func() error { return errors.Join(h.UpdateNode(n, relabelled), h.UpdateNode(relabelled, n)) },
+			func() error { return errors.Join(h.DeleteNode(n), h.AddNode(n)) })
 	}
 	for _, s := range w.slices {
-		must(t, h.AddResourceSlice(s))
+		adds = append(adds, func() error { return h.AddResourceSlice(s) })
+		changed := s.DeepCopy()
+		changed.Spec.Pool.Generation++
+		changed.Spec.Devices = changed.Spec.Devices[:len(changed.Spec.Devices)-1]
+		churn = append(churn,
+			func() error { return errors.Join(h.UpdateResourceSlice(s, changed), h.UpdateResourceSlice(changed, s)) },
+			func() error { return errors.Join(h.DeleteResourceSlice(s), h.AddResourceSlice(s)) })
 	}
-	for _, n := range w.nodes {
-		must(t, h.AddNode(n))
+	for _, c := range w.claims {
+		adds = append(adds, func() error { return h.AddResourceClaim(c) })
+		deallocated := c.DeepCopy()
+		deallocated.Status.Allocation = nil
+		churn = append(churn,
+			func() error {
+				return errors.Join(h.UpdateResourceClaim(c, deallocated), h.UpdateResourceClaim(deallocated, c))
+			},
+			func() error { return errors.Join(h.DeleteResourceClaim(c), h.AddResourceClaim(c)) })
+	}
+	for _, c := range w.classes {
+		adds = append(adds, func() error { return h.AddDeviceClass(c) })
+		other := c.DeepCopy()
+		other.Spec.Selectors = []resourcev1.DeviceSelector{{CEL: &resourcev1.CELDeviceSelector{Expression: `device.driver == "nic.example.com"`}}}
+		churn = append(churn,
+			func() error { return errors.Join(h.UpdateDeviceClass(c, other), h.UpdateDeviceClass(other, c)) },
+			func() error { return errors.Join(h.DeleteDeviceClass(c), h.AddDeviceClass(c)) })
+	}
+	r.Shuffle(len(adds), func(i, j int) { adds[i], adds[j] = adds[j], adds[i] })
+	r.Shuffle(len(churn), func(i, j int) { churn[i], churn[j] = churn[j], churn[i] })
+	for _, op := range append(adds, churn[:len(churn)/3]...) {
+		must(t, op())
 	}
 	v := newDevView()
 	readDevices(t, h, func(s *devicestore.Store) {
