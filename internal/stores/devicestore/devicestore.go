@@ -31,6 +31,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/dynamic-resource-allocation/cel"
+	"k8s.io/dynamic-resource-allocation/deviceclass/extendedresourcecache"
 	"k8s.io/dynamic-resource-allocation/structured"
 
 	"github.com/seed0f91f25e/multicache/internal/stores"
@@ -62,6 +63,8 @@ type Store struct {
 
 	classes  map[string]*class
 	celCache *cel.Cache
+	// extended maps extended resource names to the classes serving them (extended.go).
+	extended *extendedresourcecache.ExtendedResourceCache
 
 	// views are the devices of each node, versioned for snapshots.
 	views *stores.Versioned[string, *nodeEntry]
@@ -87,6 +90,7 @@ func New(h *stores.CacheHandler) *Store {
 		holders:   map[DeviceID]*holders{},
 		classes:   map[string]*class{},
 		celCache:  cel.NewCache(celCacheSize, cel.Features{EnableConsumableCapacity: true}),
+		extended:  newExtendedResources(),
 		views:     stores.NewVersioned[string, *nodeEntry](h.Generations()),
 	}
 }
@@ -193,6 +197,11 @@ func (s *Store) DeleteResourceClaim(claim *resourcev1.ResourceClaim) {
 
 // AddDeviceClass compiles a class and matches it against every published device.
 func (s *Store) AddDeviceClass(dc *resourcev1.DeviceClass) {
+	s.extended.OnAdd(dc, false)
+	s.setClass(dc)
+}
+
+func (s *Store) setClass(dc *resourcev1.DeviceClass) {
 	c := s.compile(dc)
 	s.classes[dc.Name] = c
 	s.rematchClass(c)
@@ -200,16 +209,18 @@ func (s *Store) AddDeviceClass(dc *resourcev1.DeviceClass) {
 
 // UpdateDeviceClass re-matches a class whose selectors changed.
 func (s *Store) UpdateDeviceClass(oldClass, newClass *resourcev1.DeviceClass) {
+	s.extended.OnUpdate(oldClass, newClass)
 	c, ok := s.classes[newClass.Name]
 	if ok && equality.Semantic.DeepEqual(oldClass.Spec.Selectors, newClass.Spec.Selectors) {
 		c.class = newClass
 		return
 	}
-	s.AddDeviceClass(newClass)
+	s.setClass(newClass)
 }
 
 // DeleteDeviceClass removes a class from every device.
 func (s *Store) DeleteDeviceClass(dc *resourcev1.DeviceClass) {
+	s.extended.OnDelete(dc)
 	delete(s.classes, dc.Name)
 	for _, p := range s.pools {
 		changed := false

@@ -13,6 +13,9 @@ type Dump struct {
 	// Unpublished are the devices claims hold that no counted slice publishes, with the
 	// claims holding them.
 	Unpublished map[string][]string `json:"unpublished,omitempty"`
+	// ExtendedResources are the extended resources DeviceClasses serve (spec.
+	// extendedResourceName), with the class serving each.
+	ExtendedResources map[string]string `json:"extendedResources,omitempty"`
 	// Errors are the classes and node selectors that could not be evaluated.
 	Errors []string `json:"errors,omitempty"`
 }
@@ -32,6 +35,14 @@ func (s *Store) Dump() any {
 			d.Unpublished = map[string][]string{}
 		}
 		d.Unpublished[id.String()] = h.claimNames()
+	}
+	for name := range s.classes {
+		if r := s.extended.GetExtendedResource(name); r != "" {
+			if d.ExtendedResources == nil {
+				d.ExtendedResources = map[string]string{}
+			}
+			d.ExtendedResources[r] = name
+		}
 	}
 	for _, err := range []error{s.classErrors(), s.poolErrors()} {
 		if err != nil {
