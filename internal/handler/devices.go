@@ -2,6 +2,7 @@ package handler
 
 import (
 	resourcev1 "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/seed0f91f25e/multicache/internal/stores"
 )
@@ -98,4 +99,32 @@ func (h *Handler) UpdateDeviceClass(oldClass, newClass *resourcev1.DeviceClass) 
 // DeleteDeviceClass applies a DeviceClass delete (the last-seen object).
 func (h *Handler) DeleteDeviceClass(class *resourcev1.DeviceClass) error {
 	return objectEvent(h, h.classKind, stores.OpDelete, class, nil)
+}
+
+// LastSeenResourceSlice returns the ResourceSlice the stores are charged with.
+func (h *Handler) LastSeenResourceSlice(name string) (*resourcev1.ResourceSlice, bool) {
+	return lastSeen(h, h.sliceKind, name)
+}
+
+// LastSeenResourceClaim returns the ResourceClaim the stores are charged with.
+func (h *Handler) LastSeenResourceClaim(key types.NamespacedName) (*resourcev1.ResourceClaim, bool) {
+	return lastSeen(h, h.claimKind, key)
+}
+
+// LastSeenDeviceClass returns the DeviceClass the stores are charged with.
+func (h *Handler) LastSeenDeviceClass(name string) (*resourcev1.DeviceClass, bool) {
+	return lastSeen(h, h.classKind, name)
+}
+
+// lastSeenDeviceVersions is LastSeenVersions for the DRA kinds; false for any other kind.
+func (h *Handler) lastSeenDeviceVersions(kind stores.Kind) (map[string]string, bool) {
+	switch kind {
+	case stores.KindResourceSlice:
+		return versions(h, h.sliceKind, func(s *resourcev1.ResourceSlice) string { return s.ResourceVersion }), true
+	case stores.KindResourceClaim:
+		return versions(h, h.claimKind, func(c *resourcev1.ResourceClaim) string { return c.ResourceVersion }), true
+	case stores.KindDeviceClass:
+		return versions(h, h.classKind, func(c *resourcev1.DeviceClass) string { return c.ResourceVersion }), true
+	}
+	return nil, false
 }

@@ -116,3 +116,43 @@ func TestDevices_DisabledStoreLeavesTheKindsUnwatched(t *testing.T) {
 		t.Errorf("dump of the disabled store is not empty: %s", got)
 	}
 }
+
+func TestDevices_LastSeenObjectsAndVersions(t *testing.T) {
+	h, _ := newHandler(t)
+	slice := draSlice("s", "n1", "gpu0")
+	slice.ResourceVersion = "7"
+	claim := draClaim("c", "n1", "gpu0")
+	claim.ResourceVersion = "8"
+	class := &resourcev1.DeviceClass{ObjectMeta: metav1.ObjectMeta{Name: "gpus", UID: "uid-gpus", ResourceVersion: "9"}}
+	must(t, h.AddResourceSlice(slice))
+	must(t, h.AddResourceClaim(claim))
+	must(t, h.AddDeviceClass(class))
+	if got, ok := h.LastSeenResourceSlice("s"); !ok || got != slice {
+		t.Error("last-seen slice is not the one added")
+	}
+	if got, ok := h.LastSeenResourceClaim(k8stypes.NamespacedName{Namespace: "ns", Name: "c"}); !ok || got != claim {
+		t.Error("last-seen claim is not the one added")
+	}
+	if got, ok := h.LastSeenDeviceClass("gpus"); !ok || got != class {
+		t.Error("last-seen class is not the one added")
+	}
+	for kind, want := range map[stores.Kind]map[string]string{
+		stores.KindResourceSlice: {"s": "7"},
+		stores.KindResourceClaim: {"ns/c": "8"},
+		stores.KindDeviceClass:   {"gpus": "9"},
+	} {
+		if got, ok := h.lastSeenDeviceVersions(kind); !ok || len(got) != 1 || got[keyOfOnly(want)] != want[keyOfOnly(want)] {
+			t.Errorf("%s versions %v, want %v", kind, got, want)
+		}
+	}
+	if _, ok := h.lastSeenDeviceVersions(stores.KindPod); ok {
+		t.Error("pods are not a DRA kind")
+	}
+}
+
+func keyOfOnly(m map[string]string) string {
+	for k := range m {
+		return k
+	}
+	return ""
+}
