@@ -30,6 +30,8 @@ func newStoreAndConfig(t *testing.T) (*devicestore.Store, *stores.CacheHandler) 
 	return devicestore.New(config), config
 }
 
+func newStoreFor(config *stores.CacheHandler) *devicestore.Store { return devicestore.New(config) }
+
 func node(name string, kv ...string) *corev1.Node {
 	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{}}}
 	for i := 0; i+1 < len(kv); i += 2 {
