@@ -234,3 +234,22 @@ func TestDevices_SnapshotCopiesOnlyChangedNodes(t *testing.T) {
 		t.Error("n1 lost its only slice and is still in the snapshot")
 	}
 }
+
+func TestDevices_BadNodeSelectorSelectsNothingAndIsReportedOnce(t *testing.T) {
+	s := newStore(t)
+	bad := makeSlice("bad", gpu, "bad", 1, 1, devs("gpu", 2), selecting("rack", "a"))
+	bad.Spec.NodeSelector.NodeSelectorTerms[0].MatchExpressions[0].Operator = "Near"
+	s.AddResourceSlice(bad)
+	s.AddResourceSlice(makeSlice("fine", gpu, "fine", 1, 1, devs("gpu", 1), selecting("rack", "a")))
+	for _, n := range []string{"n1", "n2", "n3"} {
+		s.AddNode(node(n, "rack", "a"))
+	}
+	if v := nodeView(t, s, "n1"); v.Total != 1 {
+		t.Errorf("n1: %+v, want only the parsable pool's device", v)
+	}
+	d := s.Dump().(devicestore.Dump)
+	if len(d.Errors) != 1 || !strings.Contains(d.Errors[0], "slice bad: node selector") {
+		t.Errorf("dump errors %q, want one naming slice bad's node selector", d.Errors)
+	}
+	noViolations(t, s)
+}

@@ -12,20 +12,25 @@ func (s *Store) isPublished(id DeviceID) bool {
 	return p != nil && p.devices[id] != nil
 }
 
-// inAnySlice reports whether any slice of the device's pool, of any generation, names it.
-func (s *Store) inAnySlice(id DeviceID) bool {
-	p := s.pools[poolKey{id.Driver.String(), id.Pool.String()}]
-	if p == nil {
-		return false
-	}
-	for _, slice := range p.slices {
-		for i := range slice.Spec.Devices {
-			if slice.Spec.Devices[i].Name == id.Device.String() {
-				return true
+// namedDevices returns, per pool, the device names its slices of any generation use:
+// built once per check, for the pools some claim holds a device of.
+type namedDevices map[poolKey]map[string]bool
+
+func (n namedDevices) has(s *Store, id DeviceID) bool {
+	key := poolKey{id.Driver.String(), id.Pool.String()}
+	names, ok := n[key]
+	if !ok {
+		names = map[string]bool{}
+		if p := s.pools[key]; p != nil {
+			for _, slice := range p.slices {
+				for i := range slice.Spec.Devices {
+					names[slice.Spec.Devices[i].Name] = true
+				}
 			}
 		}
+		n[key] = names
 	}
-	return false
+	return names[id.Device.String()]
 }
 
 func (h *holders) claimNames() []string {
@@ -45,8 +50,9 @@ func (h *holders) claimNames() []string {
 // every slice naming a node names a known one; and the node views agree with the pools.
 func (s *Store) CheckInvariants() []error {
 	var errs []error
+	named := namedDevices{}
 	for id, h := range s.holders {
-		if !s.inAnySlice(id) {
+		if !named.has(s, id) {
 			errs = append(errs, fmt.Errorf("claims %s hold device %s, which no ResourceSlice publishes", strings.Join(h.claimNames(), ", "), id))
 		}
 		if len(h.dedicated) > 1 || (len(h.dedicated) == 1 && len(h.shares) > 0) {

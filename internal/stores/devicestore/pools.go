@@ -32,6 +32,8 @@ type pool struct {
 	devices map[DeviceID]*published
 	// reach is what the pool gives each node it reaches.
 	reach map[string]*reach
+	// targets are the slices' node selections, parsed once per change of the pool.
+	targets []sliceTargets
 	// selective: some slice reaches nodes by selector, all nodes or per device.
 	selective bool
 	// errs are the node selectors that do not parse (they select no node).
@@ -198,6 +200,7 @@ func (t sliceTargets) deviceShared(i int) bool {
 func (s *Store) gather(p *pool) {
 	p.errs = nil
 	targets := s.poolTargets(p)
+	p.targets = targets
 	p.selective = slices.ContainsFunc(targets, sliceTargets.selective)
 	if p.selective {
 		s.selective[p.key] = p
@@ -230,7 +233,7 @@ func (s *Store) gather(p *pool) {
 func (s *Store) gatherNode(name string) {
 	node := s.nodeOrName(name)
 	for _, p := range s.selective {
-		s.gatherFor(p, s.poolTargets(p), node)
+		s.gatherFor(p, p.targets, node)
 		s.dropUnreached(p)
 	}
 }
