@@ -56,7 +56,7 @@ func TestDifferential_DevicesMatchKubeScheduler(t *testing.T) {
 	r := rand.New(rand.NewPCG(devDiffSeed, devDiffSeed))
 	var nodesChecked, poolsChecked, devicesChecked, allocatedChecked, failing int
 	for c := range devDiffCases {
-		w := newDeviceWorld(r)
+		w := newDeviceWorld(r, "")
 		got := feedDevices(t, r, w)
 		want := kubeSchedulerDevices(t, w)
 		n, p, d, a := compareDevices(t, c, w, got, want)
@@ -77,6 +77,8 @@ func TestDifferential_DevicesMatchKubeScheduler(t *testing.T) {
 
 // deviceWorld is one random set of DRA objects.
 type deviceWorld struct {
+	// prefix starts every name; ns is the claims' namespace.
+	prefix, ns string
 	nodes   []*corev1.Node
 	slices  []*resourcev1.ResourceSlice
 	claims  []*resourcev1.ResourceClaim
@@ -122,11 +124,13 @@ func (w *deviceWorld) String() string {
 
 var devDrivers = []string{"gpu.example.com", "nic.example.com", "fpga.example.com"}
 
-func newDeviceWorld(r *rand.Rand) *deviceWorld {
-	w := &deviceWorld{}
+// newDeviceWorld generates a world whose objects the API server accepts, their names
+// starting with prefix (and the claims in namespace prefix+"ns").
+func newDeviceWorld(r *rand.Rand, prefix string) *deviceWorld {
+	w := &deviceWorld{prefix: prefix, ns: prefix + "ns"}
 	for i := range 2 + r.IntN(4) {
 		w.nodes = append(w.nodes, &corev1.Node{ObjectMeta: metav1.ObjectMeta{
-			Name: fmt.Sprintf("node-%d", i), UID: types.UID(fmt.Sprintf("uid-node-%d", i)),
+			Name: fmt.Sprintf("%snode-%d", prefix, i), UID: types.UID(fmt.Sprintf("uid-%snode-%d", prefix, i)),
 			Labels: map[string]string{"rack": []string{"a", "b"}[r.IntN(2)]},
 		}})
 	}
@@ -167,7 +171,7 @@ func newDeviceWorld(r *rand.Rand) *deviceWorld {
 						continue // a slice of the newest generation is missing: incomplete
 					}
 					s := &resourcev1.ResourceSlice{
-						ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("slice-%d", sliceN), UID: types.UID(fmt.Sprintf("uid-slice-%d", sliceN))},
+						ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%sslice-%d", prefix, sliceN), UID: types.UID(fmt.Sprintf("uid-%sslice-%d", prefix, sliceN))},
 						Spec: resourcev1.ResourceSliceSpec{
 							Driver: driver,
 							Pool:   resourcev1.ResourcePool{Name: p.name, Generation: gen, ResourceSliceCount: count},
@@ -219,14 +223,15 @@ func newDeviceWorld(r *rand.Rand) *deviceWorld {
 		}
 	}
 	w.classes = []*resourcev1.DeviceClass{
-		devClass("everything"),
-		devClass("gpus", `device.driver == "gpu.example.com"`),
-		devClass("big", `device.attributes[device.driver].model == "big"`),
-		devClass("big-multi", `device.attributes[device.driver].model == "big"`, `device.allowMultipleAllocations`),
+		devClass(prefix + "everything"),
+		devClass(prefix+"gpus", `device.driver == "gpu.example.com"`),
+		devClass(prefix+"big", `device.attributes[device.driver].model == "big"`),
+		devClass(prefix+"big-multi", `device.attributes[device.driver].model == "big"`, `device.allowMultipleAllocations`),
 	}
 	for i := range r.IntN(12) {
-		claim := &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: fmt.Sprintf("claim-%d", i), UID: types.UID(fmt.Sprintf("uid-claim-%d", i))}}
+		claim := &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: fmt.Sprintf("claim-%d", i), UID: types.UID(fmt.Sprintf("uid-%sclaim-%d", prefix, i))}}
 		claim.Status.Allocation = &resourcev1.AllocationResult{}
+		used := sets.New[structured.SharedDeviceID]() // the API refuses a device twice in one claim
 		for range 1 + r.IntN(3) {
 			var id structured.DeviceID
 			if len(published) > 0 && r.IntN(10) > 0 {
@@ -237,12 +242,20 @@ func newDeviceWorld(r *rand.Rand) *deviceWorld {
 			res := resourcev1.DeviceRequestAllocationResult{Request: "req", Driver: id.Driver.String(), Pool: id.Pool.String(), Device: id.Device.String()}
 			switch {
 			case multi[id] && r.IntN(4) > 0:
-				res.ShareID = ptr.To(types.UID(fmt.Sprintf("share-%d-%d", i, r.IntN(1000))))
+				res.ShareID = ptr.To(types.UID(fmt.Sprintf("%08x-0000-4000-8000-%012x", i, r.Int64N(1<<40))))
 				res.ConsumedCapacity = map[resourcev1.QualifiedName]resource.Quantity{"memory": resource.MustParse("1Gi")}
 			case r.IntN(8) == 0:
-				res.AdminAccess = ptr.To(true)
+				res.Request, res.AdminAccess = "admin", ptr.To(true)
 			}
-			claim.Status.Allocation.Devices.Results = append(claim.Status.Allocation.Devices.Results, res)
+			if shared := structured.MakeSharedDeviceID(id, res.ShareID); !used.Has(shared) {
+				used.Insert(shared)
+				claim.Status.Allocation.Devices.Results = append(claim.Status.Allocation.Devices.Results, res)
+			}
+		}
+		claim.Spec.Devices.Requests = []resourcev1.DeviceRequest{{Name: "req", Exactly: &resourcev1.ExactDeviceRequest{DeviceClassName: prefix + "everything"}}}
+		if slices.ContainsFunc(claim.Status.Allocation.Devices.Results, func(r resourcev1.DeviceRequestAllocationResult) bool { return r.Request == "admin" }) {
+			claim.Spec.Devices.Requests = append(claim.Spec.Devices.Requests, resourcev1.DeviceRequest{Name: "admin",
+				Exactly: &resourcev1.ExactDeviceRequest{DeviceClassName: prefix + "everything", AdminAccess: ptr.To(true)}})
 		}
 		w.claims = append(w.claims, claim)
 	}
@@ -470,7 +483,7 @@ func kubeSchedulerDevices(t *testing.T, w *deviceWorld) devView {
 				for _, res := range results {
 					for _, d := range res.Devices.Results {
 						id := structured.MakeDeviceID(d.Driver, d.Pool, d.Device).String()
-						if class.Name == "everything" {
+						if class.Name == w.prefix+"everything" {
 							v.published[n.Name].Insert(id)
 						}
 						c.Total++
