@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -54,13 +55,14 @@ const (
 // and then, per node and per class, total, allocated and free.
 func TestDifferential_DevicesMatchKubeScheduler(t *testing.T) {
 	r := rand.New(rand.NewPCG(devDiffSeed, devDiffSeed))
-	var nodesChecked, poolsChecked, devicesChecked, allocatedChecked, failing int
+	var nodesChecked, poolsChecked, devicesChecked, allocatedChecked, failing, consumedChecked int
 	for c := range devDiffCases {
 		w := newDeviceWorld(r, "")
 		got := feedDevices(t, r, w)
 		want := kubeSchedulerDevices(t, w)
 		n, p, d, a := compareDevices(t, c, w, got, want)
 		nodesChecked, poolsChecked, devicesChecked, allocatedChecked = nodesChecked+n, poolsChecked+p, devicesChecked+d, allocatedChecked+a
+		consumedChecked += len(want.consumed)
 		for _, pools := range want.incomplete {
 			failing += pools.Len()
 		}
@@ -68,10 +70,10 @@ func TestDifferential_DevicesMatchKubeScheduler(t *testing.T) {
 			t.Fatalf("case %d diverges (seed %d); the world:\n%s", c, devDiffSeed, w)
 		}
 	}
-	t.Logf("%d random cases: %d nodes, %d (node, pool) pairs (%d incomplete), %d published devices, %d allocated devices checked against kube-scheduler v1.37.1",
-		devDiffCases, nodesChecked, poolsChecked, failing, devicesChecked, allocatedChecked)
-	if devicesChecked == 0 || allocatedChecked == 0 || failing == 0 {
-		t.Fatal("the generator produced no device, no allocation or no incomplete pool: the comparison checked too little")
+	t.Logf("%d random cases: %d nodes, %d (node, pool) pairs (%d incomplete), %d published devices, %d allocated devices, %d shared devices' consumed capacity checked against kube-scheduler v1.37.1",
+		devDiffCases, nodesChecked, poolsChecked, failing, devicesChecked, allocatedChecked, consumedChecked)
+	if devicesChecked == 0 || allocatedChecked == 0 || failing == 0 || consumedChecked == 0 {
+		t.Fatal("the generator produced no device, no allocation, no incomplete pool or no share: the comparison checked too little")
 	}
 }
 
@@ -79,11 +81,11 @@ func TestDifferential_DevicesMatchKubeScheduler(t *testing.T) {
 type deviceWorld struct {
 	// prefix starts every name; ns is the claims' namespace.
 	prefix, ns string
-	nodes   []*corev1.Node
-	slices  []*resourcev1.ResourceSlice
-	claims  []*resourcev1.ResourceClaim
-	classes []*resourcev1.DeviceClass
-	pools   []devPool
+	nodes      []*corev1.Node
+	slices     []*resourcev1.ResourceSlice
+	claims     []*resourcev1.ResourceClaim
+	classes    []*resourcev1.DeviceClass
+	pools      []devPool
 }
 
 type devPool struct{ driver, pool string }
@@ -313,10 +315,11 @@ type devView struct {
 	incomplete map[string]sets.Set[string]              // node -> pools that fail (incomplete or invalid)
 	byClass    map[string]map[string]devicestore.Counts // node -> class -> counts
 	allocated  sets.Set[string]                         // cluster-wide
+	consumed   map[string]string                        // device -> its shares' consumed capacity, rendered
 }
 
 func newDevView() devView {
-	return devView{published: map[string]sets.Set[string]{}, incomplete: map[string]sets.Set[string]{}, byClass: map[string]map[string]devicestore.Counts{}, allocated: sets.New[string]()}
+	return devView{published: map[string]sets.Set[string]{}, incomplete: map[string]sets.Set[string]{}, byClass: map[string]map[string]devicestore.Counts{}, allocated: sets.New[string](), consumed: map[string]string{}}
 }
 
 // feedDevices feeds a world through multicache's handler: every object added in a random
@@ -377,6 +380,9 @@ func feedDevices(t *testing.T, r *rand.Rand, w *deviceWorld) devView {
 		for id := range s.AllocatedDevices() {
 			v.allocated.Insert(id.String())
 		}
+		for id, c := range s.ConsumedCapacity() {
+			v.consumed[id.String()] = renderCapacity(c)
+		}
 		for _, n := range w.nodes {
 			nd, _ := s.Node(n.Name)
 			v.published[n.Name] = sets.New[string]()
@@ -435,6 +441,15 @@ func kubeSchedulerDevices(t *testing.T, w *deviceWorld) devView {
 	}
 	for id := range state.AllocatedSharedDeviceIDs {
 		v.allocated.Insert(id.GetDeviceID().String())
+	}
+	for id, c := range state.AggregatedCapacity {
+		if !c.Empty() {
+			values := map[resourcev1.QualifiedName]resource.Quantity{}
+			for name, q := range c {
+				values[name] = *q
+			}
+			v.consumed[id.String()] = renderCapacity(values)
+		}
 	}
 	// ListAllAllocatedDevices, the older call, sees only the devices held alone from the
 	// cache (shared ones are in GatherAllocatedState's shared IDs): a subset.
@@ -503,6 +518,18 @@ func kubeSchedulerDevices(t *testing.T, w *deviceWorld) devView {
 	return v
 }
 
+// renderCapacity renders consumed capacity canonically, for comparison.
+func renderCapacity(c map[resourcev1.QualifiedName]resource.Quantity) string {
+	var parts []string
+	for name, q := range c {
+		if !q.IsZero() {
+			parts = append(parts, fmt.Sprintf("%s=%d", name, q.Value()))
+		}
+	}
+	slices.Sort(parts)
+	return strings.Join(parts, ",")
+}
+
 // allDevicesClaim asks for every device of a class.
 func allDevicesClaim(class string) *resourcev1.ResourceClaim {
 	return &resourcev1.ResourceClaim{
@@ -530,6 +557,9 @@ func (l devClassLister) Get(name string) (*resourcev1.DeviceClass, error) {
 // compareDevices reports every difference and returns what was compared.
 func compareDevices(t *testing.T, c int, w *deviceWorld, got, want devView) (nodes, pools, devices, allocated int) {
 	t.Helper()
+	if !maps.Equal(got.consumed, want.consumed) {
+		t.Errorf("case %d: consumed capacity: multicache %v, kube-scheduler %v", c, got.consumed, want.consumed)
+	}
 	if !got.allocated.Equal(want.allocated) {
 		t.Errorf("case %d: allocated devices: multicache %v, kube-scheduler %v", c, sets.List(got.allocated), sets.List(want.allocated))
 	}

@@ -121,6 +121,14 @@ func TestDevices_ClaimsCountAsKubeSchedulerCountsThem(t *testing.T) {
 	if v := nodeView(t, s, "n1"); v.Counts != counts(3, 1) {
 		t.Errorf("two shares of one device: %+v, want it allocated once", v.Counts)
 	}
+	for _, d := range s.NodeDevicesList("n1") {
+		if d.ID.Device.String() != "m0" {
+			continue
+		}
+		if q := d.Consumed["memory"]; d.Shares != 2 || q.String() != "2Gi" {
+			t.Errorf("m0: %d shares consuming %s memory, want 2 consuming 2Gi", d.Shares, q.String())
+		}
+	}
 	noViolations(t, s)
 	s.DeleteResourceClaim(makeClaim("ns", "share1"))
 	if v := nodeView(t, s, "n1"); v.Allocated != 1 {

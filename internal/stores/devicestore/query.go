@@ -1,6 +1,8 @@
 package devicestore
 
 import (
+	resourcev1 "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/sets"
 )
 
@@ -41,6 +43,23 @@ func (s *Store) AllocatedDevices() sets.Set[DeviceID] {
 		if !h.empty() {
 			out.Insert(id)
 		}
+	}
+	return out
+}
+
+// ConsumedCapacity returns, per device some claims share, the capacity the shares consume
+// together (kube-scheduler's AggregatedCapacity); devices consuming nothing are left out.
+func (s *Store) ConsumedCapacity() map[DeviceID]map[resourcev1.QualifiedName]resource.Quantity {
+	out := map[DeviceID]map[resourcev1.QualifiedName]resource.Quantity{}
+	for id, h := range s.holders {
+		if h.consumed.Empty() {
+			continue
+		}
+		c := make(map[resourcev1.QualifiedName]resource.Quantity, len(h.consumed))
+		for name, q := range h.consumed {
+			c[name] = q.DeepCopy()
+		}
+		out[id] = c
 	}
 	return out
 }

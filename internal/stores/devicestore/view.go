@@ -4,6 +4,9 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	resourcev1 "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 // nodeEntry is what the pools give one node.
@@ -82,6 +85,10 @@ type Device struct {
 	Shared bool
 	// Allocated: some claim holds it, alone or by share.
 	Allocated bool
+	// Shares is how many shares claims hold (a device allowing multiple allocations), and
+	// Consumed the capacity they consume together.
+	Shares   int
+	Consumed map[resourcev1.QualifiedName]resource.Quantity
 	// Classes are the DeviceClasses that accept it, sorted.
 	Classes []string
 }
@@ -91,7 +98,15 @@ func (s *Store) devicesOf(e *nodeEntry) []Device {
 	var out []Device
 	for _, r := range e.pools {
 		for _, d := range r.devices {
-			out = append(out, Device{ID: d.id, Shared: d.shared, Allocated: s.allocated(d.id), Classes: slices.Sorted(maps.Keys(d.classes))})
+			dv := Device{ID: d.id, Shared: d.shared, Allocated: s.allocated(d.id), Classes: slices.Sorted(maps.Keys(d.classes))}
+			if h := s.holders[d.id]; h != nil && len(h.shares) > 0 {
+				dv.Shares = len(h.shares)
+				dv.Consumed = make(map[resourcev1.QualifiedName]resource.Quantity, len(h.consumed))
+				for name, q := range h.consumed {
+					dv.Consumed[name] = q.DeepCopy()
+				}
+			}
+			out = append(out, dv)
 		}
 	}
 	slices.SortFunc(out, func(a, b Device) int { return compareIDs(a.ID, b.ID) })
