@@ -5,14 +5,17 @@
 //
 // Published devices follow kube-scheduler's pool gathering per node: a slice reaches a node
 // through spec.nodeName, spec.allNodes, spec.nodeSelector or, with perDeviceNodeSelection,
-// the same fields of each device; of the slices of a pool reaching a node only the newest
-// generation counts; a pool whose generation lacks some of its resourceSliceCount slices is
-// incomplete (flagged, none of its devices counted: kube-scheduler allocates none of them),
-// and one that names a device twice is invalid (likewise). Devices reaching a node other
-// than through its name are marked shared.
+// the same fields of each device; of the slices of a pool reaching a node, the newest
+// generation counts (an older one still counts on a node the newest does not reach, while
+// it is complete: kube-scheduler's rule, checked by the bench differential); a pool whose
+// generation lacks some of its resourceSliceCount slices is incomplete (flagged, none of
+// its devices counted: kube-scheduler allocates none of them), and one that names a device
+// twice is invalid (likewise). Devices reaching a node other than through its name are
+// marked shared.
 //
 // Allocated devices are read from claims' status.allocation exactly as kube-scheduler's
-// claim tracker does (k8s.io/dynamic-resource-allocation/structured): a result with admin
+// claim tracker does (with its types, k8s.io/dynamic-resource-allocation/structured): a
+// result with admin
 // access is not counted, a result with a shareID is one share of a device allowing multiple
 // allocations (with its consumed capacity), any other result holds its device alone.
 //
