@@ -7,7 +7,7 @@
 //
 //   - kube: kube-scheduler's cache, the anchor every ratio is taken against;
 //   - mc-core: multicache with only its required stores (nodes and pods);
-//   - mc-all: multicache with all six stores, the default configuration.
+//   - mc-all: multicache with all the built-in stores, the default configuration.
 //
 // Every operation (ops.go) runs on a cache already loaded with the full workload (fixture.go),
 // with garbage collection kept out of the timed sections (gc.go). The standard benchmarks

@@ -10,7 +10,7 @@ var (
 	MCCore = Variant{Name: "mc-core", New: func() Cache {
 		return NewMulticacheCache(stores.NodeStoreName, stores.PodStoreName)
 	}}
-	// MCAll is multicache with all six stores (the default).
+	// MCAll is multicache with all the built-in stores (the default).
 	MCAll = Variant{Name: "mc-all", New: func() Cache { return NewMulticacheCache() }}
 
 	// Variants lists them in table order.

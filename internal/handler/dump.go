@@ -26,6 +26,7 @@ type Dump struct {
 	PDBs         any `json:"pdbs"`
 	Movements    any `json:"movements"`
 	Reservations any `json:"reservations"`
+	Devices      any `json:"devices"`
 	// Extensions are the stores registered beyond the built-in ones, by name.
 	Extensions map[stores.Name]any `json:"extensions,omitempty"`
 }
@@ -87,6 +88,7 @@ func (h *Handler) Dump() *Dump {
 		PDBs:          get(stores.PDBStoreName),
 		Movements:     get(stores.MovementStoreName),
 		Reservations:  get(stores.ReservationStoreName),
+		Devices:       get(stores.DeviceStoreName),
 	}
 	for _, s := range h.stores {
 		if !slices.Contains(stores.FanOutOrder, s.Name()) {

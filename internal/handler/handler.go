@@ -16,6 +16,7 @@ import (
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -102,6 +103,10 @@ type Handler struct {
 	ownerKind    *objectKind[stores.OwnerKey, *stores.Owner]
 	movementKind *objectKind[string, *v1alpha1.Movement]
 	rsvKind      *objectKind[types.NamespacedName, *v1alpha1.Reservation]
+	// The DRA kinds (devices.go).
+	sliceKind *objectKind[string, *resourcev1.ResourceSlice]
+	claimKind *objectKind[types.NamespacedName, *resourcev1.ResourceClaim]
+	classKind *objectKind[string, *resourcev1.DeviceClass]
 
 	// events counts events for sampling store timings.
 	events uint64
@@ -143,6 +148,9 @@ func NewFromRegistry(config *stores.CacheHandler, reg Registry, log logr.Logger)
 		ownerKind:    newObjectKind(stores.KindOwner, (*stores.Owner).Key, func(o *stores.Owner) types.UID { return o.UID }),
 		movementKind: newObjectKind(stores.KindMovement, nameOf[*v1alpha1.Movement], uidOf[*v1alpha1.Movement]),
 		rsvKind:      newObjectKind(stores.KindReservation, keyOf[*v1alpha1.Reservation], uidOf[*v1alpha1.Reservation]),
+		sliceKind:    newObjectKind(stores.KindResourceSlice, nameOf[*resourcev1.ResourceSlice], uidOf[*resourcev1.ResourceSlice]),
+		claimKind:    newObjectKind(stores.KindResourceClaim, keyOf[*resourcev1.ResourceClaim], uidOf[*resourcev1.ResourceClaim]),
+		classKind:    newObjectKind(stores.KindDeviceClass, nameOf[*resourcev1.DeviceClass], uidOf[*resourcev1.DeviceClass]),
 		rejections:   map[rejectionKey]bool{},
 	}
 	config.SetPodOpFunc(h.podOp)
@@ -210,6 +218,7 @@ func (h *Handler) subscribe(s stores.Store) {
 	if st, ok := s.(stores.ReservationHandler); ok {
 		h.rsvKind.subs = append(h.rsvKind.subs, newSubscriber(name, st.AddReservation, st.UpdateReservation, st.DeleteReservation))
 	}
+	h.subscribeDevices(s)
 }
 
 // lookup returns an enabled store by name as T, one of the interfaces of optional.go: how
@@ -268,7 +277,7 @@ func (h *Handler) WatchedKinds() []stores.Kind {
 			kinds = append(kinds, k.kind)
 		}
 	}
-	return kinds
+	return append(kinds, h.watchedDeviceKinds()...)
 }
 
 func nameOf[T client.Object](obj T) string { return obj.GetName() }

@@ -24,7 +24,8 @@ type kindOp struct {
 var okCounters = func() map[kindOp]prometheus.Counter {
 	m := map[kindOp]prometheus.Counter{}
 	for _, k := range []stores.Kind{stores.KindPod, stores.KindNode, stores.KindNMNode, stores.KindCNR, stores.KindPodGroup,
-		stores.KindPDB, stores.KindOwner, stores.KindMovement, stores.KindReservation} {
+		stores.KindPDB, stores.KindOwner, stores.KindMovement, stores.KindReservation,
+		stores.KindResourceSlice, stores.KindResourceClaim, stores.KindDeviceClass} {
 		for _, op := range []stores.Op{stores.OpAdd, stores.OpUpdate, stores.OpDelete, stores.OpAssume,
 			stores.OpFinishBinding, stores.OpForget, stores.OpExpire} {
 			m[kindOp{k, op}] = metrics.EventsTotal.WithLabelValues(string(k), string(op), "ok")

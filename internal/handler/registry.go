@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/seed0f91f25e/multicache/internal/stores"
+	"github.com/seed0f91f25e/multicache/internal/stores/devicestore"
 	"github.com/seed0f91f25e/multicache/internal/stores/movementstore"
 	"github.com/seed0f91f25e/multicache/internal/stores/nodestore"
 	"github.com/seed0f91f25e/multicache/internal/stores/pdbstore"
@@ -41,6 +42,7 @@ func BuiltIn() Registry {
 		{stores.PDBStoreName, func(h *stores.CacheHandler) (stores.Store, error) { return pdbstore.New(h), nil }},
 		{stores.MovementStoreName, func(h *stores.CacheHandler) (stores.Store, error) { return movementstore.New(h), nil }},
 		{stores.ReservationStoreName, func(h *stores.CacheHandler) (stores.Store, error) { return reservationstore.New(h), nil }},
+		{stores.DeviceStoreName, func(h *stores.CacheHandler) (stores.Store, error) { return devicestore.New(h), nil }},
 		{stores.PodStoreName, func(h *stores.CacheHandler) (stores.Store, error) { return podstore.New(h), nil }},
 	}
 }

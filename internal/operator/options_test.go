@@ -22,7 +22,7 @@ func TestOptions_DefaultsAreValidAndEnableEveryStore(t *testing.T) {
 	if err := o.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"nodes", "podgroups", "pdbs", "movements", "reservations", "pods"}; !slices.Equal(o.Stores, want) {
+	if want := []string{"nodes", "podgroups", "pdbs", "movements", "reservations", "devices", "pods"}; !slices.Equal(o.Stores, want) {
 		t.Errorf("default stores %v", o.Stores)
 	}
 	if o.DebugBindAddress != "127.0.0.1:8082" {

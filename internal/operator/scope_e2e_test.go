@@ -162,7 +162,7 @@ func TestDebugServer_DumpNodeCompareAndPprof(t *testing.T) {
 	if err := json.Unmarshal(body, &dump); code != 200 || err != nil {
 		t.Fatalf("/debug/cache: %d %v", code, err)
 	}
-	if want := []string{"nodes", "podgroups", "pdbs", "movements", "reservations", "pods"}; !slices.Equal(dump.Stores, want) {
+	if want := []string{"nodes", "podgroups", "pdbs", "movements", "reservations", "devices", "pods"}; !slices.Equal(dump.Stores, want) {
 		t.Errorf("stores %v, want %v", dump.Stores, want)
 	}
 	node := dump.Nodes["debug-node"]

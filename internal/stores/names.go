@@ -6,7 +6,7 @@ import "github.com/seed0f91f25e/multicache/pkg/multicache/store"
 // out of tree and a built-in one share it).
 type Name = store.Name
 
-// The six stores, in fan-out order: the order in which the handler calls them for every
+// The built-in stores, in fan-out order: the order in which the handler calls them for every
 // event. PodStore is last so that the others can still read a pod's previous state.
 const (
 	NodeStoreName        = store.NodeStoreName
@@ -19,7 +19,7 @@ const (
 
 // FanOutOrder lists every store name in the fixed order events reach them.
 var FanOutOrder = []Name{
-	NodeStoreName, PodGroupStoreName, PDBStoreName, MovementStoreName, ReservationStoreName, PodStoreName,
+	NodeStoreName, PodGroupStoreName, PDBStoreName, MovementStoreName, ReservationStoreName, DeviceStoreName, PodStoreName,
 }
 
 // Required reports whether a store cannot be disabled: every other store and every query

@@ -35,7 +35,7 @@ func TestCommand_RegisteredStoresAreKnownToStoresAndEnabledByDefault(t *testing.
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"nodes", "podgroups", "pdbs", "movements", "reservations", "a", "b", "pods"}
+	want := []string{"nodes", "podgroups", "pdbs", "movements", "reservations", "devices", "a", "b", "pods"}
 	if !slices.Equal(opts.Stores(), want) {
 		t.Errorf("default stores %v, want %v (registered ones before the PodStore)", opts.Stores(), want)
 	}

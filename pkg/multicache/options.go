@@ -11,7 +11,7 @@ type Option func(*Command)
 // WithStore registers a store: enabled by default, selectable with --stores under name,
 // placed in the fan-out after the built-in stores and before the PodStore, in the order the
 // options are given. name must be a DNS label not taken by another store (the built-ins are
-// nodes, podgroups, pdbs, movements, reservations, pods); the factory's store must return
+// nodes, podgroups, pdbs, movements, reservations, devices, pods); the factory's store must return
 // name from Name(). Problems are reported when the command runs.
 func WithStore(name string, factory StoreFactory) Option {
 	return func(c *Command) {

@@ -1,0 +1,94 @@
+package devicestore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	resourcev1 "k8s.io/api/resource/v1"
+	"k8s.io/dynamic-resource-allocation/cel"
+)
+
+// class is a DeviceClass with its selectors compiled.
+type class struct {
+	class     *resourcev1.DeviceClass
+	selectors []cel.CompilationResult
+	// err is the first selector that does not compile or fails on some device: the class
+	// then accepts no device the selector could not decide (as kube-scheduler fails them).
+	err error
+}
+
+func (s *Store) compile(dc *resourcev1.DeviceClass) *class {
+	c := &class{class: dc}
+	for i, sel := range dc.Spec.Selectors {
+		if sel.CEL == nil {
+			continue
+		}
+		res := s.celCache.GetOrCompile(sel.CEL.Expression)
+		if res.Error != nil {
+			c.err = fmt.Errorf("class %s, selector %d: %w", dc.Name, i, res.Error)
+			continue
+		}
+		c.selectors = append(c.selectors, res)
+	}
+	return c
+}
+
+// matches reports whether every selector of the class accepts the device, evaluated by
+// k8s.io/dynamic-resource-allocation/cel with the input kube-scheduler's allocator gives it.
+func (s *Store) matches(c *class, d *published) bool {
+	if c.err != nil && len(c.selectors) < len(c.class.Spec.Selectors) {
+		return false
+	}
+	in := cel.Device{
+		Driver:                   d.id.Driver.String(),
+		AllowMultipleAllocations: d.device.AllowMultipleAllocations,
+		Attributes:               d.device.Attributes,
+		Capacity:                 d.device.Capacity,
+	}
+	for i, sel := range c.selectors {
+		ok, _, err := sel.DeviceMatches(context.Background(), in)
+		if err != nil {
+			if c.err == nil {
+				c.err = fmt.Errorf("class %s, selector %d, device %s: %w", c.class.Name, i, d.id, cel.EnhanceRuntimeError(err))
+			}
+			return false
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// rematchClass matches a (new or changed) class against every published device.
+func (s *Store) rematchClass(c *class) {
+	name := c.class.Name
+	for _, p := range s.pools {
+		changed := false
+		for _, d := range p.devices {
+			_, was := d.classes[name]
+			is := s.matches(c, d)
+			if is {
+				d.classes[name] = struct{}{}
+			} else {
+				delete(d.classes, name)
+			}
+			changed = changed || was != is
+		}
+		if changed {
+			s.touchPool(p)
+		}
+	}
+}
+
+// classErrors are the classes whose selectors do not compile or failed on some device.
+func (s *Store) classErrors() error {
+	var errs []error
+	for _, c := range s.classes {
+		if c.err != nil {
+			errs = append(errs, c.err)
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,99 @@
+package devicestore
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// isPublished reports whether some node counts the device.
+func (s *Store) isPublished(id DeviceID) bool {
+	p := s.pools[poolKey{id.Driver.String(), id.Pool.String()}]
+	return p != nil && p.devices[id] != nil
+}
+
+// namedDevices returns, per pool, the device names its slices of any generation use:
+// built once per check, for the pools some claim holds a device of.
+type namedDevices map[poolKey]map[string]bool
+
+func (n namedDevices) has(s *Store, id DeviceID) bool {
+	key := poolKey{id.Driver.String(), id.Pool.String()}
+	names, ok := n[key]
+	if !ok {
+		names = map[string]bool{}
+		if p := s.pools[key]; p != nil {
+			for _, slice := range p.slices {
+				for i := range slice.Spec.Devices {
+					names[slice.Spec.Devices[i].Name] = true
+				}
+			}
+		}
+		n[key] = names
+	}
+	return names[id.Device.String()]
+}
+
+func (h *holders) claimNames() []string {
+	var out []string
+	for _, c := range h.dedicated {
+		out = append(out, c.String())
+	}
+	for _, c := range h.shares {
+		out = append(out, c.String()+" (shared)")
+	}
+	slices.Sort(out)
+	return out
+}
+
+// CheckInvariants implements stores.Store: every device a claim holds is named by some
+// slice; no device is held alone by two claims, or alone by one and shared by another;
+// every slice naming a node names a known one; and the node views agree with the pools.
+func (s *Store) CheckInvariants() []error {
+	var errs []error
+	named := namedDevices{}
+	for id, h := range s.holders {
+		if !named.has(s, id) {
+			errs = append(errs, fmt.Errorf("claims %s hold device %s, which no ResourceSlice publishes", strings.Join(h.claimNames(), ", "), id))
+		}
+		if len(h.dedicated) > 1 || (len(h.dedicated) == 1 && len(h.shares) > 0) {
+			errs = append(errs, fmt.Errorf("device %s is held by claims %s: a device not shared is held by one claim at most", id, strings.Join(h.claimNames(), ", ")))
+		}
+	}
+	for name, slice := range s.slices {
+		if n := slice.Spec.NodeName; n != nil && *n != "" {
+			if _, ok := s.nodes[*n]; !ok {
+				errs = append(errs, fmt.Errorf("ResourceSlice %s is for node %s, which the cache does not know", name, *n))
+			}
+		}
+		for i := range slice.Spec.Devices {
+			if n := slice.Spec.Devices[i].NodeName; n != nil && *n != "" {
+				if _, ok := s.nodes[*n]; !ok {
+					errs = append(errs, fmt.Errorf("ResourceSlice %s, device %s is for node %s, which the cache does not know", name, slice.Spec.Devices[i].Name, *n))
+				}
+			}
+		}
+	}
+	s.views.Range(func(node string, e *nodeEntry) bool {
+		for key, r := range e.pools {
+			p := s.pools[key]
+			if p == nil || p.reach[node] != r {
+				errs = append(errs, fmt.Errorf("node %s counts pool %s, which does not reach it", node, key))
+				continue
+			}
+			for _, d := range r.devices {
+				if _, ok := d.nodes[node]; !ok || p.devices[d.id] != d {
+					errs = append(errs, fmt.Errorf("node %s counts device %s, which its pool does not publish to it", node, d.id))
+				}
+			}
+		}
+		return true
+	})
+	for key, p := range s.pools {
+		for node, r := range p.reach {
+			if e, ok := s.views.Get(node); !ok || e.pools[key] != r {
+				errs = append(errs, fmt.Errorf("pool %s reaches node %s, whose view misses it", key, node))
+			}
+		}
+	}
+	return errs
+}

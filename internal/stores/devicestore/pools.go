@@ -1,0 +1,265 @@
+package devicestore
+
+import (
+	"errors"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
+
+	"k8s.io/dynamic-resource-allocation/structured"
+)
+
+// poolKey names a resource pool: a driver's pool.
+type poolKey struct{ driver, pool string }
+
+func (k poolKey) String() string { return k.driver + "/" + k.pool }
+
+func poolKeyOf(slice *resourcev1.ResourceSlice) poolKey {
+	return poolKey{slice.Spec.Driver, slice.Spec.Pool.Name}
+}
+
+// pool is one resource pool: its slices (every generation) and what it publishes to each
+// node it reaches.
+type pool struct {
+	key    poolKey
+	slices map[string]*resourcev1.ResourceSlice
+	// devices are the devices the pool publishes to some node, by ID.
+	devices map[DeviceID]*published
+	// reach is what the pool gives each node it reaches.
+	reach map[string]*reach
+	// targets are the slices' node selections, parsed once per change of the pool.
+	targets []sliceTargets
+	// selective: some slice reaches nodes by selector, all nodes or per device.
+	selective bool
+	// errs are the node selectors that do not parse (they select no node).
+	errs []error
+}
+
+func newPool(key poolKey) *pool {
+	return &pool{key: key, slices: map[string]*resourcev1.ResourceSlice{}, devices: map[DeviceID]*published{}, reach: map[string]*reach{}}
+}
+
+// reach is what a pool gives one node, as kube-scheduler's pool gathering finds it.
+type reach struct {
+	generation int64
+	// incomplete: the generation lacks some of its resourceSliceCount slices; invalid: it
+	// names a device twice. Either way no device of the pool counts on the node.
+	incomplete, invalid bool
+	devices             []*published
+}
+
+// published is a device a pool publishes.
+type published struct {
+	id     DeviceID
+	device *resourcev1.Device
+	// shared: the device reaches nodes other than by name (node selector, all nodes).
+	shared bool
+	// classes are the DeviceClasses whose selectors accept the device.
+	classes map[string]struct{}
+	// nodes are the nodes the device is published to.
+	nodes map[string]struct{}
+}
+
+// gather recomputes what a pool gives every node it reaches, after one of its slices
+// changed.
+func (s *Store) gather(p *pool) {
+	p.errs = nil
+	targets := s.poolTargets(p)
+	p.targets = targets
+	p.selective = slices.ContainsFunc(targets, sliceTargets.selective)
+	if p.selective {
+		s.selective[p.key] = p
+	} else {
+		delete(s.selective, p.key)
+	}
+	nodes := map[string]*corev1.Node{}
+	for _, t := range targets {
+		for _, name := range t.namedNodes() {
+			nodes[name] = s.nodeOrName(name)
+		}
+	}
+	if p.selective {
+		for name, node := range s.nodes {
+			nodes[name] = node
+		}
+	}
+	for name := range p.reach {
+		if _, ok := nodes[name]; !ok {
+			nodes[name] = s.nodeOrName(name)
+		}
+	}
+	for _, node := range nodes {
+		s.gatherFor(p, targets, node)
+	}
+	s.dropUnreached(p)
+}
+
+// gatherNode recomputes what every selective pool gives one node, after the node changed.
+func (s *Store) gatherNode(name string) {
+	node := s.nodeOrName(name)
+	for _, p := range s.selective {
+		s.gatherFor(p, p.targets, node)
+		s.dropUnreached(p)
+	}
+}
+
+// nodeOrName returns the known node, or a node with only the name for slices naming a
+// node the cache does not know (reported by CheckInvariants).
+func (s *Store) nodeOrName(name string) *corev1.Node {
+	if n, ok := s.nodes[name]; ok {
+		return n
+	}
+	n := &corev1.Node{}
+	n.Name = name
+	return n
+}
+
+// gatherFor is kube-scheduler's pool gathering for one pool and one node: of the slices
+// reaching the node, the newest generation; complete when it has resourceSliceCount
+// slices; otherwise the pool is ignored when a newer generation exists (reaching other
+// nodes), and incomplete when not all slices of that generation exist.
+func (s *Store) gatherFor(p *pool, targets []sliceTargets, node *corev1.Node) {
+	_, known := s.nodes[node.Name]
+	var relevant []sliceTargets
+	gen := int64(-1)
+	for _, t := range targets {
+		if !t.reaches(node, known) {
+			continue
+		}
+		g := t.slice.Spec.Pool.Generation
+		switch {
+		case g > gen:
+			gen, relevant = g, []sliceTargets{t}
+		case g == gen:
+			relevant = append(relevant, t)
+		}
+	}
+	var r *reach
+	if len(relevant) > 0 {
+		r = &reach{generation: gen}
+		if want := relevant[0].slice.Spec.Pool.ResourceSliceCount; int64(len(relevant)) != want {
+			obsolete, all := false, 0
+			for _, t := range targets {
+				switch g := t.slice.Spec.Pool.Generation; {
+				case g > gen:
+					obsolete = true
+				case g == gen:
+					all++
+				}
+			}
+			switch {
+			case obsolete:
+				r = nil
+			case int64(all) != want:
+				r.incomplete = true
+			}
+		}
+	}
+	if r != nil && !r.incomplete {
+		s.collect(p, relevant, node, known, r)
+	}
+	s.setReach(p, node.Name, r)
+}
+
+// collect fills a complete reach with the devices reaching the node; a device name used
+// twice in the generation makes the pool invalid.
+func (s *Store) collect(p *pool, relevant []sliceTargets, node *corev1.Node, known bool, r *reach) {
+	seen := map[string]bool{}
+	for _, t := range relevant {
+		for i := range t.slice.Spec.Devices {
+			d := &t.slice.Spec.Devices[i]
+			if seen[d.Name] {
+				r.invalid, r.devices = true, nil
+				return
+			}
+			seen[d.Name] = true
+			if !t.deviceReaches(i, node, known) {
+				continue
+			}
+			r.devices = append(r.devices, s.publish(p, d, t.deviceShared(i)))
+		}
+	}
+}
+
+// publish returns the pool's entry for a device, matched against the classes once per
+// version of the device.
+func (s *Store) publish(p *pool, d *resourcev1.Device, shared bool) *published {
+	id := structured.MakeDeviceID(p.key.driver, p.key.pool, d.Name)
+	if cur, ok := p.devices[id]; ok && cur.device == d {
+		cur.shared = cur.shared || shared
+		return cur
+	}
+	pd := &published{id: id, device: d, shared: shared, classes: map[string]struct{}{}, nodes: map[string]struct{}{}}
+	if cur, ok := p.devices[id]; ok {
+		pd.nodes = cur.nodes
+	}
+	for _, c := range s.classes {
+		if s.matches(c, pd) {
+			pd.classes[c.class.Name] = struct{}{}
+		}
+	}
+	p.devices[id] = pd
+	return pd
+}
+
+// setReach records what a pool gives a node and updates the node's entry.
+func (s *Store) setReach(p *pool, node string, r *reach) {
+	old := p.reach[node]
+	if old == nil && r == nil {
+		return
+	}
+	if old != nil {
+		for _, d := range old.devices {
+			delete(d.nodes, node)
+		}
+	}
+	if r == nil {
+		delete(p.reach, node)
+	} else {
+		p.reach[node] = r
+		for _, d := range r.devices {
+			d.nodes[node] = struct{}{}
+		}
+	}
+	e, ok := s.views.Get(node)
+	if !ok {
+		e = &nodeEntry{pools: map[poolKey]*reach{}}
+		s.views.Set(node, e)
+	}
+	if r == nil {
+		delete(e.pools, p.key)
+	} else {
+		e.pools[p.key] = r
+	}
+	if len(e.pools) == 0 {
+		s.views.Delete(node)
+		return
+	}
+	s.views.Touch(node)
+}
+
+// dropUnreached forgets the devices the pool no longer publishes to any node.
+func (s *Store) dropUnreached(p *pool) {
+	for id, d := range p.devices {
+		if len(d.nodes) == 0 {
+			delete(p.devices, id)
+		}
+	}
+}
+
+// touchPool marks changed every node a pool reaches.
+func (s *Store) touchPool(p *pool) {
+	for node := range p.reach {
+		s.views.Touch(node)
+	}
+}
+
+// poolErrors are the pools' node selectors that do not parse.
+func (s *Store) poolErrors() error {
+	var errs []error
+	for _, p := range s.pools {
+		errs = append(errs, p.errs...)
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,65 @@
+package devicestore
+
+import (
+	resourcev1 "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/sets"
+)
+
+// Node returns the devices of a node; false when no pool reaches it.
+func (s *Store) Node(name string) (NodeDevices, bool) {
+	e, ok := s.views.Get(name)
+	if !ok {
+		return NodeDevices{}, false
+	}
+	return s.view(e), true
+}
+
+// NodeDevicesList lists the counted devices of a node, sorted by ID.
+func (s *Store) NodeDevicesList(name string) []Device {
+	e, ok := s.views.Get(name)
+	if !ok {
+		return nil
+	}
+	return s.devicesOf(e)
+}
+
+// Nodes returns the names of the nodes some pool reaches.
+func (s *Store) Nodes() []string {
+	var out []string
+	s.views.Range(func(name string, _ *nodeEntry) bool {
+		out = append(out, name)
+		return true
+	})
+	return out
+}
+
+// AllocatedDevices returns every device some claim holds, published or not: the set
+// kube-scheduler's claim tracker gathers (its AllocatedDevices plus the devices of its
+// shared device IDs).
+func (s *Store) AllocatedDevices() sets.Set[DeviceID] {
+	out := sets.New[DeviceID]()
+	for id, h := range s.holders {
+		if !h.empty() {
+			out.Insert(id)
+		}
+	}
+	return out
+}
+
+// ConsumedCapacity returns, per device some claims share, the capacity the shares consume
+// together (kube-scheduler's AggregatedCapacity); devices consuming nothing are left out.
+func (s *Store) ConsumedCapacity() map[DeviceID]map[resourcev1.QualifiedName]resource.Quantity {
+	out := map[DeviceID]map[resourcev1.QualifiedName]resource.Quantity{}
+	for id, h := range s.holders {
+		if h.consumed.Empty() {
+			continue
+		}
+		c := make(map[resourcev1.QualifiedName]resource.Quantity, len(h.consumed))
+		for name, q := range h.consumed {
+			c[name] = q.DeepCopy()
+		}
+		out[id] = c
+	}
+	return out
+}
