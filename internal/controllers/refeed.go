@@ -76,6 +76,9 @@ var feedNames = map[stores.Kind]string{
 	stores.KindPDB:         "pdb-feed",
 	stores.KindMovement:    "movement-feed",
 	stores.KindReservation: "reservation-feed",
+	stores.KindResourceSlice: "resourceslice-feed",
+	stores.KindResourceClaim: "resourceclaim-feed",
+	stores.KindDeviceClass:   "deviceclass-feed",
 }
 
 // ownerFeedName is the controller name of the feed of one workload type.

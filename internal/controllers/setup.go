@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
@@ -97,7 +98,8 @@ func Setup(mgr manager.Manager, h *handler.Handler, n *Notifier, opts Options) (
 	var keepReservation func(context.Context, *v1alpha1.Reservation) (bool, error)
 	var keepNMNode func(context.Context, *v1alpha1.NMNode) (bool, error)
 	var keepCNR func(context.Context, *v1alpha1.CustomNodeResource) (bool, error)
-	var podExtras, rsvExtras, perNodeExtras []func(*builder.Builder)
+	var keepSlice func(context.Context, *resourcev1.ResourceSlice) (bool, error)
+	var podExtras, rsvExtras, perNodeExtras, sliceExtras []func(*builder.Builder)
 	var err error
 	if opts.NodeInScope != nil {
 		if pods.keep, podExtras, err = scoped(mgr, &corev1.Pod{}, &corev1.PodList{}, opts.NodeInScope,
@@ -115,6 +117,11 @@ func Setup(mgr manager.Manager, h *handler.Handler, n *Notifier, opts Options) (
 			return opts.NodeInScope(ctx, cnr.Name)
 		}
 		perNodeExtras = []func(*builder.Builder){sameNameAsNode}
+		// A node-local slice belongs to its node's shard; a pool for node selectors or all
+		// nodes reaches every shard.
+		if keepSlice, sliceExtras, err = scopedSlices(mgr, opts.NodeInScope); err != nil {
+			return nil, err
+		}
 	}
 	feeds := []struct {
 		kind  stores.Kind
@@ -131,6 +138,9 @@ func Setup(mgr manager.Manager, h *handler.Handler, n *Notifier, opts Options) (
 		{stores.KindPDB, "pdb-feed", &policyv1.PodDisruptionBudget{}, syncAs(log, stores.KindPDB, h.SyncPDB, nil), nil},
 		{stores.KindMovement, "movement-feed", &v1alpha1.Movement{}, syncAs(log, stores.KindMovement, byName(h.SyncMovement), nil), nil},
 		{stores.KindReservation, "reservation-feed", &v1alpha1.Reservation{}, syncAs(log, stores.KindReservation, h.SyncReservation, keepReservation), rsvExtras},
+		{stores.KindResourceSlice, "resourceslice-feed", &resourcev1.ResourceSlice{}, syncAs(log, stores.KindResourceSlice, byName(h.SyncResourceSlice), keepSlice), sliceExtras},
+		{stores.KindResourceClaim, "resourceclaim-feed", &resourcev1.ResourceClaim{}, syncAs(log, stores.KindResourceClaim, h.SyncResourceClaim, nil), nil},
+		{stores.KindDeviceClass, "deviceclass-feed", &resourcev1.DeviceClass{}, syncAs(log, stores.KindDeviceClass, byName(h.SyncDeviceClass), nil), nil},
 	}
 	for _, spec := range feeds {
 		if !slices.Contains(watched, spec.kind) {
@@ -248,3 +258,20 @@ func setupStatusWriters(mgr manager.Manager, h *handler.Handler, n *Notifier, wa
 // one key twice at a time): with one worker, 10,000 reservations expiring in the same
 // second took the leader minutes to publish on a loaded API server.
 const statusWorkers = 4
+
+// scopedSlices is scoped for ResourceSlices: a node-local slice (spec.nodeName) is kept on a
+// node of the sub-cluster only; a slice of a pool for node selectors or all nodes is kept
+// everywhere (the devices store attributes it to the nodes the shard holds).
+func scopedSlices(mgr manager.Manager, inScope func(context.Context, string) (bool, error)) (func(context.Context, *resourcev1.ResourceSlice) (bool, error), []func(*builder.Builder), error) {
+	nodeOf := func(s *resourcev1.ResourceSlice) string { return ptr.Deref(s.Spec.NodeName, "") }
+	keepLocal, extras, err := scoped(mgr, &resourcev1.ResourceSlice{}, &resourcev1.ResourceSliceList{}, inScope, nodeOf)
+	if err != nil {
+		return nil, nil, err
+	}
+	return func(ctx context.Context, s *resourcev1.ResourceSlice) (bool, error) {
+		if nodeOf(s) == "" {
+			return true, nil
+		}
+		return keepLocal(ctx, s)
+	}, extras, nil
+}

@@ -15,6 +15,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
@@ -83,6 +84,9 @@ var Listings = []Listing{
 	{stores.KindPDB, &policyv1.PodDisruptionBudget{}, func() client.ObjectList { return &policyv1.PodDisruptionBudgetList{} }, nil, nil},
 	{stores.KindMovement, &v1alpha1.Movement{}, func() client.ObjectList { return &v1alpha1.MovementList{} }, nil, nil},
 	{stores.KindReservation, &v1alpha1.Reservation{}, func() client.ObjectList { return &v1alpha1.ReservationList{} }, nil, nil},
+	{stores.KindResourceSlice, &resourcev1.ResourceSlice{}, func() client.ObjectList { return &resourcev1.ResourceSliceList{} }, nil, nil},
+	{stores.KindResourceClaim, &resourcev1.ResourceClaim{}, func() client.ObjectList { return &resourcev1.ResourceClaimList{} }, nil, nil},
+	{stores.KindDeviceClass, &resourcev1.DeviceClass{}, func() client.ObjectList { return &resourcev1.DeviceClassList{} }, nil, nil},
 	ownerListing(v1alpha1.OwnerReplicaSet, &appsv1.ReplicaSet{}, func() client.ObjectList { return &appsv1.ReplicaSetList{} }),
 	ownerListing(v1alpha1.OwnerStatefulSet, &appsv1.StatefulSet{}, func() client.ObjectList { return &appsv1.StatefulSetList{} }),
 	ownerListing(v1alpha1.OwnerDaemonSet, &appsv1.DaemonSet{}, func() client.ObjectList { return &appsv1.DaemonSetList{} }),

@@ -128,3 +128,19 @@ func (h *Handler) lastSeenDeviceVersions(kind stores.Kind) (map[string]string, b
 	}
 	return nil, false
 }
+
+// SyncResourceSlice brings the stores to the ResourceSlice named name (nil: gone); see
+// sync.go.
+func (h *Handler) SyncResourceSlice(name string, slice *resourcev1.ResourceSlice) error {
+	return syncObject(h, h.sliceKind, name, slice, rvOf[*resourcev1.ResourceSlice])
+}
+
+// SyncResourceClaim brings the stores to the ResourceClaim under key (nil: gone).
+func (h *Handler) SyncResourceClaim(key types.NamespacedName, claim *resourcev1.ResourceClaim) error {
+	return syncObject(h, h.claimKind, key, claim, rvOf[*resourcev1.ResourceClaim])
+}
+
+// SyncDeviceClass brings the stores to the DeviceClass named name (nil: gone).
+func (h *Handler) SyncDeviceClass(name string, class *resourcev1.DeviceClass) error {
+	return syncObject(h, h.classKind, name, class, rvOf[*resourcev1.DeviceClass])
+}

@@ -93,6 +93,9 @@ func (h *Handler) LastSeenVersions(kind stores.Kind) map[string]string {
 	case stores.KindReservation:
 		return versions(h, h.rsvKind, func(r *v1alpha1.Reservation) string { return r.ResourceVersion })
 	}
+	if v, ok := h.lastSeenDeviceVersions(kind); ok {
+		return v
+	}
 	return map[string]string{}
 }
 
