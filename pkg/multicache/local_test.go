@@ -37,12 +37,42 @@ func TestBanner_SaysWhereToLookAndWhatToTry(t *testing.T) {
 					t.Errorf("banner has %q:\n%s", n, got)
 				}
 			}
-			if lines := strings.Count(got, "\n"); lines > 8 {
+			if lines := strings.Count(got, "\n"); lines > 10 {
 				t.Errorf("banner is %d lines; keep it short:\n%s", lines, got)
 			}
 		})
 	}
 	if got := banner(localState{kubeconfig: "k"}, "127.0.0.1:1"); !strings.Contains(got, "/debug/cache/nodes/<node>") {
 		t.Errorf("without a sample node the banner should show a placeholder:\n%s", got)
+	}
+}
+
+// TestBanner_SaysHowToReadTheMetrics: `make run` serves them plainly on loopback, and the
+// banner gives the curl line; served securely, the banner says how to read them plainly.
+func TestBanner_SaysHowToReadTheMetrics(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		st        localState
+		want, not []string
+	}{
+		{"plain", localState{metricsAddr: "127.0.0.1:8080"},
+			[]string{"curl -s 127.0.0.1:8080/metrics | grep ^multicache_\n"}, []string{"token"}},
+		{"secure", localState{metricsAddr: ":8443", metricsSecure: true},
+			[]string{"https://localhost:8443/metrics needs a token", "--metrics-secure=false"}, []string{"curl -s"}},
+		{"off", localState{metricsAddr: "0"}, nil, []string{"metrics"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := banner(tc.st, "127.0.0.1:8082")
+			for _, w := range tc.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("banner misses %q:\n%s", w, got)
+				}
+			}
+			for _, n := range tc.not {
+				if strings.Contains(got, n) {
+					t.Errorf("banner has %q:\n%s", n, got)
+				}
+			}
+		})
 	}
 }
