@@ -30,7 +30,12 @@ HELM ?= $(LOCALBIN)/helm-$(HELM_VERSION)
 KUBE_APISERVER ?= $(K8S_ASSETS)/kube-apiserver
 ETCD ?= $(K8S_ASSETS)/etcd
 KUBE_SCHEDULER ?= $(K8S_ASSETS)/kube-scheduler
-KUBECTL ?= kubectl
+# kubectl built from Go modules (`make kubectl`), the version of the control plane.
+KUBECTL_BIN ?= $(K8S_ASSETS)/kubectl
+# The kubectl recipes run: the one on PATH, else KUBECTL_BIN (built when missing).
+KUBECTL ?= $(if $(shell command -v kubectl 2>/dev/null),kubectl,$(KUBECTL_BIN))
+# What a recipe that runs kubectl needs first: nothing when kubectl is on PATH.
+KUBECTL_DEP = $(filter $(KUBECTL_BIN),$(KUBECTL))
 
 # Flags for `go test`; CI and `make test` run the race detector everywhere.
 TEST_FLAGS ?= -race -count=1
@@ -201,7 +206,7 @@ RUN_FLAGS ?= --metrics-bind-address=127.0.0.1:8080 --metrics-secure=false --heal
 # `make run` builds the binary and runs it rather than `go run` it: `go run` exits 1 when
 # interrupted, so a Ctrl-C would end in make's `Error 1` although the operator stopped cleanly.
 .PHONY: run
-run: manifests generate envtest-assets ## Run the operator: against the configured cluster, or an embedded local control plane.
+run: manifests generate envtest-assets $(KUBECTL_DEP) ## Run the operator: against the configured cluster, or an embedded local control plane.
 	$(GO) build -ldflags "$(LDFLAGS)" -o "$(LOCALBIN)/multicache" .
 ifeq ($(strip $(CLUSTER_CONFIGURED)),)
 	"$(LOCALBIN)/multicache" --local --local-assets="$(K8S_ASSETS)" --local-dir="$(CURDIR)/.local" --local-apply=config/samples $(RUN_FLAGS) $(ARGS)
@@ -318,6 +323,15 @@ kube-scheduler: $(KUBE_SCHEDULER) ## Build the real kube-scheduler into bin/k8s 
 $(KUBE_SCHEDULER): | $(K8S_ASSETS)
 	@echo "building kube-scheduler $(KUBERNETES_VERSION) from Go modules (minutes on a cold cache)"
 	cd hack/envtest/kube-scheduler && $(GO) build -o $@.tmp -ldflags "$(K8S_VERSION_LDFLAGS)" . && mv $@.tmp $@
+
+.PHONY: kubectl
+kubectl: $(KUBECTL_BIN) ## Build kubectl (the control plane's Kubernetes version) from Go modules into bin/k8s (only when missing; make run does when none is on PATH).
+
+# The real kubectl, built from k8s.io/kubectl through hack/envtest/kubectl (no release
+# download): the client of the same version as the control plane of `make run`.
+$(KUBECTL_BIN): | $(K8S_ASSETS)
+	@echo "building kubectl $(KUBERNETES_VERSION) from Go modules (a few minutes on a cold cache)"
+	cd hack/envtest/kubectl && $(GO) build -o $@.tmp -ldflags "$(K8S_VERSION_LDFLAGS)" . && mv $@.tmp $@
 
 # go-install installs $(1)@$(2) into $(LOCALBIN) as $(3)-$(2) and links $(3) to it.
 define go-install

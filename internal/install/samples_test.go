@@ -110,3 +110,38 @@ func TestMakeRun_AppliesStatusAndBindsLocally(t *testing.T) {
 		})
 	}
 }
+
+// TestMakeRun_BuildsKubectlWhenNoneIsOnPath: a newcomer without kubectl gets the one of the
+// control plane's version, built from Go modules (make kubectl), which the recipes then run.
+func TestMakeRun_BuildsKubectlWhenNoneIsOnPath(t *testing.T) {
+	path := t.TempDir() // bash (the recipes' shell) and make, no kubectl
+	for _, tool := range []string{"bash", "make"} {
+		bin, err := exec.LookPath(tool)
+		if err != nil {
+			t.Skipf("%s is not installed", tool)
+		}
+		if err := os.Symlink(bin, filepath.Join(path, tool)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(kubeconfig, []byte("apiVersion: v1\nkind: Config\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	built := filepath.Join(t.TempDir(), "kubectl")
+	out, err := runMake(t, []string{"PATH=" + path, "KUBECONFIG=" + kubeconfig}, "-n", "run", "KUBECTL_BIN="+built, "GO=go")
+	if err != nil {
+		t.Fatalf("make -n run: %v\n%s", err, out)
+	}
+	for _, want := range []string{"building kubectl", "cd hack/envtest/kubectl && go build -o " + built + ".tmp",
+		"| " + built + " apply --server-side -f -"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("make run without kubectl on PATH does not run %q:\n%s", want, out)
+		}
+	}
+	if out, err := runMake(t, nil, "-n", "run", "KUBECTL_BIN="+built); err == nil && strings.Contains(out, "building kubectl") && hasKubectl() {
+		t.Errorf("make run builds kubectl although one is on PATH:\n%s", out)
+	}
+}
+
+func hasKubectl() bool { _, err := exec.LookPath("kubectl"); return err == nil }

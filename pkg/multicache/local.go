@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 
@@ -34,7 +35,10 @@ type localState struct {
 	// metricsAddr is --metrics-bind-address ("0": off); metricsSecure is --metrics-secure.
 	metricsAddr   string
 	metricsSecure bool
-	lock          *controlplane.Lock
+	// kubectl is the command the banner shows: kubectl on PATH, else the one `make kubectl`
+	// built next to the control plane's binaries.
+	kubectl string
+	lock    *controlplane.Lock
 }
 
 // listenFlag is an address the operator will listen on, with the flag that sets it.
@@ -89,6 +93,7 @@ func startLocal(ctx context.Context, local localOptions, listens []listenFlag) (
 		return nil, state, fmt.Errorf("writing the local kubeconfig: %w", err)
 	}
 	state.kubeconfig, _ = filepath.Abs(path)
+	state.kubectl = kubectlCommand(local.assets)
 	fmt.Printf("local control plane ready at %s\nkubeconfig: %s\n", cp.Config.Host, state.kubeconfig)
 
 	if local.apply != "" {
@@ -111,6 +116,23 @@ func startLocal(ctx context.Context, local localOptions, listens []listenFlag) (
 		}
 	}
 	return cp, state, nil
+}
+
+// kubectlCommand is "kubectl" when one is on PATH, else the kubectl in the assets directory
+// (`make kubectl` builds it there), else "kubectl".
+func kubectlCommand(assets string) string {
+	if _, err := exec.LookPath("kubectl"); err == nil {
+		return "kubectl"
+	}
+	if assets == "" {
+		assets = os.Getenv(controlplane.AssetsEnv)
+	}
+	if p, err := filepath.Abs(filepath.Join(assets, "kubectl")); err == nil && assets != "" {
+		if st, err := os.Stat(p); err == nil && st.Mode()&0o111 != 0 {
+			return p
+		}
+	}
+	return "kubectl"
 }
 
 // portsFree fails, naming the flag, when another process listens on one of the addresses:
@@ -145,7 +167,11 @@ func banner(st localState, debugAddr string) string {
 		fmt.Fprintf(&b, "  metrics: https://%s/metrics needs a token; for plain HTTP on loopback run with --metrics-secure=false --metrics-bind-address=127.0.0.1:8080\n", metrics)
 	}
 	b.WriteString("Try:\n")
-	fmt.Fprintf(&b, "  kubectl --kubeconfig %s get multicache -A\n", st.kubeconfig)
+	kubectl := st.kubectl
+	if kubectl == "" {
+		kubectl = "kubectl"
+	}
+	fmt.Fprintf(&b, "  %s --kubeconfig %s get multicache -A\n", kubectl, st.kubeconfig)
 	if debug != "" {
 		node := st.node
 		if node == "" {

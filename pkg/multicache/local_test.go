@@ -1,6 +1,8 @@
 package multicache
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -74,5 +76,25 @@ func TestBanner_SaysHowToReadTheMetrics(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestKubectlCommand_FallsBackToTheBuiltOne: without kubectl on PATH the banner shows the
+// one `make kubectl` built in the assets directory.
+func TestKubectlCommand_FallsBackToTheBuiltOne(t *testing.T) {
+	assets := t.TempDir()
+	t.Setenv("PATH", t.TempDir())
+	if got := kubectlCommand(assets); got != "kubectl" {
+		t.Errorf("nothing built: %q, want kubectl", got)
+	}
+	built := filepath.Join(assets, "kubectl")
+	if err := os.WriteFile(built, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if got := kubectlCommand(assets); got != built {
+		t.Errorf("built, none on PATH: %q, want %s", got, built)
+	}
+	if got := banner(localState{kubeconfig: "k", kubectl: built}, "0"); !strings.Contains(got, built+" --kubeconfig k get multicache -A") {
+		t.Errorf("the banner does not use the built kubectl:\n%s", got)
 	}
 }
