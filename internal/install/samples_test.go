@@ -2,11 +2,13 @@ package install
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -145,3 +147,35 @@ func TestMakeRun_BuildsKubectlWhenNoneIsOnPath(t *testing.T) {
 }
 
 func hasKubectl() bool { _, err := exec.LookPath("kubectl"); return err == nil }
+
+// TestSamples_CarryNoFixedTimes: a time in a sample's status (an agent's updateTime) is a
+// fixed date that printer columns show as its age, `UPDATED 329d` just after `make run`.
+func TestSamples_CarryNoFixedTimes(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(env.RepoRoot, "config", "samples", "cache_*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no samples: %v", err)
+	}
+	var walk func(path string, v any)
+	walk = func(path string, v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, e := range v {
+				walk(path+"."+k, e)
+			}
+		case []any:
+			for i, e := range v {
+				walk(fmt.Sprintf("%s[%d]", path, i), e)
+			}
+		case string:
+			if _, err := time.Parse(time.RFC3339, v); err == nil {
+				t.Errorf("a sample sets %s to the fixed time %s: leave it to the agent", path, v)
+			}
+		}
+	}
+	for _, f := range files {
+		rel, _ := filepath.Rel(env.RepoRoot, f)
+		for _, u := range readYAML(t, rel) {
+			walk(u.GetKind()+"/"+u.GetName()+" status", u.Object["status"])
+		}
+	}
+}
