@@ -67,21 +67,28 @@ func (r *MovementStatusReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 			next.Status.Conditions = setConditions(cur.Status.Conditions, cur.Generation, now.Now(), conds...)
 			return next
 		})
-	if err != nil || !wrote || r.Recorder == nil {
+	if err != nil || !wrote {
 		return ctrl.Result{}, err
 	}
 	for _, c := range conds {
 		old := meta.FindStatusCondition(m.Status.Conditions, c.Type)
 		switch {
 		case c.Status == metav1.ConditionTrue && (old == nil || old.Status != metav1.ConditionTrue):
-			r.Recorder.Eventf(m, nil, corev1.EventTypeNormal, c.Type, "Status", "%s", c.Message)
+			r.event(m, corev1.EventTypeNormal, c.Type, c.Message)
 		case c.Reason == reasonLabelNotAnnotation && (old == nil || old.Reason != reasonLabelNotAnnotation):
-			r.Recorder.Eventf(m, nil, corev1.EventTypeWarning, reasonLabelNotAnnotation, "Status", "%s", c.Message)
 			ctrl.LoggerFrom(ctx).Info("pods label the movement they follow instead of annotating it; they are ignored",
 				"movement", m.Name, "pods", labelled, "annotation", v1alpha1.MovementNameAnnotation)
+			r.event(m, corev1.EventTypeWarning, reasonLabelNotAnnotation, c.Message)
 		}
 	}
 	return ctrl.Result{}, nil
+}
+
+// event raises an Event on the movement, when there is a recorder.
+func (r *MovementStatusReconciler) event(m *v1alpha1.Movement, eventType, reason, note string) {
+	if r.Recorder != nil {
+		r.Recorder.Eventf(m, nil, eventType, reason, "Status", "%s", note)
+	}
 }
 
 // reasonLabelNotAnnotation is the reason of Followed=False when pods carry the movement's
