@@ -39,12 +39,7 @@ func LockDir(dir string) (*Lock, error) {
 	if !held {
 		data, _ := os.ReadFile(path)
 		_ = f.Close()
-		holder := "another process"
-		if pid, err := strconv.Atoi(strings.TrimSpace(string(data))); err == nil {
-			holder = fmt.Sprintf("another multicache --local (pid %d)", pid)
-		}
-		return nil, fmt.Errorf("%w: %s is running with %s: stop it first (Ctrl-C in its terminal, or kill %s); "+
-			"its kubeconfig %s still works meanwhile", ErrLocked, holder, dir, pidOf(data), filepath.Join(dir, "kubeconfig"))
+		return nil, lockedError{dir: dir, pid: strings.TrimSpace(string(data))}
 	}
 	if err := f.Truncate(0); err == nil {
 		_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
@@ -52,13 +47,19 @@ func LockDir(dir string) (*Lock, error) {
 	return &Lock{f: f}, nil
 }
 
-// pidOf renders the process id of a lock file for a kill command.
-func pidOf(data []byte) string {
-	if pid, err := strconv.Atoi(strings.TrimSpace(string(data))); err == nil {
-		return strconv.Itoa(pid)
+// lockedError says which process holds a directory and what to do; it is ErrLocked.
+type lockedError struct{ dir, pid string }
+
+func (e lockedError) Error() string {
+	holder, kill := "another process", "it"
+	if _, err := strconv.Atoi(e.pid); err == nil {
+		holder, kill = "another multicache --local (pid "+e.pid+")", e.pid
 	}
-	return "it"
+	return fmt.Sprintf("%s is running with %s: stop it first (Ctrl-C in its terminal, or kill %s); its kubeconfig %s still works meanwhile",
+		holder, e.dir, kill, filepath.Join(e.dir, "kubeconfig"))
 }
+
+func (lockedError) Is(target error) bool { return target == ErrLocked }
 
 // Release gives the lock up. The lock file stays: removing it would race with a new holder.
 func (l *Lock) Release() error {
