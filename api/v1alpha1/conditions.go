@@ -22,4 +22,11 @@ const (
 	// PodGroupConditionTimedOut is True once the schedule timeout passed with fewer than
 	// minMember members placed (phase Timeout).
 	PodGroupConditionTimedOut = "TimedOut"
+
+	// MovementConditionFollowed is True once at least one pod consumed the movement (a pod
+	// annotated MovementNameAnnotation landed).
+	MovementConditionFollowed = "Followed"
+	// MovementConditionComplete is True once every suggested node received the pods the
+	// movement wants there.
+	MovementConditionComplete = "Complete"
 )

@@ -131,6 +131,12 @@ type MovementStatus struct {
 	// +optional
 	// +listType=set
 	NotifiedSchedulers []string `json:"notifiedSchedulers,omitempty"`
+	// Conditions are the latest observations of the movement's state: Followed, Complete.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=32
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
 // Movement records a descheduler's decision: which pods it evicted and, per owner, on which
@@ -140,6 +146,8 @@ type MovementStatus struct {
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:scope=Cluster,shortName=mvt;mcmvt,categories=multicache
 // +kubebuilder:printcolumn:name="Creator",type=string,JSONPath=`.spec.creator`
+// +kubebuilder:printcolumn:name="Followed",type=string,JSONPath=`.status.conditions[?(@.type=="Followed")].status`
+// +kubebuilder:printcolumn:name="Complete",type=string,JSONPath=`.status.conditions[?(@.type=="Complete")].status`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type Movement struct {
 	metav1.TypeMeta   `json:",inline"`

@@ -11,6 +11,8 @@ type NMNodeSpec struct {
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:XValidation:rule="self.all(t, size(t.key) > 0)",message="spec.taints: every taint needs a key"
+	// +kubebuilder:validation:XValidation:rule="self.all(t, t.effect in ['NoSchedule', 'PreferNoSchedule', 'NoExecute'])",message="spec.taints: a taint's effect must be NoSchedule, PreferNoSchedule or NoExecute"
 	Taints []corev1.Taint `json:"taints,omitempty"`
 }
 

@@ -96,7 +96,7 @@ type ReservationStatus struct {
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Node",type=string,JSONPath=`.spec.nodeName`
 // +kubebuilder:printcolumn:name="Owner",type=string,JSONPath=`.status.currentOwner.name`
-// +kubebuilder:printcolumn:name="Expires",type=string,JSONPath=`.status.expiresAt`,description="When the reservation expires unless a pod matches it first"
+// +kubebuilder:printcolumn:name="Expires",type=string,JSONPath=`.status.expiresAt`,description="When the reservation expires unless a pod matches it first; empty once Matched (a consumed reservation no longer expires)"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type Reservation struct {
 	metav1.TypeMeta   `json:",inline"`

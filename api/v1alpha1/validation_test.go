@@ -131,6 +131,23 @@ func TestValidation_RejectsInvalidObjectsNamingTheField(t *testing.T) {
 			want: []string{"status.resourceAllocatable", "every quantity must be zero or positive"},
 		},
 		{
+			name:   "nmnode taint without key",
+			create: nmNodeWithTaints(corev1.Taint{Key: "", Effect: corev1.TaintEffectNoSchedule}),
+			want:   []string{"spec.taints", "every taint needs a key"},
+		},
+		{
+			name:   "nmnode taint with an unknown effect",
+			create: nmNodeWithTaints(corev1.Taint{Key: "dedicated", Effect: "Bogus"}),
+			want:   []string{"spec.taints", "effect must be NoSchedule, PreferNoSchedule or NoExecute"},
+		},
+		{
+			name: "cnr taint with an unknown effect",
+			create: cnr(func(c *v1.CustomNodeResource) {
+				c.Spec.Taints = []corev1.Taint{{Key: "example.com/be", Effect: "Sometimes"}}
+			}),
+			want: []string{"spec.taints", "effect must be NoSchedule, PreferNoSchedule or NoExecute"},
+		},
+		{
 			name:   "cnr negative best-effort allocatable in status",
 			create: cnr(nil),
 			status: func(o client.Object) {
@@ -311,10 +328,35 @@ func movement(mutate func(*v1.Movement)) *v1.Movement {
 
 func nmNode() *v1.NMNode { return &v1.NMNode{} }
 
+func nmNodeWithTaints(taints ...corev1.Taint) *v1.NMNode {
+	return &v1.NMNode{Spec: v1.NMNodeSpec{Taints: taints}}
+}
+
 func cnr(mutate func(*v1.CustomNodeResource)) *v1.CustomNodeResource {
 	c := &v1.CustomNodeResource{}
 	if mutate != nil {
 		mutate(c)
 	}
 	return c
+}
+
+// TestValidation_AcceptsTheTaintsANodeAccepts: the taint rules reject nothing a Node takes.
+func TestValidation_AcceptsTheTaintsANodeAccepts(t *testing.T) {
+	ctx := context.Background()
+	taints := []corev1.Taint{
+		{Key: "dedicated", Value: "gpu", Effect: corev1.TaintEffectNoSchedule},
+		{Key: "dedicated", Value: "gpu", Effect: corev1.TaintEffectNoExecute},
+		{Key: "example.com/maintenance", Effect: corev1.TaintEffectPreferNoSchedule},
+	}
+	nm := nmNodeWithTaints(taints...)
+	nm.SetName("valid-taints")
+	c := cnr(func(c *v1.CustomNodeResource) { c.Spec.Taints = taints })
+	c.SetName("valid-taints")
+	for _, obj := range []client.Object{nm, c} {
+		if err := env.Client.Create(ctx, obj); err != nil {
+			t.Errorf("%T with valid taints rejected: %v", obj, err)
+			continue
+		}
+		t.Cleanup(func() { _ = env.Client.Delete(ctx, obj) })
+	}
 }

@@ -77,7 +77,7 @@ func bindFlags(fs *pflag.FlagSet, o *options) {
 		"Label selector of multicache's pods; the first running and ready one by name is used.")
 	fs.StringVar(&o.pod, "pod", "", "Name of the multicache pod to read (default: chosen by --selector).")
 	fs.IntVar(&o.port, "debug-port", 8082, "The pod's debug port (the operator's --debug-bind-address).")
-	fs.StringVar(&o.debugURL, "debug-url", "", "Reach a debug server directly instead of port-forwarding, e.g. http://127.0.0.1:8082 for `make run`.")
+	fs.StringVar(&o.debugURL, "debug-url", "", "Reach a debug server directly instead of port-forwarding, e.g. http://127.0.0.1:8082 for a local run (make run).")
 	fs.BoolVar(&o.assumed, "assumed", false, "pods: only the assumed pods.")
 	fs.DurationVar(&o.timeout, "timeout", 30*time.Second, "How long to wait for the port-forward and each answer.")
 }

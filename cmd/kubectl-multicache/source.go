@@ -111,8 +111,8 @@ func choosePod(ctx context.Context, cs kubernetes.Interface, t target) (string, 
 	}
 	if len(ready) == 0 {
 		if len(others) == 0 {
-			return "", fmt.Errorf("no multicache pod in namespace %s matches %s: is multicache installed there? (--namespace, --selector, --pod)",
-				t.namespace, t.selector)
+			return "", fmt.Errorf("no multicache pod in namespace %s matches %s: is multicache installed there? (--namespace, --selector, --pod); "+
+				"for a local run (make run) pass --debug-url=http://127.0.0.1:8082", t.namespace, t.selector)
 		}
 		return "", fmt.Errorf("no multicache pod in namespace %s is running and ready: %s (wait, or name one with --pod)",
 			t.namespace, strings.Join(others, ", "))

@@ -12,6 +12,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/seed0f91f25e/multicache/api/v1alpha1"
 	"github.com/seed0f91f25e/multicache/internal/debug"
 	"github.com/seed0f91f25e/multicache/internal/drift"
 	"github.com/seed0f91f25e/multicache/internal/stores/nodestore"
@@ -92,13 +93,21 @@ func showNodes(out io.Writer, d *dump) error {
 		_, err := fmt.Fprintln(out, "No nodes in the cache.")
 		return err
 	}
+	// RESERVATIONS counts what `node NAME` lists: the Reserved and Matched reservations on
+	// the node (the node's own dump names only those still charged, the Reserved ones).
+	onNode := map[string]int{}
+	for _, r := range d.Reservations {
+		if r.Phase == v1alpha1.ReservationReserved || r.Phase == v1alpha1.ReservationMatched {
+			onNode[r.Node]++
+		}
+	}
 	t := newTable(out, "NODE", "CPU ALLOC", "CPU REQ", "CPU FREE", "MEM ALLOC", "MEM REQ", "MEM FREE", "PODS", "RESERVATIONS", "SOURCES")
 	for _, name := range sortedKeys(d.Nodes) {
 		n := d.Nodes[name]
 		t.row(name,
 			quantity(n.Allocatable, corev1.ResourceCPU), quantity(n.Requested, corev1.ResourceCPU), free(n.Allocatable, n.Requested, corev1.ResourceCPU),
 			quantity(n.Allocatable, corev1.ResourceMemory), quantity(n.Requested, corev1.ResourceMemory), free(n.Allocatable, n.Requested, corev1.ResourceMemory),
-			fmt.Sprint(len(n.Pods)), fmt.Sprint(len(n.Reservations)), strings.Join(n.Sources, ","))
+			fmt.Sprint(len(n.Pods)), fmt.Sprint(onNode[name]), strings.Join(n.Sources, ","))
 	}
 	return t.flush()
 }
@@ -180,8 +189,10 @@ func showReservations(out io.Writer, d *dump, now time.Time) error {
 	t := newTable(out, "RESERVATION", "PHASE", "NODE", "CPU", "MEMORY", "OWNER", "EXPIRES")
 	for _, key := range sortedKeys(d.Reservations) {
 		r := d.Reservations[key]
+		// A Matched reservation no longer expires (its pod consumed it): "-", as the empty
+		// EXPIRES of `kubectl get reservations`.
 		expires := "-"
-		if r.ExpiresAt != nil {
+		if r.ExpiresAt != nil && r.Phase != v1alpha1.ReservationMatched {
 			expires = until(now, *r.ExpiresAt)
 		}
 		t.row(key, string(r.Phase), orDash(r.Node), quantity(r.Resources, corev1.ResourceCPU), quantity(r.Resources, corev1.ResourceMemory),

@@ -164,7 +164,7 @@ func TestDashboard_QueriesOnlyMetricsMulticacheExports(t *testing.T) {
 		"multicache_events_total", "multicache_store_op_duration_seconds", "multicache_store_objects",
 		"multicache_assumed_pods", "multicache_expired_pods_total", "multicache_reservations",
 		"multicache_drift_total", "multicache_invariant_violations_total",
-		"multicache_cache_caught_up", "multicache_cache_catch_up_seconds",
+		"multicache_cache_caught_up", "multicache_cache_catch_up_seconds", "multicache_reserve_on_delete_total",
 	} {
 		if !queried[want] {
 			t.Errorf("the dashboard does not show %s", want)

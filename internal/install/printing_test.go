@@ -170,10 +170,14 @@ func TestPrinting_ColumnsRenderForEveryKind(t *testing.T) {
 			}
 		}
 	}
+	// Movement's condition columns, as its status writer sets them.
+	patchStatus(t, &v1alpha1.Movement{ObjectMeta: metav1.ObjectMeta{Name: "printing-sample-movement"}}, `{"status":{"conditions":[`+
+		`{"type":"Followed","status":"True","reason":"PodsLanded","message":"1 pod","lastTransitionTime":"2026-01-01T00:00:00Z"},`+
+		`{"type":"Complete","status":"False","reason":"WaitingForPods","message":"1 of 2","lastTransitionTime":"2026-01-01T00:00:00Z"}]}}`)
 	for resource, want := range map[string]map[string]string{
 		"nmnodes":             {"CPU": "14", "Memory": "60Gi"},
 		"customnoderesources": {"BE-CPU": "6", "BE-Memory": "24Gi"},
-		"movements":           {"Creator": "sample-descheduler"},
+		"movements":           {"Creator": "sample-descheduler", "Followed": "True", "Complete": "False"},
 	} {
 		row := table(t, "/apis/"+group+"/v1alpha1/"+resource)["printing-sample-"+map[bool]string{true: "movement", false: "node"}[resource == "movements"]]
 		if row == nil {

@@ -2,11 +2,13 @@ package install
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -69,8 +71,9 @@ func TestSamples_StatusIsAppliedThroughTheStatusSubresource(t *testing.T) {
 
 // TestMakeRun_AppliesStatusAndBindsLocally checks the commands `make run` runs (make -n):
 // against a configured cluster it applies the samples' status through the status
-// subresource; on both branches the operator binds metrics and probes to 127.0.0.1 and logs
-// for a person.
+// subresource; on both branches the operator binds metrics (plain HTTP, curl-able) and
+// probes to 127.0.0.1 and logs for a person, and runs as a built binary, not `go run`
+// (which exits 1 when interrupted, so make would print `Error 1` after a clean Ctrl-C).
 func TestMakeRun_AppliesStatusAndBindsLocally(t *testing.T) {
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
 	if err := os.WriteFile(kubeconfig, []byte("apiVersion: v1\nkind: Config\n"), 0o600); err != nil {
@@ -93,7 +96,11 @@ func TestMakeRun_AppliesStatusAndBindsLocally(t *testing.T) {
 			if err != nil {
 				t.Fatalf("make -n run: %v\n%s", err, out)
 			}
-			want := append(tc.want, "--metrics-bind-address=127.0.0.1:8443", "--health-probe-bind-address=127.0.0.1:8081", "--zap-encoder=console")
+			want := append(tc.want, "--metrics-bind-address=127.0.0.1:8080", "--metrics-secure=false",
+				"--health-probe-bind-address=127.0.0.1:8081", "--zap-encoder=console", "bin/multicache\" ")
+			if strings.Contains(out, "go run") {
+				t.Errorf("make run uses `go run`, which exits 1 on Ctrl-C:\n%s", out)
+			}
 			for _, w := range want {
 				if !strings.Contains(out, w) {
 					t.Errorf("make run does not run %q:\n%s", w, out)
@@ -103,5 +110,72 @@ func TestMakeRun_AppliesStatusAndBindsLocally(t *testing.T) {
 				t.Errorf("the status is applied before the objects exist:\n%s", out)
 			}
 		})
+	}
+}
+
+// TestMakeRun_BuildsKubectlWhenNoneIsOnPath: a newcomer without kubectl gets the one of the
+// control plane's version, built from Go modules (make kubectl), which the recipes then run.
+func TestMakeRun_BuildsKubectlWhenNoneIsOnPath(t *testing.T) {
+	path := t.TempDir() // bash (the recipes' shell) and make, no kubectl
+	for _, tool := range []string{"bash", "make"} {
+		bin, err := exec.LookPath(tool)
+		if err != nil {
+			t.Skipf("%s is not installed", tool)
+		}
+		if err := os.Symlink(bin, filepath.Join(path, tool)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(kubeconfig, []byte("apiVersion: v1\nkind: Config\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	built := filepath.Join(t.TempDir(), "kubectl")
+	out, err := runMake(t, []string{"PATH=" + path, "KUBECONFIG=" + kubeconfig}, "-n", "run", "KUBECTL_BIN="+built, "GO=go")
+	if err != nil {
+		t.Fatalf("make -n run: %v\n%s", err, out)
+	}
+	for _, want := range []string{"building kubectl", "cd hack/envtest/kubectl && go build -o " + built + ".tmp",
+		"| " + built + " apply --server-side -f -"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("make run without kubectl on PATH does not run %q:\n%s", want, out)
+		}
+	}
+	if out, err := runMake(t, nil, "-n", "run", "KUBECTL_BIN="+built); err == nil && strings.Contains(out, "building kubectl") && hasKubectl() {
+		t.Errorf("make run builds kubectl although one is on PATH:\n%s", out)
+	}
+}
+
+func hasKubectl() bool { _, err := exec.LookPath("kubectl"); return err == nil }
+
+// TestSamples_CarryNoFixedTimes: a time in a sample's status (an agent's updateTime) is a
+// fixed date that printer columns show as its age, `UPDATED 329d` just after `make run`.
+func TestSamples_CarryNoFixedTimes(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(env.RepoRoot, "config", "samples", "cache_*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no samples: %v", err)
+	}
+	var walk func(path string, v any)
+	walk = func(path string, v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, e := range v {
+				walk(path+"."+k, e)
+			}
+		case []any:
+			for i, e := range v {
+				walk(fmt.Sprintf("%s[%d]", path, i), e)
+			}
+		case string:
+			if _, err := time.Parse(time.RFC3339, v); err == nil {
+				t.Errorf("a sample sets %s to the fixed time %s: leave it to the agent", path, v)
+			}
+		}
+	}
+	for _, f := range files {
+		rel, _ := filepath.Rel(env.RepoRoot, f)
+		for _, u := range readYAML(t, rel) {
+			walk(u.GetKind()+"/"+u.GetName()+" status", u.Object["status"])
+		}
 	}
 }

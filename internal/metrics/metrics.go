@@ -94,12 +94,19 @@ var (
 	})
 )
 
+// ReserveOnDeleteResults are the values of ReserveOnDeleteTotal's result label.
+var ReserveOnDeleteResults = []string{"kept", "invalid_annotation", "cannot_keep"}
+
 // SampleEvery is the sampling period of StoreOpDuration, in events.
 const SampleEvery = 16
 
 // Register registers every metric of this package, and the collectors (gauges read from the
-// cache at scrape time), on reg.
+// cache at scrape time), on reg. The counters whose labels are known in advance start with a
+// zero series for each, so that a dashboard shows 0 rather than no data.
 func Register(reg prometheus.Registerer, collectors ...prometheus.Collector) error {
+	for _, result := range ReserveOnDeleteResults {
+		ReserveOnDeleteTotal.WithLabelValues(result)
+	}
 	for _, c := range append(All(), collectors...) {
 		if err := reg.Register(c); err != nil {
 			return err

@@ -80,8 +80,13 @@ type Result struct {
 // own cache.
 func (l *Loop) NeedLeaderElection() bool { return false }
 
-// Start runs the loop every Period until ctx is done.
+// Start runs the loop every Period until ctx is done. It first puts a zero in
+// multicache_drift_total for every watched kind, so that a healthy cache shows 0 drift
+// rather than no data.
 func (l *Loop) Start(ctx context.Context) error {
+	for _, kind := range l.Cache.WatchedKinds() {
+		metrics.DriftTotal.WithLabelValues(string(kind))
+	}
 	ticker := time.NewTicker(l.Period)
 	defer ticker.Stop()
 	for {

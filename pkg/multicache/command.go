@@ -4,10 +4,12 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
 	crconfig "sigs.k8s.io/controller-runtime/pkg/client/config"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -59,12 +61,16 @@ const (
 // operator failed, 2 for bad flags or a bad registration (the message names what to fix).
 func (c *Command) Run(args []string) int {
 	f, err := c.parse(args)
-	var parseErr flagParseError
+	var help helpRequested
+	var bad badFlags
 	switch {
-	case errors.Is(err, flag.ErrHelp):
+	case errors.As(err, &help):
+		help.print(os.Stdout)
 		return exitOK
-	case errors.As(err, &parseErr):
-		return exitBadFlags // the flag set printed the error and the usage
+	case errors.As(err, &bad):
+		// The error alone, last, with where to look: the usage would scroll it away.
+		fmt.Fprintf(os.Stderr, "%s: %v\nRun '%s --help' for usage.\n", c.name, err, c.name)
+		return exitBadFlags
 	case err != nil:
 		fmt.Fprintln(os.Stderr, err)
 		return exitBadFlags
@@ -72,6 +78,15 @@ func (c *Command) Run(args []string) int {
 	if f.showVersion {
 		fmt.Println(version.String())
 		return exitOK
+	}
+	var cfg *rest.Config
+	if !f.local.enabled {
+		// Resolved before the logger is set: controller-runtime logs a failed in-cluster
+		// attempt as an error with a stack trace, ahead of the one line that says what to do.
+		if cfg, err = ctrl.GetConfig(); err != nil {
+			fmt.Fprintln(os.Stderr, noClusterMessage(c.name, err))
+			return exitFailed
+		}
 	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&f.zap)))
 	log := ctrl.Log.WithName("setup")
@@ -85,25 +100,26 @@ func (c *Command) Run(args []string) int {
 	}
 	ctx := ctrl.SetupSignalHandler()
 
-	var cfg *rest.Config
 	var state localState
 	if f.local.enabled {
-		cp, st, err := startLocal(ctx, f.local)
+		cp, st, err := startLocal(ctx, f.local, []listenFlag{
+			{"--metrics-bind-address", f.opts.MetricsBindAddress},
+			{"--health-probe-bind-address", f.opts.HealthProbeBindAddress},
+			{"--debug-bind-address", f.opts.DebugBindAddress},
+		})
 		if err != nil {
-			log.Error(err, "starting the local control plane")
+			// A setup error for a person (another run, a port in use, no binaries): one line.
+			fmt.Fprintf(os.Stderr, "%s: starting the local control plane: %v\n", c.name, err)
 			return exitFailed
 		}
 		defer func() {
 			if err := cp.Stop(); err != nil {
 				log.Error(err, "stopping the local control plane")
 			}
+			_ = st.lock.Release()
 		}()
 		cfg, state = rest.CopyConfig(cp.Config), st
-	} else {
-		if cfg, err = ctrl.GetConfig(); err != nil {
-			log.Error(err, "no cluster configured: pass --kubeconfig, set KUBECONFIG, or use --local")
-			return exitFailed
-		}
+		state.metricsAddr, state.metricsSecure = f.opts.MetricsBindAddress, f.opts.MetricsSecure
 	}
 	cfg.UserAgent = version.UserAgent()
 
@@ -164,6 +180,9 @@ func (c *Command) parse(args []string) (*flags, error) {
 	}
 
 	fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
+	// The flag set prints nothing: Run prints an error alone with a hint, the usage on -h.
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
 	f.opts.BindFlags(fs)
 	f.local.bindFlags(fs)
 	fs.BoolVar(&f.showVersion, "version", false, "Print the version and exit.")
@@ -173,25 +192,44 @@ func (c *Command) parse(args []string) (*flags, error) {
 	crconfig.RegisterFlags(fs) // --kubeconfig, read by ctrl.GetConfig
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return nil, err
+			return nil, helpRequested{fs}
 		}
-		return nil, flagParseError{err}
+		return nil, badFlags{fmt.Errorf("invalid flags: %w", err)}
 	}
 	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("invalid flags: unexpected arguments %q: every option is a flag (see -h)", fs.Args())
+		return nil, badFlags{fmt.Errorf("invalid flags: unexpected arguments %q: every option is a flag", fs.Args())}
 	}
 	if err := f.opts.Validate(); err != nil {
-		return nil, fmt.Errorf("invalid flags: %w", err)
+		return nil, badFlags{fmt.Errorf("invalid flags: %w", err)}
 	}
 	if f.steadyGOGC < 0 {
-		return nil, fmt.Errorf("invalid flags: --steady-gogc=%d: must not be negative (0 keeps GOGC)", f.steadyGOGC)
+		return nil, badFlags{fmt.Errorf("invalid flags: --steady-gogc=%d: must not be negative (0 keeps GOGC)", f.steadyGOGC)}
 	}
 	return f, nil
 }
 
-// flagParseError is an error of the flag set, which already printed it with the usage.
-type flagParseError struct{ error }
+// badFlags is a command line that cannot run: Run prints it with a hint to --help.
+type badFlags struct{ error }
 
-func (e flagParseError) Unwrap() error { return e.error }
+func (e badFlags) Unwrap() error { return e.error }
+
+// helpRequested is -h or --help: Run prints the usage.
+type helpRequested struct{ fs *flag.FlagSet }
+
+func (helpRequested) Error() string { return flag.ErrHelp.Error() }
+func (helpRequested) Unwrap() error { return flag.ErrHelp }
+func (h helpRequested) print(w io.Writer) {
+	fmt.Fprintf(w, "Usage: %s [flags]\n\nFlags:\n", h.fs.Name())
+	h.fs.SetOutput(w)
+	h.fs.PrintDefaults()
+}
+
+// noClusterMessage is the line Run prints when no cluster configuration loads.
+func noClusterMessage(name string, err error) string {
+	if clientcmd.IsEmptyConfig(err) {
+		return name + ": no cluster configured: pass --kubeconfig, set KUBECONFIG, or use --local (`make run` does when no cluster is configured)"
+	}
+	return fmt.Sprintf("%s: cannot load the cluster configuration: %v (pass --kubeconfig, set KUBECONFIG, or use --local)", name, err)
+}
 
 func storeNames(reg handler.Registry) []string { return names(reg.Names()) }

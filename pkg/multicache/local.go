@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 
@@ -26,12 +27,22 @@ type localOptions struct {
 	apply   string
 }
 
-// localState is what --local started: where its kubeconfig is and which node the samples
-// describe, for the banner.
+// localState is what --local started: where its kubeconfig is, which node the samples
+// describe and where the metrics are, for the banner; and the lock on --local-dir.
 type localState struct {
 	kubeconfig string
 	node       string
+	// metricsAddr is --metrics-bind-address ("0": off); metricsSecure is --metrics-secure.
+	metricsAddr   string
+	metricsSecure bool
+	// kubectl is the command the banner shows: kubectl on PATH, else the one `make kubectl`
+	// built next to the control plane's binaries.
+	kubectl string
+	lock    *controlplane.Lock
 }
+
+// listenFlag is an address the operator will listen on, with the flag that sets it.
+type listenFlag struct{ flag, addr string }
 
 // bindFlags registers the --local flags.
 func (l *localOptions) bindFlags(fs *flag.FlagSet) {
@@ -45,10 +56,21 @@ func (l *localOptions) bindFlags(fs *flag.FlagSet) {
 		"Comma-separated YAML files or directories to apply after --local starts (e.g. config/samples).")
 }
 
-// startLocal starts the embedded control plane, writes its kubeconfig, prints where, and
-// applies the --local-apply manifests.
-func startLocal(ctx context.Context, local localOptions) (*controlplane.ControlPlane, localState, error) {
-	var state localState
+// startLocal locks --local-dir and checks that the operator's ports are free (so a second
+// run changes nothing and says which run is in the way), then starts the embedded control
+// plane, writes its kubeconfig, prints where, and applies the --local-apply manifests.
+func startLocal(ctx context.Context, local localOptions, listens []listenFlag) (_ *controlplane.ControlPlane, state localState, err error) {
+	if state.lock, err = controlplane.LockDir(local.dir); err != nil {
+		return nil, state, err
+	}
+	defer func() {
+		if err != nil {
+			_ = state.lock.Release()
+		}
+	}()
+	if err := portsFree(listens); err != nil {
+		return nil, state, err
+	}
 	crds, err := crd.CRDs()
 	if err != nil {
 		return nil, state, err
@@ -62,9 +84,6 @@ func startLocal(ctx context.Context, local localOptions) (*controlplane.ControlP
 		return nil, state, err
 	}
 	kubeconfig, err := cp.KubeConfig()
-	if err == nil {
-		err = os.MkdirAll(local.dir, 0o700)
-	}
 	path := filepath.Join(local.dir, "kubeconfig")
 	if err == nil {
 		err = os.WriteFile(path, kubeconfig, 0o600)
@@ -74,6 +93,7 @@ func startLocal(ctx context.Context, local localOptions) (*controlplane.ControlP
 		return nil, state, fmt.Errorf("writing the local kubeconfig: %w", err)
 	}
 	state.kubeconfig, _ = filepath.Abs(path)
+	state.kubectl = kubectlCommand(local.assets)
 	fmt.Printf("local control plane ready at %s\nkubeconfig: %s\n", cp.Config.Host, state.kubeconfig)
 
 	if local.apply != "" {
@@ -98,22 +118,60 @@ func startLocal(ctx context.Context, local localOptions) (*controlplane.ControlP
 	return cp, state, nil
 }
 
+// kubectlCommand is "kubectl" when one is on PATH, else the kubectl in the assets directory
+// (`make kubectl` builds it there), else "kubectl".
+func kubectlCommand(assets string) string {
+	if _, err := exec.LookPath("kubectl"); err == nil {
+		return "kubectl"
+	}
+	if assets == "" {
+		assets = os.Getenv(controlplane.AssetsEnv)
+	}
+	if p, err := filepath.Abs(filepath.Join(assets, "kubectl")); err == nil && assets != "" {
+		if st, err := os.Stat(p); err == nil && st.Mode()&0o111 != 0 {
+			return p
+		}
+	}
+	return "kubectl"
+}
+
+// portsFree fails, naming the flag, when another process listens on one of the addresses:
+// better said before a control plane starts than after, as a bind error.
+func portsFree(listens []listenFlag) error {
+	for _, l := range listens {
+		if l.addr == "" || l.addr == "0" {
+			continue
+		}
+		ln, err := net.Listen("tcp", l.addr)
+		if err != nil {
+			return fmt.Errorf("%s=%s is in use (is another multicache or `make run` running?): stop it, or pass another address (make run ARGS=\"%s=127.0.0.1:<port>\")", l.flag, l.addr, l.flag)
+		}
+		_ = ln.Close()
+	}
+	return nil
+}
+
 // banner is what --local prints once the cache caught up: where to point kubectl and what
 // to try. debugAddr is --debug-bind-address ("0": no debug server, so no curl lines).
 func banner(st localState, debugAddr string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\nmulticache %s is ready: the cache caught up with the local control plane.\n", version.Get())
 	fmt.Fprintf(&b, "  export KUBECONFIG=%s\n", st.kubeconfig)
-	debug := ""
-	if host, port, err := net.SplitHostPort(debugAddr); err == nil && debugAddr != "0" {
-		if host == "" || host == "0.0.0.0" || host == "::" {
-			host = "localhost"
-		}
-		debug = net.JoinHostPort(host, port)
+	debug := reachable(debugAddr)
+	if debug != "" {
 		fmt.Fprintf(&b, "  debug dump: http://%s/debug/cache\n", debug)
 	}
+	metrics := reachable(st.metricsAddr)
+	if metrics != "" && st.metricsSecure {
+		// Served to callers the API server authorizes only: say how to read them plainly.
+		fmt.Fprintf(&b, "  metrics: https://%s/metrics needs a token; for plain HTTP on loopback run with --metrics-secure=false --metrics-bind-address=127.0.0.1:8080\n", metrics)
+	}
 	b.WriteString("Try:\n")
-	fmt.Fprintf(&b, "  kubectl --kubeconfig %s get multicache -A\n", st.kubeconfig)
+	kubectl := st.kubectl
+	if kubectl == "" {
+		kubectl = "kubectl"
+	}
+	fmt.Fprintf(&b, "  %s --kubeconfig %s get multicache -A\n", kubectl, st.kubeconfig)
 	if debug != "" {
 		node := st.node
 		if node == "" {
@@ -122,5 +180,21 @@ func banner(st localState, debugAddr string) string {
 		fmt.Fprintf(&b, "  curl %s/debug/cache/nodes/%s\n", debug, node)
 		fmt.Fprintf(&b, "  curl %s/debug/cache/compare\n", debug)
 	}
+	if metrics != "" && !st.metricsSecure {
+		fmt.Fprintf(&b, "  curl -s %s/metrics | grep ^multicache_\n", metrics)
+	}
 	return b.String()
+}
+
+// reachable is the host:port a local client reaches a listen address at ("" when the
+// address is "0", off, or not host:port).
+func reachable(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil || addr == "0" {
+		return ""
+	}
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "localhost"
+	}
+	return net.JoinHostPort(host, port)
 }

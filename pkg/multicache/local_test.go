@@ -1,6 +1,8 @@
 package multicache
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -37,12 +39,62 @@ func TestBanner_SaysWhereToLookAndWhatToTry(t *testing.T) {
 					t.Errorf("banner has %q:\n%s", n, got)
 				}
 			}
-			if lines := strings.Count(got, "\n"); lines > 8 {
+			if lines := strings.Count(got, "\n"); lines > 10 {
 				t.Errorf("banner is %d lines; keep it short:\n%s", lines, got)
 			}
 		})
 	}
 	if got := banner(localState{kubeconfig: "k"}, "127.0.0.1:1"); !strings.Contains(got, "/debug/cache/nodes/<node>") {
 		t.Errorf("without a sample node the banner should show a placeholder:\n%s", got)
+	}
+}
+
+// TestBanner_SaysHowToReadTheMetrics: `make run` serves them plainly on loopback, and the
+// banner gives the curl line; served securely, the banner says how to read them plainly.
+func TestBanner_SaysHowToReadTheMetrics(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		st        localState
+		want, not []string
+	}{
+		{"plain", localState{metricsAddr: "127.0.0.1:8080"},
+			[]string{"curl -s 127.0.0.1:8080/metrics | grep ^multicache_\n"}, []string{"token"}},
+		{"secure", localState{metricsAddr: ":8443", metricsSecure: true},
+			[]string{"https://localhost:8443/metrics needs a token", "--metrics-secure=false"}, []string{"curl -s"}},
+		{"off", localState{metricsAddr: "0"}, nil, []string{"metrics"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := banner(tc.st, "127.0.0.1:8082")
+			for _, w := range tc.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("banner misses %q:\n%s", w, got)
+				}
+			}
+			for _, n := range tc.not {
+				if strings.Contains(got, n) {
+					t.Errorf("banner has %q:\n%s", n, got)
+				}
+			}
+		})
+	}
+}
+
+// TestKubectlCommand_FallsBackToTheBuiltOne: without kubectl on PATH the banner shows the
+// one `make kubectl` built in the assets directory.
+func TestKubectlCommand_FallsBackToTheBuiltOne(t *testing.T) {
+	assets := t.TempDir()
+	t.Setenv("PATH", t.TempDir())
+	if got := kubectlCommand(assets); got != "kubectl" {
+		t.Errorf("nothing built: %q, want kubectl", got)
+	}
+	built := filepath.Join(assets, "kubectl")
+	if err := os.WriteFile(built, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if got := kubectlCommand(assets); got != built {
+		t.Errorf("built, none on PATH: %q, want %s", got, built)
+	}
+	if got := banner(localState{kubeconfig: "k", kubectl: built}, "0"); !strings.Contains(got, built+" --kubeconfig k get multicache -A") {
+		t.Errorf("the banner does not use the built kubectl:\n%s", got)
 	}
 }
