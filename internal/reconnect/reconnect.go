@@ -2,16 +2,18 @@
 // soon as the API server does.
 //
 // A client-go reflector that cannot reach the API server backs off exponentially (0.8 s
-// doubling to 30 s, reset after 2 minutes of calm), and nothing exposes that backoff to an
-// informer's user. An API server down for 8 seconds leaves the reflectors sleeping for up
-// to 6 seconds more after it is back, and the cache stale for as long (measured by the chaos
-// suite: API restarts recovered in 13 to 44 s). Wrapped, a List or a Watch that finds the API
-// server unreachable is retried here every Interval (at most), so the reflector sees one
-// slow call instead of a string of errors, and its own backoff does not grow. A refused or
-// dropped connection costs the API server nothing; when the server answers 429 or 503 it is
-// up and asking for patience, and its Retry-After is honoured; a 404 is what it answers for
-// a custom resource until it has loaded the CRD again. After Patience the error is
-// returned, and the reflector backs off as usual.
+// doubling to 30 s, reset after 2 minutes of calm), and neither client-go's
+// SharedIndexInformer nor controller-runtime's cache passes a backoff on to it (the knob,
+// cache.ReflectorOptions.Backoff, is the Reflector's only). An API server down for 8 seconds
+// leaves the reflectors sleeping for up to 6 seconds more after it is back, and the cache
+// stale for as long (measured by the chaos suite: API restarts recovered in 13 to 44 s).
+// Wrapped, a List or a Watch that finds the API server unreachable is retried here every
+// Interval (at most), so the reflector sees one slow call instead of a string of errors, and
+// its own backoff does not grow. Only conditions known by their type or status code are
+// waited out: a refused, reset or cut connection (k8s.io/apimachinery/pkg/util/net), which
+// costs the API server nothing, and 429 or 503, by which the server says it is up and asks
+// for patience, honouring its Retry-After. Anything else (a 404 included) goes back to the
+// reflector at once, as does the last error after Patience.
 package reconnect
 
 import (
@@ -19,7 +21,6 @@ import (
 	"errors"
 	"io"
 	"math/rand/v2"
-	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -130,14 +131,7 @@ func waitFor(err error) (time.Duration, bool) {
 	switch {
 	case err == nil:
 		return 0, false
-	case apierrors.IsServiceUnavailable(err) && strings.Contains(err.Error(), string(startingUp)):
-		// Its body asks for 5 s too (see startup.go): the server is seconds from ready.
-		return time.Second, true
-	case apierrors.IsTooManyRequests(err), apierrors.IsServiceUnavailable(err),
-		// A custom resource's API is not served for a few seconds after an API server
-		// starts, until its CRD is loaded (if the CRD is really gone, the informer fails
-		// after Patience as it would have at once).
-		apierrors.IsNotFound(err):
+	case apierrors.IsTooManyRequests(err), apierrors.IsServiceUnavailable(err):
 		if s, ok := apierrors.SuggestsClientDelay(err); ok && s > 0 {
 			return time.Duration(s) * time.Second, true
 		}
