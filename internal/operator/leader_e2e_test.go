@@ -81,11 +81,7 @@ func TestLeaderElection_OnlyTheLeaderWritesStatusAndTheStandbyTakesOverWarm(t *t
 // and restarts as a standby).
 func TestLeaderElection_ALeaderThatFindsTheLeaseTakenStopsWritingThenExits(t *testing.T) {
 	ns := newNamespace(t)
-	a := startOperator(t, func(o *Options) {
-		o.LeaderElect, o.LeaderElectionID, o.LeaderElectionNamespace = true, "lease-"+ns, ns
-		o.LeaseDuration, o.RenewDeadline, o.RetryPeriod = ptr.To(3*time.Second), ptr.To(2*time.Second), ptr.To(200*time.Millisecond)
-	})
-	eventually(t, "a leads", func() (bool, string) { return elected(a), "not elected" })
+	a := startLeader(t, ns, 3*time.Second, 2*time.Second, 200*time.Millisecond)
 	eventually(t, "a's fence opens", func() (bool, string) {
 		err := a.lock.Fence()
 		return err == nil, fmt.Sprint(err)
@@ -117,11 +113,7 @@ func TestLeaderElection_ALeaderThatFindsTheLeaseTakenStopsWritingThenExits(t *te
 	case <-time.After(time.Minute):
 		t.Fatal("the operator still runs although another replica holds its lease")
 	}
-	lease := &coordinationv1.Lease{}
-	if err := env.Client.Get(ctx(), types.NamespacedName{Namespace: ns, Name: "lease-" + ns}, lease); err != nil {
-		t.Fatal(err)
-	}
-	if got := ptr.Deref(lease.Spec.HolderIdentity, ""); got != "another-replica" {
+	if got := ptr.Deref(leaseIn(t, ns).Spec.HolderIdentity, ""); got != "another-replica" {
 		t.Errorf("after the old leader exited the lease is held by %q, want another-replica's (not released by the old leader)", got)
 	}
 }
@@ -133,16 +125,30 @@ func TestLeaderElection_ALeaderThatFindsTheLeaseTakenStopsWritingThenExits(t *te
 // writes into the Lease shows which it runs with.
 func TestLeaderElection_TheElectorUsesTheOptionsTimings(t *testing.T) {
 	ns := newNamespace(t)
-	a := startOperator(t, func(o *Options) {
+	startLeader(t, ns, 7*time.Second, 5*time.Second, 300*time.Millisecond)
+	if got := ptr.Deref(leaseIn(t, ns).Spec.LeaseDurationSeconds, 0); got != 7 {
+		t.Errorf("the elector wrote a lease duration of %ds, want the options' 7s (controller-runtime's default is 15s)", got)
+	}
+}
+
+// startLeader starts an operator electing on the lease "lease-<ns>" in ns with the timings
+// given, and waits until it leads.
+func startLeader(t *testing.T, ns string, lease, renew, retry time.Duration) *running {
+	t.Helper()
+	op := startOperator(t, func(o *Options) {
 		o.LeaderElect, o.LeaderElectionID, o.LeaderElectionNamespace = true, "lease-"+ns, ns
-		o.LeaseDuration, o.RenewDeadline, o.RetryPeriod = ptr.To(7*time.Second), ptr.To(5*time.Second), ptr.To(300*time.Millisecond)
+		o.LeaseDuration, o.RenewDeadline, o.RetryPeriod = &lease, &renew, &retry
 	})
-	eventually(t, "a leads", func() (bool, string) { return elected(a), "not elected" })
+	eventually(t, "the operator leads", func() (bool, string) { return elected(op), "not elected" })
+	return op
+}
+
+// leaseIn reads the Lease startLeader's operator elects on.
+func leaseIn(t *testing.T, ns string) *coordinationv1.Lease {
+	t.Helper()
 	lease := &coordinationv1.Lease{}
 	if err := env.Client.Get(ctx(), types.NamespacedName{Namespace: ns, Name: "lease-" + ns}, lease); err != nil {
 		t.Fatal(err)
 	}
-	if got := ptr.Deref(lease.Spec.LeaseDurationSeconds, 0); got != 7 {
-		t.Errorf("the elector wrote a lease duration of %ds, want the options' 7s (controller-runtime's default is 15s)", got)
-	}
+	return lease
 }
