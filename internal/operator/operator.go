@@ -33,6 +33,7 @@ import (
 	"github.com/seed0f91f25e/multicache/internal/handler"
 	"github.com/seed0f91f25e/multicache/internal/metrics"
 	"github.com/seed0f91f25e/multicache/internal/nodepods"
+	"github.com/seed0f91f25e/multicache/internal/reconnect"
 	"github.com/seed0f91f25e/multicache/internal/scheme"
 	"github.com/seed0f91f25e/multicache/internal/siblings/freecapacity"
 	"github.com/seed0f91f25e/multicache/internal/stores"
@@ -171,11 +172,15 @@ func newManager(cfg *rest.Config, opts Options, lock *renewalLock) (manager.Mana
 	if !opts.EnableHTTP2 {
 		metricsOpts.TLSOpts = append(metricsOpts.TLSOpts, disableHTTP2)
 	}
+	ready, err := reconnect.Readyz(cfg)
+	if err != nil {
+		return nil, err
+	}
 	cacheOpts := cache.Options{
 		DefaultTransform:             cache.TransformStripManagedFields(),
 		DefaultUnsafeDisableDeepCopy: ptr.To(true),
 		ByObject:                     ownerTransforms(),
-		NewInformer:                  reconnectingInformer(ctrl.Log.WithName("reconnect")),
+		NewInformer:                  reconnectingInformer(ctrl.Log.WithName("reconnect"), ready),
 	}
 	// Pods share their resource lists (podTransform); a shard's per-node informers take it too.
 	cacheOpts.ByObject[&corev1.Pod{}] = cache.ByObject{Transform: podTransform(newSharedResourceLists())}

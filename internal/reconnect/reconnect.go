@@ -13,7 +13,10 @@
 // waited out: a refused, reset or cut connection (k8s.io/apimachinery/pkg/util/net), which
 // costs the API server nothing, and 429 or 503, by which the server says it is up and asks
 // for patience, honouring its Retry-After. Anything else (a 404 included) goes back to the
-// reflector at once, as does the last error after Patience.
+// reflector at once, as does the last error after Patience. Back from unreachable, the next
+// call waits until the API server says it is ready (Ready, GET /readyz): a starting
+// kube-apiserver answers the paths it has not installed yet (custom resources come last)
+// with 503 and Retry-After: 5, which client-go waits out in full inside the call.
 package reconnect
 
 import (
@@ -50,6 +53,9 @@ type ListerWatcher struct {
 	LW       toolscache.ListerWatcherWithContext
 	Interval time.Duration
 	Patience time.Duration
+	// Ready, when set, tells whether the API server is ready (see Readyz); after the API
+	// server was unreachable, the next List or Watch waits until it returns nil.
+	Ready func(ctx context.Context) error
 	// Type names what is listed, for the log.
 	Type string
 	Log  logr.Logger
@@ -112,15 +118,25 @@ func retry[T any](ctx context.Context, p *ListerWatcher, verb string, fn func() 
 		if attempts == 1 {
 			p.Log.V(1).Info("API server unreachable or not ready; retrying", "type", p.Type, "verb", verb, "error", err.Error())
 		}
-		if delay == 0 {
-			delay = wait
-			// Jitter, so that the informers do not come back in step.
-			delay += time.Duration(rand.Int64N(int64(delay)/5 + 1))
-			wait = min(wait*3/2, p.interval())
-		}
-		if err := p.wait(ctx, delay); err != nil {
-			var zero T
-			return zero, err
+		for {
+			if delay == 0 {
+				delay = wait
+				// Jitter, so that the informers do not come back in step.
+				delay += time.Duration(rand.Int64N(int64(delay)/5 + 1))
+				wait = min(wait*3/2, p.interval())
+			}
+			if err := p.wait(ctx, delay); err != nil {
+				var zero T
+				return zero, err
+			}
+			delay = 0
+			// Back from unreachable, the next call waits for the API server to say it is
+			// ready: a starting kube-apiserver answers a path it has not installed yet (custom
+			// resources come last) with 503 and Retry-After: 5, which client-go waits out in
+			// full inside the call.
+			if !unreachable(err) || p.Ready == nil || time.Since(start) >= p.patience() || p.Ready(ctx) == nil {
+				break
+			}
 		}
 	}
 }
@@ -136,11 +152,17 @@ func waitFor(err error) (time.Duration, bool) {
 			return time.Duration(s) * time.Second, true
 		}
 		return 0, true
-	case utilnet.IsConnectionRefused(err), utilnet.IsConnectionReset(err), utilnet.IsProbableEOF(err),
-		errors.Is(err, io.ErrUnexpectedEOF):
+	case unreachable(err):
 		return 0, true
 	}
 	return 0, false
+}
+
+// unreachable reports whether err says the API server could not be reached: a refused, reset
+// or cut connection.
+func unreachable(err error) bool {
+	return err != nil && (utilnet.IsConnectionRefused(err) || utilnet.IsConnectionReset(err) || utilnet.IsProbableEOF(err) ||
+		errors.Is(err, io.ErrUnexpectedEOF))
 }
 
 func (p *ListerWatcher) interval() time.Duration {

@@ -151,3 +151,33 @@ func TestListerWatcher_AStoppedInformerStopsWaiting(t *testing.T) {
 		t.Fatal("the wait went on after the informer stopped")
 	}
 }
+
+// TestListerWatcher_BackFromUnreachableItWaitsForTheAPIServerToBeReady: after a refused
+// connection the next call waits until Ready says the API server is ready; an answer of the
+// server (429) does not ask Ready.
+func TestListerWatcher_BackFromUnreachableItWaitsForTheAPIServerToBeReady(t *testing.T) {
+	s := &scriptedLW{errs: []error{refused, apierrors.NewTooManyRequests("busy", 1)}}
+	var waits []time.Duration
+	lw := newLW(s, &waits)
+	var asked, callsWhenReady []int
+	lw.Ready = func(context.Context) error {
+		asked = append(asked, s.calls)
+		if len(asked) <= 2 {
+			return apierrors.NewInternalError(errors.New("[-]poststarthook/crd-informer-synced failed"))
+		}
+		callsWhenReady = append(callsWhenReady, s.calls)
+		return nil
+	}
+	if _, err := lw.ListWithContext(context.Background(), metav1.ListOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if s.calls != 3 {
+		t.Fatalf("%d calls, want 3 (refused, 429, served)", s.calls)
+	}
+	if len(asked) != 3 || len(callsWhenReady) != 1 || callsWhenReady[0] != 1 {
+		t.Errorf("Ready asked after calls %v, ready after %v; want asked three times after the refused call, ready the third", asked, callsWhenReady)
+	}
+	if len(waits) != 4 || waits[3] != time.Second {
+		t.Errorf("waits %v; want three while not ready, then the 1 s the 429 asked", waits)
+	}
+}
