@@ -1,121 +1,67 @@
 package controllers
 
 import (
-	"context"
+	"fmt"
+	"net/http"
 
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 )
 
-// fencedClient refuses every write while fence returns an error: a leader that was paused
-// (SIGSTOP, a long GC pause, a frozen VM) past its lease may resume with reconciles in
-// flight, and must not write status from its now stale view once another replica may lead.
-// Reads pass through.
-type fencedClient struct {
-	client.Client
-	fence func() error
-}
-
-// fenced wraps c so that its writes check fence first; nil fence returns c.
-func fenced(c client.Client, fence func() error) client.Client {
+// writer returns the client the status writers and the GC write with: reads come from the
+// manager's cache, and every request that would change something passes fence first (see
+// fenceTransport). A nil fence (no leader election) returns the manager's client.
+func writer(mgr manager.Manager, fence func() error) (client.Client, error) {
 	if fence == nil {
-		return c
+		return mgr.GetClient(), nil
 	}
-	return fencedClient{Client: c, fence: fence}
-}
-
-func (c fencedClient) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
-	if err := c.fence(); err != nil {
-		return err
+	cfg := fencedConfig(mgr.GetConfig(), fence)
+	httpClient, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("the status writers' client: %w", err)
 	}
-	return c.Client.Create(ctx, obj, opts...)
-}
-
-func (c fencedClient) Delete(ctx context.Context, obj client.Object, opts ...client.DeleteOption) error {
-	if err := c.fence(); err != nil {
-		return err
+	c, err := client.New(cfg, client.Options{HTTPClient: httpClient, Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(),
+		Cache: &client.CacheOptions{Reader: mgr.GetCache()}})
+	if err != nil {
+		return nil, fmt.Errorf("the status writers' client: %w", err)
 	}
-	return c.Client.Delete(ctx, obj, opts...)
+	return c, nil
 }
 
-func (c fencedClient) Update(ctx context.Context, obj client.Object, opts ...client.UpdateOption) error {
-	if err := c.fence(); err != nil {
-		return err
-	}
-	return c.Client.Update(ctx, obj, opts...)
+// fencedConfig returns a copy of cfg whose transport asks fence before it sends any request
+// that is not a read (see fenceTransport).
+func fencedConfig(cfg *rest.Config, fence func() error) *rest.Config {
+	cfg = rest.CopyConfig(cfg)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return fenceTransport{next: rt, fence: fence} })
+	return cfg
 }
 
-func (c fencedClient) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
-	if err := c.fence(); err != nil {
-		return err
-	}
-	return c.Client.Patch(ctx, obj, patch, opts...)
-}
-
-func (c fencedClient) DeleteAllOf(ctx context.Context, obj client.Object, opts ...client.DeleteAllOfOption) error {
-	if err := c.fence(); err != nil {
-		return err
-	}
-	return c.Client.DeleteAllOf(ctx, obj, opts...)
-}
-
-func (c fencedClient) Status() client.SubResourceWriter {
-	return fencedWriter{SubResourceWriter: c.Client.Status(), fence: c.fence}
-}
-
-func (c fencedClient) SubResource(name string) client.SubResourceClient {
-	return fencedSubResource{SubResourceClient: c.Client.SubResource(name), fence: c.fence}
-}
-
-// fencedWriter is a status (or other subresource) writer that checks the fence.
-type fencedWriter struct {
-	client.SubResourceWriter
+// fenceTransport refuses, with the error fence returns, every request but a read: the request
+// is not sent. A leader paused (SIGSTOP, a long GC pause, a frozen VM) or cut off past its
+// lease may resume with reconciles in flight, and must not write from its stale view once
+// another replica may lead. It sits below client-go's REST client, so a write that client-go
+// resends on its own (an answer 429 or 5xx with Retry-After, up to 10 times) is asked again
+// at each attempt.
+type fenceTransport struct {
+	next  http.RoundTripper
 	fence func() error
 }
 
-func (w fencedWriter) Create(ctx context.Context, obj client.Object, sub client.Object, opts ...client.SubResourceCreateOption) error {
-	if err := w.fence(); err != nil {
-		return err
+// RoundTrip implements http.RoundTripper.
+func (t fenceTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	switch req.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+	default:
+		if err := t.fence(); err != nil {
+			if req.Body != nil {
+				_ = req.Body.Close() // a RoundTripper closes the body, even on error
+			}
+			return nil, err
+		}
 	}
-	return w.SubResourceWriter.Create(ctx, obj, sub, opts...)
+	return t.next.RoundTrip(req)
 }
 
-func (w fencedWriter) Update(ctx context.Context, obj client.Object, opts ...client.SubResourceUpdateOption) error {
-	if err := w.fence(); err != nil {
-		return err
-	}
-	return w.SubResourceWriter.Update(ctx, obj, opts...)
-}
-
-func (w fencedWriter) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-	if err := w.fence(); err != nil {
-		return err
-	}
-	return w.SubResourceWriter.Patch(ctx, obj, patch, opts...)
-}
-
-// fencedSubResource is a subresource client whose writes check the fence.
-type fencedSubResource struct {
-	client.SubResourceClient
-	fence func() error
-}
-
-func (s fencedSubResource) Create(ctx context.Context, obj client.Object, sub client.Object, opts ...client.SubResourceCreateOption) error {
-	if err := s.fence(); err != nil {
-		return err
-	}
-	return s.SubResourceClient.Create(ctx, obj, sub, opts...)
-}
-
-func (s fencedSubResource) Update(ctx context.Context, obj client.Object, opts ...client.SubResourceUpdateOption) error {
-	if err := s.fence(); err != nil {
-		return err
-	}
-	return s.SubResourceClient.Update(ctx, obj, opts...)
-}
-
-func (s fencedSubResource) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-	if err := s.fence(); err != nil {
-		return err
-	}
-	return s.SubResourceClient.Patch(ctx, obj, patch, opts...)
-}
+// WrappedRoundTripper lets client-go see through the wrapper (for its debugging wrappers).
+func (t fenceTransport) WrappedRoundTripper() http.RoundTripper { return t.next }

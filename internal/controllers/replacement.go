@@ -83,7 +83,11 @@ func holdsSource(n *Notifier, h *handler.Handler) source.Source {
 // setupReplacements registers the replacement controller (leader only, gated on the
 // catch-up, writing through the fenced client).
 func setupReplacements(mgr manager.Manager, h *handler.Handler, n *Notifier, opts Options) error {
-	r := &ReplacementReconciler{Client: fenced(mgr.GetClient(), opts.Fence), Reader: h, Clock: opts.Clock,
+	c, err := writer(mgr, opts.Fence)
+	if err != nil {
+		return err
+	}
+	r := &ReplacementReconciler{Client: c, Reader: h, Clock: opts.Clock,
 		Recorder: mgr.GetEventRecorder("multicache")}
 	return ctrl.NewControllerManagedBy(mgr).Named("reservation-replacement").
 		WatchesRawSource(holdsSource(n, h)).

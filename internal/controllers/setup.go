@@ -40,8 +40,9 @@ type Options struct {
 	Clock clock.PassiveClock
 	// CatchUp tracks the feeds' catch-up; the status writers wait for it. Required.
 	CatchUp *CatchUp
-	// Fence, when set, is asked before every write of the status writers and the GC: an
-	// error (this replica's lease is not known to be held) refuses the write.
+	// Fence, when set, is asked before every attempt of every write of the status writers
+	// and the GC, client-go's own resends included (the check is in their transport): an
+	// error (this replica's lease is not known to be held) refuses the request unsent.
 	Fence func() error
 	// PodGroupSources are the APIs pod groups are read from when the PodGroupStore is
 	// enabled (podgroup_sources.go); none means multicache's own only. Only multicache's own
@@ -217,7 +218,10 @@ func scoped[T client.Object](mgr manager.Manager, obj T, list client.ObjectList,
 // setupStatusWriters registers the status writers; they need leader election (the default)
 // and reconcile nothing before the cache caught up.
 func setupStatusWriters(mgr manager.Manager, h *handler.Handler, n *Notifier, watched []stores.Kind, opts Options) error {
-	c := fenced(mgr.GetClient(), opts.Fence)
+	c, err := writer(mgr, opts.Fence)
+	if err != nil {
+		return err
+	}
 	recorder := mgr.GetEventRecorder("multicache")
 	writers := []struct {
 		kind stores.Kind

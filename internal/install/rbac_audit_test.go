@@ -37,9 +37,6 @@ var grantedUnused = map[string]string{
 	"get podgroups.scheduling.x-k8s.io":   podGroupSourceReason,
 	"list podgroups.scheduling.x-k8s.io":  podGroupSourceReason,
 	"watch podgroups.scheduling.x-k8s.io": podGroupSourceReason,
-	"list leases.coordination.k8s.io": "the leader-election lease watch (internal/operator/lease_watch.go) streams its " +
-		"initial list (client-go's WatchList, a watch request) from an API server that supports it, as this one does; " +
-		"client-go falls back to a list then a watch on one that does not",
 	"patch events.events.k8s.io": "client-go's event recorder patches an Event when the same event (same object, " +
 		"same resourceVersion, reason and action) is recorded again, turning it into a series; the status writers " +
 		"record one event per status write, each on a new resourceVersion, so no series forms in practice, but " +

@@ -11,50 +11,34 @@ import (
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
-
-	"github.com/seed0f91f25e/multicache/internal/reconnect"
 )
 
-// defaultRenewDeadline is controller-runtime's, used when Options.RenewDeadline is nil.
-const defaultRenewDeadline = 10 * time.Second
-
-// fencedLock is the Lease lock of leader election that remembers when this replica last
-// renewed it. Leader election only learns it lost the lease when a renewal fails; a process
-// paused past its lease (SIGSTOP, a frozen VM) resumes believing it leads, with reconciles
-// in flight. Fence refuses writes unless the lease was renewed within the renew deadline
-// (shorter than the lease duration another replica waits out before it takes over).
-type fencedLock struct {
+// renewalLock is client-go's Lease lock (resourcelock.New), handed to controller-runtime's
+// elector through manager.Options.LeaderElectionResourceLockInterface, that remembers when
+// this replica last wrote itself into the lease. It relies only on what the lock's methods
+// mean: a successful Create or Update of a record naming this replica means the lease was
+// this replica's when the request was sent, and a Get that names another holder (or none)
+// means it is not. Fence opens the status writers' transport on that.
+type renewalLock struct {
 	resourcelock.Interface
 	renewDeadline time.Duration
-	// retryPeriod is the elector's: its tries come 1 to 2.2 retry periods apart. Zero turns
-	// the take-over at expiry off (see Get).
-	retryPeriod time.Duration
-	// watch keeps seenAt current between the elector's polls; the operator runs it.
-	watch *leaseWatch
-	// now and sleep are the clock (tests replace them).
-	now   func() time.Time
-	sleep func(context.Context, time.Duration) error
+	// now is the clock (tests replace it); time.Now's monotonic reading is not fooled by a
+	// change of the wall clock.
+	now func() time.Time
 
 	mu sync.Mutex
-	// seenRaw is the lease record as last read (by Get or the leaseWatch), first seen at
-	// seenAt (by this replica's monotonic clock): the lease expires, by this replica's
-	// observation, a lease duration after seenAt unless the record changes.
-	seenRaw   []byte
-	seenAt    time.Time
+	// lastRenew is when the last successful write naming this replica was sent; zero when
+	// this replica does not hold the lease (never did, released it, or read another holder).
 	lastRenew time.Time
-	// lastReadHolder is the holder of the lease as last read from the API server.
+	// lastReadHolder is the holder of the lease as last read or successfully written.
 	lastReadHolder string
-	// lost is closed when this replica, having led, reads the lease held by another
-	// (lostOnce guards it): see Lost.
-	lost     chan struct{}
-	lostOnce sync.Once
 }
 
-// newFencedLock builds the Lease lock the way controller-runtime does (identity
-// "<hostname>_<uuid>", a client timeout of half the renew deadline).
-func newFencedLock(cfg *rest.Config, namespace, name string, renewDeadline, retryPeriod time.Duration) (*fencedLock, error) {
+// newRenewalLock builds the Lease lock the way controller-runtime does (identity
+// "<hostname>_<uuid>", a client timeout of half the renew deadline). Its client is not
+// fenced: it is how the fence opens.
+func newRenewalLock(cfg *rest.Config, namespace, name string, renewDeadline time.Duration) (*renewalLock, error) {
 	if namespace == "" {
 		b, err := os.ReadFile(inClusterNamespaceFile)
 		if err != nil {
@@ -77,168 +61,82 @@ func newFencedLock(cfg *rest.Config, namespace, name string, renewDeadline, retr
 	if err != nil {
 		return nil, err
 	}
-	l := &fencedLock{Interface: lock, renewDeadline: renewDeadline, retryPeriod: retryPeriod, lost: make(chan struct{})}
-	if l.watch, err = newLeaseWatch(cfg, l, namespace, name); err != nil {
-		return nil, err
-	}
-	return l, nil
+	return &renewalLock{Interface: lock, renewDeadline: renewDeadline, now: time.Now}, nil
 }
 
-// Lost is closed once this replica, after leading, read the lease held by another replica.
-// client-go's elector would go on retrying its renewal until the renew deadline (10 s by
-// default) before it gave up leading; a replica paused past its lease (SIGSTOP, a frozen
-// VM) learns at its first read after it resumes that it lost, and stops then (the operator
-// exits, as it does when the elector gives up, and restarts as a standby).
-func (l *fencedLock) Lost() <-chan struct{} { return l.lost }
-
-// Create implements resourcelock.Interface, remembering an acquisition.
-func (l *fencedLock) Create(ctx context.Context, ler resourcelock.LeaderElectionRecord) error {
-	sent := time.Now()
-	err := l.Interface.Create(ctx, ler)
-	l.record(err, ler, sent)
-	return err
-}
-
-// Get implements resourcelock.Interface, remembering the holder it read. For a standby it
-// also takes over at the expiry rather than up to two polls after it (see takeOverAtExpiry).
-func (l *fencedLock) Get(ctx context.Context) (*resourcelock.LeaderElectionRecord, []byte, error) {
-	ler, raw, err := l.get(ctx)
-	if err != nil || ler == nil || l.retryPeriod <= 0 || ler.HolderIdentity == "" || ler.HolderIdentity == l.Identity() {
-		return ler, raw, err
-	}
-	select {
-	case <-l.lost:
-		// Led, then lost: the operator is stopping (client-go's release on exit reads the
-		// lease too), and a replica that lost its lease does not take it back.
-		return ler, raw, err
-	default:
-	}
-	return l.takeOverAtExpiry(ctx, ler, raw)
-}
-
-// get reads the lease, remembering the holder and when this record was first seen.
-func (l *fencedLock) get(ctx context.Context) (*resourcelock.LeaderElectionRecord, []byte, error) {
+// Get implements resourcelock.Interface. A record naming another holder, or none, closes the
+// fence at once: whatever this replica believed, the lease is not its own.
+func (l *renewalLock) Get(ctx context.Context) (*resourcelock.LeaderElectionRecord, []byte, error) {
 	ler, raw, err := l.Interface.Get(ctx)
 	if err == nil && ler != nil {
 		l.mu.Lock()
 		l.lastReadHolder = ler.HolderIdentity
-		ledBefore := !l.lastRenew.IsZero()
-		l.seenLocked(raw)
-		l.mu.Unlock()
-		if ledBefore && ler.HolderIdentity != "" && ler.HolderIdentity != l.Identity() {
-			l.lostOnce.Do(func() { close(l.lost) })
+		if ler.HolderIdentity != l.Identity() {
+			l.lastRenew = time.Time{}
 		}
+		l.mu.Unlock()
 	}
 	return ler, raw, err
 }
 
-// takeOverAtExpiry: client-go's elector tries to take the lease over every 1 to 2.2 retry
-// periods, and judges it expired with the time it read before the lease, so a standby took
-// over up to 2.2 retry periods after the lease expired. When the lease, held by another
-// replica, expires before the elector's next try could come, this waits for the expiry,
-// reads the lease again and, if it is still the record first seen a lease duration ago,
-// returns it with no holder: the elector then writes it at once. The rule is client-go's own
-// (a record unchanged for its lease duration, by this replica's clock since it first saw it),
-// only applied when it becomes true; the write is conditional on the lease's
-// resourceVersion, so a renewal that lands in between makes it fail.
-func (l *fencedLock) takeOverAtExpiry(ctx context.Context, ler *resourcelock.LeaderElectionRecord, raw []byte) (*resourcelock.LeaderElectionRecord, []byte, error) {
-	l.mu.Lock()
-	expiry := l.seenAt.Add(time.Duration(ler.LeaseDurationSeconds) * time.Second)
-	l.mu.Unlock()
-	wait := expiry.Sub(l.clock())
-	if wait > maxElectorWait(l.retryPeriod) {
-		return ler, raw, nil // the elector's next try comes first
-	}
-	if wait > 0 {
-		if err := l.pause(ctx, wait); err != nil {
-			return ler, raw, nil // stopping: the elector sees ctx done
-		}
-		var err error
-		if ler, raw, err = l.get(ctx); err != nil || ler == nil || ler.HolderIdentity == "" || ler.HolderIdentity == l.Identity() {
-			return ler, raw, err
-		}
-		l.mu.Lock()
-		expiry = l.seenAt.Add(time.Duration(ler.LeaseDurationSeconds) * time.Second)
-		l.mu.Unlock()
-		if l.clock().Before(expiry) {
-			return ler, raw, nil // renewed meanwhile
-		}
-	}
-	free := *ler
-	free.HolderIdentity = ""
-	return &free, raw, nil
-}
-
-// maxElectorWait is the longest client-go's elector waits between two tries (wait.Jitter
-// with leaderelection.JitterFactor).
-func maxElectorWait(retryPeriod time.Duration) time.Duration {
-	return time.Duration(float64(retryPeriod) * (1 + leaderelection.JitterFactor))
-}
-
-func (l *fencedLock) clock() time.Time {
-	if l.now != nil {
-		return l.now()
-	}
-	return time.Now()
-}
-
-func (l *fencedLock) pause(ctx context.Context, d time.Duration) error {
-	if l.sleep != nil {
-		return l.sleep(ctx, d)
-	}
-	return reconnect.Sleep(ctx, d)
-}
-
-// Update implements resourcelock.Interface, remembering a renewal (or a release). A release
-// (an empty holder) of a lease that another replica holds is not written: client-go's
-// release on exit (LeaderElectionReleaseOnCancel) reads the lease, then decides on the
-// record it observed before, so a leader that lost the lease while it was paused or
-// partitioned would empty its successor's lease, and for a moment nobody would lead. The
-// read just before the release is fresh: the lock writes with its resourceVersion, so a
-// takeover after it makes the release conflict and be retried from a new read.
-func (l *fencedLock) Update(ctx context.Context, ler resourcelock.LeaderElectionRecord) error {
-	if ler.HolderIdentity == "" {
-		l.mu.Lock()
-		holder := l.lastReadHolder
-		l.mu.Unlock()
-		if holder != l.Identity() {
-			l.record(nil, ler, time.Now()) // not ours: nothing to release, and no longer leading
-			return nil
-		}
-	}
-	sent := time.Now()
-	err := l.Interface.Update(ctx, ler)
-	l.record(err, ler, sent)
+// Create implements resourcelock.Interface, remembering an acquisition.
+func (l *renewalLock) Create(ctx context.Context, ler resourcelock.LeaderElectionRecord) error {
+	sent := l.now()
+	err := l.Interface.Create(ctx, ler)
+	l.written(err, ler, sent)
 	return err
 }
 
-// record remembers a successful write of the lease. A renewal counts from when it was
-// sent, not from when its answer came: the API server may have applied it just before this
-// process was paused, and the answer be read after the pause, when another replica has long
-// taken over (the chaos suite saw 295 writes so).
-func (l *fencedLock) record(err error, ler resourcelock.LeaderElectionRecord, sent time.Time) {
+// Update implements resourcelock.Interface, remembering a renewal or a release. It does not
+// write a record naming another holder, or none, over a lease it last read held by another
+// replica: that would take the lease from its holder without this replica acquiring it (a
+// leader that lost its lease while cut off, releasing on exit, would empty its successor's
+// lease). Such a write is reported done: the lease is not this replica's either way.
+func (l *renewalLock) Update(ctx context.Context, ler resourcelock.LeaderElectionRecord) error {
+	l.mu.Lock()
+	if ler.HolderIdentity != l.Identity() && l.lastReadHolder != "" && l.lastReadHolder != l.Identity() {
+		l.lastRenew = time.Time{}
+		l.mu.Unlock()
+		return nil
+	}
+	l.mu.Unlock()
+	sent := l.now()
+	err := l.Interface.Update(ctx, ler)
+	l.written(err, ler, sent)
+	return err
+}
+
+// written remembers a successful write of the lease. A renewal counts from when it was sent,
+// not from when its answer came: the API server may have applied it just before this process
+// was paused, and the answer be read after the pause, when another replica has long taken
+// over (the chaos suite saw 295 writes so).
+func (l *renewalLock) written(err error, ler resourcelock.LeaderElectionRecord, sent time.Time) {
 	if err != nil {
 		return
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if ler.HolderIdentity == l.Identity() {
-		l.lastRenew = sent // monotonic: a pause does not fool it
+		l.lastRenew = sent
 	} else {
-		l.lastRenew = time.Time{} // released
+		l.lastRenew = time.Time{}
 	}
+	l.lastReadHolder = ler.HolderIdentity
 }
 
-// Fence returns nil while this replica renewed its lease within the renew deadline.
-func (l *fencedLock) Fence() error {
+// Fence returns nil while this replica holds the lease and sent its last successful renewal
+// less than the renew deadline ago; the status writers' transport asks it before every
+// attempt of every write. The renew deadline is shorter than the lease duration another
+// replica waits out, from when it saw that renewal, before it takes over.
+func (l *renewalLock) Fence() error {
 	l.mu.Lock()
 	last := l.lastRenew
 	l.mu.Unlock()
 	if last.IsZero() {
 		return fmt.Errorf("not writing: this replica does not hold the leader-election lease %s", l.Describe())
 	}
-	if since := time.Since(last); since >= l.renewDeadline {
-		return fmt.Errorf("not writing: the lease %s was last renewed %s ago, past the renew deadline %s (paused?); another replica may lead",
+	if since := l.now().Sub(last); since > l.renewDeadline {
+		return fmt.Errorf("not writing: this replica's lease %s may have passed to another (last renewal sent %s ago, renew deadline %s)",
 			l.Describe(), since.Round(time.Millisecond), l.renewDeadline)
 	}
 	return nil

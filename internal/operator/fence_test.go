@@ -6,127 +6,158 @@ import (
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 )
 
-// fakeLock is a resourcelock.Interface that accepts every write.
+// fakeLock is a resourcelock.Interface whose writes succeed (after moving the clock by
+// delay, as a request in flight while the process is paused) and whose Get reads holder.
 type fakeLock struct {
 	resourcelock.Interface
-	id string
+	id     string
+	holder string
+	clock  *fakeClock
+	delay  time.Duration
 }
 
-func (f fakeLock) Create(context.Context, resourcelock.LeaderElectionRecord) error { return nil }
-func (f fakeLock) Update(context.Context, resourcelock.LeaderElectionRecord) error { return nil }
-func (f fakeLock) Identity() string                                                { return f.id }
-func (f fakeLock) Describe() string                                                { return "ns/lease" }
+func (f *fakeLock) Get(context.Context) (*resourcelock.LeaderElectionRecord, []byte, error) {
+	return &resourcelock.LeaderElectionRecord{HolderIdentity: f.holder}, nil, nil
+}
+func (f *fakeLock) Create(_ context.Context, ler resourcelock.LeaderElectionRecord) error {
+	return f.Update(context.Background(), ler)
+}
+func (f *fakeLock) Update(_ context.Context, ler resourcelock.LeaderElectionRecord) error {
+	f.clock.now = f.clock.now.Add(f.delay)
+	f.holder = ler.HolderIdentity
+	return nil
+}
+func (f *fakeLock) Identity() string { return f.id }
+func (f *fakeLock) Describe() string { return "ns/lease" }
 
-func TestFencedLock_WritesOnlyWhileTheLeaseWasRenewedWithinTheRenewDeadline(t *testing.T) {
-	l := &fencedLock{Interface: fakeLock{id: "me"}, renewDeadline: 200 * time.Millisecond}
-	ctx := context.Background()
-	if err := l.Fence(); err == nil || !strings.Contains(err.Error(), "does not hold") {
-		t.Errorf("before acquiring: %v", err)
+type fakeClock struct{ now time.Time }
+
+func (c *fakeClock) Now() time.Time { return c.now }
+
+// newFakeRenewalLock is a renewalLock over a fakeLock, with a renew deadline of 10 s.
+func newFakeRenewalLock(delay time.Duration) (*renewalLock, *fakeLock, *fakeClock) {
+	clk := &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	inner := &fakeLock{id: "me", clock: clk, delay: delay}
+	return &renewalLock{Interface: inner, renewDeadline: 10 * time.Second, now: clk.Now}, inner, clk
+}
+
+func wantFenceError(t *testing.T, l *renewalLock, when, want string) {
+	t.Helper()
+	if err := l.Fence(); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("%s: fence says %v, want an error containing %q", when, err, want)
 	}
+}
+
+func TestRenewalLock_TheFenceIsOpenOnlyWithinTheRenewDeadlineOfTheLastRenewal(t *testing.T) {
+	l, inner, clk := newFakeRenewalLock(0)
+	ctx := context.Background()
+	wantFenceError(t, l, "before acquiring", "not writing: this replica does not hold the leader-election lease ns/lease")
 	if err := l.Create(ctx, resourcelock.LeaderElectionRecord{HolderIdentity: "me"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := l.Fence(); err != nil {
 		t.Errorf("just acquired: %v", err)
 	}
-	// A pause past the renew deadline, as after SIGSTOP: nothing renewed since.
-	time.Sleep(250 * time.Millisecond)
-	if err := l.Fence(); err == nil || !strings.Contains(err.Error(), "past the renew deadline") {
-		t.Errorf("after a pause: %v", err)
+	clk.now = clk.now.Add(10 * time.Second)
+	if err := l.Fence(); err != nil {
+		t.Errorf("at the renew deadline: %v", err)
 	}
+	clk.now = clk.now.Add(time.Millisecond) // as after SIGSTOP: nothing renewed since
+	wantFenceError(t, l, "past the renew deadline",
+		"not writing: this replica's lease ns/lease may have passed to another (last renewal sent 10.001s ago, renew deadline 10s)")
 	if err := l.Update(ctx, resourcelock.LeaderElectionRecord{HolderIdentity: "me"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := l.Fence(); err != nil {
 		t.Errorf("renewed: %v", err)
 	}
-	// Released on shutdown (or someone else's record written): no longer ours.
-	if err := l.Update(ctx, resourcelock.LeaderElectionRecord{HolderIdentity: ""}); err != nil {
+	inner.holder = "other" // another replica took the lease over
+	if _, _, err := l.Get(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.Fence(); err == nil {
-		t.Error("writes allowed after the lease was released")
+	wantFenceError(t, l, "having read another holder, within the renew deadline", "does not hold")
+	inner.holder = "me"
+	if err := l.Update(ctx, resourcelock.LeaderElectionRecord{HolderIdentity: "me"}); err != nil {
+		t.Fatal(err)
 	}
+	if err := l.Update(ctx, resourcelock.LeaderElectionRecord{}); err != nil { // released on exit
+		t.Fatal(err)
+	}
+	wantFenceError(t, l, "released", "does not hold")
 }
 
-// TestFencedLock_AStaleLeaderDoesNotReleaseItsSuccessorsLease replays, through the real API
-// server, what client-go's release on exit (tryRelease, v0.37.1) does in a leader that lost
-// its lease while paused: it reads the lease (now another replica's), decides on the record
-// it observed before, and writes an empty holder. The lease must stay the successor's.
-func TestFencedLock_AStaleLeaderDoesNotReleaseItsSuccessorsLease(t *testing.T) {
+// TestRenewalLock_ARenewalCountsFromWhenItWasSent: a renewal answered only after the renew
+// deadline (the process was paused with the request in flight) does not open the fence.
+func TestRenewalLock_ARenewalCountsFromWhenItWasSent(t *testing.T) {
+	l, _, _ := newFakeRenewalLock(10*time.Second + time.Millisecond)
+	if err := l.Update(context.Background(), resourcelock.LeaderElectionRecord{HolderIdentity: "me"}); err != nil {
+		t.Fatal(err)
+	}
+	wantFenceError(t, l, "renewal answered 10.001s after it was sent", "last renewal sent 10.001s ago")
+}
+
+// record is a lease record of holder.
+func record(holder string, seconds int) resourcelock.LeaderElectionRecord {
+	now := metav1.Now()
+	return resourcelock.LeaderElectionRecord{HolderIdentity: holder, LeaseDurationSeconds: seconds, AcquireTime: now, RenewTime: now}
+}
+
+// TestRenewalLock_AStaleLeaderNeitherRenewsNorEmptiesItsSuccessorsLease, through the real API
+// server: a replica whose lease passed to another while it was cut off tries to renew it (the
+// LeaseLock writes over the lease it last read: a conflict, the fence stays shut) and to
+// release it (a record naming nobody over another's lease: not written). The lease stays the
+// successor's. If client-go's LeaseLock stopped writing conditionally on the resourceVersion it
+// read, the stale renewal would succeed here and the test fail.
+func TestRenewalLock_AStaleLeaderNeitherRenewsNorEmptiesItsSuccessorsLease(t *testing.T) {
 	ctx := context.Background()
 	ns := newNamespace(t)
-	stale, err := newFencedLock(env.Config, ns, "fenced-release", time.Second, 0)
+	stale, err := newRenewalLock(env.Config, ns, "stale", time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	successor, err := newFencedLock(env.Config, ns, "fenced-release", time.Second, 0)
+	successor, err := newRenewalLock(env.Config, ns, "stale", time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	now := metav1.Now()
-	if err := stale.Create(ctx, resourcelock.LeaderElectionRecord{HolderIdentity: stale.Identity(),
-		LeaseDurationSeconds: 1, AcquireTime: now, RenewTime: now}); err != nil {
+	if err := stale.Create(ctx, record(stale.Identity(), 1)); err != nil {
 		t.Fatal(err)
 	}
 	// The stale leader's lease expired; the successor takes it over.
 	if _, _, err := successor.Get(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := successor.Update(ctx, resourcelock.LeaderElectionRecord{HolderIdentity: successor.Identity(),
-		LeaseDurationSeconds: 15, AcquireTime: now, RenewTime: now, LeaderTransitions: 1}); err != nil {
+	if err := successor.Update(ctx, record(successor.Identity(), 15)); err != nil {
 		t.Fatal(err)
 	}
-	// The stale leader exits: tryRelease reads, then writes the empty record.
+	acquired := stale.lastRenew
+	if err := stale.Update(ctx, record(stale.Identity(), 1)); !apierrors.IsConflict(err) {
+		t.Errorf("the stale leader's renewal over the lease it read before the take-over: %v, want a conflict", err)
+	}
+	if stale.lastRenew != acquired {
+		t.Error("a failed renewal moved the fence")
+	}
+	// It reads the successor's lease, then writes a record naming nobody.
 	if _, _, err := stale.Get(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := stale.Update(ctx, resourcelock.LeaderElectionRecord{LeaseDurationSeconds: 1, RenewTime: now, AcquireTime: now}); err != nil {
+	wantFenceError(t, stale, "having read the successor's lease", "does not hold")
+	if err := stale.Update(ctx, record("", 1)); err != nil {
 		t.Fatal(err)
 	}
-	got, _, err := successor.Get(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.HolderIdentity != successor.Identity() {
-		t.Errorf("after the stale leader's release the lease is held by %q, want the successor %q", got.HolderIdentity, successor.Identity())
-	}
-	if err := stale.Fence(); err == nil {
-		t.Error("the stale leader may still write after its release")
+	if got, _, err := successor.Get(ctx); err != nil || got.HolderIdentity != successor.Identity() {
+		t.Errorf("after the stale leader's release the lease is held by %q (%v), want the successor %q", got.HolderIdentity, err, successor.Identity())
 	}
 	// The holder's own release still empties the lease.
-	if err := successor.Update(ctx, resourcelock.LeaderElectionRecord{LeaseDurationSeconds: 1, RenewTime: now, AcquireTime: now}); err != nil {
+	if err := successor.Update(ctx, record("", 1)); err != nil {
 		t.Fatal(err)
 	}
 	if got, _, err := stale.Get(ctx); err != nil || got.HolderIdentity != "" {
 		t.Errorf("after the holder's release: holder %q, err %v; want empty", got.HolderIdentity, err)
 	}
-}
-
-// slowLock is a resourcelock.Interface whose writes succeed after a delay, as a renewal the
-// API server applied just before this process was paused, answered after the pause.
-type slowLock struct {
-	fakeLock
-	delay time.Duration
-}
-
-func (s slowLock) Update(ctx context.Context, ler resourcelock.LeaderElectionRecord) error {
-	time.Sleep(s.delay)
-	return nil
-}
-
-// TestFencedLock_ARenewalCountsFromWhenItWasSent: a renewal answered only after the renew
-// deadline (the process was SIGSTOPped with the request in flight) does not open the fence.
-func TestFencedLock_ARenewalCountsFromWhenItWasSent(t *testing.T) {
-	l := &fencedLock{Interface: slowLock{fakeLock{id: "me"}, 250 * time.Millisecond}, renewDeadline: 200 * time.Millisecond}
-	if err := l.Update(context.Background(), resourcelock.LeaderElectionRecord{HolderIdentity: "me"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := l.Fence(); err == nil || !strings.Contains(err.Error(), "past the renew deadline") {
-		t.Errorf("after a renewal answered 250ms after it was sent (renew deadline 200ms): %v", err)
-	}
+	wantFenceError(t, successor, "the successor, released", "does not hold")
 }

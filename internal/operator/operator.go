@@ -63,7 +63,7 @@ type Operator struct {
 	PodGroupSources []stores.PodGroupSource
 
 	// lock is the leader-election lock, nil without leader election.
-	lock *fencedLock
+	lock *renewalLock
 }
 
 // New builds the operator against the API server cfg points at.
@@ -71,10 +71,6 @@ func New(cfg *rest.Config, opts Options) (*Operator, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	// Every client of the operator (informers, writers, leader election) retries a read a
-	// restarting API server refused for not having installed its paths after 1 s, not 5.
-	cfg = rest.CopyConfig(cfg)
-	reconnect.RetrySoonerWhileStarting(cfg)
 	if opts.ReservationTTLAliasUsed() {
 		ctrl.Log.WithName("setup").Info("deprecated: --reservation-ttl without --reservation-default-ttl also sets the default lifetime of reservations without spec.ttlSeconds; "+
 			"set --reservation-default-ttl for that (--reservation-ttl is how long a deleted pod annotated multicache.dev/reserve-on-delete keeps its place)",
@@ -90,11 +86,11 @@ func New(cfg *rest.Config, opts Options) (*Operator, error) {
 	if err != nil {
 		return nil, err
 	}
-	var lock *fencedLock
+	var lock *renewalLock
 	if opts.LeaderElect {
-		_, renewDeadline, retryPeriod := opts.leaseTimings()
+		_, renewDeadline, _ := opts.leaseTimings()
 		var err error
-		if lock, err = newFencedLock(cfg, leaderNamespace(opts), opts.LeaseName(), renewDeadline, retryPeriod); err != nil {
+		if lock, err = newRenewalLock(cfg, leaderNamespace(opts), opts.LeaseName(), renewDeadline); err != nil {
 			return nil, fmt.Errorf("creating the leader-election lock: %w", err)
 		}
 	}
@@ -110,11 +106,6 @@ func New(cfg *rest.Config, opts Options) (*Operator, error) {
 	op := &Operator{Manager: mgr, Cache: h, CatchUp: catchUp, PodGroupSources: sources, lock: lock}
 	if err := mgr.Add(catchUp); err != nil {
 		return nil, err
-	}
-	if lock != nil {
-		if err := mgr.Add(lock.watch); err != nil {
-			return nil, err
-		}
 	}
 	notifier := controllers.NewNotifier()
 	h.Config().SetObjectChangedFunc(notifier.ObjectChanged)
@@ -168,7 +159,7 @@ func New(cfg *rest.Config, opts Options) (*Operator, error) {
 // owners only what the owner feed reads; pods share their resource lists), hand out shared objects (the cache never modifies
 // them, and keeping one copy halves the memory of every pod), and in a sub-cluster watch
 // only that sub-cluster's nodes.
-func newManager(cfg *rest.Config, opts Options, lock *fencedLock) (manager.Manager, error) {
+func newManager(cfg *rest.Config, opts Options, lock *renewalLock) (manager.Manager, error) {
 	metricsOpts := metricsserver.Options{BindAddress: opts.MetricsBindAddress, SecureServing: opts.MetricsSecure}
 	if opts.MetricsCertPath != "" {
 		// controller-runtime watches the files and serves what they hold when rotated
@@ -181,11 +172,15 @@ func newManager(cfg *rest.Config, opts Options, lock *fencedLock) (manager.Manag
 	if !opts.EnableHTTP2 {
 		metricsOpts.TLSOpts = append(metricsOpts.TLSOpts, disableHTTP2)
 	}
+	ready, err := reconnect.Readyz(cfg)
+	if err != nil {
+		return nil, err
+	}
 	cacheOpts := cache.Options{
 		DefaultTransform:             cache.TransformStripManagedFields(),
 		DefaultUnsafeDisableDeepCopy: ptr.To(true),
 		ByObject:                     ownerTransforms(),
-		NewInformer:                  reconnectingInformer(ctrl.Log.WithName("reconnect")),
+		NewInformer:                  reconnectingInformer(ctrl.Log.WithName("reconnect"), ready),
 	}
 	// Pods share their resource lists (podTransform); a shard's per-node informers take it too.
 	cacheOpts.ByObject[&corev1.Pod{}] = cache.ByObject{Transform: podTransform(newSharedResourceLists())}
@@ -199,6 +194,7 @@ func newManager(cfg *rest.Config, opts Options, lock *fencedLock) (manager.Manag
 		// A shard watches the pods of its nodes only, one watch per node (nodepods).
 		newCache = nodepods.NewCacheFunc(ctrl.Log.WithName("shard-pods"))
 	}
+	lease, renew, retry := opts.leaseTimings()
 	return ctrl.NewManager(cfg, ctrl.Options{
 		NewCache:                newCache,
 		Scheme:                  scheme.New(),
@@ -207,12 +203,14 @@ func newManager(cfg *rest.Config, opts Options, lock *fencedLock) (manager.Manag
 		LeaderElection:          opts.LeaderElect,
 		LeaderElectionID:        opts.LeaseName(),
 		LeaderElectionNamespace: leaderNamespace(opts),
-		LeaseDuration:           opts.LeaseDuration,
-		RenewDeadline:           opts.RenewDeadline,
-		RetryPeriod:             opts.RetryPeriod,
+		LeaseDuration:           &lease,
+		RenewDeadline:           &renew,
+		RetryPeriod:             &retry,
 		// The standby takes over as soon as the leader steps down on SIGTERM.
 		LeaderElectionReleaseOnCancel: true,
-		// The lock that remembers renewals, so that status writes can be fenced.
+		// client-go's Lease lock, remembering renewals so that status writes can be fenced.
+		// controller-runtime's doc says the timings above are ignored with a lock of one's own;
+		// its code passes them to the elector (TestLeaderElection_TheElectorUsesTheOptionsTimings).
 		LeaderElectionResourceLockInterface: lockInterface(lock),
 		Cache:                               cacheOpts,
 		Controller:                          config.Controller{SkipNameValidation: ptr.To(opts.SkipControllerNameValidation)},
@@ -325,30 +323,10 @@ func registerMetrics(reg prometheus.Registerer, h *handler.Handler) error {
 }
 
 // Start runs the operator until ctx is cancelled (SIGTERM or SIGINT in main), or until this
-// replica, having led, finds the lease held by another: then it stops and returns an error,
-// as it does when leader election gives up (see fencedLock.Lost).
-func (o *Operator) Start(ctx context.Context) error {
-	if o.lock == nil {
-		return o.Manager.Start(ctx)
-	}
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	go func() {
-		select {
-		case <-o.lock.Lost():
-			cancel(errLeaseLost)
-		case <-ctx.Done():
-		}
-	}()
-	err := o.Manager.Start(ctx)
-	if cause := context.Cause(ctx); errors.Is(cause, errLeaseLost) {
-		return cause
-	}
-	return err
-}
-
-// errLeaseLost is why a replica that led stops when it finds another holding the lease.
-var errLeaseLost = errors.New("leader election lost: another replica holds the lease")
+// replica, having led, fails to renew its lease within the renew deadline: controller-runtime
+// then returns "leader election lost", the process exits and restarts as a standby. Its
+// writes stopped before (see renewalLock.Fence).
+func (o *Operator) Start(ctx context.Context) error { return o.Manager.Start(ctx) }
 
 // Ready reports whether the cache caught up (what /readyz answers).
 func (o *Operator) Ready() bool { return o.CatchUp.CaughtUp() }
@@ -383,8 +361,8 @@ func leaderNamespace(opts Options) string {
 }
 
 // lockInterface returns lock as a resourcelock.Interface, nil without one (a nil
-// *fencedLock must not become a non-nil interface).
-func lockInterface(lock *fencedLock) resourcelock.Interface {
+// *renewalLock must not become a non-nil interface).
+func lockInterface(lock *renewalLock) resourcelock.Interface {
 	if lock == nil {
 		return nil
 	}
@@ -392,7 +370,7 @@ func lockInterface(lock *fencedLock) resourcelock.Interface {
 }
 
 // fenceOf returns the fence of the status writers, nil without leader election.
-func fenceOf(lock *fencedLock) func() error {
+func fenceOf(lock *renewalLock) func() error {
 	if lock == nil {
 		return nil
 	}

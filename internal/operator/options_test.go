@@ -61,7 +61,7 @@ func TestOptions_BadValuesAreRejectedNamingTheFlag(t *testing.T) {
 		{[]string{"--leader-elect", "--leader-elect-lease-duration=10s"}, "--leader-elect-lease-duration"},
 		{[]string{"--leader-elect", "--leader-elect-lease-duration=1500ms", "--leader-elect-renew-deadline=1200ms", "--leader-elect-retry-period=200ms"}, "--leader-elect-lease-duration"},
 		{[]string{"--leader-elect", "--leader-elect-lease-duration=900ms", "--leader-elect-renew-deadline=600ms", "--leader-elect-retry-period=100ms"}, "--leader-elect-lease-duration"},
-		{[]string{"--leader-elect", "--leader-elect-renew-deadline=2s"}, "--leader-elect-renew-deadline"},
+		{[]string{"--leader-elect", "--leader-elect-renew-deadline=600ms"}, "--leader-elect-renew-deadline"},
 		{[]string{"--leader-elect", "--leader-elect-retry-period=0s"}, "--leader-elect-retry-period"},
 		{[]string{"--podgroup-sources=multicache,volcano"}, "--podgroup-sources"},
 	} {

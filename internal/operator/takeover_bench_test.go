@@ -12,30 +12,23 @@ import (
 
 // BenchmarkTakeover_AfterTheLeaderStops measures, against the real API server, how long
 // after the leader's lease expired a standby took it over, with client-go's elector over
-// fencedLock (as the operator runs it): the leader stops renewing (as after kill -9), and
-// the time is from its last renewal plus the lease duration to the standby leading. Three
-// standbys side by side: "watch-at-expiry" is the operator's (the Lease watched, the
-// take-over at the expiry), "at-expiry" waits for the expiry as the elector's polls saw it
-// (fencedLock.takeOverAtExpiry), "polling" only polls, as client-go does. The operator's
-// default timings: lease 15 s, renew deadline 10 s, retry period 2 s. Run (about 20 s per
-// iteration):
+// renewalLock (as the operator runs it): the leader stops renewing (as after kill -9), and
+// the time is from when its last renewal was sent plus the lease duration to the standby
+// leading. Lease 15 s and renew deadline 10 s; retry period the operator's 500 ms, and
+// controller-runtime's 2 s for comparison. Run (about 20 s per iteration):
 //
-//	go test -run '^$' -bench BenchmarkTakeover_AfterTheLeaderStops -benchtime 5x ./internal/operator
+//	go test -run '^$' -bench BenchmarkTakeover_AfterTheLeaderStops -benchtime 8x ./internal/operator
 func BenchmarkTakeover_AfterTheLeaderStops(b *testing.B) {
-	const lease, renew, retry = defaultLeaseDuration, defaultRenewDeadline, defaultRetryPeriod
+	const lease, renew = defaultLeaseDuration, defaultRenewDeadline
 	ns := newNamespace(b)
-	for _, variant := range []struct {
-		name  string
-		retry time.Duration // the standby lock's retry period: 0 turns waiting for the expiry off
-		watch bool
-	}{{"watch-at-expiry", retry, true}, {"at-expiry", retry, false}, {"polling", 0, false}} {
-		b.Run(variant.name, func(b *testing.B) {
+	for _, retry := range []time.Duration{defaultRetryPeriod, 2 * time.Second} {
+		b.Run("retry-"+retry.String(), func(b *testing.B) {
 			var late []time.Duration
 			i := 0
 			for b.Loop() {
-				name := fmt.Sprintf("takeover-%s-%d", variant.name, i)
+				name := fmt.Sprintf("takeover-%d-%d", retry.Milliseconds(), i)
 				i++
-				leader, err := newFencedLock(env.Config, ns, name, renew, retry)
+				leader, err := newRenewalLock(env.Config, ns, name, renew)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -43,14 +36,11 @@ func BenchmarkTakeover_AfterTheLeaderStops(b *testing.B) {
 				led := make(chan struct{})
 				go runElector(leaderCtx, b, leader, lease, renew, retry, func() { close(led) })
 				<-led
-				standby, err := newFencedLock(env.Config, ns, name, renew, variant.retry)
+				standby, err := newRenewalLock(env.Config, ns, name, renew)
 				if err != nil {
 					b.Fatal(err)
 				}
 				standbyCtx, stopStandby := context.WithCancel(context.Background())
-				if variant.watch {
-					go func() { _ = standby.watch.Start(standbyCtx) }()
-				}
 				took := make(chan time.Time, 1)
 				go runElector(standbyCtx, b, standby, lease, renew, retry, func() { took <- time.Now() })
 				// Let the standby see a few renewals, then stop the leader without releasing,
@@ -65,6 +55,7 @@ func BenchmarkTakeover_AfterTheLeaderStops(b *testing.B) {
 				late = append(late, at.Sub(last.Add(lease)))
 			}
 			slices.Sort(late)
+			b.Logf("after expiry, sorted: %v", late)
 			b.ReportMetric(float64(late[len(late)/2].Milliseconds()), "ms-after-expiry-median")
 			b.ReportMetric(float64(late[len(late)-1].Milliseconds()), "ms-after-expiry-max")
 		})
@@ -73,7 +64,7 @@ func BenchmarkTakeover_AfterTheLeaderStops(b *testing.B) {
 
 // runElector runs client-go's elector on lock until ctx is done, calling started when it
 // leads. It does not release the lease on stopping (a killed process does not).
-func runElector(ctx context.Context, b *testing.B, lock *fencedLock, lease, renew, retry time.Duration, started func()) {
+func runElector(ctx context.Context, b *testing.B, lock *renewalLock, lease, renew, retry time.Duration, started func()) {
 	le, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
 		Lock: lock, LeaseDuration: lease, RenewDeadline: renew, RetryPeriod: retry,
 		Callbacks: leaderelection.LeaderCallbacks{

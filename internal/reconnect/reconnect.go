@@ -2,16 +2,21 @@
 // soon as the API server does.
 //
 // A client-go reflector that cannot reach the API server backs off exponentially (0.8 s
-// doubling to 30 s, reset after 2 minutes of calm), and nothing exposes that backoff to an
-// informer's user. An API server down for 8 seconds leaves the reflectors sleeping for up
-// to 6 seconds more after it is back, and the cache stale for as long (measured by the chaos
-// suite: API restarts recovered in 13 to 44 s). Wrapped, a List or a Watch that finds the API
-// server unreachable is retried here every Interval (at most), so the reflector sees one
-// slow call instead of a string of errors, and its own backoff does not grow. A refused or
-// dropped connection costs the API server nothing; when the server answers 429 or 503 it is
-// up and asking for patience, and its Retry-After is honoured; a 404 is what it answers for
-// a custom resource until it has loaded the CRD again. After Patience the error is
-// returned, and the reflector backs off as usual.
+// doubling to 30 s, reset after 2 minutes of calm), and neither client-go's
+// SharedIndexInformer nor controller-runtime's cache passes a backoff on to it (the knob,
+// cache.ReflectorOptions.Backoff, is the Reflector's only). An API server down for 8 seconds
+// leaves the reflectors sleeping for up to 6 seconds more after it is back, and the cache
+// stale for as long (measured by the chaos suite: API restarts recovered in 13 to 44 s).
+// Wrapped, a List or a Watch that finds the API server unreachable is retried here every
+// Interval (at most), so the reflector sees one slow call instead of a string of errors, and
+// its own backoff does not grow. Only conditions known by their type or status code are
+// waited out: a refused, reset or cut connection (k8s.io/apimachinery/pkg/util/net), which
+// costs the API server nothing, and 429 or 503, by which the server says it is up and asks
+// for patience, honouring its Retry-After. Anything else (a 404 included) goes back to the
+// reflector at once, as does the last error after Patience. Back from unreachable, the next
+// call waits until the API server says it is ready (Ready, GET /readyz): a starting
+// kube-apiserver answers the paths it has not installed yet (custom resources come last)
+// with 503 and Retry-After: 5, which client-go waits out in full inside the call.
 package reconnect
 
 import (
@@ -19,7 +24,6 @@ import (
 	"errors"
 	"io"
 	"math/rand/v2"
-	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -49,6 +53,9 @@ type ListerWatcher struct {
 	LW       toolscache.ListerWatcherWithContext
 	Interval time.Duration
 	Patience time.Duration
+	// Ready, when set, tells whether the API server is ready (see Readyz); after the API
+	// server was unreachable, the next List or Watch waits until it returns nil.
+	Ready func(ctx context.Context) error
 	// Type names what is listed, for the log.
 	Type string
 	Log  logr.Logger
@@ -111,15 +118,25 @@ func retry[T any](ctx context.Context, p *ListerWatcher, verb string, fn func() 
 		if attempts == 1 {
 			p.Log.V(1).Info("API server unreachable or not ready; retrying", "type", p.Type, "verb", verb, "error", err.Error())
 		}
-		if delay == 0 {
-			delay = wait
-			// Jitter, so that the informers do not come back in step.
-			delay += time.Duration(rand.Int64N(int64(delay)/5 + 1))
-			wait = min(wait*3/2, p.interval())
-		}
-		if err := p.wait(ctx, delay); err != nil {
-			var zero T
-			return zero, err
+		for {
+			if delay == 0 {
+				delay = wait
+				// Jitter, so that the informers do not come back in step.
+				delay += time.Duration(rand.Int64N(int64(delay)/5 + 1))
+				wait = min(wait*3/2, p.interval())
+			}
+			if err := p.wait(ctx, delay); err != nil {
+				var zero T
+				return zero, err
+			}
+			delay = 0
+			// Back from unreachable, the next call waits for the API server to say it is
+			// ready: a starting kube-apiserver answers a path it has not installed yet (custom
+			// resources come last) with 503 and Retry-After: 5, which client-go waits out in
+			// full inside the call.
+			if !unreachable(err) || p.Ready == nil || time.Since(start) >= p.patience() || p.Ready(ctx) == nil {
+				break
+			}
 		}
 	}
 }
@@ -130,23 +147,22 @@ func waitFor(err error) (time.Duration, bool) {
 	switch {
 	case err == nil:
 		return 0, false
-	case apierrors.IsServiceUnavailable(err) && strings.Contains(err.Error(), string(startingUp)):
-		// Its body asks for 5 s too (see startup.go): the server is seconds from ready.
-		return time.Second, true
-	case apierrors.IsTooManyRequests(err), apierrors.IsServiceUnavailable(err),
-		// A custom resource's API is not served for a few seconds after an API server
-		// starts, until its CRD is loaded (if the CRD is really gone, the informer fails
-		// after Patience as it would have at once).
-		apierrors.IsNotFound(err):
+	case apierrors.IsTooManyRequests(err), apierrors.IsServiceUnavailable(err):
 		if s, ok := apierrors.SuggestsClientDelay(err); ok && s > 0 {
 			return time.Duration(s) * time.Second, true
 		}
 		return 0, true
-	case utilnet.IsConnectionRefused(err), utilnet.IsConnectionReset(err), utilnet.IsProbableEOF(err),
-		errors.Is(err, io.ErrUnexpectedEOF):
+	case unreachable(err):
 		return 0, true
 	}
 	return 0, false
+}
+
+// unreachable reports whether err says the API server could not be reached: a refused, reset
+// or cut connection.
+func unreachable(err error) bool {
+	return err != nil && (utilnet.IsConnectionRefused(err) || utilnet.IsConnectionReset(err) || utilnet.IsProbableEOF(err) ||
+		errors.Is(err, io.ErrUnexpectedEOF))
 }
 
 func (p *ListerWatcher) interval() time.Duration {

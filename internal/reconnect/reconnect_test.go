@@ -104,6 +104,9 @@ func TestListerWatcher_AnErrorWaitingCannotCureIsReturnedAtOnce(t *testing.T) {
 		apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "", errors.New("no RBAC")),
 		apierrors.NewResourceExpired("too old resource version"),
 		apierrors.NewBadRequest("bad selector"),
+		// A custom resource's API a restarted API server has not loaded yet: the reflector
+		// backs off as client-go has it (docs/RELIABILITY.md, "Coming back with the API server").
+		apierrors.NewNotFound(schema.GroupResource{Group: "cache.multicache.dev", Resource: "reservations"}, ""),
 	} {
 		s := &scriptedLW{errs: []error{err}}
 		var waits []time.Duration
@@ -149,15 +152,32 @@ func TestListerWatcher_AStoppedInformerStopsWaiting(t *testing.T) {
 	}
 }
 
-func TestListerWatcher_AStartingServersRefusalIsRetriedAfterASecond(t *testing.T) {
-	starting := apierrors.NewServiceUnavailable("the request has been made before all known HTTP paths have been installed, please try again")
-	starting.ErrStatus.Details = &metav1.StatusDetails{RetryAfterSeconds: 5}
-	s := &scriptedLW{errs: []error{starting}}
+// TestListerWatcher_BackFromUnreachableItWaitsForTheAPIServerToBeReady: after a refused
+// connection the next call waits until Ready says the API server is ready; an answer of the
+// server (429) does not ask Ready.
+func TestListerWatcher_BackFromUnreachableItWaitsForTheAPIServerToBeReady(t *testing.T) {
+	s := &scriptedLW{errs: []error{refused, apierrors.NewTooManyRequests("busy", 1)}}
 	var waits []time.Duration
-	if _, err := newLW(s, &waits).WatchWithContext(context.Background(), metav1.ListOptions{}); err != nil {
+	lw := newLW(s, &waits)
+	var asked, callsWhenReady []int
+	lw.Ready = func(context.Context) error {
+		asked = append(asked, s.calls)
+		if len(asked) <= 2 {
+			return apierrors.NewInternalError(errors.New("[-]poststarthook/crd-informer-synced failed"))
+		}
+		callsWhenReady = append(callsWhenReady, s.calls)
+		return nil
+	}
+	if _, err := lw.ListWithContext(context.Background(), metav1.ListOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if len(waits) != 1 || waits[0] != time.Second {
-		t.Fatalf("waits %v, want one of 1s (not the 5s the server asks while it installs its paths)", waits)
+	if s.calls != 3 {
+		t.Fatalf("%d calls, want 3 (refused, 429, served)", s.calls)
+	}
+	if len(asked) != 3 || len(callsWhenReady) != 1 || callsWhenReady[0] != 1 {
+		t.Errorf("Ready asked after calls %v, ready after %v; want asked three times after the refused call, ready the third", asked, callsWhenReady)
+	}
+	if len(waits) != 4 || waits[3] != time.Second {
+		t.Errorf("waits %v; want three while not ready, then the 1 s the 429 asked", waits)
 	}
 }

@@ -12,10 +12,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/seed0f91f25e/multicache/internal/reconnect"
 	"github.com/seed0f91f25e/multicache/internal/testsupport"
 )
 
@@ -65,11 +63,9 @@ func NewHarness(env *testsupport.Env, cfg Config, logf func(string, ...any)) (*H
 	if err != nil {
 		return nil, err
 	}
-	// The custom-resource probe after API restarts retries as the operators do (see
-	// reconnect.RetrySoonerWhileStarting), so that its note is the server's time.
-	probeCfg := rest.CopyConfig(env.Config)
-	reconnect.RetrySoonerWhileStarting(probeCfg)
-	crProbe, err := client.New(probeCfg, client.Options{Scheme: env.Scheme})
+	// The custom-resource probe after API restarts retries as the operators' clients do
+	// (client-go's own handling of Retry-After).
+	crProbe, err := client.New(env.Config, client.Options{Scheme: env.Scheme})
 	if err != nil {
 		return nil, err
 	}
