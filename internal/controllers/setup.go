@@ -230,7 +230,7 @@ func setupStatusWriters(mgr manager.Manager, h *handler.Handler, n *Notifier, wa
 		r    reconcile.Reconciler
 	}{
 		{stores.KindPodGroup, "podgroup-status", &v1alpha1.PodGroup{}, &PodGroupStatusReconciler{Client: c, Reader: h, Clock: opts.Clock, Recorder: recorder}},
-		{stores.KindMovement, "movement-status", &v1alpha1.Movement{}, &MovementStatusReconciler{Client: c, Reader: h, ComponentName: opts.ComponentName}},
+		{stores.KindMovement, "movement-status", &v1alpha1.Movement{}, &MovementStatusReconciler{Client: c, Reader: h, ComponentName: opts.ComponentName, Clock: opts.Clock, Recorder: recorder}},
 		{stores.KindReservation, "reservation-status", &v1alpha1.Reservation{}, &ReservationStatusReconciler{Client: c, Reader: h, Clock: opts.Clock, GCGrace: opts.ReservationGCGrace, Recorder: recorder}},
 	}
 	for _, w := range writers {

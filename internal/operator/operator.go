@@ -82,6 +82,10 @@ func New(cfg *rest.Config, opts Options) (*Operator, error) {
 		opts.ReservationTTL = ttl
 	}
 	// Before anything listens: a source that is not served stops start-up here.
+	opts, err := withoutUnservedDevices(cfg, opts, ctrl.Log.WithName("devices"))
+	if err != nil {
+		return nil, err
+	}
 	sources, err := resolvePodGroupSources(cfg, opts, ctrl.Log.WithName("podgroup-sources"))
 	if err != nil {
 		return nil, err
