@@ -68,14 +68,14 @@ func feedOfKey(kind stores.Kind, key string) (string, reconcile.Request, error) 
 
 // feedNames are the controller names of the feeds, by kind (owners have one feed per type).
 var feedNames = map[stores.Kind]string{
-	stores.KindPod:         "pod-feed",
-	stores.KindNode:        "node-feed",
-	stores.KindNMNode:      "nmnode-feed",
-	stores.KindCNR:         "cnr-feed",
-	stores.KindPodGroup:    "podgroup-feed",
-	stores.KindPDB:         "pdb-feed",
-	stores.KindMovement:    "movement-feed",
-	stores.KindReservation: "reservation-feed",
+	stores.KindPod:           "pod-feed",
+	stores.KindNode:          "node-feed",
+	stores.KindNMNode:        "nmnode-feed",
+	stores.KindCNR:           "cnr-feed",
+	stores.KindPodGroup:      "podgroup-feed",
+	stores.KindPDB:           "pdb-feed",
+	stores.KindMovement:      "movement-feed",
+	stores.KindReservation:   "reservation-feed",
 	stores.KindResourceSlice: "resourceslice-feed",
 	stores.KindResourceClaim: "resourceclaim-feed",
 	stores.KindDeviceClass:   "deviceclass-feed",
