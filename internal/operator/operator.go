@@ -11,6 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
@@ -286,6 +287,12 @@ func keepInSubCluster(inScope func(context.Context, string) (bool, error), opts 
 			node = o.Spec.NodeName
 		case *v1alpha1.NMNode, *v1alpha1.CustomNodeResource:
 			node = o.GetName()
+		case *resourcev1.ResourceSlice:
+			// A pool for node selectors or all nodes reaches every shard.
+			if o.Spec.NodeName == nil || *o.Spec.NodeName == "" {
+				return true, nil
+			}
+			node = *o.Spec.NodeName
 		default:
 			if kind == stores.KindNode {
 				return obj.GetLabels()[opts.SubClusterKey] == opts.SubCluster, nil
