@@ -140,15 +140,17 @@ func (s *Store) CheckInvariants() []error {
 			}
 		}
 	}
-	for i, d := range s.deadlines {
-		if d.entry.heapIndex != i {
-			bad(d.entry.key, "heap index %d at position %d", d.entry.heapIndex, i)
-		}
-		if !d.at.Equal(d.entry.expiresAt) {
-			bad(d.entry.key, "heap deadline %v, reservation expires at %v", d.at, d.entry.expiresAt)
-		}
-		if i > 0 && s.deadlines.Less(i, (i-1)/2) {
-			bad(d.entry.key, "heap order broken at %d", i)
+	for _, hp := range []*deadlineHeap{&s.deadlines, &s.holdDeadlines} {
+		for i, d := range *hp {
+			if d.entry.heapIndex != i || s.heapOf(d.entry) != hp {
+				bad(d.entry.key, "heap index %d at position %d (hold %v)", d.entry.heapIndex, i, d.entry.provisional)
+			}
+			if !d.at.Equal(d.entry.expiresAt) {
+				bad(d.entry.key, "heap deadline %v, reservation expires at %v", d.at, d.entry.expiresAt)
+			}
+			if i > 0 && hp.Less(i, (i-1)/2) {
+				bad(d.entry.key, "heap order broken at %d", i)
+			}
 		}
 	}
 	return errs

@@ -1,6 +1,7 @@
 package reservationstore
 
 import (
+	"container/heap"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -242,22 +243,25 @@ func (s *Store) takeOver(e *entry, r *v1alpha1.Reservation) bool {
 		s.dropHold(e)
 		return false
 	}
+	if e.heapIndex >= 0 {
+		s.unheap(e) // out of the holds' heap; a Reserved one goes into the reservations'
+	}
 	e.r, e.provisional = r, false
 	e.selector, e.replacesSince = selectorOf(r), replacesSince(r)
-	if !e.replacesSince.IsZero() && e.phase == v1alpha1.ReservationReserved {
+	if !e.replacesSince.IsZero() {
 		// The leader's deletion time, not the moment this replica saw the delete (a
-		// standby, or a replica restarted since): every replica keeps the same deadline.
+		// standby, or a replica restarted since): every replica keeps the same deadline,
+		// Matched or not.
 		e.reservedAt = e.replacesSince
 	}
+	e.expiresAt = e.reservedAt.Add(s.ttl(e))
 	if e.placeholder != nil {
 		// The same charge under the API object's identity; no reader sees between the two.
 		s.h.PodOp(e.placeholder, false, skipped...)
 		e.placeholder = stores.NewPlaceholderPod(r, e.node)
 		s.h.PodOp(e.placeholder, true, skipped...)
-	} else if e.heapIndex >= 0 {
-		s.unheap(e)
+		heap.Push(&s.deadlines, e)
 	}
-	s.setDeadline(e, e.reservedAt.Add(s.ttl(e)))
 	s.settle(e.node)
 	return true
 }

@@ -78,7 +78,7 @@ func (s *Store) reserve(e *entry) {
 	e.placeholder = stores.NewPlaceholderPod(e.r, e.node)
 	s.h.PodOp(e.placeholder, true, skipped...)
 	if e.heapIndex < 0 {
-		heap.Push(&s.deadlines, e)
+		heap.Push(s.heapOf(e), e)
 	}
 }
 
@@ -126,7 +126,7 @@ func (s *Store) dropPlaceholder(e *entry) {
 		e.placeholder = nil
 	}
 	if e.heapIndex >= 0 && !e.provisional {
-		heap.Remove(&s.deadlines, e.heapIndex)
+		s.unheap(e)
 	}
 }
 
