@@ -16,7 +16,8 @@ import (
 )
 
 // ownerFeed feeds one workload kind (ReplicaSet, StatefulSet, DaemonSet, Deployment) to the
-// cache as Owner events: its type, key, UID and the labels of its pod template.
+// cache as Owner events: its type, key, UID, the labels of its pod template and, for a
+// ReplicaSet or StatefulSet, its desired count.
 type ownerFeed[T client.Object] struct {
 	reader    client.Reader
 	handler   *handler.Handler
@@ -24,6 +25,8 @@ type ownerFeed[T client.Object] struct {
 	newObj    func() T
 	// templateOf returns the owner's pod template (its labels and annotations are read).
 	templateOf func(T) *corev1.PodTemplateSpec
+	// replicasOf returns the owner's desired count of pods, nil when it has none.
+	replicasOf func(T) *int32
 }
 
 // Reconcile implements reconcile.Reconciler.
@@ -56,6 +59,7 @@ func (f *ownerFeed[T]) toOwner(obj T) *stores.Owner {
 		Type: f.ownerType, Namespace: obj.GetNamespace(), Name: obj.GetName(), UID: obj.GetUID(),
 		ResourceVersion: obj.GetResourceVersion(), Labels: f.templateOf(obj).Labels,
 		ReserveOnDelete: reserveOnDeleteOf(obj.GetAnnotations(), f.templateOf(obj).Annotations),
+		Replicas:        f.replicasOf(obj),
 	}
 }
 
@@ -68,6 +72,16 @@ func reserveOnDeleteOf(object, template map[string]string) string {
 	return template[v1alpha1.ReserveOnDeleteAnnotation]
 }
 
+// replicas is a desired count as the API defaults it: a nil spec.replicas means 1.
+func replicas(n *int32) *int32 {
+	if n == nil {
+		one := int32(1)
+		return &one
+	}
+	v := *n
+	return &v
+}
+
 // ownerKinds are the workloads fed as owners, with their pod template labels.
 var ownerKinds = []struct {
 	ownerType v1alpha1.OwnerType
@@ -77,22 +91,26 @@ var ownerKinds = []struct {
 	{v1alpha1.OwnerReplicaSet, &appsv1.ReplicaSet{}, func(r client.Reader, h *handler.Handler) ownerReconciler {
 		return &ownerFeed[*appsv1.ReplicaSet]{r, h, v1alpha1.OwnerReplicaSet,
 			func() *appsv1.ReplicaSet { return &appsv1.ReplicaSet{} },
-			func(o *appsv1.ReplicaSet) *corev1.PodTemplateSpec { return &o.Spec.Template }}
+			func(o *appsv1.ReplicaSet) *corev1.PodTemplateSpec { return &o.Spec.Template },
+			func(o *appsv1.ReplicaSet) *int32 { return replicas(o.Spec.Replicas) }}
 	}},
 	{v1alpha1.OwnerStatefulSet, &appsv1.StatefulSet{}, func(r client.Reader, h *handler.Handler) ownerReconciler {
 		return &ownerFeed[*appsv1.StatefulSet]{r, h, v1alpha1.OwnerStatefulSet,
 			func() *appsv1.StatefulSet { return &appsv1.StatefulSet{} },
-			func(o *appsv1.StatefulSet) *corev1.PodTemplateSpec { return &o.Spec.Template }}
+			func(o *appsv1.StatefulSet) *corev1.PodTemplateSpec { return &o.Spec.Template },
+			func(o *appsv1.StatefulSet) *int32 { return replicas(o.Spec.Replicas) }}
 	}},
 	{v1alpha1.OwnerDaemonSet, &appsv1.DaemonSet{}, func(r client.Reader, h *handler.Handler) ownerReconciler {
 		return &ownerFeed[*appsv1.DaemonSet]{r, h, v1alpha1.OwnerDaemonSet,
 			func() *appsv1.DaemonSet { return &appsv1.DaemonSet{} },
-			func(o *appsv1.DaemonSet) *corev1.PodTemplateSpec { return &o.Spec.Template }}
+			func(o *appsv1.DaemonSet) *corev1.PodTemplateSpec { return &o.Spec.Template },
+			func(*appsv1.DaemonSet) *int32 { return nil }}
 	}},
 	{v1alpha1.OwnerDeployment, &appsv1.Deployment{}, func(r client.Reader, h *handler.Handler) ownerReconciler {
 		return &ownerFeed[*appsv1.Deployment]{r, h, v1alpha1.OwnerDeployment,
 			func() *appsv1.Deployment { return &appsv1.Deployment{} },
-			func(o *appsv1.Deployment) *corev1.PodTemplateSpec { return &o.Spec.Template }}
+			func(o *appsv1.Deployment) *corev1.PodTemplateSpec { return &o.Spec.Template },
+			func(*appsv1.Deployment) *int32 { return nil }}
 	}},
 }
 

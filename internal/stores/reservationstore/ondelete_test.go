@@ -267,7 +267,7 @@ func TestReserveOnDelete_OwnerAnnotationCountsAndThePodsOwnValueWins(t *testing.
 		wantKept  bool
 		wantTotal string // metric result counted
 	}{
-		{"owner says true", "true", nil, "rs-uid", true, "kept"},
+		{"owner says true", "true", nil, "rs-uid", true, "held"},
 		{"owner says true, pod says false", "true", []ts.PodOption{ts.WithAnnotations(v1alpha1.ReserveOnDeleteAnnotation, "false")}, "rs-uid", false, ""},
 		{"owner of another UID", "true", nil, "other-uid", false, ""},
 		{"owner says nothing", "", nil, "rs-uid", false, ""},

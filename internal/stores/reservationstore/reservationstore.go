@@ -87,6 +87,13 @@ type entry struct {
 	// Reservation the leader creates for it takes over. Not an API object; it stays in the
 	// deadline heap whatever its phase, and is dropped at its deadline.
 	provisional bool
+	// why says why a hold, or the Reservation that took it over, exists or ended (for the
+	// log and the Reservation's Events); "" for an ordinary reservation.
+	why string
+	// ended says why it was released early (its owner no longer wants a replacement).
+	ended string
+	// counted: its reserve-on-delete result was counted (see settled).
+	counted bool
 }
 
 // Store is the ReservationStore.
@@ -105,8 +112,14 @@ type Store struct {
 	// acts on (ExpireDue); holdDeadlines are the holds', which every replica acts on
 	// (DropDueHolds): a hold is in-process, like an assumed pod.
 	deadlines, holdDeadlines deadlineHeap
-	// owners are the workload owners annotated reserve-on-delete.
-	owners map[stores.OwnerKey]annotatedOwner
+	// owners are the workload owners: ReplicaSets, StatefulSets and DaemonSets, and the
+	// others annotated reserve-on-delete (see owners.go).
+	owners map[stores.OwnerKey]ownerInfo
+	// landed counts each ReplicaSet's landed live pods, by its UID.
+	landed map[types.UID]int32
+	// byReplacedOwner indexes holds and replacement Reservations by the UID of the
+	// controller of the pod they keep the place of.
+	byReplacedOwner map[types.UID]map[types.NamespacedName]struct{}
 	// inflight is the pod of the pod event being handled, and whether it is a
 	// scheduler's assumption (see fromAPI).
 	inflight struct {
@@ -130,7 +143,10 @@ func New(h *stores.CacheHandler) *Store {
 		byNode:      map[string]map[types.NamespacedName]*entry{},
 		byOwner:     map[types.NamespacedName][]*entry{},
 		byRecording: map[types.NamespacedName][]*entry{},
-		owners:      map[stores.OwnerKey]annotatedOwner{},
+		owners:      map[stores.OwnerKey]ownerInfo{},
+		landed:      map[types.UID]int32{},
+
+		byReplacedOwner: map[types.UID]map[types.NamespacedName]struct{}{},
 	}
 }
 
@@ -161,8 +177,10 @@ func (s *Store) AddReservation(r *v1alpha1.Reservation) {
 		s.changed(hold)
 		return
 	}
-	e := &entry{key: key, r: r, selector: selectorOf(r), replacesSince: replacesSince(r), heapIndex: -1}
+	e := &entry{key: key, r: r, selector: selectorOf(r), replacesSince: replacesSince(r), heapIndex: -1,
+		counted: r.Status.Phase == v1alpha1.ReservationMatched || r.Status.Phase == v1alpha1.ReservationExpired}
 	s.rsvs.Set(key, e)
+	s.indexReplaced(e)
 	if t := r.Status.ReservedAt; t != nil {
 		e.reservedAt = t.Time
 	}
@@ -243,6 +261,7 @@ func (s *Store) DeleteReservation(r *v1alpha1.Reservation) {
 	}
 	s.release(e)
 	s.rsvs.Delete(key)
+	s.unindexReplaced(e)
 	if rec := e.recording; rec != nil {
 		s.setRecording(e, nil)
 		// Another status that records the same owner may keep it now.
@@ -266,25 +285,28 @@ func (s *Store) AddPod(pod *corev1.Pod) {
 	s.begin(pod, false)
 	defer s.end()
 	s.reported(pod, false)
+	s.countLanded(nil, pod)
 }
 
 // UpdatePod is the API reporting a new version of a pod, or a scheduler's assumption being
 // forgotten (back to the API's copy). An assumed owner confirmed on the reservation's node
 // keeps it; one forgotten or bound elsewhere gives it back. An owner that stopped
 // qualifying after the API confirmed it has consumed it for good.
-func (s *Store) UpdatePod(_, newPod *corev1.Pod) {
+func (s *Store) UpdatePod(oldPod, newPod *corev1.Pod) {
 	s.begin(newPod, false)
 	defer s.end()
 	s.reported(newPod, s.assumed(stores.PodKey(newPod)))
+	s.countLanded(oldPod, newPod)
 }
 
 // AssumePod is a scheduler assuming pod onto the node in its spec (oldPod is the API's
 // unbound copy, nil when the API has not reported the pod). The handler calls it for an
 // assumption instead of AddPod or UpdatePod: the pod lands now, so it may consume any
 // Reserved reservation there that selects it, whatever its creation time.
-func (s *Store) AssumePod(_, pod *corev1.Pod) {
+func (s *Store) AssumePod(oldPod, pod *corev1.Pod) {
 	s.begin(pod, true)
 	defer s.end()
+	defer s.countLanded(oldPod, pod)
 	if _, consumed := s.consumedBy(pod); consumed || !eligible(pod) {
 		return
 	}
@@ -298,6 +320,7 @@ func (s *Store) AssumePod(_, pod *corev1.Pod) {
 // The reservations a deleted pod consumed leave the owner index: a pod of the same name
 // that comes later is another pod.
 func (s *Store) DeletePod(pod *corev1.Pod) {
+	defer s.countLanded(pod, nil)
 	active, consumed := s.consumedBy(pod)
 	if !consumed {
 		return
@@ -403,6 +426,7 @@ func (s *Store) ttl(e *entry) time.Duration {
 
 // changed records a change for snapshots and tells the status writer.
 func (s *Store) changed(e *entry) {
+	s.settled(e)
 	s.rsvs.Touch(e.key)
 	s.h.ObjectChanged(stores.KindReservation, e.key)
 }

@@ -28,11 +28,17 @@ type View struct {
 	// Provisional marks a deleted pod's hold (reserve-on-delete) that no Reservation took
 	// over yet: Reservation is the one the leader creates for it, not an API object.
 	Provisional bool
+	// Why says why a deleted pod's place is kept (its owner wants a replacement), or why it
+	// was released early; "" for an ordinary reservation.
+	Why string
 }
 
 func (s *Store) view(e *entry) View {
 	v := View{Key: e.key, Reservation: e.r, Phase: e.phase, Node: e.node, ReservedAt: e.reservedAt, ExpiresAt: e.expiresAt,
-		Provisional: e.provisional}
+		Provisional: e.provisional, Why: e.why}
+	if e.ended != "" {
+		v.Why = e.ended
+	}
 	if e.owner != nil {
 		owner := *e.owner
 		v.Owner = &owner
