@@ -58,8 +58,8 @@ func (r *ReplacementReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	log.Info("created the Reservation that keeps a deleted pod's place for its replacement", "expiresAt", view.ExpiresAt)
 	if r.Recorder != nil {
 		r.Recorder.Eventf(rsv, nil, "Normal", "PlaceKept", "Create",
-			"keeps the place of deleted pod %s on node %s for its replacement until %s",
-			rsv.Annotations[v1alpha1.ReplacesPodAnnotation], rsv.Spec.NodeName, view.ExpiresAt.UTC().Format("15:04:05"))
+			"keeps the place of deleted pod %s on node %s for its replacement until %s: %s",
+			rsv.Annotations[v1alpha1.ReplacesPodAnnotation], rsv.Spec.NodeName, view.ExpiresAt.UTC().Format("15:04:05"), view.Why)
 	}
 	return ctrl.Result{}, nil
 }

@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -97,17 +98,34 @@ func reservationStatus(cur v1alpha1.ReservationStatus, v reservationstore.View) 
 	return next
 }
 
+// replacedPod is the deleted pod a replacement Reservation keeps the place of ("" for an
+// ordinary reservation).
+func replacedPod(v reservationstore.View) string {
+	if v.Reservation == nil {
+		return ""
+	}
+	return v.Reservation.Annotations[v1alpha1.ReplacesPodAnnotation]
+}
+
 // reservationEventNote says what a reservation's new phase means.
 func reservationEventNote(phase v1alpha1.ReservationPhase, v reservationstore.View) string {
 	switch phase {
 	case v1alpha1.ReservationReserved:
 		return "resources held on node " + v.Node
 	case v1alpha1.ReservationMatched:
+		note := "consumed on node " + v.Node
 		if v.Owner != nil {
-			return "consumed by pod " + v.Owner.Namespace + "/" + v.Owner.Name + " on node " + v.Node
+			note = "consumed by pod " + v.Owner.Namespace + "/" + v.Owner.Name + " on node " + v.Node
 		}
-		return "consumed on node " + v.Node
+		if pod := replacedPod(v); pod != "" {
+			note += ", the replacement of deleted pod " + pod
+		}
+		return note
 	case v1alpha1.ReservationExpired:
+		if strings.HasPrefix(v.Why, "released") {
+			// A deleted pod's place its owner no longer wants a replacement for.
+			return v.Why + "; resources on " + v.Node + " released"
+		}
 		return "TTL ran out with no matching pod; resources on " + v.Node + " released"
 	}
 	return "waiting for a node (spec.nodeName)"
