@@ -94,6 +94,8 @@ type entry struct {
 	ended string
 	// counted: its reserve-on-delete result was counted (see settled).
 	counted bool
+	// awaiting is the node its spec names while the cache does not know it (Pending).
+	awaiting string
 }
 
 // Store is the ReservationStore.
@@ -120,6 +122,8 @@ type Store struct {
 	// byReplacedOwner indexes holds and replacement Reservations by the UID of the
 	// controller of the pod they keep the place of.
 	byReplacedOwner map[types.UID]map[types.NamespacedName]struct{}
+	// awaitingNode indexes the reservations that await a node by its name (see nodes.go).
+	awaitingNode map[string]map[types.NamespacedName]struct{}
 	// inflight is the pod of the pod event being handled, and whether it is a
 	// scheduler's assumption (see fromAPI).
 	inflight struct {
@@ -147,6 +151,7 @@ func New(h *stores.CacheHandler) *Store {
 		landed:      map[types.UID]int32{},
 
 		byReplacedOwner: map[types.UID]map[types.NamespacedName]struct{}{},
+		awaitingNode:    map[string]map[types.NamespacedName]struct{}{},
 	}
 }
 
@@ -262,6 +267,7 @@ func (s *Store) DeleteReservation(r *v1alpha1.Reservation) {
 	s.release(e)
 	s.rsvs.Delete(key)
 	s.unindexReplaced(e)
+	s.unawait(e)
 	if rec := e.recording; rec != nil {
 		s.setRecording(e, nil)
 		// Another status that records the same owner may keep it now.

@@ -31,11 +31,14 @@ type View struct {
 	// Why says why a deleted pod's place is kept (its owner wants a replacement), or why it
 	// was released early; "" for an ordinary reservation.
 	Why string
+	// AwaitingNode is the node the spec names while the cache does not know it: the
+	// reservation is Pending, nothing is charged, until the node appears.
+	AwaitingNode string
 }
 
 func (s *Store) view(e *entry) View {
 	v := View{Key: e.key, Reservation: e.r, Phase: e.phase, Node: e.node, ReservedAt: e.reservedAt, ExpiresAt: e.expiresAt,
-		Provisional: e.provisional, Why: e.why}
+		Provisional: e.provisional, Why: e.why, AwaitingNode: e.awaiting}
 	if e.ended != "" {
 		v.Why = e.ended
 	}
