@@ -8,7 +8,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
-	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -30,7 +29,6 @@ import (
 type ReplacementReconciler struct {
 	Client   client.Client
 	Reader   handler.Reader
-	Clock    clock.PassiveClock
 	Recorder events.EventRecorder
 }
 
@@ -40,9 +38,8 @@ func (r *ReplacementReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	if !ok || !view.Provisional || view.Reservation == nil {
 		return ctrl.Result{}, nil // taken over by its Reservation, or dropped at its deadline
 	}
-	if !view.ExpiresAt.After(r.Clock.Now()) {
-		return ctrl.Result{}, nil // due: the reaper drops it
-	}
+	// Created even when the hold is due or consumed: the Reservation records what became of
+	// the place (the reaper expires it at once, or it records the replacement's match).
 	rsv := view.Reservation.DeepCopy()
 	rsv.UID, rsv.ResourceVersion, rsv.CreationTimestamp = "", "", metav1.Time{}
 	rsv.Status = v1alpha1.ReservationStatus{}
@@ -83,7 +80,7 @@ func holdsSource(n *Notifier, h *handler.Handler) source.Source {
 // setupReplacements registers the replacement controller (leader only, gated on the
 // catch-up, writing through the fenced client).
 func setupReplacements(mgr manager.Manager, h *handler.Handler, n *Notifier, opts Options) error {
-	r := &ReplacementReconciler{Client: fenced(mgr.GetClient(), opts.Fence), Reader: h, Clock: opts.Clock,
+	r := &ReplacementReconciler{Client: fenced(mgr.GetClient(), opts.Fence), Reader: h,
 		Recorder: mgr.GetEventRecorder("multicache")}
 	return ctrl.NewControllerManagedBy(mgr).Named("reservation-replacement").
 		WatchesRawSource(holdsSource(n, h)).
