@@ -179,3 +179,27 @@ func TestReserveOnDelete_StatefulSetAndDaemonSetRules(t *testing.T) {
 		})
 	}
 }
+
+// TestReserveOnDelete_AnUnknownDeletionOfABarePodIsDatedFromItsFirstReplacement: a pod with
+// no controller, force-deleted and learned late (no deletionTimestamp, dated now): the pod
+// that replaced it landed before the delete was learned; it consumes the hold instead of
+// the node being charged for both.
+func TestReserveOnDelete_AnUnknownDeletionOfABarePodIsDatedFromItsFirstReplacement(t *testing.T) {
+	c := newCluster(t)
+	bare := func(name string, at time.Time) *corev1.Pod {
+		return ts.MakePod("ns", name, ts.OnNode("n1"), ts.Requests("2", "4Gi"), ts.WithLabels("app", "solo"),
+			ts.CreatedAt(at), ts.ScheduledAt(at), kept())
+	}
+	old := bare("solo-a", t0)
+	c.sync(stores.PodKey(old), old)
+	repl := bare("solo-b", t0.Add(10*time.Second))
+	c.sync(stores.PodKey(repl), repl)
+	c.clk.Step(time.Minute)
+	c.sync(stores.PodKey(old), nil)
+	key := types.NamespacedName{Namespace: "ns", Name: reservationstore.ReplacementName(old)}
+	v := c.view(key)
+	if v.Phase != v1alpha1.ReservationMatched || v.Owner == nil || v.Owner.Name != "solo-b" || !v.ReservedAt.Equal(t0.Add(10*time.Second)) {
+		t.Errorf("hold %s by %v reserved at %v, want Matched by solo-b from its landing %v", v.Phase, v.Owner, v.ReservedAt, t0.Add(10*time.Second))
+	}
+	c.expect("solo-a gone, solo-b landed first", 2000, 0)
+}
