@@ -450,6 +450,9 @@ func ownerKey(ref *v1alpha1.PodReference) types.NamespacedName {
 func (s *Store) applyRecorded(e *entry, r *v1alpha1.Reservation) {
 	switch {
 	case e.phase == v1alpha1.ReservationExpired:
+		if t := r.Status.ExpiresAt; t != nil && r.Status.Phase == v1alpha1.ReservationExpired {
+			e.expiresAt = t.Time // the leader's, where this replica released it itself (owners.go)
+		}
 		return
 	case r.Status.Phase == v1alpha1.ReservationExpired && (e.phase == v1alpha1.ReservationReserved || e.how == held || e.how == derived):
 		if t := r.Status.ReservedAt; t != nil {
