@@ -99,14 +99,7 @@ func TestReserveOnDelete_AReplacementThatLandedFirstTakesThePlace(t *testing.T) 
 // TestReserveOnDelete_AScaleDownKeepsNoPlace: ReplicaSet scaled from 2 to 1, one pod
 // deleted: the node ends at 2 CPU and stays there.
 func TestReserveOnDelete_AScaleDownKeepsNoPlace(t *testing.T) {
-	op := startOperator(t, func(o *Options) { o.ReservationTTL = time.Minute })
-	ns := newNamespace(t)
-	node := "rod-" + ns
-	create(t, withoutUID(ts.MakeNode(node, "8", "16Gi")))
-	rs := annotatedReplicaSet(t, op, ns, "web", 2)
-	a := ownedPod(t, ns, "web-a", node, "ReplicaSet", rs.Name, rs.UID, "app", "web")
-	ownedPod(t, ns, "web-b", node, "ReplicaSet", rs.Name, rs.UID, "app", "web")
-	eventually(t, "both pods are charged", charged(op, node, 4000, 0))
+	op, ns, node, rs, a := twoOfTwo(t, time.Minute)
 	scale(t, rs, 1)
 	ownerSeen(t, op, v1alpha1.OwnerReplicaSet, ns, "web", 1)
 
@@ -122,14 +115,7 @@ func TestReserveOnDelete_AScaleDownKeepsNoPlace(t *testing.T) {
 // place is kept: it wants a replacement), then is scaled to 1: the place is released, the
 // Reservation ends Expired with an Event saying why.
 func TestReserveOnDelete_AScaleDownAfterTheHoldReleasesIt(t *testing.T) {
-	op := startOperator(t, func(o *Options) { o.ReservationTTL = 10 * time.Minute })
-	ns := newNamespace(t)
-	node := "rod-" + ns
-	create(t, withoutUID(ts.MakeNode(node, "8", "16Gi")))
-	rs := annotatedReplicaSet(t, op, ns, "web", 2)
-	a := ownedPod(t, ns, "web-a", node, "ReplicaSet", rs.Name, rs.UID, "app", "web")
-	ownedPod(t, ns, "web-b", node, "ReplicaSet", rs.Name, rs.UID, "app", "web")
-	eventually(t, "both pods are charged", charged(op, node, 4000, 0))
+	op, ns, node, rs, a := twoOfTwo(t, 10*time.Minute)
 	before := reserveOnDeleteCount(t, "released_scale_down")
 	// Times are whole seconds (the API's): web-b landed in an earlier second than the
 	// deletion, or it would count as the replacement (it landed "since" the deletion).
@@ -205,6 +191,21 @@ func TestReserveOnDelete_DaemonSetPodReplacedOnItsNode(t *testing.T) {
 	eventually(t, "agent-y consumed the place", reservationPhase(key, v1alpha1.ReservationMatched, "agent-y"))
 	eventually(t, "nothing counted twice", charged(op, node, 2000, 0))
 	watch.check(t, "DaemonSet pod replaced")
+}
+
+// twoOfTwo starts an operator (reservation TTL ttl) and a ReplicaSet web wanting 2, with
+// web-a and web-b (2 CPU each) charged on a node of their own; it returns web-a.
+func twoOfTwo(t *testing.T, ttl time.Duration) (op *running, ns, node string, rs *appsv1.ReplicaSet, a *corev1.Pod) {
+	t.Helper()
+	op = startOperator(t, func(o *Options) { o.ReservationTTL = ttl })
+	ns = newNamespace(t)
+	node = "rod-" + ns
+	create(t, withoutUID(ts.MakeNode(node, "8", "16Gi")))
+	rs = annotatedReplicaSet(t, op, ns, "web", 2)
+	a = ownedPod(t, ns, "web-a", node, "ReplicaSet", rs.Name, rs.UID, "app", "web")
+	ownedPod(t, ns, "web-b", node, "ReplicaSet", rs.Name, rs.UID, "app", "web")
+	eventually(t, "both pods are charged", charged(op, node, 4000, 0))
+	return op, ns, node, rs, a
 }
 
 // scale sets a ReplicaSet's spec.replicas.

@@ -28,6 +28,16 @@ func (c *cluster) replicaSet(n int32) *stores.Owner {
 	return o
 }
 
+// twoOfTwo is ReplicaSet web-rs wanting 2 with web-a and web-b on n1; it returns web-a.
+func twoOfTwo(t *testing.T) (*cluster, *corev1.Pod) {
+	c := newCluster(t)
+	c.replicaSet(2)
+	a, b := web("web-a", "v1", t0), web("web-b", "v1", t0)
+	c.sync(stores.PodKey(a), a)
+	c.sync(stores.PodKey(b), b)
+	return c, a
+}
+
 func holdKey(pod string) types.NamespacedName {
 	return types.NamespacedName{Namespace: "ns", Name: reservationstore.ReplacementName(web(pod, "v1", t0))}
 }
@@ -60,21 +70,13 @@ func TestReserveOnDelete_AReplacementThatLandedFirstLeavesNoHold(t *testing.T) {
 // released when it is scaled to 1 (released_scale_down), and with it the charge.
 func TestReserveOnDelete_AScaleDownLeavesNoHoldAndAScaleDownAfterReleasesIt(t *testing.T) {
 	t.Run("scaled first", func(t *testing.T) {
-		c := newCluster(t)
-		c.replicaSet(2)
-		a, b := web("web-a", "v1", t0), web("web-b", "v1", t0)
-		c.sync(stores.PodKey(a), a)
-		c.sync(stores.PodKey(b), b)
+		c, a := twoOfTwo(t)
 		c.replicaSet(1)
 		c.sync(stores.PodKey(a), nil)
 		c.expect("scaled to 1, web-a deleted", 2000, 0)
 	})
 	t.Run("hold first", func(t *testing.T) {
-		c := newCluster(t)
-		c.replicaSet(2)
-		a, b := web("web-a", "v1", t0), web("web-b", "v1", t0)
-		c.sync(stores.PodKey(a), a)
-		c.sync(stores.PodKey(b), b)
+		c, a := twoOfTwo(t)
 		c.clk.Step(time.Minute)
 		c.sync(stores.PodKey(a), nil)
 		info, _ := c.h.NodeInfo("n1")
@@ -96,11 +98,7 @@ func TestReserveOnDelete_AScaleDownLeavesNoHoldAndAScaleDownAfterReleasesIt(t *t
 		}
 	})
 	t.Run("Reservation first", func(t *testing.T) {
-		c := newCluster(t)
-		c.replicaSet(2)
-		a, b := web("web-a", "v1", t0), web("web-b", "v1", t0)
-		c.sync(stores.PodKey(a), a)
-		c.sync(stores.PodKey(b), b)
+		c, a := twoOfTwo(t)
 		c.clk.Step(time.Minute)
 		c.sync(stores.PodKey(a), nil)
 		c.must(c.h.AddReservation(created(c.view(holdKey("web-a")), c.clk.Now())))
