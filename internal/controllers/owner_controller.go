@@ -14,11 +14,14 @@ import (
 )
 
 // ownerSync applies one workload kind (ReplicaSet, StatefulSet, DaemonSet, Deployment) to
-// the cache as Owner events: its type, key, UID and the labels of its pod template.
+// the cache as Owner events: its type, key, UID, the labels of its pod template and, for a
+// ReplicaSet or StatefulSet, its desired count.
 type ownerSync[T client.Object] struct {
 	ownerType v1alpha1.OwnerType
 	// templateOf returns the owner's pod template (its labels and annotations are read).
 	templateOf func(T) *corev1.PodTemplateSpec
+	// replicasOf returns the owner's desired count of pods, nil when it has none.
+	replicasOf func(T) *int32
 }
 
 // syncer returns the feed's apply for this workload kind.
@@ -38,7 +41,18 @@ func (o ownerSync[T]) toOwner(obj T) *stores.Owner {
 		Type: o.ownerType, Namespace: obj.GetNamespace(), Name: obj.GetName(), UID: obj.GetUID(),
 		ResourceVersion: obj.GetResourceVersion(), Labels: o.templateOf(obj).Labels,
 		ReserveOnDelete: reserveOnDeleteOf(obj.GetAnnotations(), o.templateOf(obj).Annotations),
+		Replicas:        o.replicasOf(obj),
 	}
+}
+
+// replicas is a desired count as the API defaults it: a nil spec.replicas means 1.
+func replicas(n *int32) *int32 {
+	if n == nil {
+		one := int32(1)
+		return &one
+	}
+	v := *n
+	return &v
 }
 
 // reserveOnDeleteOf is an owner's reserve-on-delete annotation: the object's, else its pod
@@ -57,19 +71,23 @@ var ownerKinds = []struct {
 	apply     func(log logr.Logger, h *handler.Handler) applyFunc
 }{
 	{v1alpha1.OwnerReplicaSet, &appsv1.ReplicaSet{}, func(log logr.Logger, h *handler.Handler) applyFunc {
-		o := ownerSync[*appsv1.ReplicaSet]{v1alpha1.OwnerReplicaSet, func(o *appsv1.ReplicaSet) *corev1.PodTemplateSpec { return &o.Spec.Template }}
+		o := ownerSync[*appsv1.ReplicaSet]{v1alpha1.OwnerReplicaSet, func(o *appsv1.ReplicaSet) *corev1.PodTemplateSpec { return &o.Spec.Template },
+			func(o *appsv1.ReplicaSet) *int32 { return replicas(o.Spec.Replicas) }}
 		return syncAs(log, stores.KindOwner, o.syncer(h), nil)
 	}},
 	{v1alpha1.OwnerStatefulSet, &appsv1.StatefulSet{}, func(log logr.Logger, h *handler.Handler) applyFunc {
-		o := ownerSync[*appsv1.StatefulSet]{v1alpha1.OwnerStatefulSet, func(o *appsv1.StatefulSet) *corev1.PodTemplateSpec { return &o.Spec.Template }}
+		o := ownerSync[*appsv1.StatefulSet]{v1alpha1.OwnerStatefulSet, func(o *appsv1.StatefulSet) *corev1.PodTemplateSpec { return &o.Spec.Template },
+			func(o *appsv1.StatefulSet) *int32 { return replicas(o.Spec.Replicas) }}
 		return syncAs(log, stores.KindOwner, o.syncer(h), nil)
 	}},
 	{v1alpha1.OwnerDaemonSet, &appsv1.DaemonSet{}, func(log logr.Logger, h *handler.Handler) applyFunc {
-		o := ownerSync[*appsv1.DaemonSet]{v1alpha1.OwnerDaemonSet, func(o *appsv1.DaemonSet) *corev1.PodTemplateSpec { return &o.Spec.Template }}
+		o := ownerSync[*appsv1.DaemonSet]{v1alpha1.OwnerDaemonSet, func(o *appsv1.DaemonSet) *corev1.PodTemplateSpec { return &o.Spec.Template },
+			func(*appsv1.DaemonSet) *int32 { return nil }}
 		return syncAs(log, stores.KindOwner, o.syncer(h), nil)
 	}},
 	{v1alpha1.OwnerDeployment, &appsv1.Deployment{}, func(log logr.Logger, h *handler.Handler) applyFunc {
-		o := ownerSync[*appsv1.Deployment]{v1alpha1.OwnerDeployment, func(o *appsv1.Deployment) *corev1.PodTemplateSpec { return &o.Spec.Template }}
+		o := ownerSync[*appsv1.Deployment]{v1alpha1.OwnerDeployment, func(o *appsv1.Deployment) *corev1.PodTemplateSpec { return &o.Spec.Template },
+			func(*appsv1.Deployment) *int32 { return nil }}
 		return syncAs(log, stores.KindOwner, o.syncer(h), nil)
 	}},
 }

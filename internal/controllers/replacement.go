@@ -8,7 +8,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
-	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -30,7 +29,6 @@ import (
 type ReplacementReconciler struct {
 	Client   client.Client
 	Reader   handler.Reader
-	Clock    clock.PassiveClock
 	Recorder events.EventRecorder
 }
 
@@ -40,9 +38,8 @@ func (r *ReplacementReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	if !ok || !view.Provisional || view.Reservation == nil {
 		return ctrl.Result{}, nil // taken over by its Reservation, or dropped at its deadline
 	}
-	if !view.ExpiresAt.After(r.Clock.Now()) {
-		return ctrl.Result{}, nil // due: the reaper drops it
-	}
+	// Created even when the hold is due or consumed: the Reservation records what became of
+	// the place (the reaper expires it at once, or it records the replacement's match).
 	rsv := view.Reservation.DeepCopy()
 	rsv.UID, rsv.ResourceVersion, rsv.CreationTimestamp = "", "", metav1.Time{}
 	rsv.Status = v1alpha1.ReservationStatus{}
@@ -58,8 +55,8 @@ func (r *ReplacementReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	log.Info("created the Reservation that keeps a deleted pod's place for its replacement", "expiresAt", view.ExpiresAt)
 	if r.Recorder != nil {
 		r.Recorder.Eventf(rsv, nil, "Normal", "PlaceKept", "Create",
-			"keeps the place of deleted pod %s on node %s for its replacement until %s",
-			rsv.Annotations[v1alpha1.ReplacesPodAnnotation], rsv.Spec.NodeName, view.ExpiresAt.UTC().Format("15:04:05"))
+			"keeps the place of deleted pod %s on node %s for its replacement until %s: %s",
+			rsv.Annotations[v1alpha1.ReplacesPodAnnotation], rsv.Spec.NodeName, view.ExpiresAt.UTC().Format("15:04:05"), view.Why)
 	}
 	return ctrl.Result{}, nil
 }
@@ -87,7 +84,7 @@ func setupReplacements(mgr manager.Manager, h *handler.Handler, n *Notifier, opt
 	if err != nil {
 		return err
 	}
-	r := &ReplacementReconciler{Client: c, Reader: h, Clock: opts.Clock,
+	r := &ReplacementReconciler{Client: c, Reader: h,
 		Recorder: mgr.GetEventRecorder("multicache")}
 	return ctrl.NewControllerManagedBy(mgr).Named("reservation-replacement").
 		WatchesRawSource(holdsSource(n, h)).

@@ -2,9 +2,11 @@ package controllers
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -46,7 +48,7 @@ func (r *ReservationStatusReconciler) Reconcile(ctx context.Context, req ctrl.Re
 			next := cur.DeepCopy()
 			next.Status = reservationStatus(cur.Status, view)
 			next.Status.Conditions = setConditions(cur.Status.Conditions, cur.Generation, r.Clock.Now(),
-				reservationConditions(next.Status, view.Node)...)
+				conditionsOf(next.Status, view)...)
 			return next
 		})
 	if err != nil {
@@ -97,18 +99,61 @@ func reservationStatus(cur v1alpha1.ReservationStatus, v reservationstore.View) 
 	return next
 }
 
+// replacedPod is the deleted pod a replacement Reservation keeps the place of ("" for an
+// ordinary reservation).
+func replacedPod(v reservationstore.View) string {
+	if v.Reservation == nil {
+		return ""
+	}
+	return v.Reservation.Annotations[v1alpha1.ReplacesPodAnnotation]
+}
+
+// conditionsOf is reservationConditions, told about what the status alone does not say: a
+// node the cache does not know (Pending, NodeNotFound) and a deleted pod's place released
+// because its owner no longer wants a replacement.
+func conditionsOf(st v1alpha1.ReservationStatus, v reservationstore.View) []metav1.Condition {
+	switch {
+	case st.Phase == v1alpha1.ReservationPending && v.AwaitingNode != "":
+		msg := "node " + v.AwaitingNode + " does not exist (no Node, NMNode or CustomNodeResource of that name): nothing is held until it appears; check spec.nodeName"
+		return []metav1.Condition{
+			condition(v1alpha1.ReservationConditionReserved, false, "NodeNotFound", msg),
+			condition(v1alpha1.ReservationConditionMatched, false, "NodeNotFound", "not placed on a node yet"),
+			condition(v1alpha1.ReservationConditionExpired, false, "NodeNotFound", "the TTL starts when the reservation is placed"),
+		}
+	case st.Phase == v1alpha1.ReservationExpired && strings.HasPrefix(v.Why, "released"):
+		msg := v.Why + "; the resources on node " + v.Node + " were released"
+		return []metav1.Condition{
+			condition(v1alpha1.ReservationConditionReserved, false, "ReleasedScaleDown", msg),
+			condition(v1alpha1.ReservationConditionMatched, false, "ReleasedScaleDown", "no replacement is coming"),
+			condition(v1alpha1.ReservationConditionExpired, true, "ReleasedScaleDown", msg),
+		}
+	}
+	return reservationConditions(st, v.Node)
+}
+
 // reservationEventNote says what a reservation's new phase means.
 func reservationEventNote(phase v1alpha1.ReservationPhase, v reservationstore.View) string {
 	switch phase {
 	case v1alpha1.ReservationReserved:
 		return "resources held on node " + v.Node
 	case v1alpha1.ReservationMatched:
+		note := "consumed on node " + v.Node
 		if v.Owner != nil {
-			return "consumed by pod " + v.Owner.Namespace + "/" + v.Owner.Name + " on node " + v.Node
+			note = "consumed by pod " + v.Owner.Namespace + "/" + v.Owner.Name + " on node " + v.Node
 		}
-		return "consumed on node " + v.Node
+		if pod := replacedPod(v); pod != "" {
+			note += ", the replacement of deleted pod " + pod
+		}
+		return note
 	case v1alpha1.ReservationExpired:
+		if strings.HasPrefix(v.Why, "released") {
+			// A deleted pod's place its owner no longer wants a replacement for.
+			return v.Why + "; resources on " + v.Node + " released"
+		}
 		return "TTL ran out with no matching pod; resources on " + v.Node + " released"
+	}
+	if v.AwaitingNode != "" {
+		return "node " + v.AwaitingNode + " does not exist; nothing is held until it appears"
 	}
 	return "waiting for a node (spec.nodeName)"
 }

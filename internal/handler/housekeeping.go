@@ -3,6 +3,7 @@ package handler
 import (
 	"context"
 
+	"github.com/seed0f91f25e/multicache/api/v1alpha1"
 	"github.com/seed0f91f25e/multicache/internal/metrics"
 	"github.com/seed0f91f25e/multicache/internal/stores"
 	"github.com/seed0f91f25e/multicache/internal/stores/reservationstore"
@@ -29,9 +30,31 @@ func (h *Handler) ExpireAssumedPods() int {
 	return len(due)
 }
 
+// DropDueHolds drops the deleted pods' holds whose deadline passed with no Reservation
+// taking them over (see reservationstore.Store.DropDueHolds) and returns what ended. Every
+// replica runs it: a hold is in-process, like an assumed pod.
+func (h *Handler) DropDueHolds() []reservationstore.Transition {
+	rs, ok := lookup[*reservationstore.Store](h, stores.ReservationStoreName)
+	if !ok {
+		return nil
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	ended := rs.DropDueHolds(h.config.Clock().Now())
+	for _, t := range ended {
+		if t.To == v1alpha1.ReservationMatched {
+			h.log.Info("deleted pod's hold ended: its replacement holds the place", "reservation", t.Key)
+			continue
+		}
+		h.log.Info("deleted pod's place released: no Reservation took it over within --reservation-ttl", "reservation", t.Key)
+	}
+	return ended
+}
+
 // ReapReservations expires the reservations whose TTL ran out unmatched (see
 // reservationstore.Store.ExpireDue) and returns the transitions; the status writer learns of
-// them through CacheHandler.ObjectChanged.
+// them through CacheHandler.ObjectChanged. Only the leader runs it (StartReaper): the
+// other replicas apply the expiry its status records.
 func (h *Handler) ReapReservations() []reservationstore.Transition {
 	rs, ok := lookup[reaper](h, stores.ReservationStoreName)
 	if !ok {
@@ -41,20 +64,32 @@ func (h *Handler) ReapReservations() []reservationstore.Transition {
 	defer h.mu.Unlock()
 	transitions := rs.ExpireDue(h.config.Clock().Now())
 	for _, t := range transitions {
-		if t.Hold {
-			h.log.Info("deleted pod's place released: no Reservation took it over within --reservation-ttl", "reservation", t.Key)
-			continue
-		}
 		metrics.ReaperExpiredTotal.Inc()
 		h.log.Info("reservation expired unmatched; placeholder released", "reservation", t.Key)
 	}
 	return transitions
 }
 
-// Start expires assumed pods and reaps reservations every Period until ctx is done; it is a
-// manager.Runnable. The operator runs it on every replica: the cache must stay right on
-// standbys too.
-func (h *Handler) Start(ctx context.Context) error {
+// StartExpiry expires assumed pods and drops due holds every Period until ctx is done. The
+// operator runs it on every replica (manager.Runnable, not leader-elected): both are
+// in-process state the cache must keep right on standbys too.
+func (h *Handler) StartExpiry(ctx context.Context) error {
+	return h.every(ctx, func() {
+		h.ExpireAssumedPods()
+		h.DropDueHolds()
+	})
+}
+
+// StartReaper reaps reservations every Period until ctx is done. The operator runs it on
+// the leader only (from a caught-up cache): a reservation's expiry is the leader's
+// decision. A standby that takes over starts it then; deadlines already past expire at its
+// first tick.
+func (h *Handler) StartReaper(ctx context.Context) error {
+	return h.every(ctx, func() { h.ReapReservations() })
+}
+
+// every calls fn every Period until ctx is done or the handler stops.
+func (h *Handler) every(ctx context.Context, fn func()) error {
 	ticker := h.config.Clock().NewTicker(h.config.Period())
 	defer ticker.Stop()
 	for {
@@ -64,12 +99,7 @@ func (h *Handler) Start(ctx context.Context) error {
 		case <-h.config.StopCh():
 			return nil
 		case <-ticker.C():
-			h.ExpireAssumedPods()
-			h.ReapReservations()
+			fn()
 		}
 	}
 }
-
-// NeedLeaderElection implements controller-runtime's LeaderElectionRunnable: every replica
-// keeps its cache right, leader or not.
-func (h *Handler) NeedLeaderElection() bool { return false }

@@ -192,6 +192,7 @@ func (s *sequence) nodeEvent() (string, error, error) {
 			delete(s.m.nodes, name)
 		} else {
 			s.m.nodes[name] = node
+			s.m.nodeAppeared(name)
 		}
 	})
 	return fmt.Sprintf("%s node %s uid=%s", op, name, uid), callObject(op, s.h.AddNode, s.h.UpdateNode, s.h.DeleteNode, node), want
@@ -207,6 +208,7 @@ func (s *sequence) nmNodeEvent() (string, error, error) {
 			delete(s.m.nm, name)
 		} else {
 			s.m.nm[name] = nm
+			s.m.nodeAppeared(name)
 		}
 	})
 	return fmt.Sprintf("%s nmnode %s", op, name), callObject(op, s.h.AddNMNode, s.h.UpdateNMNode, s.h.DeleteNMNode, nm), want
@@ -222,6 +224,7 @@ func (s *sequence) cnrEvent() (string, error, error) {
 			delete(s.m.cnr, name)
 		} else {
 			s.m.cnr[name] = cnr
+			s.m.nodeAppeared(name)
 		}
 	})
 	return fmt.Sprintf("%s cnr %s", op, name), callObject(op, s.h.AddCNR, s.h.UpdateCNR, s.h.DeleteCNR, cnr), want

@@ -298,8 +298,9 @@ func (m *model) reservationEvent(op stores.Op, r *v1alpha1.Reservation) {
 // landing time, so none already on the node consumes it.
 func (m *model) place(e *mRsv) {
 	e.node = e.r.Spec.NodeName
-	if e.node == "" {
-		e.phase = v1alpha1.ReservationPending
+	if e.node == "" || !m.nodeKnown(e.node) {
+		// No node, or one with no source yet: nothing is charged until it appears.
+		e.phase, e.node = v1alpha1.ReservationPending, ""
 		return
 	}
 	if e.reservedAt.IsZero() {
@@ -307,6 +308,21 @@ func (m *model) place(e *mRsv) {
 	}
 	e.expiresAt = e.reservedAt.Add(m.rsvTTLOf(e.r))
 	e.phase = v1alpha1.ReservationReserved
+}
+
+// nodeKnown reports whether a node has a source (Node, NMNode or CNR).
+func (m *model) nodeKnown(name string) bool {
+	return m.nodes[name] != nil || m.nm[name] != nil || m.cnr[name] != nil
+}
+
+// nodeAppeared places the Pending reservations that name the node, now that it has a
+// source.
+func (m *model) nodeAppeared(name string) {
+	for _, e := range m.rsvs {
+		if e.phase == v1alpha1.ReservationPending && e.r.Spec.NodeName == name && m.nodeKnown(name) {
+			m.place(e)
+		}
+	}
 }
 
 // reap expires Reserved reservations whose deadline passed.

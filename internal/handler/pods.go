@@ -9,7 +9,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/seed0f91f25e/multicache/internal/metrics"
 	"github.com/seed0f91f25e/multicache/internal/stores"
 	"github.com/seed0f91f25e/multicache/internal/stores/podstore"
 	"github.com/seed0f91f25e/multicache/internal/stores/reservationstore"
@@ -144,13 +143,10 @@ func (h *Handler) keepPlace(st stores.PodStatus, next *corev1.Pod) {
 	kept, err := rs.PodGone(st.Pod, next)
 	switch {
 	case err != nil && errors.Is(err, reservationstore.ErrInvalidReserveOnDelete):
-		metrics.ReserveOnDeleteTotal.WithLabelValues("invalid_annotation").Inc()
 		h.log.Info("deleted pod's place not kept", "pod", stores.PodKey(st.Pod), "node", st.Pod.Spec.NodeName, "reason", err.Error())
 	case err != nil:
-		metrics.ReserveOnDeleteTotal.WithLabelValues("cannot_keep").Inc()
 		h.log.Info("deleted pod's place not kept", "pod", stores.PodKey(st.Pod), "node", st.Pod.Spec.NodeName, "reason", err.Error())
 	case kept:
-		metrics.ReserveOnDeleteTotal.WithLabelValues("kept").Inc()
 		h.log.V(1).Info("deleted pod's place kept until its Reservation comes", "pod", stores.PodKey(st.Pod), "node", st.Pod.Spec.NodeName)
 	}
 }

@@ -98,10 +98,11 @@ func TestReservation_TwoStatusesRecordingOnePodKeepOnlyTheOldest(t *testing.T) {
 	}
 }
 
-// A pod lands just before the deadline; the leader applies it in time and writes Matched.
-// A standby's reaper ticks at the deadline before its feed applies the pod and expires the
-// reservation locally; the leader's Matched comes back: the standby is Matched too, as a
-// restart would be (not Expired, which it would write, with an event, on failover).
+// A pod lands just before the deadline; the leader applies it in time, writes Matched and
+// dies. The new leader's reaper ticks at the deadline before its feed applies the pod and
+// the old leader's Matched reaches it, and expires the reservation; the recorded Matched
+// then comes: the new leader is Matched too, as a restart would be (not Expired, which it
+// would write, with an event).
 func TestReservation_ARecordedMatchWinsOverALocalExpiry(t *testing.T) {
 	key := nsKey("r")
 	h, clk := newQuietHandler(t) // ReservationTTL 1m
@@ -114,7 +115,7 @@ func TestReservation_ARecordedMatchWinsOverALocalExpiry(t *testing.T) {
 	p := ts.MakePod("ns", "p", ts.Requests("500m", "512Mi"), ts.WithLabels("app", "web"), ts.CreatedAt(created), ts.OnNode("n0"), ts.ScheduledAt(landed), ts.WithResourceVersion("5"))
 	clk.SetTime(created.Add(time.Minute))
 	if reaped := h.ReapReservations(); len(reaped) != 1 {
-		t.Fatalf("setup: the standby's reaper should expire r, reaped %v", reaped)
+		t.Fatalf("setup: the new leader's reaper should expire r, reaped %v", reaped)
 	}
 	must(t, h.SyncPod(stores.PodKey(p), p, true))
 	r2 := r.DeepCopy()
@@ -126,7 +127,7 @@ func TestReservation_ARecordedMatchWinsOverALocalExpiry(t *testing.T) {
 	}
 	live, _ := h.Reservation(key)
 	if live.Phase != v1alpha1.ReservationMatched || live.Owner == nil || live.Owner.Name != "p" {
-		t.Fatalf("the standby keeps %s (owner %v) while the API says Matched by p", live.Phase, live.Owner)
+		t.Fatalf("the new leader keeps %s (owner %v) while the API says Matched by p", live.Phase, live.Owner)
 	}
 
 	fresh, fclk := newQuietHandler(t)
@@ -135,7 +136,7 @@ func TestReservation_ARecordedMatchWinsOverALocalExpiry(t *testing.T) {
 	must(t, fresh.AddReservation(r2))
 	must(t, fresh.SyncPod(stores.PodKey(p), p, true))
 	if got, want := canonicalDump(t, h), canonicalDump(t, fresh); got != want {
-		t.Errorf("the standby differs from a restart:\n%s\nwant:\n%s", got, want)
+		t.Errorf("the new leader differs from a restart:\n%s\nwant:\n%s", got, want)
 	}
 	// Nothing is left to reap, and the reaper does not take it back.
 	clk.Step(time.Hour)

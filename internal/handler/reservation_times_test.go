@@ -1,6 +1,9 @@
 package handler
 
 import (
+	"context"
+	"runtime"
+	"strconv"
 	"testing"
 	"time"
 
@@ -11,10 +14,11 @@ import (
 	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
 )
 
-// TestReservation_AStandbyAdoptsTheTimesAndTheExpiryTheLeaderRecorded: replicas place a
-// reservation by their own clocks; the status the leader wrote is what every replica keeps
-// (chaos D2: a new leader otherwise rewrites reservedAt, or writes Reserved over Expired).
-func TestReservation_AStandbyAdoptsTheTimesAndTheExpiryTheLeaderRecorded(t *testing.T) {
+// TestReservation_AStandbyAppliesTheTimesAndTheExpiryTheLeaderRecorded: replicas place a
+// reservation by their own clocks until a status records the leader's; what the status
+// records is every replica's input (chaos D2: a new leader otherwise rewrites reservedAt,
+// or writes Reserved over Expired).
+func TestReservation_AStandbyAppliesTheTimesAndTheExpiryTheLeaderRecorded(t *testing.T) {
 	h, clk := newHandler(t)
 	must(t, h.AddNode(ts.MakeNode("n1", "8", "16Gi")))
 	pending := ts.MakeReservation("ns", "r", "", "2", "1Gi", "app", "x")
@@ -60,55 +64,100 @@ func TestReservation_AStandbyAdoptsTheTimesAndTheExpiryTheLeaderRecorded(t *test
 	checkInvariants(t, h)
 }
 
-// TestReservation_AStandbyThatExpiredOnItsOwnClockAdoptsTheLeadersLaterReservation: the
-// standby saw a reservation first and let it expire by its own clock; the leader, whose
-// watch was broken (an API server restart), saw it later and recorded Reserved with a later
-// reservedAt and a deadline still ahead. The standby keeps the leader's record (chaos: the
-// replicas disagreed for good). Its own Reserved record of the past never undoes an expiry.
-func TestReservation_AStandbyThatExpiredOnItsOwnClockAdoptsTheLeadersLaterReservation(t *testing.T) {
+// TestReservation_AStandbyNeverExpiresAReservationItselfAndDecidesOnceLeader: a standby
+// runs StartExpiry only (assumed pods and holds, in-process); whatever its clock says, it
+// keeps a Reserved reservation Reserved until a status records otherwise. Once it is leader
+// (StartReaper runs), it decides: a deadline already past, counted from the recorded
+// reservedAt, expires at its first tick.
+func TestReservation_AStandbyNeverExpiresAReservationItselfAndDecidesOnceLeader(t *testing.T) {
+	h, clk := newHandler(t)
+	must(t, h.AddNode(ts.MakeNode("n1", "8", "16Gi")))
+	r := ts.MakeReservation("ns", "r", "n1", "2", "1Gi", "app", "x")
+	r.ResourceVersion = "1"
+	must(t, h.AddReservation(r)) // placed at t0 by this replica's clock
+	leaders := t0.Add(-10 * time.Second)
+	recorded := r.DeepCopy()
+	recorded.ResourceVersion = "2"
+	recorded.Status = ts.ReservedStatus(leaders, leaders.Add(time.Minute))
+	must(t, h.UpdateReservation(r, recorded))
+	key := types.NamespacedName{Namespace: "ns", Name: "r"}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	standby := make(chan error, 1)
+	go func() { standby <- h.StartExpiry(ctx) }()
+	// Two ticks of the standby's loop, each shown by an assumed pod it expires; the second
+	// proves the first tick (well past the reservation's deadline) ran to its end.
+	for i, name := range []string{"a", "b"} {
+		p := ts.MakePod("ns", name, ts.OnNode("n1"), ts.Requests("1", "1Gi"))
+		must(t, h.AssumePod(p))
+		must(t, h.FinishBinding(p))
+		if i == 0 {
+			clk.Step(5 * time.Minute)
+		}
+		for {
+			if _, ok := h.PodState(stores.PodKey(p)); !ok {
+				break
+			}
+			clk.Step(time.Second)
+			runtime.Gosched()
+		}
+	}
+	v, _ := h.Reservation(key)
+	info, _ := h.NodeInfo("n1")
+	if v.Phase != v1alpha1.ReservationReserved || !v.ExpiresAt.Equal(leaders.Add(time.Minute)) || info.Reserved.MilliCPU != 2000 {
+		t.Fatalf("on a standby past the deadline: %s expires %v, node reserved %dm; want Reserved until the recorded %v, 2000m",
+			v.Phase, v.ExpiresAt, info.Reserved.MilliCPU, leaders.Add(time.Minute))
+	}
+
+	// It becomes leader: the reaper starts and expires it at its first tick.
+	leader := make(chan error, 1)
+	go func() { leader <- h.StartReaper(ctx) }()
+	for v.Phase == v1alpha1.ReservationReserved {
+		clk.Step(time.Second)
+		runtime.Gosched()
+		v, _ = h.Reservation(key)
+	}
+	info, _ = h.NodeInfo("n1")
+	if v.Phase != v1alpha1.ReservationExpired || !v.ExpiresAt.Equal(leaders.Add(time.Minute)) || info.Reserved.MilliCPU != 0 {
+		t.Errorf("once leader: %s expires %v, node reserved %dm; want Expired at the recorded deadline %v, 0m",
+			v.Phase, v.ExpiresAt, info.Reserved.MilliCPU, leaders.Add(time.Minute))
+	}
+	cancel()
+	for _, ch := range []chan error{standby, leader} {
+		if err := <-ch; err != nil {
+			t.Error(err)
+		}
+	}
+	checkInvariants(t, h)
+}
+
+// TestReservation_AnExpiryStandsWhateverReservedRecordArrivesLater: the leader never
+// records Reserved after Expired, so a Reserved record arriving after an expiry (the
+// leader's own earlier write, late; an old leader's) is old: it does not bring the
+// reservation back.
+func TestReservation_AnExpiryStandsWhateverReservedRecordArrivesLater(t *testing.T) {
 	h, clk := newHandler(t)
 	must(t, h.AddNode(ts.MakeNode("n1", "8", "16Gi")))
 	r := ts.MakeReservation("ns", "r", "n1", "2", "1Gi", "app", "x")
 	r.ResourceVersion = "1"
 	must(t, h.AddReservation(r))
 	key := types.NamespacedName{Namespace: "ns", Name: "r"}
-
-	// The record of its own placement, which the standby then expires by its clock.
-	own := r.DeepCopy()
-	own.ResourceVersion = "2"
-	own.Status = ts.ReservedStatus(t0, t0.Add(time.Minute))
-	must(t, h.UpdateReservation(r, own))
 	clk.SetTime(t0.Add(time.Minute))
 	if got := h.ReapReservations(); len(got) != 1 {
-		t.Fatalf("expired %v, want r", got)
+		t.Fatalf("the leader expired %v, want r", got)
 	}
-	// A late copy of that same record does not bring it back.
-	again := own.DeepCopy()
-	again.ResourceVersion = "3"
-	must(t, h.UpdateReservation(own, again))
-	if v, _ := h.Reservation(key); v.Phase != v1alpha1.ReservationExpired {
-		t.Fatalf("after its own old record: %s, want Expired", v.Phase)
-	}
-
-	// The leader saw it 50 s later and recorded that; 10 s of its deadline remain.
-	leaders := t0.Add(50 * time.Second)
-	clk.SetTime(t0.Add(100 * time.Second))
-	recorded := again.DeepCopy()
-	recorded.ResourceVersion = "4"
-	recorded.Status = ts.ReservedStatus(leaders, leaders.Add(time.Minute))
-	must(t, h.UpdateReservation(again, recorded))
-	v, _ := h.Reservation(key)
-	info, _ := h.NodeInfo("n1")
-	if v.Phase != v1alpha1.ReservationReserved || !v.ReservedAt.Equal(leaders) || !v.ExpiresAt.Equal(leaders.Add(time.Minute)) ||
-		info.Reserved.MilliCPU != 2000 {
-		t.Errorf("after the leader's record: %s reserved at %v expires %v, node reserved %dm; want Reserved at %v until %v, 2000m",
-			v.Phase, v.ReservedAt, v.ExpiresAt, info.Reserved.MilliCPU, leaders, leaders.Add(time.Minute))
-	}
-	checkInvariants(t, h)
-	// It expires again at the leader's deadline.
-	clk.SetTime(leaders.Add(time.Minute))
-	if got := h.ReapReservations(); len(got) != 1 {
-		t.Errorf("at the leader's deadline expired %v, want r", got)
+	for i, at := range []time.Time{t0, t0.Add(50 * time.Second)} {
+		old := r.DeepCopy()
+		old.ResourceVersion = strconv.Itoa(2 + i)
+		old.Status = ts.ReservedStatus(at, at.Add(time.Minute))
+		must(t, h.UpdateReservation(r, old))
+		v, _ := h.Reservation(key)
+		info, _ := h.NodeInfo("n1")
+		if v.Phase != v1alpha1.ReservationExpired || info.Reserved.MilliCPU != 0 {
+			t.Errorf("after a Reserved record from %v: %s, node reserved %dm; want Expired, 0m", at, v.Phase, info.Reserved.MilliCPU)
+		}
+		r = old
 	}
 	checkInvariants(t, h)
 }

@@ -37,12 +37,16 @@ var (
 		Help: "Reservations the reaper moved to Expired because their TTL ran out unmatched.",
 	})
 
-	// ReserveOnDeleteTotal counts deleted pods that asked to keep their place
-	// (multicache.dev/reserve-on-delete), by result: kept, invalid_annotation (not a
-	// boolean), cannot_keep (nothing to hold, or no labels to select a replacement by).
+	// ReserveOnDeleteTotal counts what became of deleted pods that asked to keep their place
+	// (multicache.dev/reserve-on-delete), by result: held (a hold placed: its owner wants a
+	// replacement, or multicache cannot read its owner), not_needed (its owner already has
+	// what it wants), released_scale_down (a hold released because its owner no longer
+	// wants a replacement), consumed (its replacement took the place), expired (the TTL
+	// ran out first), invalid_annotation (not a boolean), cannot_keep (nothing to hold, or no
+	// labels to select a replacement by). Each replica counts its own view.
 	ReserveOnDeleteTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: namespace, Name: "reserve_on_delete_total",
-		Help: "Deleted pods annotated multicache.dev/reserve-on-delete, by result (kept, invalid_annotation, cannot_keep).",
+		Help: "Deleted pods annotated multicache.dev/reserve-on-delete, by result (held, not_needed, released_scale_down, consumed, expired, invalid_annotation, cannot_keep).",
 	}, []string{"result"})
 
 	// SnapshotDuration is how long UpdateSnapshot takes.

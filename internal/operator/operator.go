@@ -122,9 +122,13 @@ func New(cfg *rest.Config, opts Options) (*Operator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("setting up controllers: %w", err)
 	}
-	// Assumed-pod expiry and the reservation reaper run on every replica, from a caught-up
-	// cache: a reservation must not expire before the pod that consumed it was fed.
-	if err := mgr.Add(catchUp.AfterCatchUp(false, h.Start)); err != nil {
+	// Assumed-pod and hold expiry run on every replica, the reservation reaper on the leader
+	// only (it decides expiries), both from a caught-up cache: a reservation must not expire
+	// before the pod that consumed it was fed.
+	if err := mgr.Add(catchUp.AfterCatchUp(false, h.StartExpiry)); err != nil {
+		return nil, err
+	}
+	if err := mgr.Add(catchUp.AfterCatchUp(true, h.StartReaper)); err != nil {
 		return nil, err
 	}
 	keep := keepInSubCluster(inScope, opts)

@@ -117,6 +117,7 @@ func TestReserveOnDelete_DeletedPodsPlaceKeptAndTakenByItsReplacement(t *testing
 	create(t, withoutUID(ts.MakeNode(node, "8", "16Gi")))
 	rs := replicaSet(ns, "web", map[string]string{"app": "web"})
 	rs.Annotations = map[string]string{v1alpha1.ReserveOnDeleteAnnotation: "true"}
+	rs.Spec.Replicas = ptr.To[int32](1) // it wants its pod back: a replacement is coming
 	create(t, rs)
 	eventually(t, "the cache holds the annotated ReplicaSet", func() (bool, string) {
 		_, ok := op.Cache.LastSeenOwner(ownerKeyOf(ns, "web"))
@@ -197,6 +198,7 @@ func TestReserveOnDelete_RestartsLoseNothingAndChargeNothingTwice(t *testing.T) 
 	create(t, withoutUID(ts.MakeNode(node, "8", "16Gi")))
 	rs := replicaSet(ns, "web", map[string]string{"app": "web"})
 	rs.Spec.Template.Annotations = map[string]string{v1alpha1.ReserveOnDeleteAnnotation: "true"}
+	rs.Spec.Replicas = ptr.To[int32](1)
 	create(t, rs)
 	old := replacementPod(t, ns, "web-a", "v1", node, rs, ts.WithAnnotations(v1alpha1.ReserveOnDeleteAnnotation, "true"))
 	eventually(t, "the pod is charged", charged(op, node, 2000, 0))

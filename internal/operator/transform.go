@@ -13,17 +13,19 @@ import (
 
 // ownerTransforms keep of the workload owners (ReplicaSets, StatefulSets, DaemonSets,
 // Deployments) only what the owner feed reads: identity, resource version, the labels of
-// the pod template, and the reserve-on-delete annotation of the object and of its template. A ReplicaSet with its whole pod template costs kilobytes; the cache needs
-// a few dozen bytes of it, and clusters keep ten old ReplicaSets per Deployment.
+// the pod template, the reserve-on-delete annotation of the object and of its template,
+// and a ReplicaSet's or StatefulSet's spec.replicas (whether a deleted pod's replacement is
+// coming). A ReplicaSet with its whole pod template costs kilobytes; the cache needs a few
+// dozen bytes of it, and clusters keep ten old ReplicaSets per Deployment.
 func ownerTransforms() map[client.Object]cache.ByObject {
 	return map[client.Object]cache.ByObject{
 		&appsv1.ReplicaSet{}: {Transform: ownerTransform(func(o *appsv1.ReplicaSet) *appsv1.ReplicaSet {
 			return &appsv1.ReplicaSet{TypeMeta: o.TypeMeta, ObjectMeta: ownerMeta(o.ObjectMeta),
-				Spec: appsv1.ReplicaSetSpec{Template: templateLabels(o.Spec.Template)}}
+				Spec: appsv1.ReplicaSetSpec{Replicas: o.Spec.Replicas, Template: templateLabels(o.Spec.Template)}}
 		})},
 		&appsv1.StatefulSet{}: {Transform: ownerTransform(func(o *appsv1.StatefulSet) *appsv1.StatefulSet {
 			return &appsv1.StatefulSet{TypeMeta: o.TypeMeta, ObjectMeta: ownerMeta(o.ObjectMeta),
-				Spec: appsv1.StatefulSetSpec{Template: templateLabels(o.Spec.Template)}}
+				Spec: appsv1.StatefulSetSpec{Replicas: o.Spec.Replicas, Template: templateLabels(o.Spec.Template)}}
 		})},
 		&appsv1.DaemonSet{}: {Transform: ownerTransform(func(o *appsv1.DaemonSet) *appsv1.DaemonSet {
 			return &appsv1.DaemonSet{TypeMeta: o.TypeMeta, ObjectMeta: ownerMeta(o.ObjectMeta),

@@ -6,6 +6,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
 )
@@ -14,7 +15,7 @@ func TestOwnerTransforms_KeepOnlyWhatTheOwnerFeedReads(t *testing.T) {
 	full := &appsv1.ReplicaSet{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web", UID: "u1", ResourceVersion: "7",
 			Annotations: map[string]string{"big": "annotation"}, Labels: map[string]string{"l": "v"}},
-		Spec: appsv1.ReplicaSetSpec{Template: corev1.PodTemplateSpec{
+		Spec: appsv1.ReplicaSetSpec{Replicas: ptr.To[int32](3), Template: corev1.PodTemplateSpec{
 			ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}, Annotations: map[string]string{"a": "b"}},
 			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "img"}}},
 		}},
@@ -33,7 +34,8 @@ func TestOwnerTransforms_KeepOnlyWhatTheOwnerFeedReads(t *testing.T) {
 	if !ok {
 		t.Fatalf("transformed into %T", out)
 	}
-	if rs.Name != "web" || rs.Namespace != "ns" || rs.UID != "u1" || rs.ResourceVersion != "7" || rs.Spec.Template.Labels["app"] != "web" {
+	if rs.Name != "web" || rs.Namespace != "ns" || rs.UID != "u1" || rs.ResourceVersion != "7" || rs.Spec.Template.Labels["app"] != "web" ||
+		ptr.Deref(rs.Spec.Replicas, 0) != 3 {
 		t.Errorf("lost what the feed reads: %+v", rs)
 	}
 	if len(rs.Spec.Template.Spec.Containers) != 0 || rs.Annotations != nil || rs.Spec.Template.Annotations != nil {

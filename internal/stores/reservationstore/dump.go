@@ -116,6 +116,16 @@ func (s *Store) CheckInvariants() []error {
 		if onNode := reserved || e.phase == v1alpha1.ReservationMatched; onNode != indexed {
 			bad(key, "phase %s but node index %v", e.phase, indexed)
 		}
+		if rep, ok := replacedOf(e.r); ok && reserved && rep.owner.Type != v1alpha1.OwnerDaemonSet {
+			// A ReplicaSet's or StatefulSet's is decided again on every change of what it
+			// depends on (a DaemonSet's replacement consumes the hold instead).
+			if done, why := s.satisfied(rep, e.node); done {
+				bad(key, "keeps a place its owner does not want: %s", why)
+			}
+		}
+		if e.awaiting != "" && (e.phase != v1alpha1.ReservationPending || s.nodeExists(e.awaiting)) {
+			bad(key, "%s, awaiting node %q (known %v)", e.phase, e.awaiting, s.nodeExists(e.awaiting))
+		}
 		matched := e.phase == v1alpha1.ReservationMatched
 		if matched != (e.owner != nil) || matched != (e.how != unmatched) {
 			bad(key, "phase %s, owner %v, match %q", e.phase, e.owner, e.how)
@@ -140,15 +150,17 @@ func (s *Store) CheckInvariants() []error {
 			}
 		}
 	}
-	for i, d := range s.deadlines {
-		if d.entry.heapIndex != i {
-			bad(d.entry.key, "heap index %d at position %d", d.entry.heapIndex, i)
-		}
-		if !d.at.Equal(d.entry.expiresAt) {
-			bad(d.entry.key, "heap deadline %v, reservation expires at %v", d.at, d.entry.expiresAt)
-		}
-		if i > 0 && s.deadlines.Less(i, (i-1)/2) {
-			bad(d.entry.key, "heap order broken at %d", i)
+	for _, hp := range []*deadlineHeap{&s.deadlines, &s.holdDeadlines} {
+		for i, d := range *hp {
+			if d.entry.heapIndex != i || s.heapOf(d.entry) != hp {
+				bad(d.entry.key, "heap index %d at position %d (hold %v)", d.entry.heapIndex, i, d.entry.provisional)
+			}
+			if !d.at.Equal(d.entry.expiresAt) {
+				bad(d.entry.key, "heap deadline %v, reservation expires at %v", d.at, d.entry.expiresAt)
+			}
+			if i > 0 && hp.Less(i, (i-1)/2) {
+				bad(d.entry.key, "heap order broken at %d", i)
+			}
 		}
 	}
 	return errs

@@ -14,35 +14,49 @@ type Transition struct {
 	Key      types.NamespacedName
 	From, To v1alpha1.ReservationPhase
 	At       time.Time
-	// Hold: a deleted pod's hold that no Reservation took over; it is gone.
+	// Hold: a deleted pod's hold that no Reservation took over; it is gone. To is Expired
+	// when its place was released unused, Matched when a replacement had consumed it.
 	Hold bool
 }
 
 // ExpireDue expires every Reserved reservation whose deadline is not after now: the
 // placeholder is released and the phase becomes Expired. It pops only what is due:
 // O(k log n) for k due of n reservations.
+//
+// Only the leader calls it: a reservation's expiry is the leader's decision, which the
+// other replicas learn from the status it writes (see applyRecorded). A standby that takes
+// over calls it from then on; deadlines already past (counted from the recorded
+// reservedAt) expire at its first call.
 func (s *Store) ExpireDue(now time.Time) []Transition {
 	var out []Transition
 	for s.deadlines.Len() > 0 && !now.Before(s.deadlines[0].at) {
-		e := heap.Pop(&s.deadlines).(*entry)
-		if e.provisional {
-			from := e.phase
-			s.dropHold(e)
-			out = append(out, Transition{Key: e.key, From: from, To: v1alpha1.ReservationExpired, At: now, Hold: true})
-			continue
-		}
-		s.release(e)
-		e.phase = v1alpha1.ReservationExpired
+		e := s.deadlines[0].entry
+		s.expire(e, e.expiresAt)
 		s.changed(e)
 		out = append(out, Transition{Key: e.key, From: v1alpha1.ReservationReserved, To: v1alpha1.ReservationExpired, At: now})
 	}
 	return out
 }
 
-// NextDeadline returns the earliest deadline of a Reserved reservation.
-func (s *Store) NextDeadline() (time.Time, bool) {
-	if s.deadlines.Len() == 0 {
-		return time.Time{}, false
+// DropDueHolds drops every hold whose deadline is not after now and that no Reservation
+// took over. Every replica calls it: a hold is in-process (each replica placed its own when
+// it saw the pod go), like an assumed pod; the Reservation that takes it over is what the
+// leader decides for. A Reserved hold ends Expired (its place released unused); a Matched
+// one ends consumed (its replacement holds the place; nothing is released).
+func (s *Store) DropDueHolds(now time.Time) []Transition {
+	var out []Transition
+	for s.holdDeadlines.Len() > 0 && !now.Before(s.holdDeadlines[0].at) {
+		e := heap.Pop(&s.holdDeadlines).(*entry)
+		from, to := e.phase, v1alpha1.ReservationExpired
+		if from == v1alpha1.ReservationMatched {
+			to = v1alpha1.ReservationMatched
+		}
+		if !e.counted {
+			e.counted = true
+			count(map[bool]string{true: resultConsumed, false: resultExpired}[from == v1alpha1.ReservationMatched])
+		}
+		s.dropHold(e)
+		out = append(out, Transition{Key: e.key, From: from, To: to, At: now, Hold: true})
 	}
-	return s.deadlines[0].at, true
+	return out
 }

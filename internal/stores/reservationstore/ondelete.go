@@ -1,6 +1,7 @@
 package reservationstore
 
 import (
+	"container/heap"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -58,59 +59,91 @@ const (
 	appsControllerRevisionHash      = "controller-revision-hash"
 )
 
-// annotatedOwner is what the store keeps of an owner that carries the annotation.
-type annotatedOwner struct {
-	uid   types.UID
-	value string
-}
-
-// AddOwner implements stores.OwnerHandler: only owners with a reserve-on-delete annotation
-// are kept.
-func (s *Store) AddOwner(o *stores.Owner) {
-	if o.ReserveOnDelete == "" {
-		delete(s.owners, o.Key())
-		return
-	}
-	s.owners[o.Key()] = annotatedOwner{uid: o.UID, value: o.ReserveOnDelete}
-}
-
-// UpdateOwner implements stores.OwnerHandler.
-func (s *Store) UpdateOwner(_, o *stores.Owner) { s.AddOwner(o) }
-
-// DeleteOwner implements stores.OwnerHandler.
-func (s *Store) DeleteOwner(o *stores.Owner) { delete(s.owners, o.Key()) }
-
 // PodGone is the API reporting that pod (the copy the cache was charged with) is gone;
 // next is the pod of the same name the API holds instead (recreated), nil when none. If
-// the pod asks for it (see keepsPlace) and was charged on a node, its place is kept: a hold
-// is placed there now and the leader is told to create its Reservation. It returns whether
-// a hold was placed, and an error saying what to fix when the pod asked for one that cannot
-// be (a bad annotation, nothing to hold, no labels to select a replacement by). The caller
-// holds the lock and has released the pod from every store.
+// the pod asks for it (see keepsPlace), was charged on a node and its controller wants a
+// replacement (see owners.go), its place is kept: a hold is placed there now and the
+// leader is told to create its Reservation. It returns whether a hold was placed, and an
+// error saying what to fix when the pod asked for one that cannot be (a bad annotation,
+// nothing to hold, no labels to select a replacement by). The caller holds the lock and
+// has released the pod from every store. Every result is counted
+// (multicache_reserve_on_delete_total).
 func (s *Store) PodGone(pod, next *corev1.Pod) (bool, error) {
 	want, err := s.keepsPlace(pod)
-	if err != nil || !want || pod.Spec.NodeName == "" || !qualifies(pod) {
+	if err != nil {
+		count(resultInvalid)
 		return false, err
 	}
-	since := deletedAt(pod, s.h.Clock().Now())
+	if !want || pod.Spec.NodeName == "" || !qualifies(pod) {
+		return false, nil
+	}
+	now := s.h.Clock().Now()
+	since := deletedAt(pod, now)
 	if next != nil && !next.CreationTimestamp.IsZero() && next.CreationTimestamp.Before(&metav1.Time{Time: since}) {
 		// The pod was gone before its namesake was created, whenever the feed noticed.
 		since = next.CreationTimestamp.Time
 	}
 	r, err := Replacement(pod, s.h.ReservationTTL(), since)
 	if err != nil {
+		count(resultCannotKeep)
 		return false, err
 	}
 	key := types.NamespacedName{Namespace: r.Namespace, Name: r.Name}
 	if _, exists := s.rsvs.Get(key); exists {
 		return false, nil // the Reservation came first (a relist): it holds the place
 	}
-	e := &entry{key: key, r: r, selector: selectorOf(r), replacesSince: since, provisional: true, heapIndex: -1}
+	why := "its owner is not one multicache reads; the place is kept until the TTL"
+	decided := false
+	if rep, ok := replacedOf(r); ok {
+		done, reason := s.satisfied(rep, pod.Spec.NodeName)
+		if done {
+			count(resultNotNeeded)
+			return false, nil
+		}
+		if reason != "" {
+			why, decided = reason, true
+		}
+	}
+	if pod.DeletionTimestamp == nil && !decided {
+		// An unknown deletion (learned late, forced) of a pod whose owner does not say
+		// whether a replacement came: it is dated now, but a replacement may have landed
+		// already; the place dates from the first one.
+		since = s.firstReplacement(r, pod, since)
+		r.CreationTimestamp = metav1.NewTime(since)
+		r.Annotations[v1alpha1.ReplacesSinceAnnotation] = since.UTC().Format(time.RFC3339)
+	}
+	e := &entry{key: key, r: r, selector: selectorOf(r), replacesSince: since, provisional: true, heapIndex: -1, why: why}
 	s.rsvs.Set(key, e)
+	s.indexReplaced(e)
 	s.place(e)
 	s.changed(e)
+	count(resultHeld)
 	s.h.ObjectChanged(HoldKind, key)
 	return true, nil
+}
+
+// firstReplacement dates an unknown deletion: the earliest landing, after the deleted pod
+// landed and before since, of a pod on its node the hold would select that consumed
+// nothing (a replacement that landed before the delete was learned); since when none.
+func (s *Store) firstReplacement(r *v1alpha1.Reservation, pod *corev1.Pod, since time.Time) time.Time {
+	info, ok := s.h.GetNodeInfo(pod.Spec.NodeName)
+	if !ok {
+		return since
+	}
+	probe := &entry{key: types.NamespacedName{Namespace: r.Namespace, Name: r.Name}, selector: selectorOf(r)}
+	from, first := landedAt(pod), since
+	for _, p := range info.Pods {
+		if !eligible(p) || !s.fromAPI(p) || !probe.selects(p) {
+			continue
+		}
+		if _, consumed := s.consumedBy(p); consumed {
+			continue
+		}
+		if at := landedAt(p); at.After(from) && at.Before(first) {
+			first = at
+		}
+	}
+	return first.Truncate(time.Second)
 }
 
 // keepsPlace reports whether a deleted pod asks to keep its place: its own annotation, else
@@ -123,8 +156,8 @@ func (s *Store) keepsPlace(pod *corev1.Pod) (bool, error) {
 	if !ok {
 		return false, nil
 	}
-	o, ok := s.owners[key]
-	if !ok || (uid != "" && o.uid != "" && uid != o.uid) {
+	o, ok := s.owner(key, uid)
+	if !ok || o.value == "" {
 		return false, nil
 	}
 	return parseReserveOnDelete(o.value, "its owner "+key.String())
@@ -242,22 +275,25 @@ func (s *Store) takeOver(e *entry, r *v1alpha1.Reservation) bool {
 		s.dropHold(e)
 		return false
 	}
+	if e.heapIndex >= 0 {
+		s.unheap(e) // out of the holds' heap; a Reserved one goes into the reservations'
+	}
 	e.r, e.provisional = r, false
 	e.selector, e.replacesSince = selectorOf(r), replacesSince(r)
-	if !e.replacesSince.IsZero() && e.phase == v1alpha1.ReservationReserved {
+	if !e.replacesSince.IsZero() {
 		// The leader's deletion time, not the moment this replica saw the delete (a
-		// standby, or a replica restarted since): every replica keeps the same deadline.
+		// standby, or a replica restarted since): every replica keeps the same deadline,
+		// Matched or not.
 		e.reservedAt = e.replacesSince
 	}
+	e.expiresAt = e.reservedAt.Add(s.ttl(e))
 	if e.placeholder != nil {
 		// The same charge under the API object's identity; no reader sees between the two.
 		s.h.PodOp(e.placeholder, false, skipped...)
 		e.placeholder = stores.NewPlaceholderPod(r, e.node)
 		s.h.PodOp(e.placeholder, true, skipped...)
-	} else if e.heapIndex >= 0 {
-		s.unheap(e)
+		heap.Push(&s.deadlines, e)
 	}
-	s.setDeadline(e, e.reservedAt.Add(s.ttl(e)))
 	s.settle(e.node)
 	return true
 }
@@ -267,6 +303,7 @@ func (s *Store) dropHold(e *entry) {
 	if e.heapIndex >= 0 {
 		s.unheap(e)
 	}
+	s.unindexReplaced(e)
 	s.release(e)
 	s.disown(e)
 	s.rsvs.Delete(e.key)

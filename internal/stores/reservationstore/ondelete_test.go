@@ -189,12 +189,15 @@ func TestReserveOnDelete_HoldWithoutReservationReleasedAtTheTTL(t *testing.T) {
 	c.sync(stores.PodKey(old), old)
 	c.sync(stores.PodKey(old), nil)
 	c.clk.Step(holdTTL - time.Second)
-	c.h.ReapReservations()
+	c.h.DropDueHolds()
 	c.expect("one second before the TTL", 2000, 2000)
 	c.clk.Step(time.Second)
-	tr := c.h.ReapReservations()
-	if len(tr) != 1 || !tr[0].Hold {
-		t.Errorf("transitions %+v, want the hold's", tr)
+	if tr := c.h.ReapReservations(); len(tr) != 0 {
+		t.Errorf("the reservation reaper ended %+v; a hold is dropped by DropDueHolds", tr)
+	}
+	tr := c.h.DropDueHolds()
+	if len(tr) != 1 || !tr[0].Hold || tr[0].From != v1alpha1.ReservationReserved || tr[0].To != v1alpha1.ReservationExpired {
+		t.Errorf("transitions %+v, want the hold's Reserved->Expired", tr)
 	}
 	info, _ := c.h.NodeInfo("n1")
 	if !info.Requested.IsZero() {
@@ -226,7 +229,10 @@ func TestReserveOnDelete_ConsumedHoldDroppedAtTheTTLLeavesTheReplacementCharged(
 	repl := web("web-b", "v2", t0)
 	c.sync(stores.PodKey(repl), repl)
 	c.clk.Step(holdTTL)
-	c.h.ReapReservations()
+	tr := c.h.DropDueHolds()
+	if len(tr) != 1 || tr[0].From != v1alpha1.ReservationMatched || tr[0].To != v1alpha1.ReservationMatched {
+		t.Errorf("transitions %+v, want the hold ending consumed (Matched), not Matched->Expired", tr)
+	}
 	c.expect("the consumed hold is gone, the replacement stays", 2000, 0)
 	if got := c.h.ReservationHolds(); len(got) != 0 {
 		t.Errorf("holds %v after the TTL", got)
@@ -261,7 +267,7 @@ func TestReserveOnDelete_OwnerAnnotationCountsAndThePodsOwnValueWins(t *testing.
 		wantKept  bool
 		wantTotal string // metric result counted
 	}{
-		{"owner says true", "true", nil, "rs-uid", true, "kept"},
+		{"owner says true", "true", nil, "rs-uid", true, "held"},
 		{"owner says true, pod says false", "true", []ts.PodOption{ts.WithAnnotations(v1alpha1.ReserveOnDeleteAnnotation, "false")}, "rs-uid", false, ""},
 		{"owner of another UID", "true", nil, "other-uid", false, ""},
 		{"owner says nothing", "", nil, "rs-uid", false, ""},

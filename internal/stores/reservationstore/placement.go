@@ -45,12 +45,17 @@ func (k matchKind) String() string {
 	return [...]string{"", "recorded", "held", "derived", "spent"}[k]
 }
 
-// place puts a reservation that holds nothing where it belongs: Pending without a node,
-// else Reserved on its node, where the pods that qualify may then consume it (settle).
+// place puts a reservation that holds nothing where it belongs: Pending without a node or
+// on a node the cache does not know, else Reserved on its node, where the pods that qualify may then consume it (settle).
 func (s *Store) place(e *entry) {
+	s.unawait(e)
 	node := e.r.Spec.NodeName
 	if node == "" {
 		e.phase, e.node = v1alpha1.ReservationPending, ""
+		return
+	}
+	if !s.nodeExists(node) {
+		s.await(e, node) // see nodes.go
 		return
 	}
 	e.node = node
@@ -78,7 +83,7 @@ func (s *Store) reserve(e *entry) {
 	e.placeholder = stores.NewPlaceholderPod(e.r, e.node)
 	s.h.PodOp(e.placeholder, true, skipped...)
 	if e.heapIndex < 0 {
-		heap.Push(&s.deadlines, e)
+		heap.Push(s.heapOf(e), e)
 	}
 }
 
@@ -126,7 +131,7 @@ func (s *Store) dropPlaceholder(e *entry) {
 		e.placeholder = nil
 	}
 	if e.heapIndex >= 0 && !e.provisional {
-		heap.Remove(&s.deadlines, e.heapIndex)
+		s.unheap(e)
 	}
 }
 
@@ -190,6 +195,7 @@ func (s *Store) record(e *entry) []string {
 	switch e.phase {
 	case "", v1alpha1.ReservationPending, v1alpha1.ReservationExpired:
 		// New, Pending or expired here: it holds no placeholder and is on no node yet.
+		s.unawait(e)
 		e.node = e.r.Spec.NodeName
 		s.indexNode(e)
 	}

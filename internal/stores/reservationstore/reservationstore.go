@@ -26,7 +26,7 @@
 //     the order a relist delivers them in.
 //   - The pod a reservation's status records (phase Matched, currentOwner): what a status
 //     records is an input, kept across a restart whatever the relist order, and it wins
-//     over a local expiry (another replica saw the match in time); a match the cache made
+//     over a local expiry (the old leader saw the match in time); a match the cache made
 //     for the same pod gives way to it. If several statuses record the same pod (a status
 //     writer working from a view a moment old), the preferred of them (oldest, then by
 //     namespace/name) keeps it and the others count as recording nothing: they are placed
@@ -36,6 +36,10 @@
 // finishes (consumed). Until the status writer recorded it, a match of API pods may still
 // be paired differently when a pod that landed earlier turns up late (a relist); after a
 // restart only the status remembers it.
+//
+// Times are the leader's: only its reaper calls ExpireDue. Every replica places a
+// reservation by its own clock until a status records reservedAt, then counts the deadline
+// from the recorded one, and applies a recorded expiry (applyRecorded).
 //
 // A deleted pod annotated multicache.dev/reserve-on-delete keeps its place through a hold,
 // a provisional reservation the leader's Reservation takes over (see ondelete.go).
@@ -83,6 +87,15 @@ type entry struct {
 	// Reservation the leader creates for it takes over. Not an API object; it stays in the
 	// deadline heap whatever its phase, and is dropped at its deadline.
 	provisional bool
+	// why says why a hold, or the Reservation that took it over, exists or ended (for the
+	// log and the Reservation's Events); "" for an ordinary reservation.
+	why string
+	// ended says why it was released early (its owner no longer wants a replacement).
+	ended string
+	// counted: its reserve-on-delete result was counted (see settled).
+	counted bool
+	// awaiting is the node its spec names while the cache does not know it (Pending).
+	awaiting string
 }
 
 // Store is the ReservationStore.
@@ -97,9 +110,20 @@ type Store struct {
 	// byRecording indexes the reservations whose status records an owner by that owner's
 	// namespace/name: the candidates of resolveRecorded.
 	byRecording map[types.NamespacedName][]*entry
-	deadlines   deadlineHeap
-	// owners are the workload owners annotated reserve-on-delete.
-	owners map[stores.OwnerKey]annotatedOwner
+	// deadlines are the Reserved reservations' expiries, which only the leader's reaper
+	// acts on (ExpireDue); holdDeadlines are the holds', which every replica acts on
+	// (DropDueHolds): a hold is in-process, like an assumed pod.
+	deadlines, holdDeadlines deadlineHeap
+	// owners are the workload owners: ReplicaSets, StatefulSets and DaemonSets, and the
+	// others annotated reserve-on-delete (see owners.go).
+	owners map[stores.OwnerKey]ownerInfo
+	// landed counts each ReplicaSet's landed live pods, by its UID.
+	landed map[types.UID]int32
+	// byReplacedOwner indexes holds and replacement Reservations by the UID of the
+	// controller of the pod they keep the place of.
+	byReplacedOwner map[types.UID]map[types.NamespacedName]struct{}
+	// awaitingNode indexes the reservations that await a node by its name (see nodes.go).
+	awaitingNode map[string]map[types.NamespacedName]struct{}
 	// inflight is the pod of the pod event being handled, and whether it is a
 	// scheduler's assumption (see fromAPI).
 	inflight struct {
@@ -123,7 +147,11 @@ func New(h *stores.CacheHandler) *Store {
 		byNode:      map[string]map[types.NamespacedName]*entry{},
 		byOwner:     map[types.NamespacedName][]*entry{},
 		byRecording: map[types.NamespacedName][]*entry{},
-		owners:      map[stores.OwnerKey]annotatedOwner{},
+		owners:      map[stores.OwnerKey]ownerInfo{},
+		landed:      map[types.UID]int32{},
+
+		byReplacedOwner: map[types.UID]map[types.NamespacedName]struct{}{},
+		awaitingNode:    map[string]map[types.NamespacedName]struct{}{},
 	}
 }
 
@@ -154,8 +182,10 @@ func (s *Store) AddReservation(r *v1alpha1.Reservation) {
 		s.changed(hold)
 		return
 	}
-	e := &entry{key: key, r: r, selector: selectorOf(r), replacesSince: replacesSince(r), heapIndex: -1}
+	e := &entry{key: key, r: r, selector: selectorOf(r), replacesSince: replacesSince(r), heapIndex: -1,
+		counted: r.Status.Phase == v1alpha1.ReservationMatched || r.Status.Phase == v1alpha1.ReservationExpired}
 	s.rsvs.Set(key, e)
+	s.indexReplaced(e)
 	if t := r.Status.ReservedAt; t != nil {
 		e.reservedAt = t.Time
 	}
@@ -184,11 +214,12 @@ func (s *Store) AddReservation(r *v1alpha1.Reservation) {
 
 // UpdateReservation applies a new object. A spec change places a Pending or Reserved
 // reservation again (same reservedAt), and one Matched by a derived owner too; other
-// Matched and Expired ones keep their outcome. A status that records an owner (the status
-// writer's own, or another replica's) is an input, as at a restart: the reservation is
-// Matched by that owner, even if this replica expired it (the writer records only an owner
-// the API confirmed, so another replica saw the match in time), unless another status
-// records the same owner and is preferred (see resolveRecorded).
+// Matched and Expired ones keep their outcome. The recorded times and expiry are the
+// leader's (see applyRecorded). A status that records an owner (the status writer's own,
+// or an old leader's) is an input, as at a restart: the reservation is Matched by that
+// owner, even if this replica expired it (the writer records only an owner the API
+// confirmed, so the old leader saw the match in time), unless another status records the
+// same owner and is preferred (see resolveRecorded).
 func (s *Store) UpdateReservation(oldR, newR *v1alpha1.Reservation) {
 	e, ok := s.rsvs.Get(types.NamespacedName{Namespace: newR.Namespace, Name: newR.Name})
 	if !ok {
@@ -208,7 +239,7 @@ func (s *Store) UpdateReservation(oldR, newR *v1alpha1.Reservation) {
 			}
 		}
 	}
-	s.adoptRecordedTimes(e, newR)
+	s.applyRecorded(e, newR)
 	switch prev := e.recording; {
 	case isRecorded(newR):
 		s.setRecording(e, newR.Status.CurrentOwner)
@@ -235,6 +266,8 @@ func (s *Store) DeleteReservation(r *v1alpha1.Reservation) {
 	}
 	s.release(e)
 	s.rsvs.Delete(key)
+	s.unindexReplaced(e)
+	s.unawait(e)
 	if rec := e.recording; rec != nil {
 		s.setRecording(e, nil)
 		// Another status that records the same owner may keep it now.
@@ -258,25 +291,28 @@ func (s *Store) AddPod(pod *corev1.Pod) {
 	s.begin(pod, false)
 	defer s.end()
 	s.reported(pod, false)
+	s.countLanded(nil, pod)
 }
 
 // UpdatePod is the API reporting a new version of a pod, or a scheduler's assumption being
 // forgotten (back to the API's copy). An assumed owner confirmed on the reservation's node
 // keeps it; one forgotten or bound elsewhere gives it back. An owner that stopped
 // qualifying after the API confirmed it has consumed it for good.
-func (s *Store) UpdatePod(_, newPod *corev1.Pod) {
+func (s *Store) UpdatePod(oldPod, newPod *corev1.Pod) {
 	s.begin(newPod, false)
 	defer s.end()
 	s.reported(newPod, s.assumed(stores.PodKey(newPod)))
+	s.countLanded(oldPod, newPod)
 }
 
 // AssumePod is a scheduler assuming pod onto the node in its spec (oldPod is the API's
 // unbound copy, nil when the API has not reported the pod). The handler calls it for an
 // assumption instead of AddPod or UpdatePod: the pod lands now, so it may consume any
 // Reserved reservation there that selects it, whatever its creation time.
-func (s *Store) AssumePod(_, pod *corev1.Pod) {
+func (s *Store) AssumePod(oldPod, pod *corev1.Pod) {
 	s.begin(pod, true)
 	defer s.end()
+	defer s.countLanded(oldPod, pod)
 	if _, consumed := s.consumedBy(pod); consumed || !eligible(pod) {
 		return
 	}
@@ -290,6 +326,7 @@ func (s *Store) AssumePod(_, pod *corev1.Pod) {
 // The reservations a deleted pod consumed leave the owner index: a pod of the same name
 // that comes later is another pod.
 func (s *Store) DeletePod(pod *corev1.Pod) {
+	defer s.countLanded(pod, nil)
 	active, consumed := s.consumedBy(pod)
 	if !consumed {
 		return
@@ -395,6 +432,7 @@ func (s *Store) ttl(e *entry) time.Duration {
 
 // changed records a change for snapshots and tells the status writer.
 func (s *Store) changed(e *entry) {
+	s.settled(e)
 	s.rsvs.Touch(e.key)
 	s.h.ObjectChanged(stores.KindReservation, e.key)
 }
@@ -403,33 +441,30 @@ func ownerKey(ref *v1alpha1.PodReference) types.NamespacedName {
 	return types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}
 }
 
-// adoptRecordedTimes makes what a status records about a Reserved (or Matched) reservation an input, as
-// at a restart: its reservedAt (each replica places a reservation by its own clock, a
-// second apart, and a new leader must not move the deadline the old one wrote) and its
-// expiry (the leader's reaper decided it from a caught-up cache; a standby whose clock or
-// feed lags must not later write Reserved over it).
-func (s *Store) adoptRecordedTimes(e *entry, r *v1alpha1.Reservation) {
-	switch e.phase {
-	case v1alpha1.ReservationExpired:
-		s.adoptLaterReservation(e, r)
-		return
-	case v1alpha1.ReservationMatched:
-		// Only the times: who matched it is settled by the recording.
-	case v1alpha1.ReservationReserved:
-	default:
-		return
-	}
-	if e.phase == v1alpha1.ReservationReserved && r.Status.Phase == v1alpha1.ReservationExpired {
-		s.release(e)
-		e.phase = v1alpha1.ReservationExpired
-		if t := r.Status.ExpiresAt; t != nil {
-			e.expiresAt = t.Time
+// applyRecorded makes what a status records about a reservation's times an input, on
+// every replica: the leader decided them (see ExpireDue). A recorded expiry ends a Reserved
+// reservation, or one a pod matched here that the leader did not see (the leader's view is
+// the one recorded); a recorded reservedAt is the one the deadline counts from. An Expired
+// reservation stays Expired: the leader never records Reserved after Expired, so a Reserved
+// record arriving later is an old one.
+func (s *Store) applyRecorded(e *entry, r *v1alpha1.Reservation) {
+	switch {
+	case e.phase == v1alpha1.ReservationExpired:
+		if t := r.Status.ExpiresAt; t != nil && r.Status.Phase == v1alpha1.ReservationExpired {
+			e.expiresAt = t.Time // the leader's, where this replica released it itself (owners.go)
 		}
-		// And when it was placed: a replica started after the expiry was recorded placed
-		// it by its own clock, after the expiry, where the others keep the leader's time.
+		return
+	case r.Status.Phase == v1alpha1.ReservationExpired && (e.phase == v1alpha1.ReservationReserved || e.how == held || e.how == derived):
 		if t := r.Status.ReservedAt; t != nil {
 			e.reservedAt = t.Time
 		}
+		at := e.reservedAt.Add(s.ttl(e))
+		if t := r.Status.ExpiresAt; t != nil {
+			at = t.Time
+		}
+		s.expire(e, at)
+		return
+	case e.phase != v1alpha1.ReservationReserved && e.phase != v1alpha1.ReservationMatched:
 		return
 	}
 	t := r.Status.ReservedAt
@@ -440,32 +475,41 @@ func (s *Store) adoptRecordedTimes(e *entry, r *v1alpha1.Reservation) {
 	s.setDeadline(e, e.reservedAt.Add(s.ttl(e)))
 }
 
-// setDeadline moves e's expiry (and its place in the heap, if it is there).
-func (s *Store) setDeadline(e *entry, at time.Time) {
-	e.expiresAt = at
-	if i := e.heapIndex; i >= 0 {
-		s.deadlines[i].at = at
-		heap.Fix(&s.deadlines, i)
+// expire ends a Reserved reservation, or one matched by a pod that may still change (held
+// or derived): no placeholder, no owner, Expired at at. A pod it gave itself to may consume
+// another reservation on the node.
+func (s *Store) expire(e *entry, at time.Time) {
+	owned := e.owner != nil
+	s.disown(e)
+	s.release(e)
+	if e.heapIndex >= 0 {
+		s.unheap(e)
+	}
+	e.phase, e.expiresAt = v1alpha1.ReservationExpired, at
+	if owned && e.node != "" {
+		s.settle(e.node)
 	}
 }
 
-// adoptLaterReservation undoes this replica's own expiry of a reservation the status
-// records as Reserved later than this replica placed it, with a deadline still ahead: the
-// leader saw the reservation later (its watch was broken, it had just taken over), and its
-// record is what every replica keeps. An expiry this replica recorded itself, as the
-// leader, is never undone: its own Reserved record carries its own reservedAt, whose
-// deadline has passed.
-func (s *Store) adoptLaterReservation(e *entry, r *v1alpha1.Reservation) {
-	t := r.Status.ReservedAt
-	if r.Status.Phase != v1alpha1.ReservationReserved || t == nil || !t.Time.After(e.reservedAt) ||
-		r.Spec.NodeName == "" || r.Spec.NodeName != e.node || !s.h.Clock().Now().Before(t.Time.Add(s.ttl(e))) {
-		return
+// setDeadline moves e's expiry (and its place in its heap, if it is there).
+func (s *Store) setDeadline(e *entry, at time.Time) {
+	e.expiresAt = at
+	if i := e.heapIndex; i >= 0 {
+		h := s.heapOf(e)
+		(*h)[i].at = at
+		heap.Fix(h, i)
 	}
-	e.reservedAt = t.Time
-	s.place(e)
+}
+
+// heapOf is the heap e's deadline sits in: a hold's, or a reservation's.
+func (s *Store) heapOf(e *entry) *deadlineHeap {
+	if e.provisional {
+		return &s.holdDeadlines
+	}
+	return &s.deadlines
 }
 
 // unheap takes e out of the deadline heap.
 func (s *Store) unheap(e *entry) {
-	heap.Remove(&s.deadlines, e.heapIndex)
+	heap.Remove(s.heapOf(e), e.heapIndex)
 }

@@ -28,11 +28,20 @@ type View struct {
 	// Provisional marks a deleted pod's hold (reserve-on-delete) that no Reservation took
 	// over yet: Reservation is the one the leader creates for it, not an API object.
 	Provisional bool
+	// Why says why a deleted pod's place is kept (its owner wants a replacement), or why it
+	// was released early; "" for an ordinary reservation.
+	Why string
+	// AwaitingNode is the node the spec names while the cache does not know it: the
+	// reservation is Pending, nothing is charged, until the node appears.
+	AwaitingNode string
 }
 
 func (s *Store) view(e *entry) View {
 	v := View{Key: e.key, Reservation: e.r, Phase: e.phase, Node: e.node, ReservedAt: e.reservedAt, ExpiresAt: e.expiresAt,
-		Provisional: e.provisional}
+		Provisional: e.provisional, Why: e.why, AwaitingNode: e.awaiting}
+	if e.ended != "" {
+		v.Why = e.ended
+	}
 	if e.owner != nil {
 		owner := *e.owner
 		v.Owner = &owner

@@ -20,6 +20,9 @@ type Owner struct {
 	// ReserveOnDelete is the owner's multicache.dev/reserve-on-delete annotation (on the
 	// object, else on its pod template); "" when it has none.
 	ReserveOnDelete string
+	// Replicas is the owner's desired count of pods (a ReplicaSet's or StatefulSet's
+	// spec.replicas); nil when it has none or it is unknown.
+	Replicas *int32
 }
 
 // OwnerKey identifies an owner.

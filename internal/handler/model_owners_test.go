@@ -1,0 +1,203 @@
+package handler
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	"github.com/seed0f91f25e/multicache/api/v1alpha1"
+	"github.com/seed0f91f25e/multicache/internal/metrics"
+	"github.com/seed0f91f25e/multicache/internal/stores"
+	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
+)
+
+// ownersWorld is what the owner fuzz keeps of the API: two annotated ReplicaSets with
+// their desired counts, and their pods.
+type ownersWorld struct {
+	replicas map[string]int32
+	owners   map[string]*stores.Owner
+	pods     map[string]*corev1.Pod
+	rv       int
+}
+
+// TestModel_OwnersAndScaleChangesKeepNoHoldTheOwnerDoesNotWant runs seeded random
+// sequences of ReplicaSet scale changes, pods created, bound, finished and deleted (force
+// or graceful), the leader's Reservations taking holds over, and time passing (holds
+// dropped, reservations reaped). After every step: every invariant holds, and no Reserved
+// hold or replacement Reservation keeps a place for a ReplicaSet whose landed pods, counted
+// here from the pods the API holds, already meet its replicas.
+func TestModel_OwnersAndScaleChangesKeepNoHoldTheOwnerDoesNotWant(t *testing.T) {
+	sequences, length := 60, 200
+	if testing.Short() {
+		sequences = 10
+	}
+	results := []string{"held", "not_needed", "released_scale_down", "consumed", "expired"}
+	before := map[string]float64{}
+	for _, res := range results {
+		before[res] = reserveOnDeleteCount(t, res)
+	}
+	for seed := range sequences {
+		t.Run(fmt.Sprintf("seed-%d", seed), func(t *testing.T) {
+			runOwners(t, rand.New(rand.NewPCG(uint64(seed), 0x6f77)), length)
+		})
+	}
+	// What the sequences exercised: each result must have happened.
+	for _, res := range results {
+		n := reserveOnDeleteCount(t, res) - before[res]
+		t.Logf("%s: %v", res, n)
+		if n == 0 {
+			t.Errorf("no sequence ended a hold %s: the generator misses a case", res)
+		}
+	}
+}
+
+func reserveOnDeleteCount(t *testing.T, result string) float64 {
+	t.Helper()
+	var m dto.Metric
+	if err := metrics.ReserveOnDeleteTotal.WithLabelValues(result).Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m.GetCounter().GetValue()
+}
+
+func runOwners(t *testing.T, r *rand.Rand, length int) {
+	h, clk := newQuietHandler(t)
+	for _, n := range []string{"n0", "n1"} {
+		must(t, h.AddNode(ts.MakeNode(n, "64", "256Gi")))
+	}
+	w := &ownersWorld{replicas: map[string]int32{}, owners: map[string]*stores.Owner{}, pods: map[string]*corev1.Pod{}}
+	var history []string
+	next := 0
+	for step := range length {
+		var did string
+		switch k := r.IntN(10); {
+		case k == 0: // scale a ReplicaSet (its first appearance included)
+			rs := pickOf(r, "a", "b")
+			w.replicas[rs] = int32(r.IntN(4))
+			o := ts.MakeOwner(v1alpha1.OwnerReplicaSet, "ns", rs, "app", rs)
+			o.UID, o.ReserveOnDelete, o.Replicas = types.UID("uid-"+rs), "true", ptr.To(w.replicas[rs])
+			w.rv++
+			o.ResourceVersion = fmt.Sprint(w.rv)
+			if old, ok := w.owners[rs]; ok {
+				must(t, h.UpdateOwner(old, o))
+			} else {
+				must(t, h.AddOwner(o))
+			}
+			w.owners[rs] = o
+			did = fmt.Sprintf("ReplicaSet %s wants %d", rs, w.replicas[rs])
+		case k <= 3: // a pod created, unbound or bound
+			rs := pickOf(r, "a", "b")
+			name := fmt.Sprintf("%s-%d", rs, next)
+			next++
+			opts := []ts.PodOption{ts.Requests("1", "1Gi"), ts.WithLabels("app", rs), ts.OwnedBy("ReplicaSet", rs, "uid-"+rs),
+				ts.CreatedAt(clk.Now())}
+			if r.IntN(2) == 0 {
+				opts = append(opts, ts.OnNode(pickOf(r, "n0", "n1")), ts.ScheduledAt(clk.Now()))
+			}
+			pod := ts.MakePod("ns", name, opts...)
+			w.pods[name] = pod
+			must(t, h.SyncPod(stores.PodKey(pod), pod, true))
+			did = fmt.Sprintf("pod %s created on %q", name, pod.Spec.NodeName)
+		case k <= 5: // a pod bound, or finished
+			pod := pickPod(r, w)
+			if pod == nil {
+				continue
+			}
+			upd := pod.DeepCopy()
+			if upd.Spec.NodeName == "" {
+				ts.OnNode(pickOf(r, "n0", "n1"))(upd)
+				ts.ScheduledAt(clk.Now())(upd)
+				did = "bound " + upd.Name + " to " + upd.Spec.NodeName
+			} else {
+				upd.Status.Phase = corev1.PodSucceeded
+				did = "finished " + upd.Name
+			}
+			w.pods[upd.Name] = upd
+			must(t, h.SyncPod(stores.PodKey(upd), upd, true))
+		case k <= 7: // a pod deleted, gracefully or by force
+			pod := pickPod(r, w)
+			if pod == nil {
+				continue
+			}
+			if r.IntN(2) == 0 && pod.DeletionTimestamp == nil {
+				upd := pod.DeepCopy()
+				upd.DeletionTimestamp, upd.DeletionGracePeriodSeconds = ptr.To(metav1.NewTime(clk.Now().Add(30*time.Second))), ptr.To[int64](30)
+				w.pods[upd.Name] = upd
+				must(t, h.SyncPod(stores.PodKey(upd), upd, true))
+				did = "deleting " + upd.Name
+			} else {
+				delete(w.pods, pod.Name)
+				must(t, h.SyncPod(stores.PodKey(pod), nil, true))
+				did = "deleted " + pod.Name
+			}
+		case k == 8: // the leader's Reservations take the holds over
+			for _, key := range h.ReservationHolds() {
+				v, _ := h.Reservation(key)
+				rsv := v.Reservation.DeepCopy()
+				rsv.UID, rsv.CreationTimestamp = types.UID("rsv-"+key.Name), metav1.NewTime(clk.Now().Truncate(time.Second))
+				must(t, h.AddReservation(rsv))
+			}
+			did = "Reservations created"
+		default: // time passes
+			clk.Step(time.Duration(r.IntN(90)) * time.Second)
+			h.DropDueHolds()
+			h.ReapReservations()
+			did = "time passes"
+		}
+		history = append(history, did)
+		if errs := h.CheckInvariants(); len(errs) > 0 {
+			t.Fatalf("step %d (%s): %v\nhistory: %v", step, did, errs, history)
+		}
+		if bad := unwantedHolds(h, w); len(bad) > 0 {
+			t.Fatalf("step %d (%s): %v\nhistory: %v", step, did, bad, history)
+		}
+	}
+}
+
+// unwantedHolds lists the Reserved holds and replacement Reservations whose ReplicaSet,
+// counted from the world's pods, already has its landed pods.
+func unwantedHolds(h *Handler, w *ownersWorld) []string {
+	landed := map[string]int32{}
+	for _, p := range w.pods {
+		if p.Spec.NodeName != "" && p.DeletionTimestamp == nil && !stores.IsTerminal(p) {
+			landed[p.OwnerReferences[0].Name]++
+		}
+	}
+	var bad []string
+	for _, n := range []string{"n0", "n1"} {
+		for _, v := range h.ReservationsOnNode(n) {
+			refs := v.Reservation.OwnerReferences
+			if v.Phase != v1alpha1.ReservationReserved || len(refs) != 1 {
+				continue
+			}
+			rs := refs[0].Name
+			if want, known := w.replicas[rs]; known && landed[rs] >= want {
+				bad = append(bad, fmt.Sprintf("%s keeps a place on %s for ReplicaSet %s, which has %d of %d landed", v.Key, n, rs, landed[rs], want))
+			}
+		}
+	}
+	return bad
+}
+
+func pickOf(r *rand.Rand, options ...string) string { return options[r.IntN(len(options))] }
+
+// pickPod picks one of the world's pods (in name order, for a reproducible run).
+func pickPod(r *rand.Rand, w *ownersWorld) *corev1.Pod {
+	if len(w.pods) == 0 {
+		return nil
+	}
+	names := make([]string, 0, len(w.pods))
+	for n := range w.pods {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return w.pods[names[r.IntN(len(names))]]
+}

@@ -1,0 +1,90 @@
+package reservationstore
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/seed0f91f25e/multicache/api/v1alpha1"
+	"github.com/seed0f91f25e/multicache/internal/stores"
+)
+
+// A reservation names a node the cache does not know (no Node, NMNode or CNR of that
+// name: a typo, a node not created yet or gone): nothing is charged on a node that does not
+// exist; it stays Pending, awaiting the node, and is placed when a source of the node
+// arrives.
+
+var (
+	_ stores.NodeHandler   = (*Store)(nil)
+	_ stores.NMNodeHandler = (*Store)(nil)
+	_ stores.CNRHandler    = (*Store)(nil)
+)
+
+// nodeExists reports whether the cache knows the node from one of its sources (a node that
+// only has pods bound to it is not known).
+func (s *Store) nodeExists(name string) bool {
+	info, ok := s.h.GetNodeInfo(name)
+	return ok && (info.Node != nil || info.NMNode != nil || info.CNR != nil)
+}
+
+// await leaves e Pending until node appears.
+func (s *Store) await(e *entry, node string) {
+	e.phase, e.node, e.awaiting = v1alpha1.ReservationPending, "", node
+	if s.awaitingNode[node] == nil {
+		s.awaitingNode[node] = map[types.NamespacedName]struct{}{}
+	}
+	s.awaitingNode[node][e.key] = struct{}{}
+}
+
+// unawait forgets that e awaits a node.
+func (s *Store) unawait(e *entry) {
+	if e.awaiting == "" {
+		return
+	}
+	delete(s.awaitingNode[e.awaiting], e.key)
+	if len(s.awaitingNode[e.awaiting]) == 0 {
+		delete(s.awaitingNode, e.awaiting)
+	}
+	e.awaiting = ""
+}
+
+// nodeAppeared places the reservations that awaited node.
+func (s *Store) nodeAppeared(node string) {
+	keys := s.awaitingNode[node]
+	if len(keys) == 0 || !s.nodeExists(node) {
+		return
+	}
+	for key := range keys {
+		if e, ok := s.rsvs.Get(key); ok && e.phase == v1alpha1.ReservationPending {
+			s.place(e)
+			s.changed(e)
+		}
+	}
+}
+
+// AddNode implements stores.NodeHandler.
+func (s *Store) AddNode(node *corev1.Node) { s.nodeAppeared(node.Name) }
+
+// UpdateNode implements stores.NodeHandler.
+func (s *Store) UpdateNode(_, node *corev1.Node) { s.nodeAppeared(node.Name) }
+
+// DeleteNode implements stores.NodeHandler: what is placed there stays (a node deleted and
+// created again keeps its reservations).
+func (s *Store) DeleteNode(*corev1.Node) {}
+
+// AddNMNode implements stores.NMNodeHandler.
+func (s *Store) AddNMNode(nm *v1alpha1.NMNode) { s.nodeAppeared(nm.Name) }
+
+// UpdateNMNode implements stores.NMNodeHandler.
+func (s *Store) UpdateNMNode(_, nm *v1alpha1.NMNode) { s.nodeAppeared(nm.Name) }
+
+// DeleteNMNode implements stores.NMNodeHandler.
+func (s *Store) DeleteNMNode(*v1alpha1.NMNode) {}
+
+// AddCNR implements stores.CNRHandler.
+func (s *Store) AddCNR(cnr *v1alpha1.CustomNodeResource) { s.nodeAppeared(cnr.Name) }
+
+// UpdateCNR implements stores.CNRHandler.
+func (s *Store) UpdateCNR(_, cnr *v1alpha1.CustomNodeResource) { s.nodeAppeared(cnr.Name) }
+
+// DeleteCNR implements stores.CNRHandler.
+func (s *Store) DeleteCNR(*v1alpha1.CustomNodeResource) {}

@@ -1,0 +1,263 @@
+package reservationstore
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/seed0f91f25e/multicache/api/v1alpha1"
+	"github.com/seed0f91f25e/multicache/internal/metrics"
+	"github.com/seed0f91f25e/multicache/internal/stores"
+)
+
+// A hold only where a replacement is coming: the store decides from the deleted pod's
+// controller, as that controller would.
+//
+//   - ReplicaSet: a replacement is coming while fewer of its pods have landed (bound to a
+//     node, not terminal, not being deleted: what the ReplicaSet controller counts as
+//     active, less the ones still waiting for a node, whose place the hold keeps) than its
+//     spec.replicas.
+//   - StatefulSet: the replacement keeps the name and ordinal; it is coming while the
+//     ordinal is below spec.replicas (a scale-down removes the highest ordinals).
+//   - DaemonSet: the replacement is the one pod for the node; it is not coming if a live
+//     pod of the DaemonSet is already on the node.
+//
+// Pods of another controller, or of one the owner feed has not brought (yet), keep the
+// place as before (a hold until the TTL). The decision is made again when the owner
+// changes and, for a ReplicaSet, when the count of its landed pods does: a hold or a
+// replacement Reservation still Reserved whose owner is satisfied is released
+// (released_scale_down), on every replica (it follows from objects every replica sees).
+
+// ownerInfo is what the store keeps of a workload owner.
+type ownerInfo struct {
+	uid types.UID
+	// value is its reserve-on-delete annotation ("" when none).
+	value string
+	// replicas is its desired count (nil: unknown, or a DaemonSet).
+	replicas *int32
+}
+
+// replaced is what a hold, or the Reservation that took it over, keeps the place for: the
+// deleted pod's name and its controller.
+type replaced struct {
+	pod   string
+	owner stores.OwnerKey
+	uid   types.UID
+}
+
+// replacedOf reads it off a replacement Reservation (its owner reference and
+// ReplacesPodAnnotation); ok is false for an ordinary reservation.
+func replacedOf(r *v1alpha1.Reservation) (replaced, bool) {
+	pod, ok := r.Annotations[v1alpha1.ReplacesPodAnnotation]
+	if !ok || len(r.OwnerReferences) != 1 {
+		return replaced{}, false
+	}
+	ref := r.OwnerReferences[0]
+	return replaced{pod: pod, uid: ref.UID,
+		owner: stores.OwnerKey{Type: v1alpha1.OwnerType(ref.Kind), Namespace: r.Namespace, Name: ref.Name}}, true
+}
+
+// Reserve-on-delete results, the values of multicache_reserve_on_delete_total{result}.
+const (
+	resultHeld       = "held"
+	resultNotNeeded  = "not_needed"
+	resultReleased   = "released_scale_down"
+	resultConsumed   = "consumed"
+	resultExpired    = "expired"
+	resultInvalid    = "invalid_annotation"
+	resultCannotKeep = "cannot_keep"
+)
+
+func count(result string) { metrics.ReserveOnDeleteTotal.WithLabelValues(result).Inc() }
+
+// AddOwner implements stores.OwnerHandler: the store keeps every ReplicaSet, StatefulSet
+// and DaemonSet (its UID, annotation and desired count), and decides again for the holds
+// of its pods.
+func (s *Store) AddOwner(o *stores.Owner) {
+	switch o.Type {
+	case v1alpha1.OwnerReplicaSet, v1alpha1.OwnerStatefulSet, v1alpha1.OwnerDaemonSet:
+	default:
+		if o.ReserveOnDelete == "" {
+			delete(s.owners, o.Key())
+			return
+		}
+	}
+	s.owners[o.Key()] = ownerInfo{uid: o.UID, value: o.ReserveOnDelete, replicas: o.Replicas}
+	s.redecide(o.UID)
+}
+
+// UpdateOwner implements stores.OwnerHandler.
+func (s *Store) UpdateOwner(_, o *stores.Owner) { s.AddOwner(o) }
+
+// DeleteOwner implements stores.OwnerHandler.
+func (s *Store) DeleteOwner(o *stores.Owner) { delete(s.owners, o.Key()) }
+
+// owner returns what the store keeps of the owner key names, if its UID is uid.
+func (s *Store) owner(key stores.OwnerKey, uid types.UID) (ownerInfo, bool) {
+	o, ok := s.owners[key]
+	if !ok || (uid != "" && o.uid != "" && uid != o.uid) {
+		return ownerInfo{}, false
+	}
+	return o, true
+}
+
+// satisfied reports whether the owner of the pod rep stands for has what it wants on node
+// without a replacement (then no place is kept), and why, in a sentence for the log and
+// the Reservation's Events. Unknown owners are never satisfied.
+func (s *Store) satisfied(rep replaced, node string) (bool, string) {
+	o, ok := s.owner(rep.owner, rep.uid)
+	if !ok {
+		return false, "its owner is not one multicache reads; the place is kept until the TTL"
+	}
+	switch rep.owner.Type {
+	case v1alpha1.OwnerReplicaSet:
+		if o.replicas == nil {
+			return false, ""
+		}
+		n, want := s.landed[rep.uid], *o.replicas
+		return n >= want, fmt.Sprintf("ReplicaSet %s wants %d pods and %d have landed", rep.owner.Name, want, n)
+	case v1alpha1.OwnerStatefulSet:
+		ord, ok := ordinal(rep.pod, rep.owner.Name)
+		if o.replicas == nil || !ok {
+			return false, ""
+		}
+		want := *o.replicas
+		return int32(ord) >= want, fmt.Sprintf("StatefulSet %s wants %d pods; %s has ordinal %d", rep.owner.Name, want, rep.pod, ord)
+	case v1alpha1.OwnerDaemonSet:
+		if info, ok := s.h.GetNodeInfo(node); ok {
+			for _, p := range info.Pods {
+				if _, uid, owned := stores.ControllerOwner(p); owned && uid == rep.uid && landedLive(p) {
+					return true, fmt.Sprintf("DaemonSet %s already runs pod %s on node %s", rep.owner.Name, p.Name, node)
+				}
+			}
+		}
+		return false, fmt.Sprintf("DaemonSet %s runs no pod on node %s", rep.owner.Name, node)
+	}
+	return false, ""
+}
+
+// ordinal parses a StatefulSet pod's ordinal (<set>-<ordinal>).
+func ordinal(pod, set string) (int, bool) {
+	rest, ok := strings.CutPrefix(pod, set+"-")
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.Atoi(rest)
+	return n, err == nil && n >= 0
+}
+
+// landedLive reports whether a pod counts toward its owner as landed: bound to a node,
+// not terminal, not being deleted.
+func landedLive(pod *corev1.Pod) bool {
+	return pod.Spec.NodeName != "" && pod.DeletionTimestamp == nil && !stores.IsTerminal(pod)
+}
+
+// countLanded keeps the count of landed pods per ReplicaSet UID across a pod event (old
+// nil: the pod is new; pod nil: it is gone) and decides again for the ReplicaSet's holds
+// when it moved.
+func (s *Store) countLanded(old, pod *corev1.Pod) {
+	ou, ok1 := replicaSetOf(old)
+	nu, ok2 := replicaSetOf(pod)
+	if ok1 && ok2 && ou == nu {
+		return
+	}
+	if ok1 {
+		if s.landed[ou]--; s.landed[ou] <= 0 {
+			delete(s.landed, ou)
+		}
+		s.redecide(ou)
+	}
+	if ok2 {
+		s.landed[nu]++
+		s.redecide(nu)
+	}
+}
+
+// replicaSetOf returns the UID of the ReplicaSet that controls a landed, live pod.
+func replicaSetOf(pod *corev1.Pod) (types.UID, bool) {
+	if pod == nil || !landedLive(pod) {
+		return "", false
+	}
+	ref := metav1.GetControllerOfNoCopy(pod)
+	if ref == nil || ref.Kind != string(v1alpha1.OwnerReplicaSet) {
+		return "", false
+	}
+	return ref.UID, true
+}
+
+// indexReplaced records e under the owner of the pod it keeps the place of.
+func (s *Store) indexReplaced(e *entry) {
+	rep, ok := replacedOf(e.r)
+	if !ok || rep.uid == "" {
+		return
+	}
+	if s.byReplacedOwner[rep.uid] == nil {
+		s.byReplacedOwner[rep.uid] = map[types.NamespacedName]struct{}{}
+	}
+	s.byReplacedOwner[rep.uid][e.key] = struct{}{}
+}
+
+// unindexReplaced forgets e in byReplacedOwner.
+func (s *Store) unindexReplaced(e *entry) {
+	rep, ok := replacedOf(e.r)
+	if !ok {
+		return
+	}
+	delete(s.byReplacedOwner[rep.uid], e.key)
+	if len(s.byReplacedOwner[rep.uid]) == 0 {
+		delete(s.byReplacedOwner, rep.uid)
+	}
+}
+
+// redecide releases the Reserved holds and replacement Reservations of the owner uid's
+// pods that the owner no longer needs.
+func (s *Store) redecide(uid types.UID) {
+	keys := s.byReplacedOwner[uid]
+	if len(keys) == 0 {
+		return
+	}
+	var release []*entry // collected first: releasing edits the index
+	for key := range keys {
+		e, ok := s.rsvs.Get(key)
+		if !ok || e.phase != v1alpha1.ReservationReserved {
+			continue
+		}
+		rep, _ := replacedOf(e.r)
+		if done, why := s.satisfied(rep, e.node); done {
+			e.ended = "released: " + why
+			release = append(release, e)
+		}
+	}
+	for _, e := range release {
+		count(resultReleased)
+		e.counted = true
+		if e.provisional {
+			s.dropHold(e)
+			s.h.ObjectChanged(HoldKind, e.key)
+			continue
+		}
+		s.expire(e, s.h.Clock().Now())
+		s.changed(e)
+	}
+}
+
+// settled counts the result of a hold, or of the Reservation that took it over, once:
+// consumed when a pod matched it, expired when its TTL ran out.
+func (s *Store) settled(e *entry) {
+	if e.counted || e.replacesSince.IsZero() {
+		return
+	}
+	switch e.phase {
+	case v1alpha1.ReservationMatched:
+		count(resultConsumed)
+	case v1alpha1.ReservationExpired:
+		count(resultExpired)
+	default:
+		return
+	}
+	e.counted = true
+}

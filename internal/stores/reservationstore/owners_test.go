@@ -1,0 +1,203 @@
+package reservationstore_test
+
+import (
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	"github.com/seed0f91f25e/multicache/api/v1alpha1"
+	"github.com/seed0f91f25e/multicache/internal/stores"
+	"github.com/seed0f91f25e/multicache/internal/stores/reservationstore"
+	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
+)
+
+// replicaSet feeds ReplicaSet web-rs (UID rs-uid, annotated reserve-on-delete) wanting n pods.
+func (c *cluster) replicaSet(n int32) *stores.Owner {
+	c.t.Helper()
+	o := ts.MakeOwner(v1alpha1.OwnerReplicaSet, "ns", "web-rs", "app", "web")
+	o.UID, o.ReserveOnDelete, o.Replicas = "rs-uid", "true", ptr.To(n)
+	if last, ok := c.h.LastSeenOwner(o.Key()); ok {
+		o.ResourceVersion = last.ResourceVersion + "1"
+		c.must(c.h.UpdateOwner(last, o))
+	} else {
+		c.must(c.h.AddOwner(o))
+	}
+	return o
+}
+
+// twoOfTwo is ReplicaSet web-rs wanting 2 with web-a and web-b on n1; it returns web-a.
+func twoOfTwo(t *testing.T) (*cluster, *corev1.Pod) {
+	c := newCluster(t)
+	c.replicaSet(2)
+	a, b := web("web-a", "v1", t0), web("web-b", "v1", t0)
+	c.sync(stores.PodKey(a), a)
+	c.sync(stores.PodKey(b), b)
+	return c, a
+}
+
+func holdKey(pod string) types.NamespacedName {
+	return types.NamespacedName{Namespace: "ns", Name: reservationstore.ReplacementName(web(pod, "v1", t0))}
+}
+
+// TestReserveOnDelete_AReplacementThatLandedFirstLeavesNoHold: ReplicaSet of 1, web-a then
+// web-b on n1 (a surge, an eviction after its successor started), web-a force-deleted (no
+// deletionTimestamp: dated now): the ReplicaSet has its one pod, so no hold: n1 stays at
+// 2 CPU, counted not_needed.
+func TestReserveOnDelete_AReplacementThatLandedFirstLeavesNoHold(t *testing.T) {
+	c := newCluster(t)
+	c.replicaSet(1)
+	a := web("web-a", "v1", t0)
+	c.sync(stores.PodKey(a), a)
+	b := web("web-b", "v2", t0.Add(5*time.Second))
+	c.sync(stores.PodKey(b), b)
+	c.clk.Step(time.Minute)
+	before := counter(t, "not_needed")
+	c.sync(stores.PodKey(a), nil)
+	c.expect("web-a gone, web-b landed first", 2000, 0)
+	if _, ok := c.h.Reservation(holdKey("web-a")); ok {
+		t.Error("a hold was placed although the ReplicaSet has its pod")
+	}
+	if counter(t, "not_needed") != before+1 {
+		t.Error("not counted not_needed")
+	}
+}
+
+// TestReserveOnDelete_AScaleDownLeavesNoHoldAndAScaleDownAfterReleasesIt: ReplicaSet scaled
+// 2 -> 1 and one pod deleted: no hold. And a hold placed while the ReplicaSet wanted 2 is
+// released when it is scaled to 1 (released_scale_down), and with it the charge.
+func TestReserveOnDelete_AScaleDownLeavesNoHoldAndAScaleDownAfterReleasesIt(t *testing.T) {
+	t.Run("scaled first", func(t *testing.T) {
+		c, a := twoOfTwo(t)
+		c.replicaSet(1)
+		c.sync(stores.PodKey(a), nil)
+		c.expect("scaled to 1, web-a deleted", 2000, 0)
+	})
+	t.Run("hold first", func(t *testing.T) {
+		c, a := twoOfTwo(t)
+		c.clk.Step(time.Minute)
+		c.sync(stores.PodKey(a), nil)
+		info, _ := c.h.NodeInfo("n1")
+		if info.Requested.MilliCPU != 4000 {
+			t.Fatalf("after the delete with 2 wanted: n1 requested %dm, want 4000m (web-b and the hold)", info.Requested.MilliCPU)
+		}
+		v := c.view(holdKey("web-a"))
+		if v.Why == "" {
+			t.Error("the hold does not say why it exists")
+		}
+		before := counter(t, "released_scale_down")
+		c.replicaSet(1)
+		c.expect("scaled to 1 after the hold", 2000, 0)
+		if _, ok := c.h.Reservation(holdKey("web-a")); ok {
+			t.Error("the hold survived the scale-down")
+		}
+		if counter(t, "released_scale_down") != before+1 {
+			t.Error("not counted released_scale_down")
+		}
+	})
+	t.Run("Reservation first", func(t *testing.T) {
+		c, a := twoOfTwo(t)
+		c.clk.Step(time.Minute)
+		c.sync(stores.PodKey(a), nil)
+		c.must(c.h.AddReservation(created(c.view(holdKey("web-a")), c.clk.Now())))
+		c.replicaSet(1)
+		c.expect("scaled to 1 after the Reservation took the hold over", 2000, 0)
+		if v := c.view(holdKey("web-a")); v.Phase != v1alpha1.ReservationExpired || v.Why == "" {
+			t.Errorf("the Reservation is %s (%q), want Expired saying why", v.Phase, v.Why)
+		}
+	})
+}
+
+// TestReserveOnDelete_AReplacementLandingElsewhereReleasesTheHold: the ReplicaSet of 1
+// gets its replacement on another node: nobody comes for n1's place.
+func TestReserveOnDelete_AReplacementLandingElsewhereReleasesTheHold(t *testing.T) {
+	c := newCluster(t)
+	c.must(c.h.AddNode(ts.MakeNode("n2", "8", "16Gi")))
+	c.replicaSet(1)
+	a := web("web-a", "v1", t0)
+	c.sync(stores.PodKey(a), a)
+	c.clk.Step(time.Minute)
+	c.sync(stores.PodKey(a), nil)
+	if _, ok := c.h.Reservation(holdKey("web-a")); !ok {
+		t.Fatal("no hold while the ReplicaSet lacks its pod")
+	}
+	b := web("web-b", "v1", c.clk.Now(), ts.OnNode("n2"))
+	c.sync(stores.PodKey(b), b)
+	if _, ok := c.h.Reservation(holdKey("web-a")); ok {
+		t.Error("the hold on n1 stays although the ReplicaSet has its pod on n2")
+	}
+	if info, _ := c.h.NodeInfo("n1"); info.Requested.MilliCPU != 0 {
+		t.Errorf("n1 requested %dm, want 0", info.Requested.MilliCPU)
+	}
+}
+
+// TestReserveOnDelete_StatefulSetAndDaemonSetRules: a StatefulSet pod keeps its place while
+// its ordinal is below spec.replicas; a DaemonSet pod keeps it unless the DaemonSet already
+// runs a pod on the node.
+func TestReserveOnDelete_StatefulSetAndDaemonSetRules(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		kind     v1alpha1.OwnerType
+		replicas *int32
+		pod      string
+		other    string // another live pod of the owner on n1
+		wantHold bool
+	}{
+		{"StatefulSet ordinal below replicas", v1alpha1.OwnerStatefulSet, ptr.To[int32](2), "db-1", "", true},
+		{"StatefulSet ordinal scaled away", v1alpha1.OwnerStatefulSet, ptr.To[int32](1), "db-1", "", false},
+		{"DaemonSet with no pod on the node", v1alpha1.OwnerDaemonSet, nil, "agent-x", "", true},
+		{"DaemonSet already running on the node", v1alpha1.OwnerDaemonSet, nil, "agent-x", "agent-y", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newCluster(t)
+			set := map[v1alpha1.OwnerType]string{v1alpha1.OwnerStatefulSet: "db", v1alpha1.OwnerDaemonSet: "agent"}[tc.kind]
+			o := ts.MakeOwner(tc.kind, "ns", set, "app", set)
+			o.UID, o.ReserveOnDelete, o.Replicas = "set-uid", "true", tc.replicas
+			c.must(c.h.AddOwner(o))
+			pod := func(name string, at time.Time) *corev1.Pod {
+				return ts.MakePod("ns", name, ts.OnNode("n1"), ts.Requests("2", "4Gi"), ts.WithLabels("app", set),
+					ts.OwnedBy(string(tc.kind), set, "set-uid"), ts.CreatedAt(at), ts.ScheduledAt(at))
+			}
+			p := pod(tc.pod, t0)
+			c.sync(stores.PodKey(p), p)
+			if tc.other != "" {
+				q := pod(tc.other, t0.Add(time.Second))
+				c.sync(stores.PodKey(q), q)
+			}
+			c.sync(stores.PodKey(p), nil)
+			_, held := c.h.Reservation(types.NamespacedName{Namespace: "ns", Name: reservationstore.ReplacementName(p)})
+			if held != tc.wantHold {
+				t.Errorf("hold %v, want %v", held, tc.wantHold)
+			}
+			for _, err := range c.h.CheckInvariants() {
+				t.Error(err)
+			}
+		})
+	}
+}
+
+// TestReserveOnDelete_AnUnknownDeletionOfABarePodIsDatedFromItsFirstReplacement: a pod with
+// no controller, force-deleted and learned late (no deletionTimestamp, dated now): the pod
+// that replaced it landed before the delete was learned; it consumes the hold instead of
+// the node being charged for both.
+func TestReserveOnDelete_AnUnknownDeletionOfABarePodIsDatedFromItsFirstReplacement(t *testing.T) {
+	c := newCluster(t)
+	bare := func(name string, at time.Time) *corev1.Pod {
+		return ts.MakePod("ns", name, ts.OnNode("n1"), ts.Requests("2", "4Gi"), ts.WithLabels("app", "solo"),
+			ts.CreatedAt(at), ts.ScheduledAt(at), kept())
+	}
+	old := bare("solo-a", t0)
+	c.sync(stores.PodKey(old), old)
+	repl := bare("solo-b", t0.Add(10*time.Second))
+	c.sync(stores.PodKey(repl), repl)
+	c.clk.Step(time.Minute)
+	c.sync(stores.PodKey(old), nil)
+	key := types.NamespacedName{Namespace: "ns", Name: reservationstore.ReplacementName(old)}
+	v := c.view(key)
+	if v.Phase != v1alpha1.ReservationMatched || v.Owner == nil || v.Owner.Name != "solo-b" || !v.ReservedAt.Equal(t0.Add(10*time.Second)) {
+		t.Errorf("hold %s by %v reserved at %v, want Matched by solo-b from its landing %v", v.Phase, v.Owner, v.ReservedAt, t0.Add(10*time.Second))
+	}
+	c.expect("solo-a gone, solo-b landed first", 2000, 0)
+}
