@@ -140,6 +140,12 @@ type Reservation struct {
 	// Provisional marks a deleted pod's hold (reserve-on-delete) that no Reservation took
 	// over yet: Reservation is the one the leader creates for it, not an API object.
 	Provisional bool
+	// Why says why a deleted pod's place is kept (its owner wants a replacement), or why it
+	// was released.
+	Why string
+	// AwaitingNode is the node the spec names while the cache does not know it: the
+	// reservation stays Pending, charging nothing, until the node appears.
+	AwaitingNode string
 }
 
 // Resources returns what the reservation holds (from its spec).
@@ -153,7 +159,7 @@ func (r Reservation) Resources() store.Resources {
 func reservationOf(v reservationstore.View) Reservation {
 	return Reservation{
 		Key: v.Key, Reservation: v.Reservation, Phase: v.Phase, Node: v.Node, ReservedAt: v.ReservedAt, ExpiresAt: v.ExpiresAt,
-		Owner: v.Owner, OwnerAssumed: v.OwnerAssumed, Provisional: v.Provisional,
+		Owner: v.Owner, OwnerAssumed: v.OwnerAssumed, Provisional: v.Provisional, Why: v.Why, AwaitingNode: v.AwaitingNode,
 	}
 }
 

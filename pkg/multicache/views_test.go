@@ -46,7 +46,7 @@ func TestViews_ConversionsCopyEveryField(t *testing.T) {
 	m := movementOf(movementstore.MovementView{Name: "m", Movement: &v1alpha1.Movement{}, Owners: []movementstore.OwnerSuggestions{{
 		Owner: v1alpha1.OwnerInfo{Name: "o"}, Nodes: []movementstore.NodeSuggestion{{Node: "n", Desired: 2, Actual: []v1alpha1.TaskInfo{{Name: "p"}}}}}}})
 	r := reservationOf(reservationstore.View{Key: key, Reservation: &v1alpha1.Reservation{}, Phase: "Reserved", Node: "n", ReservedAt: at,
-		ExpiresAt: at, Owner: &v1alpha1.PodReference{Name: "p"}, OwnerAssumed: true, Provisional: true})
+		ExpiresAt: at, Owner: &v1alpha1.PodReference{Name: "p"}, OwnerAssumed: true, Provisional: true, Why: "owner wants 2", AwaitingNode: "n9"})
 	for name, v := range map[string]any{"PodGroup": g, "Counts": g.Counts, "Movement": m, "MovementOwner": m.Owners[0],
 		"MovementNode": m.Owners[0].Nodes[0], "Reservation": r} {
 		rv := reflect.ValueOf(v)
