@@ -285,3 +285,37 @@ func TestRelist_AnyOrderAndAnyRestartEndInTheSamePlace_MoreSeeds(t *testing.T) {
 		relistProperty(t, uint64(seed), 6)
 	}
 }
+
+// TestReservation_ARecordedPlacementOutlivesItsNode: a replica that saw the node place the
+// reservation keeps it placed when the node goes; a replica that starts after the node went
+// must agree, because the status records the placement (chaos found the two replicas
+// disagreeing, Reserved against Pending, after a restart).
+func TestReservation_ARecordedPlacementOutlivesItsNode(t *testing.T) {
+	running, clk := newQuietHandler(t)
+	node := ts.MakeNode("gone", "8", "16Gi")
+	must(t, running.AddNode(node))
+	r := ts.ReservationCreatedAt(ts.MakeReservation("ns", "r", "gone", "1", "1Gi", "app", "web"), clk.Now())
+	r.ResourceVersion = "1"
+	must(t, running.AddReservation(r))
+	v, _ := running.Reservation(nsKey("r"))
+	if v.Phase != v1alpha1.ReservationReserved {
+		t.Fatalf("with its node: %s, want Reserved", v.Phase)
+	}
+	recorded := r.DeepCopy()
+	recorded.ResourceVersion = "2"
+	recorded.Status = persistedStatus(r.Status, v)
+	must(t, running.UpdateReservation(r, recorded))
+	must(t, running.DeleteNode(node))
+
+	started, _ := newQuietHandler(t)
+	must(t, started.AddReservation(recorded))
+	for name, h := range map[string]*Handler{"the running replica": running, "a replica started after the node went": started} {
+		v, _ := h.Reservation(nsKey("r"))
+		if v.Phase != v1alpha1.ReservationReserved || v.Node != "gone" {
+			t.Errorf("%s: %s on %q, want Reserved on gone", name, v.Phase, v.Node)
+		}
+		if errs := h.CheckInvariants(); len(errs) > 0 {
+			t.Errorf("%s: %v", name, errs)
+		}
+	}
+}
