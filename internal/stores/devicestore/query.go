@@ -67,30 +67,31 @@ func (s *Store) ConsumedCapacity() map[DeviceID]map[resourcev1.QualifiedName]res
 // ClusterCounts returns the devices of the whole cluster, each counted once however many
 // nodes it reaches (a node view counts a shared device on every node it reaches): all of
 // them, and those each known DeviceClass accepts (zero for a class that accepts none; a
-// device may be in several classes, so the classes do not add up to all).
+// device may be in several classes, so the classes do not add up to all). A device counts
+// when its pool publishes it to some node, as in the node views (a pool's devices map holds
+// each device once, with the nodes it is counted on).
 func (s *Store) ClusterCounts() (all Counts, byClass map[string]Counts) {
-	byClass = make(map[string]Counts, len(s.classes))
+	counts := make(map[string]*Counts, len(s.classes))
 	for name := range s.classes {
-		byClass[name] = Counts{}
+		counts[name] = &Counts{}
 	}
-	seen := map[DeviceID]struct{}{}
-	s.views.Range(func(_ string, e *nodeEntry) bool {
-		for _, r := range e.pools {
-			for _, d := range r.devices {
-				if _, dup := seen[d.id]; dup {
-					continue
-				}
-				seen[d.id] = struct{}{}
-				held := s.allocated(d.id)
-				all.add(held)
-				for c := range d.classes {
-					cc := byClass[c]
+	for _, p := range s.pools {
+		for id, d := range p.devices {
+			if len(d.nodes) == 0 {
+				continue
+			}
+			held := s.allocated(id)
+			all.add(held)
+			for c := range d.classes {
+				if cc := counts[c]; cc != nil {
 					cc.add(held)
-					byClass[c] = cc
 				}
 			}
 		}
-		return true
-	})
+	}
+	byClass = make(map[string]Counts, len(counts))
+	for name, c := range counts {
+		byClass[name] = *c
+	}
 	return all, byClass
 }
