@@ -121,6 +121,13 @@ func TestDevices_NodeViewAndGaugesFromTheAPIServer(t *testing.T) {
 	shared := slice("view-fabric", nicDriver, "fabric", 1, "nic", 1)
 	shared.Spec.NodeName, shared.Spec.AllNodes = nil, ptr.To(true)
 	create(t, slice("view-a-gen1", gpuDriver, "view-a", 1, "old", 2), slice("view-a-gen2", gpuDriver, "view-a", 2, "gpu", 4), shared)
+	// The shared pool reaches every node: gone before the other tests count their nodes'
+	// devices, even when this one fails.
+	t.Cleanup(func() {
+		if err := env.Client.Delete(ctx(), shared); err != nil {
+			t.Error(err)
+		}
+	})
 	claim := &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "two-gpus"}, Spec: resourcev1.ResourceClaimSpec{
 		Devices: resourcev1.DeviceClaim{Requests: []resourcev1.DeviceRequest{{
 			Name: "gpus", Exactly: &resourcev1.ExactDeviceRequest{DeviceClassName: "view-gpus", AllocationMode: resourcev1.DeviceAllocationModeExactCount, Count: 2},
@@ -169,11 +176,6 @@ func TestDevices_NodeViewAndGaugesFromTheAPIServer(t *testing.T) {
 	}
 	eventually(t, "the claim deallocated: no GPU allocated in the view", views(0))
 	eventually(t, "the claim deallocated: no GPU allocated in the gauges", gauges(0))
-	for _, o := range []*resourcev1.ResourceSlice{shared} {
-		if err := env.Client.Delete(ctx(), o); err != nil {
-			t.Fatal(err)
-		}
-	}
 }
 
 // TestDevices_NoViewNorGaugesWhenTheStoreIsOff: with the devices store disabled, a node a
