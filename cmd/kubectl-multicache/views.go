@@ -15,6 +15,7 @@ import (
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
 	"github.com/seed0f91f25e/multicache/internal/debug"
 	"github.com/seed0f91f25e/multicache/internal/drift"
+	"github.com/seed0f91f25e/multicache/internal/stores/devicestore"
 	"github.com/seed0f91f25e/multicache/internal/stores/nodestore"
 	"github.com/seed0f91f25e/multicache/internal/stores/podgroupstore"
 	"github.com/seed0f91f25e/multicache/internal/stores/podstore"
@@ -29,6 +30,8 @@ type dump struct {
 	Pods         map[string]podstore.PodDump                 `json:"pods"`
 	PodGroups    map[string]podgroupstore.GroupDump          `json:"podGroups"`
 	Reservations map[string]reservationstore.ReservationDump `json:"reservations"`
+	// Devices is the devices store's part: {} when the store is off.
+	Devices devicestore.Dump `json:"devices"`
 }
 
 func readDump(ctx context.Context, e *endpoint) (*dump, error) {
@@ -101,15 +104,25 @@ func showNodes(out io.Writer, d *dump) error {
 			onNode[r.Node]++
 		}
 	}
-	t := newTable(out, "NODE", "CPU ALLOC", "CPU REQ", "CPU FREE", "MEM ALLOC", "MEM REQ", "MEM FREE", "PODS", "RESERVATIONS", "SOURCES")
+	t := newTable(out, "NODE", "CPU ALLOC", "CPU REQ", "CPU FREE", "MEM ALLOC", "MEM REQ", "MEM FREE", "PODS", "RESERVATIONS", "DEVICES FREE/TOTAL", "SOURCES")
 	for _, name := range sortedKeys(d.Nodes) {
 		n := d.Nodes[name]
 		t.row(name,
 			quantity(n.Allocatable, corev1.ResourceCPU), quantity(n.Requested, corev1.ResourceCPU), free(n.Allocatable, n.Requested, corev1.ResourceCPU),
 			quantity(n.Allocatable, corev1.ResourceMemory), quantity(n.Requested, corev1.ResourceMemory), free(n.Allocatable, n.Requested, corev1.ResourceMemory),
-			fmt.Sprint(len(n.Pods)), fmt.Sprint(onNode[name]), strings.Join(n.Sources, ","))
+			fmt.Sprint(len(n.Pods)), fmt.Sprint(onNode[name]), devicesCell(d.Devices.Nodes, name), strings.Join(n.Sources, ","))
 	}
 	return t.flush()
+}
+
+// devicesCell is a node's free/total DRA devices; "-" when no pool reaches it (or the
+// devices store is off).
+func devicesCell(nodes map[string]devicestore.NodeDump, name string) string {
+	n, ok := nodes[name]
+	if !ok {
+		return "-"
+	}
+	return fmt.Sprintf("%d/%d", n.Devices.Free, n.Devices.Total)
 }
 
 // showNode prints one node: its sources, every resource it knows, its pods and the
@@ -148,7 +161,42 @@ func showNode(out io.Writer, v *debug.NodeView) error {
 		}
 		_, _ = fmt.Fprintf(out, "  %s %s%s\n", r.Key, r.Phase, owner)
 	}
-	return nil
+	return showNodeDevices(out, v.Devices)
+}
+
+// showNodeDevices prints a node's DRA devices: the node's counts and each DeviceClass's,
+// then each pool's.
+func showNodeDevices(out io.Writer, d *devicestore.NodeDevices) error {
+	if d == nil {
+		_, err := fmt.Fprintln(out, "\nDevices: none (no resource pool reaches the node, or the devices store is off)")
+		return err
+	}
+	_, _ = fmt.Fprintf(out, "\nDevices (%d, %d allocated, %d free):\n", d.Total, d.Allocated, d.Free)
+	t := newTable(out, "DEVICECLASS", "TOTAL", "ALLOCATED", "FREE")
+	for _, class := range sortedKeys(d.ByClass) {
+		c := d.ByClass[class]
+		t.row(class, fmt.Sprint(c.Total), fmt.Sprint(c.Allocated), fmt.Sprint(c.Free))
+	}
+	if err := t.flush(); err != nil {
+		return err
+	}
+	_, _ = fmt.Fprintln(out)
+	// A shared pool's devices reach other nodes too (node selector, all nodes): each node
+	// counts them. An incomplete or invalid pool counts none of its devices.
+	t = newTable(out, "POOL", "GENERATION", "TOTAL", "ALLOCATED", "FREE", "SHARED", "PROBLEM")
+	for _, key := range sortedKeys(d.ByPool) {
+		p := d.ByPool[key]
+		var problems []string
+		if p.Incomplete {
+			problems = append(problems, "incomplete")
+		}
+		if p.Invalid {
+			problems = append(problems, "invalid")
+		}
+		t.row(key, fmt.Sprint(p.Generation), fmt.Sprint(p.Total), fmt.Sprint(p.Allocated), fmt.Sprint(p.Free), fmt.Sprint(p.Shared),
+			orDash(strings.Join(problems, ",")))
+	}
+	return t.flush()
 }
 
 // showPods prints the cached pods (only the assumed ones with assumedOnly), by key.

@@ -1,7 +1,7 @@
 // Package debug serves the cache's debug endpoints (localhost by default):
 //
 //	GET /debug/cache                the JSON dump of every store
-//	GET /debug/cache/nodes/{name}   one node: its merged info, pods and reservations
+//	GET /debug/cache/nodes/{name}   one node: its merged info, pods, reservations and DRA devices
 //	GET /debug/cache/compare        differences between the cache and the API (empty when consistent)
 //	/debug/pprof/                   the Go profiler
 package debug
@@ -20,6 +20,8 @@ import (
 
 	"github.com/seed0f91f25e/multicache/internal/drift"
 	"github.com/seed0f91f25e/multicache/internal/handler"
+	"github.com/seed0f91f25e/multicache/internal/stores"
+	"github.com/seed0f91f25e/multicache/internal/stores/devicestore"
 	"github.com/seed0f91f25e/multicache/internal/stores/nodestore"
 	"github.com/seed0f91f25e/multicache/internal/stores/reservationstore"
 )
@@ -88,6 +90,9 @@ type NodeView struct {
 	Name string `json:"name"`
 	nodestore.NodeDump
 	Reservations []ReservationRef `json:"reservationsOnNode"`
+	// Devices are the node's DRA devices: total, allocated and free, by DeviceClass and by
+	// pool. Absent when the devices store is off or no resource pool reaches the node.
+	Devices *devicestore.NodeDevices `json:"devices,omitempty"`
 }
 
 // ReservationRef is a reservation on a node.
@@ -108,7 +113,28 @@ func (s *Server) node(w http.ResponseWriter, r *http.Request) {
 	for _, rv := range s.handler.ReservationsOnNode(name) {
 		v.Reservations = append(v.Reservations, reservationRef(rv))
 	}
+	v.Devices = s.nodeDevices(name)
 	writeJSON(w, http.StatusOK, v)
+}
+
+// nodeDevicesReader is the devices store as the node view reads it.
+type nodeDevicesReader interface {
+	Node(name string) (devicestore.NodeDevices, bool)
+}
+
+// nodeDevices returns the devices of a node; nil when the devices store is off (or replaced
+// by one without Node) or no pool reaches the node. Node builds a fresh value: safe to keep
+// after the read lock.
+func (s *Server) nodeDevices(name string) *devicestore.NodeDevices {
+	var out *devicestore.NodeDevices
+	s.handler.ReadStore(stores.DeviceStoreName, func(st stores.Store) {
+		if r, ok := st.(nodeDevicesReader); ok {
+			if d, found := r.Node(name); found {
+				out = &d
+			}
+		}
+	})
+	return out
 }
 
 func reservationRef(v reservationstore.View) ReservationRef {

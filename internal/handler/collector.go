@@ -5,16 +5,30 @@ import (
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
 	"github.com/seed0f91f25e/multicache/internal/stores"
+	"github.com/seed0f91f25e/multicache/internal/stores/devicestore"
 )
 
 // Collector exposes the cache's gauges, read at scrape time (nothing on the event path):
-// multicache_store_objects{store}, multicache_assumed_pods, multicache_reservations{phase}.
+// multicache_store_objects{store}, multicache_assumed_pods, multicache_reservations{phase},
+// multicache_devices{class, state}.
 type Collector struct {
 	h            *Handler
 	objects      *prometheus.Desc
 	assumed      *prometheus.Desc
 	reservations *prometheus.Desc
+	devices      *prometheus.Desc
 }
+
+// deviceCounter is the devices store as the gauges read it.
+type deviceCounter interface {
+	stores.Store
+	ClusterCounts() (all devicestore.Counts, byClass map[string]devicestore.Counts)
+}
+
+var _ deviceCounter = (*devicestore.Store)(nil)
+
+// deviceStates are the values of multicache_devices' state label.
+var deviceStates = []string{"total", "allocated", "free"}
 
 // NewCollector returns the gauges of h, to register with metrics.Register.
 func NewCollector(h *Handler) *Collector {
@@ -23,6 +37,10 @@ func NewCollector(h *Handler) *Collector {
 		objects:      prometheus.NewDesc("multicache_store_objects", "Objects held per store.", []string{"store"}, nil),
 		assumed:      prometheus.NewDesc("multicache_assumed_pods", "Pods assumed and not yet confirmed by the API.", nil, nil),
 		reservations: prometheus.NewDesc("multicache_reservations", "Reservations per phase.", []string{"phase"}, nil),
+		devices: prometheus.NewDesc("multicache_devices",
+			"DRA devices published (total), held by claims (allocated) and free, each device counted once however many nodes it reaches; "+
+				"per DeviceClass, and with class=\"\" every device whatever its classes (a device may be in several classes: do not sum over class).",
+			[]string{"class", "state"}, nil),
 	}
 }
 
@@ -31,6 +49,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.objects
 	ch <- c.assumed
 	ch <- c.reservations
+	ch <- c.devices
 }
 
 // Collect implements prometheus.Collector.
@@ -47,6 +66,21 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 			v1alpha1.ReservationMatched, v1alpha1.ReservationExpired} {
 			ch <- prometheus.MustNewConstMetric(c.reservations, prometheus.GaugeValue, float64(counts[phase]), string(phase))
 		}
+	}
+	if ds, ok := lookup[deviceCounter](c.h, stores.DeviceStoreName); ok {
+		all, byClass := ds.ClusterCounts()
+		c.collectDevices(ch, "", all)
+		for class, counts := range byClass {
+			c.collectDevices(ch, class, counts)
+		}
+	}
+}
+
+// collectDevices sends one class's gauges; class "" (no label) is every device. The
+// all-devices series exist while the devices store is on, even before any DRA object does.
+func (c *Collector) collectDevices(ch chan<- prometheus.Metric, class string, counts devicestore.Counts) {
+	for i, v := range []int{counts.Total, counts.Allocated, counts.Free} {
+		ch <- prometheus.MustNewConstMetric(c.devices, prometheus.GaugeValue, float64(v), class, deviceStates[i])
 	}
 }
 

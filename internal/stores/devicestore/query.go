@@ -63,3 +63,35 @@ func (s *Store) ConsumedCapacity() map[DeviceID]map[resourcev1.QualifiedName]res
 	}
 	return out
 }
+
+// ClusterCounts returns the devices of the whole cluster, each counted once however many
+// nodes it reaches (a node view counts a shared device on every node it reaches): all of
+// them, and those each known DeviceClass accepts (zero for a class that accepts none; a
+// device may be in several classes, so the classes do not add up to all). A device counts
+// when its pool publishes it to some node, as in the node views (a pool's devices map holds
+// each device once, with the nodes it is counted on).
+func (s *Store) ClusterCounts() (all Counts, byClass map[string]Counts) {
+	counts := make(map[string]*Counts, len(s.classes))
+	for name := range s.classes {
+		counts[name] = &Counts{}
+	}
+	for _, p := range s.pools {
+		for id, d := range p.devices {
+			if len(d.nodes) == 0 {
+				continue
+			}
+			held := s.allocated(id)
+			all.add(held)
+			for c := range d.classes {
+				if cc := counts[c]; cc != nil {
+					cc.add(held)
+				}
+			}
+		}
+	}
+	byClass = make(map[string]Counts, len(counts))
+	for name, c := range counts {
+		byClass[name] = *c
+	}
+	return all, byClass
+}
