@@ -1,10 +1,10 @@
 package drift
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -44,10 +44,10 @@ type heldRef struct {
 }
 
 func compareRef(r heldRef, key types.NamespacedName) int {
-	if c := cmp.Compare(r.namespace, key.Namespace); c != 0 {
+	if c := strings.Compare(r.namespace, key.Namespace); c != 0 {
 		return c
 	}
-	return cmp.Compare(r.name, key.Name)
+	return strings.Compare(r.name, key.Name)
 }
 
 // refable reports whether every listing of kind is keyed by names the cache's

@@ -43,6 +43,11 @@ func (h *Handler) RangeVersions(kind stores.Kind, fn func(ownerType string, key 
 func (h *Handler) LastSeenVersion(kind stores.Kind, ownerType string, key types.NamespacedName) (string, bool) {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
+	return h.lastSeenVersion(kind, ownerType, key)
+}
+
+// lastSeenVersion is LastSeenVersion with the read lock held.
+func (h *Handler) lastSeenVersion(kind stores.Kind, ownerType string, key types.NamespacedName) (string, bool) {
 	if kind == stores.KindPod {
 		if e, ok := h.pods.Entry(key); ok && e.APIPod != nil && ownerType == "" {
 			return e.APIPod.ResourceVersion, true
