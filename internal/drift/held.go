@@ -3,8 +3,6 @@ package drift
 import (
 	"context"
 	"fmt"
-	"slices"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -13,16 +11,17 @@ import (
 )
 
 // VersionReader is a Cache that reads its versions where they are (the handler), without
-// the map LastSeenVersions copies them into. Compared with a source that holds its objects
-// (InformerSource), a kind is compared without a string or a map entry per object: the
-// source's objects are referred to in a slice sorted by key, the cache's walked in parts and
-// each looked up there by binary search; only differences are rendered.
+// the map of strings LastSeenVersions copies them into. Compared with a source that holds
+// its objects (InformerSource), a kind is compared without a string or an allocation per
+// object: the source's objects are indexed by their names (strings shared with the source's
+// objects, in one table sized up front), the cache's walked in parts and each looked up there;
+// only differences are rendered.
 type VersionReader interface {
 	Cache
 	// RangeVersions calls fn with the key and version of every object of kind the cache
 	// holds (ownerType: a workload owner's type, "" for other kinds; key.Namespace "" for
-	// cluster-scoped kinds); fn must not call the cache. An object may be produced twice
-	// when it changes meanwhile. False when the cache keeps no such kind.
+	// cluster-scoped kinds). An object may be produced twice when it changes meanwhile.
+	// False when the cache keeps no such kind.
 	RangeVersions(kind stores.Kind, fn func(ownerType string, key types.NamespacedName, version string)) bool
 	// LastSeenVersion returns the version of one object the cache holds; false when none.
 	LastSeenVersion(kind stores.Kind, ownerType string, key types.NamespacedName) (string, bool)
@@ -36,18 +35,16 @@ type heldSource interface {
 	held(ctx context.Context, l Listing) ([]any, error)
 }
 
-// heldRef is one object of a heldSource, referred to by its names (not copied).
+// heldRef names one object of a heldSource (its strings, not copies).
 type heldRef struct {
-	namespace, name, version string
-	// seen is set when the cache holds the object.
-	seen bool
+	ownerType string
+	key       types.NamespacedName
 }
 
-func compareRef(r heldRef, key types.NamespacedName) int {
-	if c := strings.Compare(r.namespace, key.Namespace); c != 0 {
-		return c
-	}
-	return strings.Compare(r.name, key.Name)
+// heldVersion is a heldRef's version, and whether the cache holds the object.
+type heldVersion struct {
+	version string
+	seen    bool
 }
 
 // refable reports whether every listing of kind is keyed by names the cache's
@@ -75,18 +72,25 @@ func renderKey(ownerType string, key types.NamespacedName) string {
 // compareHeld is compareKind for a VersionReader and a heldSource; false when the cache
 // keeps no such kind (compareKind then compares as it does for any cache).
 func compareHeld(ctx context.Context, c VersionReader, src heldSource, keep KeepFunc, listings []Listing, kind stores.Kind) ([]Difference, bool, error) {
-	// By owner type ("" for kinds other than owners), sorted by namespace and name.
-	byType := map[string][]heldRef{}
+	var items [][]any
+	n := 0
 	for _, l := range listings {
 		if l.Kind != kind {
 			continue
 		}
-		items, err := src.held(ctx, l)
+		listed, err := src.held(ctx, l)
 		if err != nil {
 			return nil, false, fmt.Errorf("listing %s: %w", kind, err)
 		}
-		refs := slices.Grow(byType[l.ownerType], len(items))
-		for _, item := range items {
+		items, n = append(items, listed), n+len(listed)
+	}
+	cluster := make(map[heldRef]heldVersion, n)
+	i := 0
+	for _, l := range listings {
+		if l.Kind != kind {
+			continue
+		}
+		for _, item := range items[i] {
 			obj, ok := item.(client.Object)
 			if !ok {
 				return nil, false, fmt.Errorf("listing %s: the source of %T holds a %T", kind, l.Object, item)
@@ -98,39 +102,33 @@ func compareHeld(ctx context.Context, c VersionReader, src heldSource, keep Keep
 					continue
 				}
 			}
-			refs = append(refs, heldRef{namespace: obj.GetNamespace(), name: obj.GetName(), version: obj.GetResourceVersion()})
+			ref := heldRef{l.ownerType, types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()}}
+			cluster[ref] = heldVersion{version: obj.GetResourceVersion()}
 		}
-		slices.SortFunc(refs, func(a, b heldRef) int {
-			return compareRef(a, types.NamespacedName{Namespace: b.namespace, Name: b.name})
-		})
-		byType[l.ownerType] = refs
+		i++
 	}
 	var diffs []Difference
-	lastType, refs := "", byType[""]
 	ok := c.RangeVersions(kind, func(ownerType string, key types.NamespacedName, version string) {
-		if ownerType != lastType {
-			lastType, refs = ownerType, byType[ownerType]
-		}
-		i, found := slices.BinarySearchFunc(refs, key, compareRef)
-		if !found {
+		ref := heldRef{ownerType, key}
+		held, found := cluster[ref]
+		switch {
+		case !found:
 			diffs = append(diffs, Difference{Kind: kind, Key: renderKey(ownerType, key), Problem: NotInCluster, CacheVersion: version})
 			return
+		case held.version != version:
+			diffs = append(diffs, Difference{Kind: kind, Key: renderKey(ownerType, key), Problem: StaleInCache, CacheVersion: version, APIVersion: held.version})
 		}
-		r := &refs[i]
-		r.seen = true
-		if r.version != version {
-			diffs = append(diffs, Difference{Kind: kind, Key: renderKey(ownerType, key), Problem: StaleInCache, CacheVersion: version, APIVersion: r.version})
+		if !held.seen {
+			held.seen = true
+			cluster[ref] = held
 		}
 	})
 	if !ok {
 		return nil, false, nil
 	}
-	for ownerType, refs := range byType {
-		for _, r := range refs {
-			if !r.seen {
-				key := types.NamespacedName{Namespace: r.namespace, Name: r.name}
-				diffs = append(diffs, Difference{Kind: kind, Key: renderKey(ownerType, key), Problem: MissingFromCache, APIVersion: r.version})
-			}
+	for ref, held := range cluster {
+		if !held.seen {
+			diffs = append(diffs, Difference{Kind: kind, Key: renderKey(ref.ownerType, ref.key), Problem: MissingFromCache, APIVersion: held.version})
 		}
 	}
 	return diffs, true, nil

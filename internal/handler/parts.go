@@ -117,18 +117,31 @@ func compareRendered(a, b types.NamespacedName) int {
 // produced twice and one added may be missed: callers key what they collect and tolerate
 // both.
 func (h *Handler) rangePods(fn func(types.NamespacedName, *podstore.Entry)) {
+	h.rangePodsReleasing(fn, nil)
+}
+
+// rangePodsReleasing is rangePods that also calls released (when not nil) each time it has
+// let the lock go, after every part and after the last: what fn copied is used there,
+// without the lock.
+func (h *Handler) rangePodsReleasing(fn func(types.NamespacedName, *podstore.Entry), released func()) {
 	h.mu.RLock()
-	defer h.mu.RUnlock()
 	n := 0
 	h.pods.Range(func(key types.NamespacedName, e *podstore.Entry) bool {
 		fn(key, e)
 		if n++; n%podsPerHold == 0 {
 			h.mu.RUnlock()
+			if released != nil {
+				released()
+			}
 			h.partDone()
 			h.mu.RLock()
 		}
 		return true
 	})
+	h.mu.RUnlock()
+	if released != nil {
+		released()
+	}
 }
 
 // partDone runs the test hook between two parts.

@@ -17,25 +17,43 @@ import (
 
 // RangeVersions calls fn with the key and resource version of every last-seen object of
 // kind: ownerType is a workload owner's type ("" for the other kinds), key.Namespace is ""
-// for cluster-scoped kinds. It reads podsPerHold objects per hold of the read lock and fn
-// runs with it held (fn must not call the handler); nothing is copied. Pods are those the
-// API reported, as in LastSeenVersions. Events are applied between two parts: an object
-// changed meanwhile may be produced twice or missed (see rangePods), which a comparison
-// reading its differences again tolerates. False when the handler keeps no such kind.
+// for cluster-scoped kinds. It copies podsPerHold keys and versions per hold of the read
+// lock (a few words each: the strings are shared) and calls fn on them after the lock is
+// released, so what fn does makes no event wait. Pods are those the API reported, as in
+// LastSeenVersions. Events are applied between two parts: an object changed meanwhile may
+// be produced twice or missed (see rangePods), which a comparison reading its differences
+// again tolerates. False when the handler keeps no such kind.
 func (h *Handler) RangeVersions(kind stores.Kind, fn func(ownerType string, key types.NamespacedName, version string)) bool {
+	part := make([]objectVersion, 0, podsPerHold)
+	released := func() {
+		for _, v := range part {
+			fn(v.ownerType, v.key, v.version)
+		}
+		part = part[:0]
+	}
+	add := func(ownerType string, key types.NamespacedName, version string) {
+		part = append(part, objectVersion{ownerType, key, version})
+	}
 	if kind == stores.KindPod {
-		h.rangePods(func(key types.NamespacedName, e *podstore.Entry) {
+		h.rangePodsReleasing(func(key types.NamespacedName, e *podstore.Entry) {
 			if e.APIPod != nil {
-				fn("", key, e.APIPod.ResourceVersion)
+				add("", key, e.APIPod.ResourceVersion)
 			}
-		})
+		}, released)
 		return true
 	}
 	v, ok := h.versioned(kind)
 	if ok {
-		v.rangeVersions(h, fn)
+		v.rangeVersions(h, add, released)
 	}
 	return ok
+}
+
+// objectVersion is a last-seen object's key and version as RangeVersions copies them.
+type objectVersion struct {
+	ownerType string
+	key       types.NamespacedName
+	version   string
 }
 
 // LastSeenVersion returns the resource version of the last-seen object of kind under key
@@ -62,7 +80,8 @@ func (h *Handler) lastSeenVersion(kind stores.Kind, ownerType string, key types.
 
 // versionedKind reads the versions of one kind's last-seen objects.
 type versionedKind interface {
-	rangeVersions(h *Handler, fn func(ownerType string, key types.NamespacedName, version string))
+	// rangeVersions calls fn under the read lock, and released each time it let it go.
+	rangeVersions(h *Handler, fn func(ownerType string, key types.NamespacedName, version string), released func())
 	// version runs with the read lock held.
 	version(ownerType string, key types.NamespacedName) (string, bool)
 }
@@ -125,21 +144,23 @@ func namespaced[T any](k *objectKind[types.NamespacedName, T], rv func(T) string
 		rv}
 }
 
-// rangeVersions ranges over the last-seen map as rangePods does over the pods, podsPerHold
-// objects per hold of the read lock.
-func (v kindVersions[K, T]) rangeVersions(h *Handler, fn func(string, types.NamespacedName, string)) {
+// rangeVersions ranges over the last-seen map as rangePodsReleasing does over the pods,
+// podsPerHold objects per hold of the read lock.
+func (v kindVersions[K, T]) rangeVersions(h *Handler, fn func(string, types.NamespacedName, string), released func()) {
 	h.mu.RLock()
-	defer h.mu.RUnlock()
 	n := 0
 	for key, obj := range v.k.seen {
 		t, ref := v.ref(key)
 		fn(t, ref, v.rv(obj))
 		if n++; n%podsPerHold == 0 {
 			h.mu.RUnlock()
+			released()
 			h.partDone()
 			h.mu.RLock()
 		}
 	}
+	h.mu.RUnlock()
+	released()
 }
 
 func (v kindVersions[K, T]) version(ownerType string, key types.NamespacedName) (string, bool) {

@@ -39,7 +39,7 @@ func TestRangeVersions_ReadsWhatLastSeenVersionsCopies(t *testing.T) {
 		got := map[string]string{}
 		if !h.RangeVersions(kind, func(ownerType string, key types.NamespacedName, version string) {
 			got[rendered(ownerType, key)] = version
-			if v, ok := h.lastSeenVersion(kind, ownerType, key); !ok || v != version {
+			if v, ok := h.LastSeenVersion(kind, ownerType, key); !ok || v != version {
 				t.Errorf("%s %s: LastSeenVersion = %q, %v; RangeVersions %q", kind, rendered(ownerType, key), v, ok, version)
 			}
 		}) {
