@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -221,6 +222,47 @@ func TestCompare_AnObjectProducedTwiceIsReportedOnce(t *testing.T) {
 	want := []Difference{
 		{Kind: stores.KindPod, Key: "ns/gone", Problem: NotInCluster, CacheVersion: "1"},
 		{Kind: stores.KindPod, Key: "ns/stale", Problem: StaleInCache, CacheVersion: "1", APIVersion: "2"},
+	}
+	if !reflect.DeepEqual(diffs, want) {
+		t.Errorf("differences:\n got %+v\nwant %+v", diffs, want)
+	}
+}
+
+// TestCompare_AListingKeyedOtherwiseIsComparedThroughTheMaps: a kind one of whose listings
+// keys its objects otherwise than by their names (a PodGroup source's) is compared through
+// LastSeenVersions' keys, as before, and its differences read again the same way.
+func TestCompare_AListingKeyedOtherwiseIsComparedThroughTheMaps(t *testing.T) {
+	defer func(w time.Duration) { recheckWait = w }(recheckWait)
+	recheckWait = 0
+	h := newCache(t)
+	pg := ts.MakePodGroup("ns", "g", 1)
+	pg.ResourceVersion = "1"
+	if err := h.AddPodGroup(pg); err != nil {
+		t.Fatal(err)
+	}
+	inf := newFakeInformers()
+	inf.add(t, pg)
+	sourced := NewListing(stores.KindPodGroup, &v1alpha1.PodGroup{}, Listings[4].List,
+		func(o client.Object) string { return "source:" + o.GetNamespace() + "/" + o.GetName() },
+		func(key string) (client.ObjectKey, bool) {
+			rest, ok := strings.CutPrefix(key, "source:")
+			if !ok {
+				return client.ObjectKey{}, false
+			}
+			return splitKey(rest)
+		})
+	if refable([]Listing{sourced}, stores.KindPodGroup) {
+		t.Fatal("a listing keyed by source taken for one keyed by names")
+	}
+	diffs, err := Compare(context.Background(), h, InformerSource{Informers: inf}, nil, sourced)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The cache keys the group "ns/g", the listing "source:ns/g": through the maps, both
+	// sides are reported (what the operator avoids by keying its store like its listings).
+	want := []Difference{
+		{Kind: stores.KindPodGroup, Key: "ns/g", Problem: NotInCluster, CacheVersion: "1"},
+		{Kind: stores.KindPodGroup, Key: "source:ns/g", Problem: MissingFromCache, APIVersion: "1"},
 	}
 	if !reflect.DeepEqual(diffs, want) {
 		t.Errorf("differences:\n got %+v\nwant %+v", diffs, want)
