@@ -54,7 +54,7 @@ func (s *Server) NeedLeaderElection() bool { return false }
 // Handler returns the routes.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /debug/cache", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, s.handler.Dump()) })
+	mux.HandleFunc("GET /debug/cache", s.dump)
 	mux.HandleFunc("GET /debug/cache/nodes/{name}", s.node)
 	mux.HandleFunc("GET /debug/cache/compare", s.compare)
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
@@ -100,6 +100,16 @@ type ReservationRef struct {
 	Key   string `json:"key"`
 	Phase string `json:"phase"`
 	Owner string `json:"owner,omitempty"`
+}
+
+// dump streams the cache's dump (handler.WriteDump): the status is sent before the cache is
+// read, so an error past that point ends the response early, and is logged.
+func (s *Server) dump(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	if err := s.handler.WriteDump(r.Context(), w); err != nil {
+		s.log.Info("the cache's dump ended early", "error", err.Error())
+	}
 }
 
 func (s *Server) node(w http.ResponseWriter, r *http.Request) {

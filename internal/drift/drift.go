@@ -7,6 +7,7 @@ package drift
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -72,21 +73,23 @@ type Listing struct {
 	// objectKey names the object behind a key of this listing, false when the key cannot be
 	// one of its objects; nil is the inverse of the default key.
 	objectKey func(key string) (client.ObjectKey, bool)
+	// ownerType is the type of the workload owners listed, "" for other kinds.
+	ownerType string
 }
 
 // Listings are the types of object the feeds read, in the order they are compared.
 var Listings = []Listing{
-	{stores.KindPod, &corev1.Pod{}, func() client.ObjectList { return &corev1.PodList{} }, nil, nil},
-	{stores.KindNode, &corev1.Node{}, func() client.ObjectList { return &corev1.NodeList{} }, nil, nil},
-	{stores.KindNMNode, &v1alpha1.NMNode{}, func() client.ObjectList { return &v1alpha1.NMNodeList{} }, nil, nil},
-	{stores.KindCNR, &v1alpha1.CustomNodeResource{}, func() client.ObjectList { return &v1alpha1.CustomNodeResourceList{} }, nil, nil},
-	{stores.KindPodGroup, &v1alpha1.PodGroup{}, func() client.ObjectList { return &v1alpha1.PodGroupList{} }, nil, nil},
-	{stores.KindPDB, &policyv1.PodDisruptionBudget{}, func() client.ObjectList { return &policyv1.PodDisruptionBudgetList{} }, nil, nil},
-	{stores.KindMovement, &v1alpha1.Movement{}, func() client.ObjectList { return &v1alpha1.MovementList{} }, nil, nil},
-	{stores.KindReservation, &v1alpha1.Reservation{}, func() client.ObjectList { return &v1alpha1.ReservationList{} }, nil, nil},
-	{stores.KindResourceSlice, &resourcev1.ResourceSlice{}, func() client.ObjectList { return &resourcev1.ResourceSliceList{} }, nil, nil},
-	{stores.KindResourceClaim, &resourcev1.ResourceClaim{}, func() client.ObjectList { return &resourcev1.ResourceClaimList{} }, nil, nil},
-	{stores.KindDeviceClass, &resourcev1.DeviceClass{}, func() client.ObjectList { return &resourcev1.DeviceClassList{} }, nil, nil},
+	{stores.KindPod, &corev1.Pod{}, func() client.ObjectList { return &corev1.PodList{} }, nil, nil, ""},
+	{stores.KindNode, &corev1.Node{}, func() client.ObjectList { return &corev1.NodeList{} }, nil, nil, ""},
+	{stores.KindNMNode, &v1alpha1.NMNode{}, func() client.ObjectList { return &v1alpha1.NMNodeList{} }, nil, nil, ""},
+	{stores.KindCNR, &v1alpha1.CustomNodeResource{}, func() client.ObjectList { return &v1alpha1.CustomNodeResourceList{} }, nil, nil, ""},
+	{stores.KindPodGroup, &v1alpha1.PodGroup{}, func() client.ObjectList { return &v1alpha1.PodGroupList{} }, nil, nil, ""},
+	{stores.KindPDB, &policyv1.PodDisruptionBudget{}, func() client.ObjectList { return &policyv1.PodDisruptionBudgetList{} }, nil, nil, ""},
+	{stores.KindMovement, &v1alpha1.Movement{}, func() client.ObjectList { return &v1alpha1.MovementList{} }, nil, nil, ""},
+	{stores.KindReservation, &v1alpha1.Reservation{}, func() client.ObjectList { return &v1alpha1.ReservationList{} }, nil, nil, ""},
+	{stores.KindResourceSlice, &resourcev1.ResourceSlice{}, func() client.ObjectList { return &resourcev1.ResourceSliceList{} }, nil, nil, ""},
+	{stores.KindResourceClaim, &resourcev1.ResourceClaim{}, func() client.ObjectList { return &resourcev1.ResourceClaimList{} }, nil, nil, ""},
+	{stores.KindDeviceClass, &resourcev1.DeviceClass{}, func() client.ObjectList { return &resourcev1.DeviceClassList{} }, nil, nil, ""},
 	ownerListing(v1alpha1.OwnerReplicaSet, &appsv1.ReplicaSet{}, func() client.ObjectList { return &appsv1.ReplicaSetList{} }),
 	ownerListing(v1alpha1.OwnerStatefulSet, &appsv1.StatefulSet{}, func() client.ObjectList { return &appsv1.StatefulSetList{} }),
 	ownerListing(v1alpha1.OwnerDaemonSet, &appsv1.DaemonSet{}, func() client.ObjectList { return &appsv1.DaemonSetList{} }),
@@ -104,7 +107,7 @@ func NewListing(kind stores.Kind, obj client.Object, list func() client.ObjectLi
 // ownerListing lists one type of workload owner, keyed "Type/namespace/name".
 func ownerListing(t v1alpha1.OwnerType, obj client.Object, list func() client.ObjectList) Listing {
 	prefix := string(t) + "/"
-	return NewListing(stores.KindOwner, obj, list,
+	l := NewListing(stores.KindOwner, obj, list,
 		func(o client.Object) string {
 			return stores.OwnerKey{Type: t, Namespace: o.GetNamespace(), Name: o.GetName()}.String()
 		},
@@ -115,6 +118,8 @@ func ownerListing(t v1alpha1.OwnerType, obj client.Object, list func() client.Ob
 			}
 			return splitKey(rest)
 		})
+	l.ownerType = string(t)
+	return l
 }
 
 // ObjectKey names the object behind a key of this listing, false when the key cannot be
@@ -184,7 +189,8 @@ func Compare(ctx context.Context, c Cache, src Source, keep KeepFunc, listings .
 		}
 		return diffs[i].Key < diffs[j].Key
 	})
-	return diffs, nil
+	// A cache walked in parts may produce an object that changed meanwhile twice.
+	return slices.Compact(diffs), nil
 }
 
 // compareConcurrency is how many kinds Compare lists at once.
@@ -192,6 +198,13 @@ const compareConcurrency = 4
 
 // compareKind lists one kind from src and compares it with what the cache last saw.
 func compareKind(ctx context.Context, c Cache, src Source, keep KeepFunc, listings []Listing, kind stores.Kind) ([]Difference, error) {
+	if vr, ok := c.(VersionReader); ok && refable(listings, kind) {
+		if held, ok := src.(heldSource); ok {
+			if diffs, ok, err := compareHeld(ctx, vr, held, keep, listings, kind); ok || err != nil {
+				return diffs, err
+			}
+		}
+	}
 	var diffs []Difference
 	cluster := map[string]string{}
 	for _, l := range listings {

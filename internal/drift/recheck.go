@@ -59,10 +59,7 @@ func recheck(ctx context.Context, c Cache, src Source, keep KeepFunc, listings [
 				still = append(still, d)
 				continue
 			}
-			if cached[d.Kind] == nil {
-				cached[d.Kind] = c.LastSeenVersions(d.Kind)
-			}
-			cacheRV, inCache := cached[d.Kind][d.Key]
+			cacheRV, inCache := cachedVersion(c, listings, d.Kind, d.Key, cached)
 			switch {
 			case inCluster[i] && !inCache:
 				still = append(still, Difference{Kind: d.Kind, Key: d.Key, Problem: MissingFromCache, APIVersion: clusterRVs[i]})

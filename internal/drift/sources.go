@@ -90,6 +90,15 @@ func (s InformerSource) Each(ctx context.Context, l Listing, fn func(client.Obje
 	return nil
 }
 
+// held implements heldSource: the objects of the informer's store.
+func (s InformerSource) held(ctx context.Context, l Listing) ([]any, error) {
+	store, err := s.store(ctx, l)
+	if err != nil {
+		return nil, err
+	}
+	return store.List(), nil
+}
+
 // Get implements Source, from the informer's store (no copy, no call to the API server).
 func (s InformerSource) Get(ctx context.Context, l Listing, key client.ObjectKey) (client.Object, bool, error) {
 	store, err := s.store(ctx, l)

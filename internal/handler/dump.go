@@ -37,24 +37,17 @@ type Dump struct {
 // other store is copied under a hold of its own (the large ones only copy there,
 // stores.DeferredDumper). Each node and each pod is shown as it was at one moment, but
 // events may be applied between two parts: the dump is not one moment of the whole cache
-// (Generation is the one it started at). A consistent view is a Snapshot.
+// (Generation is the one it started at). A consistent view is a Snapshot. The debug server
+// does not build it: it streams the same document with WriteDump.
 func (h *Handler) Dump() *Dump {
 	byName := map[stores.Name]any{}
-	deferred := map[stores.Name]func() any{}
 	h.mu.RLock()
 	generation := h.config.Generations().Current()
 	h.mu.RUnlock()
 	for _, s := range h.stores {
-		if s == stores.Store(h.nodes) || s == stores.Store(h.pods) {
-			continue
+		if s != stores.Store(h.nodes) && s != stores.Store(h.pods) {
+			byName[s.Name()] = h.dumpStore(s)
 		}
-		h.mu.RLock()
-		if d, ok := s.(stores.DeferredDumper); ok {
-			deferred[s.Name()] = d.DumpDeferred()
-		} else {
-			byName[s.Name()] = s.Dump()
-		}
-		h.mu.RUnlock()
 	}
 	var infos []*stores.NodeInfo
 	h.rangeNodes(func(part []*stores.NodeInfo) {
@@ -68,9 +61,6 @@ func (h *Handler) Dump() *Dump {
 	})
 	byName[stores.NodeStoreName] = nodestore.DumpNodes(infos)
 	byName[stores.PodStoreName] = podstore.DumpPods(slices.Collect(maps.Values(statuses)))
-	for name, render := range deferred {
-		byName[name] = render()
-	}
 	get := func(n stores.Name) any {
 		if d, ok := byName[n]; ok {
 			return d

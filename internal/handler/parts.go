@@ -1,7 +1,9 @@
 package handler
 
 import (
+	"cmp"
 	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/types"
 
@@ -27,18 +29,83 @@ func (h *Handler) rangeNodes(fn func(infos []*stores.NodeInfo)) {
 	h.mu.RLock()
 	names := h.nodes.Names()
 	h.mu.RUnlock()
-	for chunk := range slices.Chunk(names, nodesPerHold) {
-		h.mu.RLock()
-		infos := make([]*stores.NodeInfo, 0, len(chunk))
+	_ = h.nodesInParts(names, fn, nil)
+}
+
+// nodesInParts calls copy with the infos of the nodes named, nodesPerHold per hold of the
+// read lock, and then, the lock released, use (nil: nothing); it stops at use's first error.
+// A node deleted before its part is left out.
+func (h *Handler) nodesInParts(names []string, copy func(infos []*stores.NodeInfo), use func() error) error {
+	infos := make([]*stores.NodeInfo, 0, nodesPerHold)
+	return inParts(h, names, nodesPerHold, func(chunk []string) {
+		infos = infos[:0]
 		for _, name := range chunk {
 			if info, ok := h.nodes.Get(name); ok {
 				infos = append(infos, info)
 			}
 		}
-		fn(infos)
+		copy(infos)
+	}, use)
+}
+
+// podsInParts calls copy for the entry of every pod of keys, podsPerHold per hold of the
+// read lock, and then, the lock released, use; it stops at use's first error. A pod deleted
+// before its part is left out.
+func (h *Handler) podsInParts(keys []types.NamespacedName, copy func(types.NamespacedName, *podstore.Entry), use func() error) error {
+	return inParts(h, keys, podsPerHold, func(chunk []types.NamespacedName) {
+		for _, key := range chunk {
+			if e, ok := h.pods.Entry(key); ok {
+				copy(key, e)
+			}
+		}
+	}, use)
+}
+
+// inParts calls copy with each chunk of size keys under a hold of the read lock of its own,
+// then use (when not nil) with the lock released; it stops at use's first error.
+func inParts[K any](h *Handler, keys []K, size int, copy func([]K), use func() error) error {
+	for chunk := range slices.Chunk(keys, size) {
+		h.mu.RLock()
+		copy(chunk)
 		h.mu.RUnlock()
+		if use != nil {
+			if err := use(); err != nil {
+				return err
+			}
+		}
 		h.partDone()
 	}
+	return nil
+}
+
+// podKeys returns the key of every pod once, read in parts (rangePods), sorted as their
+// "namespace/name" renderings sort (the order encoding/json gives a map keyed by them).
+func (h *Handler) podKeys() []types.NamespacedName {
+	h.mu.RLock()
+	keys := make([]types.NamespacedName, 0, h.pods.Len())
+	h.mu.RUnlock()
+	h.rangePods(func(key types.NamespacedName, _ *podstore.Entry) {
+		keys = append(keys, key)
+	})
+	slices.SortFunc(keys, compareRendered)
+	// A pod deleted and added again between two parts may have been read twice.
+	return slices.Compact(keys)
+}
+
+// compareRendered compares a.String() with b.String() without building them.
+func compareRendered(a, b types.NamespacedName) int {
+	if a.Namespace == b.Namespace {
+		return strings.Compare(a.Name, b.Name)
+	}
+	n := min(len(a.Namespace), len(b.Namespace))
+	if c := strings.Compare(a.Namespace[:n], b.Namespace[:n]); c != 0 {
+		return c
+	}
+	// One namespace is a prefix of the other: the shorter goes on with the "/".
+	if len(a.Namespace) < len(b.Namespace) {
+		return cmp.Compare('/', b.Namespace[n])
+	}
+	return cmp.Compare(a.Namespace[n], '/')
 }
 
 // rangePods calls fn for every pod entry with the read lock held, and lets the lock go and
@@ -50,18 +117,31 @@ func (h *Handler) rangeNodes(fn func(infos []*stores.NodeInfo)) {
 // produced twice and one added may be missed: callers key what they collect and tolerate
 // both.
 func (h *Handler) rangePods(fn func(types.NamespacedName, *podstore.Entry)) {
+	h.rangePodsReleasing(fn, nil)
+}
+
+// rangePodsReleasing is rangePods that also calls released (when not nil) each time it has
+// let the lock go, after every part and after the last: what fn copied is used there,
+// without the lock.
+func (h *Handler) rangePodsReleasing(fn func(types.NamespacedName, *podstore.Entry), released func()) {
 	h.mu.RLock()
-	defer h.mu.RUnlock()
 	n := 0
 	h.pods.Range(func(key types.NamespacedName, e *podstore.Entry) bool {
 		fn(key, e)
 		if n++; n%podsPerHold == 0 {
 			h.mu.RUnlock()
+			if released != nil {
+				released()
+			}
 			h.partDone()
 			h.mu.RLock()
 		}
 		return true
 	})
+	h.mu.RUnlock()
+	if released != nil {
+		released()
+	}
 }
 
 // partDone runs the test hook between two parts.

@@ -40,13 +40,17 @@ type KeyedStatus struct {
 func DumpPods(statuses []KeyedStatus) map[string]PodDump {
 	out := make(map[string]PodDump, len(statuses))
 	for _, p := range statuses {
-		st := p.Status
-		d := PodDump{Node: st.Pod.Spec.NodeName, State: st.State, Phase: string(st.Pod.Status.Phase), BindingFinished: st.BindingFinished}
-		if !st.Deadline.IsZero() {
-			deadline := st.Deadline
-			d.Deadline = &deadline
-		}
-		out[p.Key.String()] = d
+		out[p.Key.String()] = DumpPod(p.Status)
 	}
 	return out
+}
+
+// DumpPod renders one copied status.
+func DumpPod(st stores.PodStatus) PodDump {
+	d := PodDump{Node: st.Pod.Spec.NodeName, State: st.State, Phase: string(st.Pod.Status.Phase), BindingFinished: st.BindingFinished}
+	if !st.Deadline.IsZero() {
+		deadline := st.Deadline
+		d.Deadline = &deadline
+	}
+	return d
 }

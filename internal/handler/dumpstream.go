@@ -1,0 +1,227 @@
+package handler
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/seed0f91f25e/multicache/internal/stores"
+	"github.com/seed0f91f25e/multicache/internal/stores/nodestore"
+	"github.com/seed0f91f25e/multicache/internal/stores/podstore"
+)
+
+// WriteDump writes the document Dump returns, as JSON indented by two spaces, to w while
+// it reads the cache: the nodes and the pods are copied a part at a time (nodesPerHold,
+// podsPerHold, each under a hold of the read lock of its own) and each part is written
+// before the next is copied, so the whole document is never held (at 150,000 pods Dump and
+// its encoding held hundreds of megabytes) and events are applied between two parts. It
+// holds only the pods' keys, read first. The maps are written in key order, as encoding/json
+// writes Dump's. It stops at the first error writing to w or when ctx is done.
+func (h *Handler) WriteDump(ctx context.Context, w io.Writer) error {
+	out := newJSONStream(w)
+	h.mu.RLock()
+	generation := h.config.Generations().Current()
+	h.mu.RUnlock()
+
+	out.open()
+	out.field("generation", generation)
+	out.field("componentName", h.config.ComponentName())
+	out.field("schedulerName", h.config.SchedulerType())
+	if h.config.SubClusterKey() != "" {
+		out.field("subCluster", h.config.SubClusterKey()+"="+h.config.SubCluster())
+	}
+	out.field("stores", h.StoreNames())
+
+	out.key("nodes")
+	if err := h.writeNodes(ctx, out); err != nil {
+		return err
+	}
+	out.key("pods")
+	if err := h.writePods(ctx, out); err != nil {
+		return err
+	}
+	for _, f := range []struct {
+		key  string
+		name stores.Name
+	}{
+		{"podGroups", stores.PodGroupStoreName},
+		{"pdbs", stores.PDBStoreName},
+		{"movements", stores.MovementStoreName},
+		{"reservations", stores.ReservationStoreName},
+		{"devices", stores.DeviceStoreName},
+	} {
+		var v any = struct{}{}
+		if s, ok := h.byName[f.name]; ok {
+			v = h.dumpStore(s)
+		}
+		out.field(f.key, v)
+	}
+	var extensions []stores.Store
+	for _, s := range h.stores {
+		if !slices.Contains(stores.FanOutOrder, s.Name()) {
+			extensions = append(extensions, s)
+		}
+	}
+	if len(extensions) > 0 {
+		slices.SortFunc(extensions, func(a, b stores.Store) int { return strings.Compare(string(a.Name()), string(b.Name())) })
+		out.key("extensions")
+		out.open()
+		for _, s := range extensions {
+			out.field(string(s.Name()), h.dumpStore(s))
+		}
+		out.close()
+	}
+	out.close()
+	return out.end()
+}
+
+// dumpStore is the view of a store other than the NodeStore and the PodStore, copied under
+// a hold of the read lock of its own and rendered after (stores.DeferredDumper).
+func (h *Handler) dumpStore(s stores.Store) any {
+	h.mu.RLock()
+	d, ok := s.(stores.DeferredDumper)
+	if !ok {
+		defer h.mu.RUnlock()
+		return s.Dump()
+	}
+	render := d.DumpDeferred()
+	h.mu.RUnlock()
+	return render()
+}
+
+// writeNodes writes the NodeStore's view, nodesPerHold nodes per part.
+func (h *Handler) writeNodes(ctx context.Context, out *jsonStream) error {
+	h.mu.RLock()
+	names := h.nodes.Names()
+	h.mu.RUnlock()
+	slices.Sort(names)
+	clones := make([]*stores.NodeInfo, 0, nodesPerHold)
+	out.open()
+	err := h.nodesInParts(names, func(infos []*stores.NodeInfo) {
+		clones = clones[:0]
+		for _, info := range infos {
+			clones = append(clones, info.Clone())
+		}
+	}, func() error {
+		for _, info := range clones {
+			out.field(info.Name, nodestore.DumpNode(info))
+		}
+		return out.flushPart(ctx)
+	})
+	out.close()
+	return err
+}
+
+// writePods writes the PodStore's view, podsPerHold pods per part.
+func (h *Handler) writePods(ctx context.Context, out *jsonStream) error {
+	statuses := make([]podstore.KeyedStatus, 0, podsPerHold)
+	out.open()
+	err := h.podsInParts(h.podKeys(), func(key types.NamespacedName, e *podstore.Entry) {
+		statuses = append(statuses, podstore.KeyedStatus{Key: key, Status: e.PodStatus})
+	}, func() error {
+		for _, st := range statuses {
+			out.field(st.Key.String(), podstore.DumpPod(st.Status))
+		}
+		statuses = statuses[:0]
+		return out.flushPart(ctx)
+	})
+	out.close()
+	return err
+}
+
+// jsonStream writes one JSON document an object member at a time, indented as
+// json.Encoder with SetIndent("", "  ") indents a whole value. Writes go through a
+// bufio.Writer, whose first error flushPart and end return.
+type jsonStream struct {
+	w   *bufio.Writer
+	buf bytes.Buffer
+	enc *json.Encoder
+	// members counts, for every object open, the members written so far.
+	members []int
+	err     error
+}
+
+func newJSONStream(w io.Writer) *jsonStream {
+	s := &jsonStream{w: bufio.NewWriterSize(w, 64<<10)}
+	s.enc = json.NewEncoder(&s.buf)
+	return s
+}
+
+// open starts an object (after a key, or as the document).
+func (s *jsonStream) open() {
+	s.w.WriteByte('{')
+	s.members = append(s.members, 0)
+}
+
+// close ends the innermost object.
+func (s *jsonStream) close() {
+	n := s.members[len(s.members)-1]
+	s.members = s.members[:len(s.members)-1]
+	if n > 0 {
+		s.newline()
+	}
+	s.w.WriteByte('}')
+}
+
+// key starts a member of the innermost object; its value follows.
+func (s *jsonStream) key(k string) {
+	last := len(s.members) - 1
+	if s.members[last] > 0 {
+		s.w.WriteByte(',')
+	}
+	s.members[last]++
+	s.newline()
+	s.encode(k)
+	s.w.WriteString(": ")
+}
+
+// field writes a member whose value is encoded whole.
+func (s *jsonStream) field(k string, v any) {
+	s.key(k)
+	s.encode(v)
+}
+
+// encode writes v, its lines indented to the depth of the innermost object.
+func (s *jsonStream) encode(v any) {
+	s.buf.Reset()
+	s.enc.SetIndent(strings.Repeat("  ", len(s.members)), "  ")
+	if err := s.enc.Encode(v); err != nil && s.err == nil {
+		s.err = err
+	}
+	s.w.Write(bytes.TrimSuffix(s.buf.Bytes(), []byte("\n")))
+}
+
+func (s *jsonStream) newline() {
+	s.w.WriteByte('\n')
+	for range len(s.members) {
+		s.w.WriteString("  ")
+	}
+}
+
+// flushPart writes what is buffered (a bufio.Writer keeps its first error, returned here)
+// and reports the first error so far, or ctx's when it is done: the stream stops there.
+func (s *jsonStream) flushPart(ctx context.Context) error {
+	if s.err != nil {
+		return s.err
+	}
+	if err := s.w.Flush(); err != nil {
+		return err
+	}
+	return ctx.Err()
+}
+
+// end finishes the document (a newline, as json.Encoder ends one) and writes what is
+// buffered.
+func (s *jsonStream) end() error {
+	s.w.WriteByte('\n')
+	if s.err != nil {
+		return s.err
+	}
+	return s.w.Flush()
+}

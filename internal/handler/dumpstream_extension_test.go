@@ -1,0 +1,45 @@
+package handler_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"testing"
+
+	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
+)
+
+// TestWriteDump_WritesTheExtensions: a store registered beyond the built-in ones is written
+// under "extensions" as Dump shows it.
+func TestWriteDump_WritesTheExtensions(t *testing.T) {
+	h := newExtended(t)
+	if err := h.AddNode(ts.MakeNode("n1", "4", "8Gi")); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"a1", "a2", "b1"} {
+		if err := h.AddPod(teamPod(p, "n1", p[:1])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got, want bytes.Buffer
+	if err := h.WriteDump(context.Background(), &got); err != nil {
+		t.Fatal(err)
+	}
+	enc := json.NewEncoder(&want)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(h.Dump()); err != nil {
+		t.Fatal(err)
+	}
+	if got.String() != want.String() {
+		t.Fatalf("streamed:\n%s\nDump:\n%s", got.String(), want.String())
+	}
+	var doc struct {
+		Extensions map[string]map[string]int `json:"extensions"`
+	}
+	if err := json.Unmarshal(got.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Extensions["teams"]["a"] != 2 || doc.Extensions["teams"]["b"] != 1 {
+		t.Errorf("extensions written: %v", doc.Extensions)
+	}
+}
