@@ -72,7 +72,7 @@ func Long() Config {
 	c.RecoveryBound = 5 * time.Minute
 	c.LoadMin, c.LoadMax = 2*time.Second, 6*time.Second
 	// An API server restart at full size is down longer than a short renew deadline.
-	c.LeaseDuration, c.RenewDeadline, c.RetryPeriod = 6*time.Second, 5*time.Second, time.Second
+	c.LeaseDuration, c.RenewDeadline, c.RetryPeriod = 6*time.Second, 5*time.Second, 500*time.Millisecond
 	c.ReservationGCGrace = 10 * time.Second
 	return c
 }
