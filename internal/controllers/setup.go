@@ -107,9 +107,12 @@ func Setup(mgr manager.Manager, h *handler.Handler, n *Notifier, opts Options) (
 			func(p *corev1.Pod) string { return p.Spec.NodeName }); err != nil {
 			return nil, err
 		}
-		if keepReservation, rsvExtras, err = scoped(mgr, &v1alpha1.Reservation{}, &v1alpha1.ReservationList{}, opts.NodeInScope,
-			func(r *v1alpha1.Reservation) string { return r.Spec.NodeName }); err != nil {
-			return nil, err
+		// Indexing a kind creates its informer: only the kinds an enabled store handles.
+		if slices.Contains(watched, stores.KindReservation) {
+			if keepReservation, rsvExtras, err = scoped(mgr, &v1alpha1.Reservation{}, &v1alpha1.ReservationList{}, opts.NodeInScope,
+				func(r *v1alpha1.Reservation) string { return r.Spec.NodeName }); err != nil {
+				return nil, err
+			}
 		}
 		// An NMNode or CNR follows its Node's shard, whatever its own labels say: a node that
 		// left the shard must not stay offered through its agent's objects.
@@ -120,8 +123,10 @@ func Setup(mgr manager.Manager, h *handler.Handler, n *Notifier, opts Options) (
 		perNodeExtras = []func(*builder.Builder){sameNameAsNode}
 		// A node-local slice belongs to its node's shard; a pool for node selectors or all
 		// nodes reaches every shard.
-		if keepSlice, sliceExtras, err = scopedSlices(mgr, opts.NodeInScope); err != nil {
-			return nil, err
+		if slices.Contains(watched, stores.KindResourceSlice) {
+			if keepSlice, sliceExtras, err = scopedSlices(mgr, opts.NodeInScope); err != nil {
+				return nil, err
+			}
 		}
 	}
 	feeds := []struct {

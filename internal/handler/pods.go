@@ -111,6 +111,11 @@ func (h *Handler) SyncPod(key types.NamespacedName, apiPod *corev1.Pod, inScope 
 		return nil
 	case !seen:
 		return h.podEventLocked(stores.OpAdd, nil, apiPod)
+	case st.APIPod != nil && older(apiPod.ResourceVersion, st.APIPod.ResourceVersion):
+		// A notification older than what the cache holds (a repair applied a newer read, or
+		// a shard's other watch reported it first), even of a pod since deleted and created
+		// again under the name: nothing (sync.go). Before the UID, lest the old pod come back.
+		return nil
 	case st.APIPod != nil && st.APIPod.UID != apiPod.UID, st.APIPod == nil && st.Pod.UID != "" && st.Pod.UID != apiPod.UID:
 		if err := h.podEventLocked(stores.OpDelete, nil, st.Pod); err != nil {
 			return err
@@ -119,9 +124,6 @@ func (h *Handler) SyncPod(key types.NamespacedName, apiPod *corev1.Pod, inScope 
 		return h.podEventLocked(stores.OpAdd, nil, apiPod)
 	case st.State == stores.PodAssumed && (apiPod.Spec.NodeName != "" || st.APIPod == nil):
 		return h.podEventLocked(stores.OpAdd, nil, apiPod)
-	case st.APIPod != nil && older(apiPod.ResourceVersion, st.APIPod.ResourceVersion):
-		// A notification older than what a repair already applied (sync.go).
-		return nil
 	case st.APIPod != apiPod:
 		// The resource version moved; or a relist handed the informer a new object of the
 		// same version, which the cache takes too, lest it keep the old one alive and every

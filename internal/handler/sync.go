@@ -82,6 +82,10 @@ func syncObject[K comparable, T comparable](h *Handler, k *objectKind[K, T], key
 		return nil
 	case !seen:
 		return objectEventLocked(h, k, stores.OpAdd, zero, obj)
+	case older(rv(obj), rv(last)):
+		// Before the UID: a notification of a deleted object, older than the object that
+		// replaced it under the same name, must not bring the deleted one back.
+		return nil
 	case k.uidOf(last) != k.uidOf(obj):
 		if err := objectEventLocked(h, k, stores.OpDelete, last, zero); err != nil {
 			return err

@@ -37,7 +37,8 @@ func TestSync_DerivesTheEdgeFromWhatTheStoresHold(t *testing.T) {
 		{"resync", node("10", "6", "a"), 4000, "10"},
 		{"newer", node("12", "8", "a"), 8000, "12"},
 		{"older than held", node("11", "2", "a"), 8000, "12"},
-		{"recreated", node("3", "2", "b"), 2000, "3"},
+		{"recreated", node("13", "2", "b"), 2000, "13"},
+		{"a late notification of the deleted one", node("12", "8", "a"), 2000, "13"},
 		{"gone", nil, -1, ""},
 		{"gone again", nil, -1, ""},
 	} {
@@ -51,6 +52,34 @@ func TestSync_DerivesTheEdgeFromWhatTheStoresHold(t *testing.T) {
 		if ok != (step.wantRV != "") || ok && last.ResourceVersion != step.wantRV {
 			t.Errorf("%s: last seen %v (present %v), want version %q", step.name, last, ok, step.wantRV)
 		}
+	}
+	if errs := h.CheckInvariants(); len(errs) > 0 {
+		t.Error(errs)
+	}
+}
+
+// TestSyncPod_ALateNotificationOfADeletedPodDoesNotBringItBack: pod a is replaced under its
+// name by b (a repair read, or a shard's other watch, reported b first); a notification of
+// a, older than b, comes after. b stays, charged once, and no place is kept for it.
+func TestSyncPod_ALateNotificationOfADeletedPodDoesNotBringItBack(t *testing.T) {
+	h, _ := newHandler(t)
+	must(t, h.AddNode(ts.MakeNode("n1", "8", "16Gi")))
+	a := ts.MakePod("ns", "web-0", ts.Requests("1", "1Gi"), ts.OnNode("n1"), ts.WithResourceVersion("10"))
+	a.UID = "a"
+	b := a.DeepCopy()
+	b.UID, b.ResourceVersion = "b", "20"
+	late := a.DeepCopy()
+	late.ResourceVersion = "15"
+	key := types.NamespacedName{Namespace: "ns", Name: "web-0"}
+	must(t, h.SyncPod(key, a, true))
+	must(t, h.SyncPod(key, b, true))
+	must(t, h.SyncPod(key, late, true))
+	st, ok := h.PodState(key)
+	if !ok || st.Pod.UID != "b" {
+		t.Fatalf("after the late notification: %v (present %v), want b", st.Pod.UID, ok)
+	}
+	if info, _ := h.NodeInfo("n1"); info.Requested.MilliCPU != 1000 {
+		t.Errorf("n1 requested %dm, want b charged once", info.Requested.MilliCPU)
 	}
 	if errs := h.CheckInvariants(); len(errs) > 0 {
 		t.Error(errs)

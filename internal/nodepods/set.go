@@ -189,6 +189,26 @@ func (s *Set) stopSource(node string) {
 	s.log.V(1).Info("stopped watching the pods of a node that left the shard", "node", node, "pods", len(gone))
 }
 
+// heldByNode reports whether a node's source holds the pod of key with obj's UID; s.mu is
+// held.
+func (s *Set) heldByNode(key string, obj any) bool {
+	name, ok := s.index[key]
+	if !ok || name == unbound {
+		return false
+	}
+	src := s.sources[name]
+	if src == nil {
+		return false
+	}
+	held, exists, err := src.inf.GetStore().GetByKey(key)
+	if err != nil || !exists {
+		return false
+	}
+	a, okA := held.(*corev1.Pod)
+	b, okB := obj.(*corev1.Pod)
+	return okA && okB && a.UID == b.UID
+}
+
 // forward keeps the index and hands a source's events to the Set's handlers.
 func (s *Set) forward(src *source) toolscache.ResourceEventHandler {
 	return toolscache.ResourceEventHandlerDetailedFuncs{
@@ -203,6 +223,13 @@ func (s *Set) forward(src *source) toolscache.ResourceEventHandler {
 			s.mu.Lock()
 			if src.stopped.Load() {
 				// Stopped meanwhile: stopSource already deleted this source's pods.
+				s.mu.Unlock()
+				return
+			}
+			if src.name == unbound && s.heldByNode(key, obj) {
+				// The unbound watch relisted at a version from before the bind its node's
+				// watch already reported: a bound pod never becomes unbound again, so the
+				// node's source keeps the key (and handlers the newer copy).
 				s.mu.Unlock()
 				return
 			}

@@ -3,6 +3,8 @@ package operator
 import (
 	"context"
 	"fmt"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -16,10 +18,32 @@ import (
 // unreachable API server themselves, and once it answers again for it to be ready (see
 // package reconnect), so that they come back as soon as it does instead of after
 // client-go's grown backoff or a starting API server's Retry-After.
-func reconnectingInformer(log logr.Logger, ready func(context.Context) error) func(toolscache.ListerWatcher, runtime.Object, time.Duration, toolscache.Indexers) toolscache.SharedIndexInformer {
+// Each informer's type is recorded in opened.
+func reconnectingInformer(log logr.Logger, ready func(context.Context) error, opened *openedInformers) func(toolscache.ListerWatcher, runtime.Object, time.Duration, toolscache.Indexers) toolscache.SharedIndexInformer {
 	return func(lw toolscache.ListerWatcher, obj runtime.Object, resync time.Duration, indexers toolscache.Indexers) toolscache.SharedIndexInformer {
+		opened.add(fmt.Sprintf("%T", obj))
 		wrapped := reconnect.Wrap(lw, fmt.Sprintf("%T", obj), log)
 		wrapped.Ready = ready
 		return toolscache.NewSharedIndexInformer(wrapped, obj, resync, indexers)
 	}
+}
+
+// openedInformers are the types of the informers the manager's cache opened: what this
+// replica watches (a disabled store's kinds must not be among them).
+type openedInformers struct {
+	mu    sync.Mutex
+	types []string
+}
+
+func (o *openedInformers) add(t string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.types = append(o.types, t)
+}
+
+// list returns the types opened so far.
+func (o *openedInformers) list() []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return slices.Clone(o.types)
 }

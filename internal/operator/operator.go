@@ -65,6 +65,8 @@ type Operator struct {
 
 	// lock is the leader-election lock, nil without leader election.
 	lock *renewalLock
+	// opened records the informers the manager's cache opened.
+	opened *openedInformers
 }
 
 // New builds the operator against the API server cfg points at.
@@ -99,7 +101,8 @@ func New(cfg *rest.Config, opts Options) (*Operator, error) {
 			return nil, fmt.Errorf("creating the leader-election lock: %w", err)
 		}
 	}
-	mgr, err := newManager(cfg, opts, lock)
+	opened := &openedInformers{}
+	mgr, err := newManager(cfg, opts, lock, opened)
 	if err != nil {
 		return nil, fmt.Errorf("creating manager: %w", err)
 	}
@@ -108,7 +111,7 @@ func New(cfg *rest.Config, opts Options) (*Operator, error) {
 		return nil, err
 	}
 	catchUp := controllers.NewCatchUp(ctrl.Log.WithName("catch-up"), nil)
-	op := &Operator{Manager: mgr, Cache: h, CatchUp: catchUp, PodGroupSources: sources, lock: lock}
+	op := &Operator{Manager: mgr, Cache: h, CatchUp: catchUp, PodGroupSources: sources, lock: lock, opened: opened}
 	if err := mgr.Add(catchUp); err != nil {
 		return nil, err
 	}
@@ -168,7 +171,7 @@ func New(cfg *rest.Config, opts Options) (*Operator, error) {
 // owners only what the owner feed reads; pods share their resource lists), hand out shared objects (the cache never modifies
 // them, and keeping one copy halves the memory of every pod), and in a sub-cluster watch
 // only that sub-cluster's nodes.
-func newManager(cfg *rest.Config, opts Options, lock *renewalLock) (manager.Manager, error) {
+func newManager(cfg *rest.Config, opts Options, lock *renewalLock, opened *openedInformers) (manager.Manager, error) {
 	metricsOpts := metricsserver.Options{BindAddress: opts.MetricsBindAddress, SecureServing: opts.MetricsSecure}
 	if opts.MetricsCertPath != "" {
 		// controller-runtime watches the files and serves what they hold when rotated
@@ -189,7 +192,7 @@ func newManager(cfg *rest.Config, opts Options, lock *renewalLock) (manager.Mana
 		DefaultTransform:             cache.TransformStripManagedFields(),
 		DefaultUnsafeDisableDeepCopy: ptr.To(true),
 		ByObject:                     ownerTransforms(),
-		NewInformer:                  reconnectingInformer(ctrl.Log.WithName("reconnect"), ready),
+		NewInformer:                  reconnectingInformer(ctrl.Log.WithName("reconnect"), ready, opened),
 	}
 	// Pods share their resource lists (podTransform); a shard's per-node informers take it too.
 	cacheOpts.ByObject[&corev1.Pod{}] = cache.ByObject{Transform: podTransform(newSharedResourceLists())}

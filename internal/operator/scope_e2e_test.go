@@ -82,9 +82,19 @@ func TestSubCluster_WatchesOnlyItsNodesAndThePodsBoundToThem(t *testing.T) {
 	}
 }
 
-func TestDisabledStores_TheirKindsAreNotWatched(t *testing.T) {
-	before := reconcileCount(t, "reservation-feed") // earlier operators' reconciles
-	op := startOperator(t, func(o *Options) { o.Stores = []string{"podgroups"} })
+func TestDisabledStores_TheirKindsAreNotWatched(t *testing.T) { disabledStoresAreNotWatched(t, false) }
+
+func TestDisabledStores_TheirKindsAreNotWatchedInASubCluster(t *testing.T) {
+	disabledStoresAreNotWatched(t, true)
+}
+
+func disabledStoresAreNotWatched(t *testing.T, shard bool) {
+	op := startOperator(t, func(o *Options) {
+		o.Stores = []string{"podgroups"}
+		if shard {
+			o.SubClusterKey, o.SubCluster = "multicache.dev/disabled-test", "s0"
+		}
+	})
 	ns := newNamespace(t)
 	create(t, ts.MakeReservation(ns, "ignored", "", "1", "1Gi", "app", "web"), ts.MakePodGroup(ns, "watched", 1))
 	eventually(t, "the pod group is cached", func() (bool, string) {
@@ -102,8 +112,13 @@ func TestDisabledStores_TheirKindsAreNotWatched(t *testing.T) {
 	if err := env.Client.Get(ctx(), types.NamespacedName{Namespace: ns, Name: "ignored"}, r); err != nil || r.Status.Phase != "" {
 		t.Errorf("a reservation got status with its store disabled: %v %+v", err, r.Status)
 	}
-	if got := reconcileCount(t, "reservation-feed") - before; got != 0 {
-		t.Errorf("the reservation feed reconciled %v times", got)
+	// Not even opened: an informer lists and watches whether or not a feed reads it (an
+	// index on a kind opens one too).
+	for _, typ := range op.opened.list() {
+		switch typ {
+		case "*v1alpha1.Reservation", "*v1.ResourceSlice", "*v1.ResourceClaim", "*v1.DeviceClass", "*v1.PodDisruptionBudget":
+			t.Errorf("the informer of %s was opened with its stores disabled (opened: %v)", typ, op.opened.list())
+		}
 	}
 }
 

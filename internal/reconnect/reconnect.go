@@ -134,11 +134,19 @@ func retry[T any](ctx context.Context, p *ListerWatcher, verb string, fn func() 
 			// ready: a starting kube-apiserver answers a path it has not installed yet (custom
 			// resources come last) with 503 and Retry-After: 5, which client-go waits out in
 			// full inside the call.
-			if !unreachable(err) || p.Ready == nil || time.Since(start) >= p.patience() || p.Ready(ctx) == nil {
+			if !unreachable(err) || p.Ready == nil || time.Since(start) >= p.patience() || p.ready(ctx) == nil {
 				break
 			}
 		}
 	}
+}
+
+// ready asks Ready, bounded by one retry interval: a server that accepts the connection and
+// never answers must not hold the call past its patience.
+func (p *ListerWatcher) ready(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, p.interval())
+	defer cancel()
+	return p.Ready(ctx)
 }
 
 // waitFor reports whether err is worth waiting out, and how long the API server asked for
