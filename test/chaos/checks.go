@@ -498,6 +498,9 @@ func (h *Harness) checkAgree(ctx context.Context, res *FaultResult) {
 			prefix = ""
 		}
 	}
+	if prefix == "" && allMatchedTimesOnly(problems) {
+		prefix = matchedTimesOnly
+	}
 	res.violation("replicas-disagree", "%s%d differences between the replicas' caches, e.g. %s", prefix, len(problems),
 		strings.Join(problems[:min(5, len(problems))], "; "))
 }

@@ -1,5 +1,7 @@
 package chaos
 
+import "strings"
+
 // KnownDefect is an operator defect this suite found and docs/RELIABILITY.md records. Its
 // violations are still reported (marked with the ID), but fail the test only with
 // CHAOS_STRICT=true, so that `make test` stays green until the fix lands; a violation that
@@ -9,10 +11,28 @@ type KnownDefect struct {
 	Matches     func(v Violation) bool
 }
 
-// KnownDefects are the open defects recorded in docs/RELIABILITY.md: none today (D1-D5 are
-// fixed, and their violations fail the suite like any other). Keep the mechanism for the
-// next one found.
-var KnownDefects = []KnownDefect{}
+// KnownDefects are the open defects recorded in docs/RELIABILITY.md (D1-D5 are fixed, and
+// their violations fail the suite like any other).
+var KnownDefects = []KnownDefect{
+	{ID: "D7", Summary: "a Matched reservation's reservedAt/expiresAt differ between a replica that placed it and one that restarted before the leader recorded it (same phase, same owner; charges agree)",
+		Matches: func(v Violation) bool {
+			return v.Check == "replicas-disagree" && strings.HasPrefix(v.Detail, matchedTimesOnly)
+		}},
+}
+
+// matchedTimesOnly starts a replicas-disagree detail whose every difference is the times of
+// a reservation both replicas hold Matched by the same owner (D7).
+const matchedTimesOnly = "only a Matched reservation's times differ: "
+
+// allMatchedTimesOnly reports whether every replicas-disagree problem is D7's.
+func allMatchedTimesOnly(problems []string) bool {
+	for _, p := range problems {
+		if !strings.Contains(p, ": a Matched (reservedAt ") || !strings.Contains(p, ", b Matched (reservedAt ") {
+			return false
+		}
+	}
+	return len(problems) > 0
+}
 
 // reservedAtOnly starts a replicas-disagree detail whose every difference comes from the
 // replicas' reservedAt (reservedAtSplit).
