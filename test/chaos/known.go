@@ -20,7 +20,9 @@ var KnownDefects = []KnownDefect{
 		}},
 	{ID: "D7", Summary: "a Matched reservation's reservedAt/expiresAt differ between a replica that placed it and one that restarted before the leader recorded it (same phase, same owner; charges agree)",
 		Matches: func(v Violation) bool {
-			return v.Check == "replicas-disagree" && strings.HasPrefix(v.Detail, matchedTimesOnly)
+			return v.Check == "replicas-disagree" && strings.HasPrefix(v.Detail, matchedTimesOnly) ||
+				// The restarted replica, become leader, then records what it holds.
+				v.Check == "false-status" && strings.Contains(v.Detail, ": Matched written without reservedAt")
 		}},
 }
 
