@@ -1,8 +1,6 @@
 package stores
 
-import (
-	resourcev1 "k8s.io/api/resource/v1"
-)
+import "github.com/seed0f91f25e/multicache/pkg/multicache/store"
 
 // DeviceStoreName is the store of DRA devices (resource.k8s.io/v1): what every node's
 // resource pools publish, what claims hold and what is free, by DeviceClass.
@@ -15,23 +13,10 @@ const (
 	KindDeviceClass   Kind = "DeviceClass"
 )
 
-// ResourceSliceHandler receives ResourceSlice events.
-type ResourceSliceHandler interface {
-	AddResourceSlice(slice *resourcev1.ResourceSlice)
-	UpdateResourceSlice(oldSlice, newSlice *resourcev1.ResourceSlice)
-	DeleteResourceSlice(slice *resourcev1.ResourceSlice)
-}
-
-// ResourceClaimHandler receives ResourceClaim events.
-type ResourceClaimHandler interface {
-	AddResourceClaim(claim *resourcev1.ResourceClaim)
-	UpdateResourceClaim(oldClaim, newClaim *resourcev1.ResourceClaim)
-	DeleteResourceClaim(claim *resourcev1.ResourceClaim)
-}
-
-// DeviceClassHandler receives DeviceClass events.
-type DeviceClassHandler interface {
-	AddDeviceClass(class *resourcev1.DeviceClass)
-	UpdateDeviceClass(oldClass, newClass *resourcev1.DeviceClass)
-	DeleteDeviceClass(class *resourcev1.DeviceClass)
-}
+// The DRA event interfaces are the public contract's (pkg/multicache/store), so that a store
+// written out of tree can count devices too.
+type (
+	ResourceSliceHandler = store.ResourceSliceHandler
+	ResourceClaimHandler = store.ResourceClaimHandler
+	DeviceClassHandler   = store.DeviceClassHandler
+)

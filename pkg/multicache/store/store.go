@@ -3,6 +3,7 @@ package store
 import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
 )
@@ -117,6 +118,27 @@ type ReservationHandler interface {
 	AddReservation(r *v1alpha1.Reservation)
 	UpdateReservation(oldR, newR *v1alpha1.Reservation)
 	DeleteReservation(r *v1alpha1.Reservation)
+}
+
+// ResourceSliceHandler receives ResourceSlice events (resource.k8s.io/v1, DRA).
+type ResourceSliceHandler interface {
+	AddResourceSlice(slice *resourcev1.ResourceSlice)
+	UpdateResourceSlice(oldSlice, newSlice *resourcev1.ResourceSlice)
+	DeleteResourceSlice(slice *resourcev1.ResourceSlice)
+}
+
+// ResourceClaimHandler receives ResourceClaim events (resource.k8s.io/v1, DRA).
+type ResourceClaimHandler interface {
+	AddResourceClaim(claim *resourcev1.ResourceClaim)
+	UpdateResourceClaim(oldClaim, newClaim *resourcev1.ResourceClaim)
+	DeleteResourceClaim(claim *resourcev1.ResourceClaim)
+}
+
+// DeviceClassHandler receives DeviceClass events (resource.k8s.io/v1, DRA).
+type DeviceClassHandler interface {
+	AddDeviceClass(class *resourcev1.DeviceClass)
+	UpdateDeviceClass(oldClass, newClass *resourcev1.DeviceClass)
+	DeleteDeviceClass(class *resourcev1.DeviceClass)
 }
 
 // PodAssumer is implemented by a PodHandler that must tell a pod a scheduler assumes from a
