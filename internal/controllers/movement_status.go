@@ -40,12 +40,12 @@ const maxNamedPods = 5
 // Reconcile implements reconcile.Reconciler.
 func (r *MovementStatusReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	m := &v1alpha1.Movement{}
-	if err := r.Client.Get(ctx, req.NamespacedName, m); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	view, ok := r.Reader.Movement(req.Name)
-	if !ok || view.Movement == nil || view.Movement.UID != m.UID {
-		return ctrl.Result{}, nil // the cache has not seen this object yet; it will notify us
+	view, ok, err := readForStatus(ctx, r.Client, req.NamespacedName, m, func() (movementstore.MovementView, client.Object, bool) {
+		v, found := r.Reader.Movement(req.Name)
+		return v, v.Movement, found
+	})
+	if !ok {
+		return ctrl.Result{}, err
 	}
 	var labelled []string
 	if !followed(view) {

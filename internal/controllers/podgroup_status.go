@@ -26,12 +26,12 @@ type PodGroupStatusReconciler struct {
 // Reconcile implements reconcile.Reconciler.
 func (r *PodGroupStatusReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	pg := &v1alpha1.PodGroup{}
-	if err := r.Client.Get(ctx, req.NamespacedName, pg); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	st, ok := r.Reader.PodGroup(req.NamespacedName)
-	if !ok || st.PodGroup == nil || st.PodGroup.UID != pg.UID {
-		return ctrl.Result{}, nil // the cache has not seen this object yet; it will notify us
+	st, ok, err := readForStatus(ctx, r.Client, req.NamespacedName, pg, func() (podgroupstore.GroupStatus, client.Object, bool) {
+		v, found := r.Reader.PodGroup(req.NamespacedName)
+		return v, v.PodGroup, found
+	})
+	if !ok {
+		return ctrl.Result{}, err
 	}
 	now := r.Clock.Now()
 	phase := st.Phase(now)

@@ -35,12 +35,12 @@ type ReservationStatusReconciler struct {
 // Reconcile implements reconcile.Reconciler.
 func (r *ReservationStatusReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	rsv := &v1alpha1.Reservation{}
-	if err := r.Client.Get(ctx, req.NamespacedName, rsv); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	view, ok := r.Reader.Reservation(req.NamespacedName)
-	if !ok || view.Reservation == nil || view.Reservation.UID != rsv.UID {
-		return ctrl.Result{}, nil // the cache has not seen this object yet; it will notify us
+	view, ok, err := readForStatus(ctx, r.Client, req.NamespacedName, rsv, func() (reservationstore.View, client.Object, bool) {
+		v, found := r.Reader.Reservation(req.NamespacedName)
+		return v, v.Reservation, found
+	})
+	if !ok {
+		return ctrl.Result{}, err
 	}
 	wrote, err := writeStatus(ctx, r.Client, rsv,
 		func(o *v1alpha1.Reservation) any { return o.Status },

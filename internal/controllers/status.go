@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"reflect"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -43,4 +44,20 @@ func apiTime(t time.Time) *metav1.Time {
 	}
 	mt := metav1.NewTime(t.Truncate(time.Second))
 	return &mt
+}
+
+// readForStatus reads the API's object under key into obj and the cache's view of it
+// (cached: the object the view was derived from). ok is false when the API no longer has it
+// or the cache has not seen this incarnation yet (the store notifies the writer when it
+// does): a status is written only from a view of the very object it goes on.
+func readForStatus[V any](ctx context.Context, c client.Client, key client.ObjectKey, obj client.Object,
+	view func() (V, client.Object, bool)) (v V, ok bool, err error) {
+	if err := c.Get(ctx, key, obj); err != nil {
+		return v, false, client.IgnoreNotFound(err)
+	}
+	v, cached, found := view()
+	if !found || cached == nil || reflect.ValueOf(cached).IsNil() || cached.GetUID() != obj.GetUID() {
+		return v, false, nil
+	}
+	return v, true, nil
 }
