@@ -15,6 +15,9 @@ func (s *Server) compare(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": err.Error()})
 		return
 	}
+	if diffs == nil {
+		diffs = []drift.Difference{} // a list, also when empty: readers expect one
+	}
 	writeJSON(w, http.StatusOK, diffs)
 }
 
