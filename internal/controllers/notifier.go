@@ -39,12 +39,22 @@ func (n *Notifier) ObjectChanged(kind stores.Kind, key types.NamespacedName) {
 }
 
 // source is the event source of a status writer: it attaches the writer's queue while the
-// writer runs.
-func (n *Notifier) source(kind stores.Kind) source.Source {
+// writer runs. lagging, if set, lists the objects whose recorded status is behind the
+// cache when the writer starts (a standby that takes the lead placed them without writing,
+// and its notifications were dropped): they are queued at once, ahead of the writer's
+// initial list, which controller-runtime's priority queue takes at low priority.
+func (n *Notifier) source(kind stores.Kind, lagging func() []types.NamespacedName) source.Source {
 	return source.Func(func(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
 		n.mu.Lock()
 		n.queues[kind] = q
 		n.mu.Unlock()
+		if lagging != nil {
+			go func() {
+				for _, key := range lagging() {
+					q.Add(reconcile.Request{NamespacedName: key})
+				}
+			}()
+		}
 		go func() {
 			<-ctx.Done()
 			n.mu.Lock()

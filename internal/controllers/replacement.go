@@ -5,13 +5,10 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
-	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
@@ -62,19 +59,10 @@ func (r *ReplacementReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 }
 
 // holdsSource feeds the replacement controller: the cache's new holds (through the
-// notifier, attached first), then every hold already placed when it starts (a new leader
-// creates what the old one did not).
+// notifier), and every hold already placed when it starts (a new leader creates what the
+// old one did not).
 func holdsSource(n *Notifier, h *handler.Handler) source.Source {
-	notified := n.source(reservationstore.HoldKind)
-	return source.Func(func(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
-		if err := notified.Start(ctx, q); err != nil {
-			return err
-		}
-		for _, key := range h.ReservationHolds() {
-			q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: key.Namespace, Name: key.Name}})
-		}
-		return nil
-	})
+	return n.source(reservationstore.HoldKind, h.ReservationHolds)
 }
 
 // setupReplacements registers the replacement controller (leader only, gated on the

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
@@ -97,6 +98,17 @@ func reservationStatus(cur v1alpha1.ReservationStatus, v reservationstore.View) 
 		next.CurrentOwner = &owner
 	}
 	return next
+}
+
+// statusLags reports whether a reservation's recorded status is behind the cache's view of
+// it (phase, owner or times; the conditions follow from those). A hold is not an API object
+// yet.
+func statusLags(v reservationstore.View) bool {
+	if v.Provisional || v.Reservation == nil {
+		return false
+	}
+	cur := v.Reservation.Status
+	return !equality.Semantic.DeepEqual(reservationStatus(cur, v), cur)
 }
 
 // replacedPod is the deleted pod a replacement Reservation keeps the place of ("" for an

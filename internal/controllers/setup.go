@@ -233,10 +233,13 @@ func setupStatusWriters(mgr manager.Manager, h *handler.Handler, n *Notifier, wa
 		name string
 		obj  client.Object
 		r    reconcile.Reconciler
+		// lagging lists what to write first when the writer starts (nil: nothing).
+		lagging func() []types.NamespacedName
 	}{
-		{stores.KindPodGroup, "podgroup-status", &v1alpha1.PodGroup{}, &PodGroupStatusReconciler{Client: c, Reader: h, Clock: opts.Clock, Recorder: recorder}},
-		{stores.KindMovement, "movement-status", &v1alpha1.Movement{}, &MovementStatusReconciler{Client: c, Reader: h, ComponentName: opts.ComponentName, Clock: opts.Clock, Recorder: recorder}},
-		{stores.KindReservation, "reservation-status", &v1alpha1.Reservation{}, &ReservationStatusReconciler{Client: c, Reader: h, Clock: opts.Clock, GCGrace: opts.ReservationGCGrace, Recorder: recorder}},
+		{stores.KindPodGroup, "podgroup-status", &v1alpha1.PodGroup{}, &PodGroupStatusReconciler{Client: c, Reader: h, Clock: opts.Clock, Recorder: recorder}, nil},
+		{stores.KindMovement, "movement-status", &v1alpha1.Movement{}, &MovementStatusReconciler{Client: c, Reader: h, ComponentName: opts.ComponentName, Clock: opts.Clock, Recorder: recorder}, nil},
+		{stores.KindReservation, "reservation-status", &v1alpha1.Reservation{}, &ReservationStatusReconciler{Client: c, Reader: h, Clock: opts.Clock, GCGrace: opts.ReservationGCGrace, Recorder: recorder},
+			func() []types.NamespacedName { return h.ReservationsWhere(statusLags) }},
 	}
 	for _, w := range writers {
 		if !slices.Contains(watched, w.kind) {
@@ -252,7 +255,7 @@ func setupStatusWriters(mgr manager.Manager, h *handler.Handler, n *Notifier, wa
 		}
 		err := ctrl.NewControllerManagedBy(mgr).Named(w.name).
 			For(w.obj).
-			WatchesRawSource(n.source(w.kind)).
+			WatchesRawSource(n.source(w.kind, w.lagging)).
 			WithOptions(controller.Options{MaxConcurrentReconciles: statusWorkers}).
 			Complete(opts.CatchUp.Gate(w.r))
 		if err != nil {

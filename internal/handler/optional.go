@@ -46,6 +46,7 @@ type reservationQuerier interface {
 	OnNode(node string) []reservationstore.View
 	MatchableFor(pod *corev1.Pod) []reservationstore.View
 	CountByPhase() map[v1alpha1.ReservationPhase]int
+	Each(fn func(reservationstore.View) bool)
 }
 
 // placeKeeper is a store that lets a deleted pod keep its place (reserve-on-delete).

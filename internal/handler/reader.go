@@ -162,3 +162,23 @@ func (h *Handler) MatchableReservations(pod *corev1.Pod) []reservationstore.View
 	defer h.mu.RUnlock()
 	return s.MatchableFor(pod)
 }
+
+// ReservationsWhere returns the keys of the reservations whose view keep accepts. keep runs
+// under the read lock: it must be quick and must not call the handler. It is not part of
+// Reader: the leader's status writer uses it to find what the recorded statuses lag.
+func (h *Handler) ReservationsWhere(keep func(reservationstore.View) bool) []types.NamespacedName {
+	s, ok := lookup[reservationQuerier](h, stores.ReservationStoreName)
+	if !ok {
+		return nil
+	}
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	var out []types.NamespacedName
+	s.Each(func(v reservationstore.View) bool {
+		if keep(v) {
+			out = append(out, v.Key)
+		}
+		return true
+	})
+	return out
+}

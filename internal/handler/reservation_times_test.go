@@ -217,3 +217,45 @@ func TestReservation_AReplicaThatPlacedItAfterTheLeaderAdoptsTheRecordedExpiryAn
 	}
 	checkInvariants(t, h)
 }
+
+// TestReservation_AMatchRecordedWhileAwaitingTheNodeKeepsTheLeadersTimes: chaos D7. A
+// replica that restarts sees a reservation before its node (its informers fill in any
+// order), so it awaits the node; the leader's Matched record then arrives first. The
+// replica must take the recorded reservedAt (and the deadline counted from it) as the
+// replica that placed it did, not hold the match with no times, and must write them back
+// when it leads.
+func TestReservation_AMatchRecordedWhileAwaitingTheNodeKeepsTheLeadersTimes(t *testing.T) {
+	h, _ := newHandler(t)
+	r := ts.ReservationCreatedAt(ts.MakeReservation("ns", "r", "n1", "1", "1Gi", "app", "web"), t0)
+	r.ResourceVersion = "1"
+	must(t, h.AddReservation(r)) // no node yet: Pending, awaiting n1
+	if v, _ := h.Reservation(nsKey("r")); v.Phase != v1alpha1.ReservationPending || v.AwaitingNode != "n1" {
+		t.Fatalf("before the node: %s awaiting %q", v.Phase, v.AwaitingNode)
+	}
+	pod := ts.MakePod("ns", "p", ts.Requests("500m", "512Mi"), ts.WithLabels("app", "web"), ts.CreatedAt(t0),
+		ts.OnNode("n1"), ts.ScheduledAt(t0.Add(2*time.Second)), ts.WithResourceVersion("10"))
+	leaders := t0.Add(time.Second)
+	recorded := r.DeepCopy()
+	recorded.ResourceVersion = "2"
+	recorded.Status = ts.MatchedStatus(pod, leaders)
+	must(t, h.UpdateReservation(r, recorded))
+	must(t, h.AddNode(ts.MakeNode("n1", "8", "16Gi")))
+	must(t, h.SyncPod(stores.PodKey(pod), pod, true))
+
+	v, _ := h.Reservation(nsKey("r"))
+	wantExpiry := leaders.Add(h.Config().ReservationDefaultTTL())
+	if v.Phase != v1alpha1.ReservationMatched || v.Owner == nil || v.Owner.Name != "p" ||
+		!v.ReservedAt.Equal(leaders) || !v.ExpiresAt.Equal(wantExpiry) {
+		t.Errorf("%s by %v reserved at %v expires %v, want Matched by p reserved at the leader's %v, expiring %v",
+			v.Phase, v.Owner, v.ReservedAt, v.ExpiresAt, leaders, wantExpiry)
+	}
+	// The same from a cold start whose first sight of it is the Matched record.
+	h2, _ := newHandler(t)
+	must(t, h2.AddReservation(recorded))
+	v2, _ := h2.Reservation(nsKey("r"))
+	if !v2.ReservedAt.Equal(leaders) || !v2.ExpiresAt.Equal(wantExpiry) {
+		t.Errorf("cold start: reserved at %v expires %v, want %v and %v", v2.ReservedAt, v2.ExpiresAt, leaders, wantExpiry)
+	}
+	checkInvariants(t, h)
+	checkInvariants(t, h2)
+}

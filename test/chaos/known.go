@@ -11,20 +11,9 @@ type KnownDefect struct {
 	Matches     func(v Violation) bool
 }
 
-// KnownDefects are the open defects recorded in docs/RELIABILITY.md (D1-D5 are fixed, and
-// their violations fail the suite like any other).
-var KnownDefects = []KnownDefect{
-	{ID: "D8", Summary: "a reservation placed while no leader had recorded it keeps each replica's own reservedAt until the (new) leader records its times",
-		Matches: func(v Violation) bool {
-			return v.Check == "replicas-disagree" && strings.HasPrefix(v.Detail, reservedAtOnly)
-		}},
-	{ID: "D7", Summary: "a Matched reservation's reservedAt/expiresAt differ between a replica that placed it and one that restarted before the leader recorded it (same phase, same owner; charges agree)",
-		Matches: func(v Violation) bool {
-			return v.Check == "replicas-disagree" && strings.HasPrefix(v.Detail, matchedTimesOnly) ||
-				// The restarted replica, become leader, then records what it holds.
-				v.Check == "false-status" && strings.Contains(v.Detail, ": Matched written without reservedAt")
-		}},
-}
+// KnownDefects are the open defects recorded in docs/RELIABILITY.md: none (D1-D8 are fixed,
+// and their violations fail the suite like any other).
+var KnownDefects = []KnownDefect{}
 
 // matchedTimesOnly starts a replicas-disagree detail whose every difference is the times of
 // a reservation both replicas hold Matched by the same owner (D7).

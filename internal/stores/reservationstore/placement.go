@@ -192,8 +192,8 @@ func (s *Store) resolveRecorded(key types.NamespacedName) []string {
 	return dirty
 }
 
-// record makes e Matched by the owner its status records (e.recording), also if this
-// replica expired it. A pod consumes one reservation: a match the cache made for the same
+// record makes e Matched by the owner its status records (e.recording), at the times it
+// records, also if this replica expired it. A pod consumes one reservation: a match the cache made for the same
 // pod (held or derived) gives way to the recorded one and is Reserved again. It returns
 // the nodes to settle.
 func (s *Store) record(e *entry) []string {
@@ -207,6 +207,12 @@ func (s *Store) record(e *entry) []string {
 		s.unawait(e)
 		e.node = e.r.Spec.NodeName
 		s.indexNode(e)
+	}
+	// The times are the leader's too: an entry never placed here (it awaited its node) has
+	// none of its own, and one placed here counts from the recorded reservedAt as well.
+	if t := e.r.Status.ReservedAt; t != nil {
+		e.reservedAt = t.Time
+		e.expiresAt = e.reservedAt.Add(s.ttl(e))
 	}
 	dirty := []string{e.node} // a derived owner e had may consume another reservation there
 	s.setOwner(e, &owner, recorded)

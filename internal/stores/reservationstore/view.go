@@ -134,3 +134,8 @@ func (v View) Resources() stores.Resources {
 	}
 	return stores.ResourcesFromList(v.Reservation.Spec.Resources)
 }
+
+// Each calls fn with every reservation's view (holds included) until fn returns false.
+func (s *Store) Each(fn func(View) bool) {
+	s.rsvs.Range(func(_ types.NamespacedName, e *entry) bool { return fn(s.view(e)) })
+}
