@@ -43,6 +43,13 @@ func (r *ReservationStatusReconciler) Reconcile(ctx context.Context, req ctrl.Re
 	if !ok {
 		return ctrl.Result{}, err
 	}
+	if view.Reservation.ResourceVersion != rsv.ResourceVersion {
+		// The cache has not seen the current object yet (a leader that just took over may
+		// still be applying the old leader's last writes): a view from before them would
+		// overwrite the times they record. The store notifies this writer when the object
+		// arrives; the requeue is a backstop.
+		return ctrl.Result{RequeueAfter: time.Second}, nil
+	}
 	wrote, err := writeStatus(ctx, r.Client, rsv,
 		func(o *v1alpha1.Reservation) any { return o.Status },
 		func(cur *v1alpha1.Reservation) *v1alpha1.Reservation {

@@ -1,0 +1,84 @@
+package controllers
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/seed0f91f25e/multicache/api/v1alpha1"
+	"github.com/seed0f91f25e/multicache/internal/handler"
+	"github.com/seed0f91f25e/multicache/internal/scheme"
+	"github.com/seed0f91f25e/multicache/internal/stores/reservationstore"
+)
+
+// reservationReader answers Reservation from a fixed view; the rest of handler.Reader is
+// unused.
+type reservationReader struct {
+	handler.Reader
+	view reservationstore.View
+}
+
+func (r *reservationReader) Reservation(types.NamespacedName) (reservationstore.View, bool) {
+	return r.view, true
+}
+
+// TestReservationStatus_ALeaderWhoseCacheLagsTheObjectWritesNothing: found by the short
+// chaos run. A standby that just took the lead still holds its own reservedAt for a
+// reservation whose status the killed leader wrote a moment before; its cache has not
+// applied that write yet. Writing from that view would move the recorded reservedAt; the
+// writer waits until the cache holds the object it writes on.
+func TestReservationStatus_ALeaderWhoseCacheLagsTheObjectWritesNothing(t *testing.T) {
+	ctx := context.Background()
+	leaders := time.Date(2026, 1, 1, 0, 0, 1, 0, time.UTC)
+	recorded := &v1alpha1.Reservation{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "r", UID: "u"},
+		Spec: v1alpha1.ReservationSpec{NodeName: "n1"},
+		Status: v1alpha1.ReservationStatus{Phase: v1alpha1.ReservationReserved,
+			ReservedAt: ptr.To(metav1.NewTime(leaders)), ExpiresAt: ptr.To(metav1.NewTime(leaders.Add(time.Minute)))}}
+	c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(recorded).WithStatusSubresource(recorded).Build()
+	live := &v1alpha1.Reservation{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(recorded), live); err != nil {
+		t.Fatal(err)
+	}
+	// The cache's copy is the one from before the old leader's write.
+	before := live.DeepCopy()
+	before.Status = v1alpha1.ReservationStatus{}
+	before.ResourceVersion = "1"
+	own := leaders.Add(time.Second)
+	reader := &reservationReader{view: reservationstore.View{Key: types.NamespacedName{Namespace: "ns", Name: "r"},
+		Reservation: before, Phase: v1alpha1.ReservationReserved, Node: "n1", ReservedAt: own, ExpiresAt: own.Add(time.Minute)}}
+	r := &ReservationStatusReconciler{Client: c, Reader: reader, Clock: clocktesting.NewFakePassiveClock(own)}
+	req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "r"}}
+	res, err := r.Reconcile(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := &v1alpha1.Reservation{}
+	if err := c.Get(ctx, req.NamespacedName, got); err != nil {
+		t.Fatal(err)
+	}
+	if !got.Status.ReservedAt.Time.Equal(leaders) || res.RequeueAfter == 0 {
+		t.Errorf("reservedAt %v (requeue after %v), want the recorded %v kept and a requeue", got.Status.ReservedAt, res.RequeueAfter, leaders)
+	}
+	// Once the cache holds the object (and so the recorded times), the writer writes.
+	reader.view.Reservation = live
+	reader.view.ReservedAt, reader.view.ExpiresAt = leaders, leaders.Add(time.Minute)
+	reader.view.Phase = v1alpha1.ReservationMatched
+	reader.view.Owner = &v1alpha1.PodReference{Namespace: "ns", Name: "p", UID: "pu"}
+	if _, err := r.Reconcile(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Get(ctx, req.NamespacedName, got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Status.Phase != v1alpha1.ReservationMatched || !got.Status.ReservedAt.Time.Equal(leaders) {
+		t.Errorf("%s reserved at %v, want Matched at the recorded %v", got.Status.Phase, got.Status.ReservedAt, leaders)
+	}
+}
