@@ -10,7 +10,9 @@ import (
 
 // BenchmarkCompare_Informers compares, at 5,000 nodes and 150,000 pods that agree, the
 // verify loop's comparison of the handler with the informers (every watched kind) when the
-// versions of both are copied into maps (what it did before) and where they are. Run:
+// versions of both are copied into maps (what it did before) and where they are; and the
+// same with the objects listed as copies, the way /debug/cache/compare reads the API's
+// pages (the copies' cost is in both of those figures). Run:
 // go test -run '^$' -bench BenchmarkCompare_Informers -benchmem ./internal/drift
 func BenchmarkCompare_Informers(b *testing.B) {
 	h := newCache(b)
@@ -36,10 +38,18 @@ func BenchmarkCompare_Informers(b *testing.B) {
 	for _, c := range []struct {
 		name  string
 		cache Cache
-	}{{"maps", mapsOnly{h}}, {"where-they-are", h}} {
+		src   Source
+	}{
+		{"maps", mapsOnly{h}, src},
+		{"where-they-are", h, src},
+		// /debug/cache/compare's path: the API's pages (copies, as decoded), compared
+		// through maps (before) and as they arrive (after).
+		{"pages-maps", mapsOnly{h}, pagedSource{src}},
+		{"pages-as-they-arrive", h, pagedSource{src}},
+	} {
 		b.Run(c.name, func(b *testing.B) {
 			for b.Loop() {
-				diffs, err := Compare(context.Background(), c.cache, src, nil)
+				diffs, err := Compare(context.Background(), c.cache, c.src, nil)
 				if err != nil || len(diffs) != 0 {
 					b.Fatalf("differences %v, %v", diffs, err)
 				}

@@ -203,6 +203,8 @@ func compareKind(ctx context.Context, c Cache, src Source, keep KeepFunc, listin
 			if diffs, ok, err := compareHeld(ctx, vr, held, keep, listings, kind); ok || err != nil {
 				return diffs, err
 			}
+		} else {
+			return compareStreamed(ctx, vr, src, keep, listings, kind)
 		}
 	}
 	var diffs []Difference

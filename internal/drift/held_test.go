@@ -62,6 +62,24 @@ func newFakeInformers() *fakeInformers {
 	return &fakeInformers{stores: map[reflect.Type]toolscache.Store{}}
 }
 
+// pagedSource lists like /debug/cache/compare reads the API: fresh copies of the objects'
+// metadata (what a page decodes into), gone once the caller has seen them (it hides
+// InformerSource's held objects).
+type pagedSource struct{ src InformerSource }
+
+func (p pagedSource) Each(ctx context.Context, l Listing, fn func(client.Object) error) error {
+	return p.src.Each(ctx, l, func(obj client.Object) error {
+		m := &metav1.PartialObjectMetadata{}
+		m.Namespace, m.Name = strings.Clone(obj.GetNamespace()), strings.Clone(obj.GetName())
+		m.ResourceVersion, m.UID = strings.Clone(obj.GetResourceVersion()), obj.GetUID()
+		return fn(m)
+	})
+}
+
+func (p pagedSource) Get(ctx context.Context, l Listing, key client.ObjectKey) (client.Object, bool, error) {
+	return p.src.Get(ctx, l, key)
+}
+
 // mapsOnly hides a cache's VersionReader: Compare copies its versions into maps, as it
 // did for every cache before.
 type mapsOnly struct{ Cache }
@@ -138,6 +156,8 @@ func TestCompare_WithInformersFindsWhatTheMapsFind(t *testing.T) {
 	must(err)
 	maps, err := Compare(context.Background(), mapsOnly{h}, src, nil)
 	must(err)
+	paged, err := Compare(context.Background(), h, pagedSource{src}, nil)
+	must(err)
 	want := []Difference{
 		{Kind: stores.KindNode, Key: "new-node", Problem: MissingFromCache, APIVersion: "1"},
 		{Kind: stores.KindOwner, Key: "DaemonSet/a/web", Problem: MissingFromCache, APIVersion: "8"},
@@ -152,6 +172,9 @@ func TestCompare_WithInformersFindsWhatTheMapsFind(t *testing.T) {
 	}
 	if !reflect.DeepEqual(maps, want) {
 		t.Errorf("with the versions copied into maps:\n got %+v\nwant %+v", maps, want)
+	}
+	if !reflect.DeepEqual(paged, want) {
+		t.Errorf("listed in pages, compared as they arrive:\n got %+v\nwant %+v", paged, want)
 	}
 }
 

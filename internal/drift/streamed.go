@@ -1,0 +1,52 @@
+package drift
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/seed0f91f25e/multicache/internal/stores"
+)
+
+// compareStreamed is compareKind for a VersionReader and a source that lists in pages (the
+// API): each listed object is looked up in the cache as its page arrives, so neither the
+// cache's versions nor the cluster's are copied into maps of rendered keys. What it keeps
+// is the names of the listed objects (the strings the page decoded, not copies), to find
+// afterwards what the cache holds that the cluster does not; only differences are rendered.
+func compareStreamed(ctx context.Context, c VersionReader, src Source, keep KeepFunc, listings []Listing, kind stores.Kind) ([]Difference, error) {
+	var diffs []Difference
+	listed := map[heldRef]struct{}{}
+	for _, l := range listings {
+		if l.Kind != kind {
+			continue
+		}
+		err := src.Each(ctx, l, func(obj client.Object) error {
+			if keep != nil {
+				if ok, err := keep(ctx, kind, obj); err != nil || !ok {
+					return err
+				}
+			}
+			ref := heldRef{l.ownerType, types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()}}
+			listed[ref] = struct{}{}
+			clusterRV := obj.GetResourceVersion()
+			switch cacheRV, ok := c.LastSeenVersion(kind, ref.ownerType, ref.key); {
+			case !ok:
+				diffs = append(diffs, Difference{Kind: kind, Key: renderKey(ref.ownerType, ref.key), Problem: MissingFromCache, APIVersion: clusterRV})
+			case cacheRV != clusterRV:
+				diffs = append(diffs, Difference{Kind: kind, Key: renderKey(ref.ownerType, ref.key), Problem: StaleInCache, CacheVersion: cacheRV, APIVersion: clusterRV})
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("listing %s: %w", kind, err)
+		}
+	}
+	c.RangeVersions(kind, func(ownerType string, key types.NamespacedName, version string) {
+		if _, ok := listed[heldRef{ownerType, key}]; !ok {
+			diffs = append(diffs, Difference{Kind: kind, Key: renderKey(ownerType, key), Problem: NotInCluster, CacheVersion: version})
+		}
+	})
+	return diffs, nil
+}
