@@ -309,13 +309,48 @@ func TestReservation_ARecordedPlacementOutlivesItsNode(t *testing.T) {
 
 	started, _ := newQuietHandler(t)
 	must(t, started.AddReservation(recorded))
-	for name, h := range map[string]*Handler{"the running replica": running, "a replica started after the node went": started} {
+	// Chaos, the long run: a replica that restarted after the node went but before the
+	// leader wrote (a burst kept it busy for minutes) awaits the node, then gets the record.
+	awaiting, _ := newQuietHandler(t)
+	must(t, awaiting.AddReservation(r))
+	if v, _ := awaiting.Reservation(nsKey("r")); v.Phase != v1alpha1.ReservationPending {
+		t.Fatalf("before any status, without the node: %s, want Pending", v.Phase)
+	}
+	must(t, awaiting.UpdateReservation(r, recorded))
+	for name, h := range map[string]*Handler{"the running replica": running, "a replica started after the node went": started,
+		"a replica awaiting the node when the status came": awaiting} {
 		v, _ := h.Reservation(nsKey("r"))
-		if v.Phase != v1alpha1.ReservationReserved || v.Node != "gone" {
-			t.Errorf("%s: %s on %q, want Reserved on gone", name, v.Phase, v.Node)
+		if v.Phase != v1alpha1.ReservationReserved || v.Node != "gone" || !v.ReservedAt.Equal(recorded.Status.ReservedAt.Time) {
+			t.Errorf("%s: %s on %q reserved at %v, want Reserved on gone at the recorded %v", name, v.Phase, v.Node, v.ReservedAt, recorded.Status.ReservedAt)
 		}
 		if errs := h.CheckInvariants(); len(errs) > 0 {
 			t.Errorf("%s: %v", name, errs)
 		}
 	}
+}
+
+// TestReservation_AnExpiryRecordedWhileAwaitingTheNodeEndsItThere: the same replica as
+// above gets the leader's Expired record instead (the leader placed it and its TTL ran out
+// before this replica ever saw the node): it ends Expired at the recorded times, not
+// Pending for good.
+func TestReservation_AnExpiryRecordedWhileAwaitingTheNodeEndsItThere(t *testing.T) {
+	h, clk := newQuietHandler(t)
+	r := ts.ReservationCreatedAt(ts.MakeReservation("ns", "r", "gone", "1", "1Gi", "app", "web"), clk.Now())
+	r.ResourceVersion = "1"
+	must(t, h.AddReservation(r))
+	expired := r.DeepCopy()
+	expired.ResourceVersion = "2"
+	expired.Status = ts.ReservedStatus(clk.Now(), clk.Now().Add(time.Minute))
+	expired.Status.Phase = v1alpha1.ReservationExpired
+	must(t, h.UpdateReservation(r, expired))
+	v, _ := h.Reservation(nsKey("r"))
+	if v.Phase != v1alpha1.ReservationExpired || v.AwaitingNode != "" || !v.ExpiresAt.Equal(expired.Status.ExpiresAt.Time) {
+		t.Errorf("%s awaiting %q expiring %v, want Expired at the recorded %v", v.Phase, v.AwaitingNode, v.ExpiresAt, expired.Status.ExpiresAt)
+	}
+	// The node appearing later places nothing.
+	must(t, h.AddNode(ts.MakeNode("gone", "8", "16Gi")))
+	if info, _ := h.NodeInfo("gone"); info.Requested.MilliCPU != 0 {
+		t.Errorf("node charged %dm for an Expired reservation", info.Requested.MilliCPU)
+	}
+	checkInvariants(t, h)
 }

@@ -88,3 +88,30 @@ func (s *Store) UpdateCNR(_, cnr *v1alpha1.CustomNodeResource) { s.nodeAppeared(
 
 // DeleteCNR implements stores.CNRHandler.
 func (s *Store) DeleteCNR(*v1alpha1.CustomNodeResource) {}
+
+// placeAsRecorded takes what a status records about a reservation this replica awaits the
+// node of: the leader saw the node, and what a status records is an input, as at a start
+// (placedByTheLeader). Reserved places it at the recorded reservedAt; Expired ends it at
+// the recorded times; Matched is record's (resolveRecorded).
+func (s *Store) placeAsRecorded(e *entry) {
+	if e.phase != v1alpha1.ReservationPending || e.awaiting == "" {
+		return
+	}
+	st := e.r.Status
+	if t := st.ReservedAt; t != nil {
+		e.reservedAt = t.Time
+	}
+	switch st.Phase {
+	case v1alpha1.ReservationReserved:
+		s.place(e)
+	case v1alpha1.ReservationExpired:
+		s.unawait(e)
+		e.phase, e.node = v1alpha1.ReservationExpired, e.r.Spec.NodeName
+		switch {
+		case st.ExpiresAt != nil:
+			e.expiresAt = st.ExpiresAt.Time
+		case !e.reservedAt.IsZero():
+			e.expiresAt = e.reservedAt.Add(s.ttl(e))
+		}
+	}
+}

@@ -239,6 +239,7 @@ func (s *Store) UpdateReservation(oldR, newR *v1alpha1.Reservation) {
 			}
 		}
 	}
+	s.placeAsRecorded(e)
 	s.applyRecorded(e, newR)
 	switch prev := e.recording; {
 	case isRecorded(newR):
