@@ -12,6 +12,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
 	"github.com/seed0f91f25e/multicache/internal/handler"
@@ -80,5 +81,57 @@ func TestReservationStatus_ALeaderWhoseCacheLagsTheObjectWritesNothing(t *testin
 	}
 	if got.Status.Phase != v1alpha1.ReservationMatched || !got.Status.ReservedAt.Time.Equal(leaders) {
 		t.Errorf("%s reserved at %v, want Matched at the recorded %v", got.Status.Phase, got.Status.ReservedAt, leaders)
+	}
+}
+
+// TestWriteStatus_OneReadPerWriteAndAFreshOneAfterAConflict: a status write patches from
+// the object the writer just read (no second GET), and reads again only when another
+// writer got there first.
+func TestWriteStatus_OneReadPerWriteAndAFreshOneAfterAConflict(t *testing.T) {
+	ctx := context.Background()
+	obj := &v1alpha1.Reservation{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "r", UID: "u"}}
+	var gets, patches int
+	base := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(obj).WithStatusSubresource(obj).Build()
+	c := interceptor.NewClient(base, interceptor.Funcs{
+		Get: func(ctx context.Context, cl client.WithWatch, key client.ObjectKey, o client.Object, opts ...client.GetOption) error {
+			gets++
+			return cl.Get(ctx, key, o, opts...)
+		},
+		SubResourcePatch: func(ctx context.Context, cl client.Client, sub string, o client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
+			patches++
+			return cl.SubResource(sub).Patch(ctx, o, p, opts...)
+		},
+	})
+	read := &v1alpha1.Reservation{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(obj), read); err != nil {
+		t.Fatal(err)
+	}
+	setPhase := func(p v1alpha1.ReservationPhase) func(*v1alpha1.Reservation) *v1alpha1.Reservation {
+		return func(cur *v1alpha1.Reservation) *v1alpha1.Reservation {
+			next := cur.DeepCopy()
+			next.Status.Phase = p
+			return next
+		}
+	}
+	statusOf := func(o *v1alpha1.Reservation) any { return o.Status }
+	gets = 0
+	if wrote, err := writeStatus(ctx, c, read, statusOf, setPhase(v1alpha1.ReservationReserved)); err != nil || !wrote {
+		t.Fatalf("wrote %v, %v", wrote, err)
+	}
+	if gets != 0 || patches != 1 {
+		t.Errorf("%d reads and %d patches for one write from a fresh read, want 0 and 1", gets, patches)
+	}
+	// read is stale now (its resourceVersion is the old one): the patch conflicts, the
+	// writer reads again and writes.
+	gets, patches = 0, 0
+	if wrote, err := writeStatus(ctx, c, read, statusOf, setPhase(v1alpha1.ReservationExpired)); err != nil || !wrote {
+		t.Fatalf("after a conflict: wrote %v, %v", wrote, err)
+	}
+	got := &v1alpha1.Reservation{}
+	if err := base.Get(ctx, client.ObjectKeyFromObject(obj), got); err != nil {
+		t.Fatal(err)
+	}
+	if gets != 1 || patches != 2 || got.Status.Phase != v1alpha1.ReservationExpired {
+		t.Errorf("%d reads, %d patches, phase %s; want 1 read, 2 patches (one conflict), Expired", gets, patches, got.Status.Phase)
 	}
 }

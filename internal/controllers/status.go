@@ -13,15 +13,19 @@ import (
 
 // writeStatus patches the status desired(current) of obj through the status subresource
 // when it differs from the current one: a merge patch of the difference, with the read
-// resourceVersion as an optimistic lock. A conflict (someone wrote the object since it was
-// read) is retried with a fresh read. It reports whether it wrote.
+// resourceVersion as an optimistic lock. obj is the object as just read from the API
+// (readForStatus): the first attempt patches from it, and a conflict (someone wrote the
+// object since it was read) is retried with a fresh read. It reports whether it wrote.
 func writeStatus[T client.Object](ctx context.Context, c client.Client, obj T, statusOf func(T) any, desired func(T) T) (bool, error) {
-	wrote := false
+	wrote, reread := false, false
 	err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
 		cur := obj.DeepCopyObject().(T)
-		if err := c.Get(ctx, client.ObjectKeyFromObject(obj), cur); err != nil {
-			return err
+		if reread {
+			if err := c.Get(ctx, client.ObjectKeyFromObject(obj), cur); err != nil {
+				return err
+			}
 		}
+		reread = true
 		next := desired(cur)
 		if equality.Semantic.DeepEqual(statusOf(cur), statusOf(next)) {
 			return nil
