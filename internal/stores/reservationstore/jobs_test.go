@@ -269,3 +269,58 @@ func TestReserveOnDelete_AJobPodOfAJobNotReadKeepsTheUnownedBehaviour(t *testing
 		})
 	}
 }
+
+// TestReserveOnDelete_ADeletedPodMarkedFailedByTheKubeletKeepsItsPlace: a Job's pod is
+// deleted gracefully, the kubelet marks it Failed before it is removed (every deleted pod
+// gets a terminal phase), and the Job controller removes its tracking finalizer: the place
+// is kept from the terminal update on (when the node stops charging the pod), with no gap,
+// decided once; the pod's removal after changes nothing. A pod that finished before it was
+// deleted keeps nothing (its place was free already).
+func TestReserveOnDelete_ADeletedPodMarkedFailedByTheKubeletKeepsItsPlace(t *testing.T) {
+	t.Run("deleted, then Failed, then gone", func(t *testing.T) {
+		c, a := twoTrainPods(t, job(ptr.To[int32](2), nil))
+		before := counter(t, "held")
+		deleting := a.DeepCopy()
+		deleting.ResourceVersion = "2"
+		deleting.DeletionTimestamp, deleting.DeletionGracePeriodSeconds = ptr.To(metav1.NewTime(c.clk.Now().Add(30*time.Second))), ptr.To[int64](30)
+		c.sync(stores.PodKey(a), deleting)
+		c.expectCPU("train-a being deleted", 4000, 0)
+		c.clk.Step(5 * time.Second)
+		failed := deleting.DeepCopy()
+		failed.ResourceVersion, failed.Status.Phase = "3", corev1.PodFailed
+		c.sync(stores.PodKey(a), failed)
+		key := types.NamespacedName{Namespace: "ns", Name: reservationstore.ReplacementName(a)}
+		if v := c.view(key); v.Phase != v1alpha1.ReservationReserved || !v.ReservedAt.Equal(c.clk.Now().Add(-5*time.Second).Truncate(time.Second)) {
+			t.Errorf("hold %s from %v, want Reserved from the deletion", v.Phase, v.ReservedAt)
+		}
+		c.expectCPU("train-a Failed by the kubelet", 4000, 2000)
+		c.sync(stores.PodKey(a), nil)
+		c.expectCPU("train-a gone", 4000, 2000)
+		if got := counter(t, "held") - before; got != 1 {
+			t.Errorf("held counted %v times, want once", got)
+		}
+	})
+	t.Run("deleted and Failed in one update", func(t *testing.T) {
+		c, a := twoTrainPods(t, job(ptr.To[int32](2), nil))
+		failed := a.DeepCopy()
+		failed.ResourceVersion, failed.Status.Phase = "2", corev1.PodFailed
+		failed.DeletionTimestamp, failed.DeletionGracePeriodSeconds = ptr.To(metav1.NewTime(c.clk.Now().Add(30*time.Second))), ptr.To[int64](30)
+		c.sync(stores.PodKey(a), failed)
+		c.expectCPU("train-a deleted and Failed", 4000, 2000)
+	})
+	t.Run("finished, then deleted", func(t *testing.T) {
+		c, a := twoTrainPods(t, job(ptr.To[int32](2), nil))
+		done := a.DeepCopy()
+		done.ResourceVersion, done.Status.Phase = "2", corev1.PodSucceeded
+		c.sync(stores.PodKey(a), done)
+		deleting := done.DeepCopy()
+		deleting.ResourceVersion = "3"
+		deleting.DeletionTimestamp, deleting.DeletionGracePeriodSeconds = ptr.To(metav1.NewTime(c.clk.Now())), ptr.To[int64](0)
+		c.sync(stores.PodKey(a), deleting)
+		c.sync(stores.PodKey(a), nil)
+		if _, ok := c.h.Reservation(types.NamespacedName{Namespace: "ns", Name: reservationstore.ReplacementName(a)}); ok {
+			t.Error("a place was kept for a pod that had finished before it was deleted")
+		}
+		c.expectCPU("train-a finished, then deleted", 2000, 0)
+	})
+}
