@@ -37,8 +37,8 @@ func annotatedJob(t *testing.T, op *running, ns, name string, parallelism, compl
 }
 
 // jobPod creates a 2-CPU pod of Job j, as its controller does (the template's labels, which
-// the API server completed with the Job's selector, and a controller reference to the
-// Job), and binds it to node.
+// the API server completed with the Job's selector, its finalizers, and a controller
+// reference to the Job), and binds it to node.
 func jobPod(t *testing.T, j *batchv1.Job, name, node string) *corev1.Pod {
 	t.Helper()
 	var labels []string
@@ -46,6 +46,7 @@ func jobPod(t *testing.T, j *batchv1.Job, name, node string) *corev1.Pod {
 		labels = append(labels, k, v)
 	}
 	pod := ts.MakePod(j.Namespace, name, ts.Requests("2", "4Gi"), ts.WithLabels(labels...))
+	pod.Finalizers = j.Spec.Template.Finalizers
 	pod.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(j, batchv1.SchemeGroupVersion.WithKind("Job"))}
 	create(t, pod)
 	bind(t, pod, node)
@@ -167,4 +168,57 @@ func TestReserveOnDelete_AJobsParallelismLoweredAfterTheHoldReleasesIt(t *testin
 		t.Errorf("released_scale_down not counted")
 	}
 	eventually(t, "an Event says why it ended", eventSaying(ns, key.Name, "released"))
+}
+
+// TestReserveOnDelete_AJobPodEndedByTheKubeletKeepsOnePlace: the whole life of a deleted
+// Job pod in a cluster, the test playing the kubelet and the Job controller: the pod
+// carries the Job's tracking finalizer, is deleted gracefully, the kubelet marks it Failed
+// and deletes it for good, the Job controller drops the finalizer, and the Job's next pod
+// lands. The node's charge never moves: the place is kept from the moment the pod turned
+// terminal, and the replacement takes it.
+func TestReserveOnDelete_AJobPodEndedByTheKubeletKeepsOnePlace(t *testing.T) {
+	op := startOperator(t, func(o *Options) { o.ReservationTTL = time.Minute })
+	ns := newNamespace(t)
+	node := "rod-" + ns
+	create(t, withoutUID(ts.MakeNode(node, "8", "16Gi")))
+	j := annotatedJob(t, op, ns, "train", ptr.To[int32](2), nil, 2)
+	j.Spec.Template.Finalizers = []string{batchv1.JobTrackingFinalizer} // as the controller adds it to its pods
+	a := jobPod(t, j, "train-a", node)
+	jobPod(t, j, "train-b", node)
+	eventually(t, "both pods are charged", charged(op, node, 4000, 0))
+	time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second)))
+	watch := watchCharge(op, node, 4000, 2)
+
+	if err := env.Client.Delete(ctx(), a, client.GracePeriodSeconds(30)); err != nil {
+		t.Fatal(err)
+	}
+	// The kubelet: the containers stopped, the pod Failed, then deleted for good.
+	if err := env.Client.Get(ctx(), client.ObjectKeyFromObject(a), a); err != nil {
+		t.Fatal(err)
+	}
+	a.Status.Phase = corev1.PodFailed
+	if err := env.Client.Status().Update(ctx(), a); err != nil {
+		t.Fatal(err)
+	}
+	key := types.NamespacedName{Namespace: ns, Name: reservationstore.ReplacementName(a)}
+	eventually(t, "the Reservation is Reserved", reservationPhase(key, v1alpha1.ReservationReserved, ""))
+	if err := env.Client.Delete(ctx(), a, client.GracePeriodSeconds(0)); err != nil {
+		t.Fatal(err)
+	}
+	// The Job controller: the failure counted, the finalizer dropped; the pod is gone.
+	if err := env.Client.Get(ctx(), client.ObjectKeyFromObject(a), a); err != nil {
+		t.Fatal(err)
+	}
+	a.Finalizers = nil
+	if err := env.Client.Update(ctx(), a); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "train-a is gone", func() (bool, string) {
+		err := env.Client.Get(ctx(), client.ObjectKeyFromObject(a), &corev1.Pod{})
+		return client.IgnoreNotFound(err) == nil && err != nil, "still there"
+	})
+	jobPod(t, j, "train-c", node)
+	eventually(t, "train-c consumed the place", reservationPhase(key, v1alpha1.ReservationMatched, "train-c"))
+	eventually(t, "nothing counted twice", charged(op, node, 4000, 0))
+	watch.check(t, "Job pod ended by the kubelet and replaced")
 }
