@@ -234,7 +234,7 @@ func TestReserveOnDelete_AJobPodReplacedKeepsOnePlace(t *testing.T) {
 }
 
 // TestReserveOnDelete_AJobPodOfAJobNotReadKeepsTheUnownedBehaviour: a pod whose Job the
-// cache has not seen (not yet, or gone), of another Job than the one seen under that name
+// cache has not seen (not yet, or no longer: the Job deleted), of another Job than the one seen under that name
 // (UID), or of a Job another controller manages: the place is kept until the TTL, as for a
 // pod without an owner multicache reads, and the hold says so.
 func TestReserveOnDelete_AJobPodOfAJobNotReadKeepsTheUnownedBehaviour(t *testing.T) {
@@ -242,15 +242,21 @@ func TestReserveOnDelete_AJobPodOfAJobNotReadKeepsTheUnownedBehaviour(t *testing
 		name string
 		job  *batchv1.Job // fed; nil: none
 		uid  string       // of the pod's owner reference
+		gone bool         // the Job deleted after it was fed
 	}{
-		{"no Job seen", nil, "job-uid"},
-		{"another Job of that name", job(ptr.To[int32](1), ptr.To[int32](1), succeeded(1)), "old-job-uid"},
-		{"managed by another controller", job(ptr.To[int32](1), nil, succeeded(1), func(j *batchv1.Job) { j.Spec.ManagedBy = ptr.To("example.com/queue") }), "job-uid"},
+		{"no Job seen", nil, "job-uid", false},
+		{"the Job gone", job(ptr.To[int32](1), ptr.To[int32](1), succeeded(1)), "job-uid", true},
+		{"another Job of that name", job(ptr.To[int32](1), ptr.To[int32](1), succeeded(1)), "old-job-uid", false},
+		{"managed by another controller", job(ptr.To[int32](1), nil, succeeded(1), func(j *batchv1.Job) { j.Spec.ManagedBy = ptr.To("example.com/queue") }), "job-uid", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newCluster(t)
 			if tc.job != nil {
 				c.feedJob(tc.job)
+			}
+			if tc.gone {
+				last, _ := c.h.LastSeenOwner(stores.OwnerKey{Type: v1alpha1.OwnerJob, Namespace: "ns", Name: "train"})
+				c.must(c.h.DeleteOwner(last))
 			}
 			a := trainPod("train-a", tc.uid, t0, kept())
 			c.sync(stores.PodKey(a), a)
