@@ -71,8 +71,9 @@ func randomJob(r *rand.Rand) *batchv1.Job {
 
 // TestModel_OwnersAndScaleChangesKeepNoHoldTheOwnerDoesNotWant runs seeded random
 // sequences of ReplicaSet scale changes, Job changes (parallelism, completions, succeeded,
-// suspended, complete), pods created, bound, finished and deleted (force or graceful), the
-// leader's Reservations taking holds over, and time passing (holds dropped, reservations
+// suspended, complete), pods created, bound, finished (a Job's completion counted by its
+// controller) and deleted (force or graceful, a deleting pod ended Failed by the kubelet),
+// the leader's Reservations taking holds over, and time passing (holds dropped, reservations
 // reaped). After every step: every invariant holds, and no Reserved hold or replacement
 // Reservation keeps a place for a ReplicaSet or Job whose landed pods, counted here from
 // the pods the API holds, already meet its replicas (for the Job, the count of active pods
@@ -204,12 +205,27 @@ func runOwners(t *testing.T, r *rand.Rand, length int) jobStats {
 				ts.OnNode(pickOf(r, "n0", "n1"))(upd)
 				ts.ScheduledAt(clk.Now())(upd)
 				did = "bound " + upd.Name + " to " + upd.Spec.NodeName
+			} else if upd.DeletionTimestamp != nil {
+				upd.Status.Phase = corev1.PodFailed // the kubelet ends a deleted pod
+				did = "the kubelet ended " + upd.Name
 			} else {
 				upd.Status.Phase = corev1.PodSucceeded
 				did = "finished " + upd.Name
 			}
 			w.pods[upd.Name] = upd
 			must(t, h.SyncPod(stores.PodKey(upd), upd, true))
+			if upd.Status.Phase == corev1.PodSucceeded && upd.OwnerReferences[0].Kind == "Job" && w.job != nil && !stores.IsTerminal(pod) {
+				// The Job controller counts the completion.
+				j := w.job.DeepCopy()
+				j.Status.Succeeded++
+				o := *w.owners["j"]
+				o.Replicas = reservationstore.JobWantsActive(j)
+				w.rv++
+				o.ResourceVersion = fmt.Sprint(w.rv)
+				must(t, h.UpdateOwner(w.owners["j"], &o))
+				w.owners["j"], w.job, jobChanged = &o, j, true
+				did += fmt.Sprintf(", Job j succeeded %d (wants %d)", j.Status.Succeeded, jobWants(j))
+			}
 		case k <= 7: // a pod deleted, gracefully or by force
 			pod := pickPod(r, w)
 			if pod == nil {
