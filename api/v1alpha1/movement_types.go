@@ -25,7 +25,7 @@ type TaskInfo struct {
 }
 
 // OwnerType is the kind of workload that owns pods.
-// +kubebuilder:validation:Enum=ReplicaSet;StatefulSet;DaemonSet;Deployment
+// +kubebuilder:validation:Enum=ReplicaSet;StatefulSet;DaemonSet;Deployment;Job
 // +kubebuilder:validation:MaxLength=16
 type OwnerType string
 
@@ -38,6 +38,8 @@ const (
 	OwnerDaemonSet OwnerType = "DaemonSet"
 	// OwnerDeployment is a Deployment.
 	OwnerDeployment OwnerType = "Deployment"
+	// OwnerJob is a batch/v1 Job.
+	OwnerJob OwnerType = "Job"
 )
 
 // OwnerInfo names one workload.

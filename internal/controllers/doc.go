@@ -15,6 +15,7 @@ package controllers
 // +kubebuilder:rbac:groups="",resources=pods;nodes,verbs=list;watch
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=list;watch
 // +kubebuilder:rbac:groups=apps,resources=replicasets;statefulsets;daemonsets;deployments,verbs=list;watch
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=list;watch
 // +kubebuilder:rbac:groups=resource.k8s.io,resources=resourceslices;resourceclaims;deviceclasses,verbs=list;watch
 // +kubebuilder:rbac:groups=cache.multicache.dev,resources=nmnodes;customnoderesources,verbs=list;watch
 

@@ -2,6 +2,7 @@ package controllers
 
 import (
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -11,11 +12,13 @@ import (
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
 	"github.com/seed0f91f25e/multicache/internal/handler"
 	"github.com/seed0f91f25e/multicache/internal/stores"
+	"github.com/seed0f91f25e/multicache/internal/stores/reservationstore"
 )
 
-// ownerSync applies one workload kind (ReplicaSet, StatefulSet, DaemonSet, Deployment) to
-// the cache as Owner events: its type, key, UID, the labels of its pod template and, for a
-// ReplicaSet or StatefulSet, its desired count.
+// ownerSync applies one workload kind (ReplicaSet, StatefulSet, DaemonSet, Job, Deployment)
+// to the cache as Owner events: its type, key, UID, the labels of its pod template and, for
+// a ReplicaSet or StatefulSet, its desired count (for a Job, the count of active pods its
+// controller wants).
 type ownerSync[T client.Object] struct {
 	ownerType v1alpha1.OwnerType
 	// templateOf returns the owner's pod template (its labels and annotations are read).
@@ -83,6 +86,13 @@ var ownerKinds = []struct {
 	{v1alpha1.OwnerDaemonSet, &appsv1.DaemonSet{}, func(log logr.Logger, h *handler.Handler) applyFunc {
 		o := ownerSync[*appsv1.DaemonSet]{v1alpha1.OwnerDaemonSet, func(o *appsv1.DaemonSet) *corev1.PodTemplateSpec { return &o.Spec.Template },
 			func(*appsv1.DaemonSet) *int32 { return nil }}
+		return syncAs(log, stores.KindOwner, o.syncer(h), nil)
+	}},
+	{v1alpha1.OwnerJob, &batchv1.Job{}, func(log logr.Logger, h *handler.Handler) applyFunc {
+		// A Job's desired count is the count of active pods its controller wants, from its
+		// spec and status: every status update of the Job is fed.
+		o := ownerSync[*batchv1.Job]{v1alpha1.OwnerJob, func(o *batchv1.Job) *corev1.PodTemplateSpec { return &o.Spec.Template },
+			reservationstore.JobWantsActive}
 		return syncAs(log, stores.KindOwner, o.syncer(h), nil)
 	}},
 	{v1alpha1.OwnerDeployment, &appsv1.Deployment{}, func(log logr.Logger, h *handler.Handler) applyFunc {

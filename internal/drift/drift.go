@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	resourcev1 "k8s.io/api/resource/v1"
@@ -93,6 +94,7 @@ var Listings = []Listing{
 	ownerListing(v1alpha1.OwnerReplicaSet, &appsv1.ReplicaSet{}, func() client.ObjectList { return &appsv1.ReplicaSetList{} }),
 	ownerListing(v1alpha1.OwnerStatefulSet, &appsv1.StatefulSet{}, func() client.ObjectList { return &appsv1.StatefulSetList{} }),
 	ownerListing(v1alpha1.OwnerDaemonSet, &appsv1.DaemonSet{}, func() client.ObjectList { return &appsv1.DaemonSetList{} }),
+	ownerListing(v1alpha1.OwnerJob, &batchv1.Job{}, func() client.ObjectList { return &batchv1.JobList{} }),
 	ownerListing(v1alpha1.OwnerDeployment, &appsv1.Deployment{}, func() client.ObjectList { return &appsv1.DeploymentList{} }),
 }
 

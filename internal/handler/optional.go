@@ -52,8 +52,9 @@ type reservationQuerier interface {
 // placeKeeper is a store that lets a deleted pod keep its place (reserve-on-delete).
 type placeKeeper interface {
 	stores.Store
-	// PodGone is told of a bound pod the API deleted, under the lock of its delete; next is
-	// the pod of the same name that replaced it, if any.
+	// PodGone is told of a bound pod the API deleted, under the lock of its delete (or of
+	// the update that made a deleted pod terminal, the kubelet's last word before its
+	// removal); next is the pod of the same name that replaced it, if any.
 	PodGone(pod, next *corev1.Pod) (kept bool, err error)
 	// Holds returns the keys of the holds no Reservation took over yet.
 	Holds() []types.NamespacedName

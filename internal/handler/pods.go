@@ -128,9 +128,28 @@ func (h *Handler) SyncPod(key types.NamespacedName, apiPod *corev1.Pod, inScope 
 		// The resource version moved; or a relist handed the informer a new object of the
 		// same version, which the cache takes too, lest it keep the old one alive and every
 		// pod be held twice.
-		return h.podEventLocked(stores.OpUpdate, st.APIPod, apiPod)
+		if err := h.podEventLocked(stores.OpUpdate, st.APIPod, apiPod); err != nil {
+			return err
+		}
+		if endedByDeletion(st.Pod, apiPod) {
+			// The kubelet gives a deleted pod a terminal phase before it is removed (a Job's
+			// pod stays until its controller drops its tracking finalizer): the node stops
+			// charging it now, so its place is kept from now. Its removal later decides
+			// nothing again (a terminal pod keeps no place).
+			gone := *st.Pod
+			gone.DeletionTimestamp, gone.DeletionGracePeriodSeconds = apiPod.DeletionTimestamp, apiPod.DeletionGracePeriodSeconds
+			charged := st
+			charged.Pod = &gone
+			h.keepPlace(charged, nil)
+		}
 	}
 	return nil
+}
+
+// endedByDeletion reports whether a pod update is a deleted pod turning terminal: the
+// cache charged it live, the API reports it terminal with a deletionTimestamp.
+func endedByDeletion(charged, apiPod *corev1.Pod) bool {
+	return charged != nil && !stores.IsTerminal(charged) && stores.IsTerminal(apiPod) && apiPod.DeletionTimestamp != nil
 }
 
 // keepPlace lets a pod the API reported gone keep its place on its node if it asks to

@@ -13,6 +13,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -144,11 +145,14 @@ func exerciseEveryPath(t *testing.T, op *operator.Operator, metricsURL string) {
 	template := corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "registry.example/app:v1"}}}}
 	selector := &metav1.LabelSelector{MatchLabels: labels}
+	jobTemplate := *template.DeepCopy()
+	jobTemplate.Spec.RestartPolicy = corev1.RestartPolicyNever
 	owners := []client.Object{
 		&appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "audit"}, Spec: appsv1.ReplicaSetSpec{Selector: selector, Template: template}},
 		&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "audit"}, Spec: appsv1.DeploymentSpec{Selector: selector, Template: template}},
 		&appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "audit"}, Spec: appsv1.StatefulSetSpec{Selector: selector, Template: template}},
 		&appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "audit"}, Spec: appsv1.DaemonSetSpec{Selector: selector, Template: template}},
+		&batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "audit"}, Spec: batchv1.JobSpec{Template: jobTemplate}},
 	}
 	mustCreate(t, owners...)
 	mustCreate(t, ts.MakePDB(ns, "audit", 1, "app", "audit"))

@@ -2,6 +2,7 @@ package operator
 
 import (
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -11,11 +12,11 @@ import (
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
 )
 
-// ownerTransforms keep of the workload owners (ReplicaSets, StatefulSets, DaemonSets,
+// ownerTransforms keep of the workload owners (ReplicaSets, StatefulSets, DaemonSets, Jobs,
 // Deployments) only what the owner feed reads: identity, resource version, the labels of
 // the pod template, the reserve-on-delete annotation of the object and of its template,
-// and a ReplicaSet's or StatefulSet's spec.replicas (whether a deleted pod's replacement is
-// coming). A ReplicaSet with its whole pod template costs kilobytes; the cache needs a few
+// and a ReplicaSet's or StatefulSet's spec.replicas, a Job's fields its wanted count of
+// active pods is computed from (whether a deleted pod's replacement is coming). A ReplicaSet with its whole pod template costs kilobytes; the cache needs a few
 // dozen bytes of it, and clusters keep ten old ReplicaSets per Deployment.
 func ownerTransforms() map[client.Object]cache.ByObject {
 	return map[client.Object]cache.ByObject{
@@ -31,6 +32,7 @@ func ownerTransforms() map[client.Object]cache.ByObject {
 			return &appsv1.DaemonSet{TypeMeta: o.TypeMeta, ObjectMeta: ownerMeta(o.ObjectMeta),
 				Spec: appsv1.DaemonSetSpec{Template: templateLabels(o.Spec.Template)}}
 		})},
+		&batchv1.Job{}: {Transform: ownerTransform(jobForOwnerFeed)},
 		&appsv1.Deployment{}: {Transform: ownerTransform(func(o *appsv1.Deployment) *appsv1.Deployment {
 			return &appsv1.Deployment{TypeMeta: o.TypeMeta, ObjectMeta: ownerMeta(o.ObjectMeta),
 				Spec: appsv1.DeploymentSpec{Template: templateLabels(o.Spec.Template)}}
@@ -68,4 +70,21 @@ func keptAnnotations(a map[string]string) map[string]string {
 		return nil
 	}
 	return map[string]string{v1alpha1.ReserveOnDeleteAnnotation: v}
+}
+
+// jobForOwnerFeed keeps of a Job what reservationstore.JobWantsActive reads: parallelism,
+// completions, suspend and managedBy; the succeeded counts and the conditions' types and
+// statuses.
+func jobForOwnerFeed(o *batchv1.Job) *batchv1.Job {
+	j := &batchv1.Job{TypeMeta: o.TypeMeta, ObjectMeta: ownerMeta(o.ObjectMeta),
+		Spec: batchv1.JobSpec{Parallelism: o.Spec.Parallelism, Completions: o.Spec.Completions, Suspend: o.Spec.Suspend,
+			ManagedBy: o.Spec.ManagedBy, Template: templateLabels(o.Spec.Template)},
+		Status: batchv1.JobStatus{Succeeded: o.Status.Succeeded}}
+	if u := o.Status.UncountedTerminatedPods; u != nil && len(u.Succeeded) > 0 {
+		j.Status.UncountedTerminatedPods = &batchv1.UncountedTerminatedPods{Succeeded: u.Succeeded}
+	}
+	for _, c := range o.Status.Conditions {
+		j.Status.Conditions = append(j.Status.Conditions, batchv1.JobCondition{Type: c.Type, Status: c.Status})
+	}
+	return j
 }

@@ -117,7 +117,7 @@ func (s *Store) CheckInvariants() []error {
 			bad(key, "phase %s but node index %v", e.phase, indexed)
 		}
 		if rep, ok := replacedOf(e.r); ok && reserved && rep.owner.Type != v1alpha1.OwnerDaemonSet {
-			// A ReplicaSet's or StatefulSet's is decided again on every change of what it
+			// A ReplicaSet's, StatefulSet's or Job's is decided again on every change of what it
 			// depends on (a DaemonSet's replacement consumes the hold instead).
 			if done, why := s.satisfied(rep, e.node); done {
 				bad(key, "keeps a place its owner does not want: %s", why)

@@ -59,8 +59,13 @@ const (
 	appsControllerRevisionHash      = "controller-revision-hash"
 )
 
-// PodGone is the API reporting that pod (the copy the cache was charged with) is gone;
-// next is the pod of the same name the API holds instead (recreated), nil when none. If
+// PodGone is the API reporting that pod (the copy the cache was charged with) is gone, or
+// that the kubelet ended it because it was deleted (a terminal phase with a
+// deletionTimestamp: every deleted pod gets one before its removal, and a Job's pod stays
+// terminal until its controller drops its finalizer; the handler calls PodGone at that
+// update, when the node stops charging the pod, and its removal after finds a terminal pod,
+// which keeps nothing); next is the pod of the same name the API holds instead
+// (recreated), nil when none. If
 // the pod asks for it (see keepsPlace), was charged on a node and its controller wants a
 // replacement (see owners.go), its place is kept: a hold is placed there now and the
 // leader is told to create its Reservation. It returns whether a hold was placed, and an
@@ -69,12 +74,17 @@ const (
 // has released the pod from every store. Every result is counted
 // (multicache_reserve_on_delete_total).
 func (s *Store) PodGone(pod, next *corev1.Pod) (bool, error) {
+	if pod.Spec.NodeName == "" || !qualifies(pod) {
+		// Unbound, or its place is free already (a terminal pod: one the kubelet ended
+		// because it was deleted was decided on when it turned terminal).
+		return false, nil
+	}
 	want, err := s.keepsPlace(pod)
 	if err != nil {
 		count(resultInvalid)
 		return false, err
 	}
-	if !want || pod.Spec.NodeName == "" || !qualifies(pod) {
+	if !want {
 		return false, nil
 	}
 	now := s.h.Clock().Now()

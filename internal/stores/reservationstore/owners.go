@@ -25,12 +25,19 @@ import (
 //     ordinal is below spec.replicas (a scale-down removes the highest ordinals).
 //   - DaemonSet: the replacement is the one pod for the node; it is not coming if a live
 //     pod of the DaemonSet is already on the node.
+//   - Job: as a ReplicaSet, against the count of active pods the Job controller wants
+//     (JobWantsActive: none once the Job is finished, finishing or suspended; else
+//     min(parallelism, completions - succeeded), or parallelism until a pod succeeded when
+//     completions is not set).
 //
-// Pods of another controller, or of one the owner feed has not brought (yet), keep the
-// place as before (a hold until the TTL). The decision is made again when the owner
-// changes and, for a ReplicaSet, when the count of its landed pods does: a hold or a
-// replacement Reservation still Reserved whose owner is satisfied is released
-// (released_scale_down), on every replica (it follows from objects every replica sees).
+// Pods of another controller, or of one the owner feed has not brought (yet: a Job not
+// seen yet or gone), keep the place as before (a hold until the TTL); so do the pods of an
+// owner whose desired count is unknown (a Job another controller manages). The decision is
+// made again when the owner changes (a scale change, a Job's succeeded count, its
+// completion or suspension) and, for a ReplicaSet or a Job, when the count of its landed
+// pods does: a hold or a replacement Reservation still Reserved whose owner is satisfied
+// is released (released_scale_down), on every replica (it follows from objects every
+// replica sees).
 
 // ownerInfo is what the store keeps of a workload owner.
 type ownerInfo struct {
@@ -74,12 +81,12 @@ const (
 
 func count(result string) { metrics.ReserveOnDeleteTotal.WithLabelValues(result).Inc() }
 
-// AddOwner implements stores.OwnerHandler: the store keeps every ReplicaSet, StatefulSet
-// and DaemonSet (its UID, annotation and desired count), and decides again for the holds
-// of its pods.
+// AddOwner implements stores.OwnerHandler: the store keeps every ReplicaSet, StatefulSet,
+// DaemonSet and Job (its UID, annotation and desired count), and decides again for the
+// holds of its pods.
 func (s *Store) AddOwner(o *stores.Owner) {
 	switch o.Type {
-	case v1alpha1.OwnerReplicaSet, v1alpha1.OwnerStatefulSet, v1alpha1.OwnerDaemonSet:
+	case v1alpha1.OwnerReplicaSet, v1alpha1.OwnerStatefulSet, v1alpha1.OwnerDaemonSet, v1alpha1.OwnerJob:
 	default:
 		if o.ReserveOnDelete == "" {
 			delete(s.owners, o.Key())
@@ -120,6 +127,12 @@ func (s *Store) satisfied(rep replaced, node string) (bool, string) {
 		}
 		n, want := s.landed[rep.uid], *o.replicas
 		return n >= want, fmt.Sprintf("ReplicaSet %s wants %d pods and %d have landed", rep.owner.Name, want, n)
+	case v1alpha1.OwnerJob:
+		if o.replicas == nil {
+			return false, ""
+		}
+		n, want := s.landed[rep.uid], *o.replicas
+		return n >= want, fmt.Sprintf("Job %s wants %d active pods and %d have landed", rep.owner.Name, want, n)
 	case v1alpha1.OwnerStatefulSet:
 		ord, ok := ordinal(rep.pod, rep.owner.Name)
 		if o.replicas == nil || !ok {
@@ -156,12 +169,12 @@ func landedLive(pod *corev1.Pod) bool {
 	return pod.Spec.NodeName != "" && pod.DeletionTimestamp == nil && !stores.IsTerminal(pod)
 }
 
-// countLanded keeps the count of landed pods per ReplicaSet UID across a pod event (old
-// nil: the pod is new; pod nil: it is gone) and decides again for the ReplicaSet's holds
+// countLanded keeps the count of landed pods per ReplicaSet or Job UID across a pod event
+// (old nil: the pod is new; pod nil: it is gone) and decides again for the owner's holds
 // when it moved.
 func (s *Store) countLanded(old, pod *corev1.Pod) {
-	ou, ok1 := replicaSetOf(old)
-	nu, ok2 := replicaSetOf(pod)
+	ou, ok1 := countedOwnerOf(old)
+	nu, ok2 := countedOwnerOf(pod)
 	if ok1 && ok2 && ou == nu {
 		return
 	}
@@ -177,13 +190,14 @@ func (s *Store) countLanded(old, pod *corev1.Pod) {
 	}
 }
 
-// replicaSetOf returns the UID of the ReplicaSet that controls a landed, live pod.
-func replicaSetOf(pod *corev1.Pod) (types.UID, bool) {
+// countedOwnerOf returns the UID of the ReplicaSet or Job that controls a landed, live pod
+// (the owners decided by a count of landed pods).
+func countedOwnerOf(pod *corev1.Pod) (types.UID, bool) {
 	if pod == nil || !landedLive(pod) {
 		return "", false
 	}
 	ref := metav1.GetControllerOfNoCopy(pod)
-	if ref == nil || ref.Kind != string(v1alpha1.OwnerReplicaSet) {
+	if ref == nil || (ref.Kind != string(v1alpha1.OwnerReplicaSet) && ref.Kind != string(v1alpha1.OwnerJob)) {
 		return "", false
 	}
 	return ref.UID, true

@@ -21,7 +21,8 @@ type Owner struct {
 	// object, else on its pod template); "" when it has none.
 	ReserveOnDelete string
 	// Replicas is the owner's desired count of pods (a ReplicaSet's or StatefulSet's
-	// spec.replicas); nil when it has none or it is unknown.
+	// spec.replicas; for a Job, the count of active pods its controller wants); nil when it
+	// has none or it is unknown.
 	Replicas *int32
 }
 

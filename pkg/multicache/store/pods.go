@@ -31,7 +31,7 @@ func ControllerOwner(pod *corev1.Pod) (OwnerKey, types.UID, bool) {
 		return OwnerKey{}, "", false
 	}
 	switch t := v1alpha1.OwnerType(ref.Kind); t {
-	case v1alpha1.OwnerReplicaSet, v1alpha1.OwnerStatefulSet, v1alpha1.OwnerDaemonSet, v1alpha1.OwnerDeployment:
+	case v1alpha1.OwnerReplicaSet, v1alpha1.OwnerStatefulSet, v1alpha1.OwnerDaemonSet, v1alpha1.OwnerDeployment, v1alpha1.OwnerJob:
 		return OwnerKey{Type: t, Namespace: pod.Namespace, Name: ref.Name}, ref.UID, true
 	}
 	return OwnerKey{}, "", false
