@@ -154,13 +154,6 @@ func (h *Handler) IsAssumedClaim(claim *resourcev1.ResourceClaim) (bool, error) 
 	return ok, nil
 }
 
-// AssumedClaims returns how many claims' allocations are assumed.
-func (h *Handler) AssumedClaims() int {
-	h.mu.RLock()
-	defer h.mu.RUnlock()
-	return len(h.claims.assumed)
-}
-
 // dispatchClaim fans an accepted event of the API's claims out (objectKind.dispatch): as
 // is when the claim is not assumed, else as the table above says.
 func (h *Handler) dispatchClaim(op stores.Op, key types.NamespacedName, charged, claim *resourcev1.ResourceClaim, timed bool) {
