@@ -175,3 +175,32 @@ func (h *Handler) dispatchClaim(op stores.Op, key types.NamespacedName, charged,
 func differentClaims(a, b *resourcev1.ResourceClaim) bool {
 	return a.UID != "" && b.UID != "" && a.UID != b.UID
 }
+
+// claimMarker is a store that marks the claims whose charge is an assumption (the devices
+// store), keyed namespace/name.
+type claimMarker interface {
+	AssumedClaims() map[string][]string
+}
+
+// checkAssumedClaimsLocked checks that every store marking assumed claims marks exactly the
+// handler's assumptions. The caller holds the lock.
+func (h *Handler) checkAssumedClaimsLocked() []error {
+	var errs []error
+	for _, s := range h.stores {
+		m, ok := s.(claimMarker)
+		if !ok {
+			continue
+		}
+		marked := m.AssumedClaims()
+		for key := range h.claims.assumed {
+			if _, ok := marked[key.String()]; !ok {
+				errs = append(errs, fmt.Errorf("claim %s is assumed, but the %s store does not mark it", key, s.Name()))
+			}
+			delete(marked, key.String())
+		}
+		for key := range marked {
+			errs = append(errs, fmt.Errorf("the %s store marks claim %s assumed, but no scheduler's assumption stands", s.Name(), key))
+		}
+	}
+	return errs
+}
