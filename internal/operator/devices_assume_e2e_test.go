@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/seed0f91f25e/multicache/internal/stores"
 	"github.com/seed0f91f25e/multicache/internal/stores/devicestore"
@@ -103,6 +104,12 @@ func TestDevices_AssumedClaimsThroughTheAPIServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	want("assumed (pending allocation)", 2, 2)
+	if got := sample(t, "multicache_assumed_claims"); got != 1 {
+		t.Errorf("multicache_assumed_claims = %v, want 1", got)
+	}
+	if got := sample(t, "multicache_devices", "class", "assume-gpus", "state", "allocated"); got != 2 {
+		t.Errorf(`multicache_devices{class="assume-gpus", state="allocated"} = %v, want 2 at once`, got)
+	}
 	if err := op.Cache.AssumeClaim(allocate(newClaim("same-gpus"), "gpu1", "gpu2")); err == nil {
 		t.Error("a second claim assumed gpu1, which two-gpus holds")
 	}
@@ -114,6 +121,12 @@ func TestDevices_AssumedClaimsThroughTheAPIServer(t *testing.T) {
 	eventually(t, "the API's allocation ends the assumption, counted once", func() (bool, string) {
 		return !assumed(pending) && view() == devicestore.Counts{Total: 4, Allocated: 2, Free: 2}, fmt.Sprintf("%+v, assumed %v", view(), assumed(pending))
 	})
+	if got := sample(t, "multicache_assumed_claims"); got != 0 {
+		t.Errorf("multicache_assumed_claims = %v once the API shows the allocation, want 0", got)
+	}
+	if got := sample(t, "multicache_devices", "class", "assume-gpus", "state", "allocated"); got != 2 {
+		t.Errorf(`multicache_devices{class="assume-gpus", state="allocated"} = %v, want 2 (counted once)`, got)
+	}
 
 	// The claim the status update returned, assumed (AssumeClaimAfterAPICall): counted at
 	// once if the informer has not delivered it, and once either way.
@@ -133,4 +146,33 @@ func TestDevices_AssumedClaimsThroughTheAPIServer(t *testing.T) {
 	if errs := op.Cache.CheckInvariants(); len(errs) > 0 {
 		t.Error(errs)
 	}
+}
+
+// sample reads the gauge of a gathered metric family whose labels include the given
+// name/value pairs; -1 when there is none.
+func sample(t *testing.T, name string, labels ...string) float64 {
+	t.Helper()
+	families, err := ctrlmetrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+	metrics:
+		for _, m := range f.GetMetric() {
+			have := map[string]string{}
+			for _, l := range m.GetLabel() {
+				have[l.GetName()] = l.GetValue()
+			}
+			for i := 0; i+1 < len(labels); i += 2 {
+				if have[labels[i]] != labels[i+1] {
+					continue metrics
+				}
+			}
+			return m.GetGauge().GetValue()
+		}
+	}
+	return -1
 }
