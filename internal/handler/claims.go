@@ -2,6 +2,7 @@ package handler
 
 import (
 	"fmt"
+	"time"
 
 	resourcev1 "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -105,7 +106,14 @@ func (h *Handler) AssumeClaim(claim *resourcev1.ResourceClaim) error {
 		sub := &h.claimKind.subs[i]
 		switch {
 		case sub.assume != nil:
+			var start time.Time
+			if timed {
+				start = time.Now()
+			}
 			sub.assume(charged, claim)
+			if timed {
+				sub.observe[0].Observe(time.Since(start).Seconds())
+			}
 		case charged == nil:
 			fanOut(h.claimKind.subs[i:i+1], stores.OpAdd, nil, claim, timed)
 		default:
