@@ -129,3 +129,30 @@ func TestAssume_AgainReplacesAndDeleteReleases(t *testing.T) {
 	}
 	noViolations(t, s)
 }
+
+// A finding about an assumed claim says it is one.
+func TestAssume_FindingsMarkTheAssumedClaims(t *testing.T) {
+	s := newStore(t)
+	s.AddNode(node("n1"))
+	s.AddResourceSlice(makeSlice("s", gpu, "n1", 1, 1, devs("gpu", 1), onNode("n1")))
+	s.AddResourceClaim(makeClaim("ns", "api", result{gpu, "n1", "gpu0", "", false}))
+	s.AssumeResourceClaim(nil, makeClaim("ns", "assumed", result{gpu, "n1", "gpu0", "", false}, result{gpu, "n1", "nope", "", false}))
+	var got []string
+	for _, err := range s.CheckInvariants() {
+		got = append(got, err.Error())
+	}
+	slices.Sort(got)
+	want := []string{
+		"claims ns/assumed (assumed) hold device gpu.example.com/n1/nope, which no ResourceSlice publishes",
+		"device gpu.example.com/n1/gpu0 is held by claims ns/api, ns/assumed (assumed): a device not shared is held by one claim at most",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("violations:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if d := s.Dump().(devicestore.Dump); !slices.Equal(d.Unpublished[gpu+"/n1/nope"], []string{"ns/assumed (assumed)"}) {
+		t.Errorf("dump's unpublished devices %v, want nope held by ns/assumed (assumed)", d.Unpublished)
+	}
+	if v := nodeView(t, s, "n1"); v.Counts != (devicestore.Counts{Total: 1, Allocated: 1, Assumed: 1}) {
+		t.Errorf("n1: %+v, want gpu0 allocated once, assumed", v.Counts)
+	}
+}

@@ -37,7 +37,7 @@ func (s *Store) Dump() any {
 		if d.Unpublished == nil {
 			d.Unpublished = map[string][]string{}
 		}
-		d.Unpublished[id.String()] = h.claimNames()
+		d.Unpublished[id.String()] = s.claimNames(h)
 	}
 	if len(s.assumed) > 0 {
 		d.Assumed = s.AssumedClaims()
