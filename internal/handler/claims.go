@@ -7,6 +7,7 @@ import (
 	resourcev1 "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/resourceversion"
 
 	"github.com/seed0f91f25e/multicache/internal/stores"
 )
@@ -16,8 +17,9 @@ import (
 // claim's status, AssumeClaimAfterAPICall with the claim the API returned): the allocation
 // counts at once, and until the API shows the claim allocated at the assumed version or a
 // newer one (kube-scheduler's assume cache lets the informer's object replace an assumed one
-// by resourceVersion), the claim is deleted, or the scheduler forgets it. Like an assumed
-// pod it never expires.
+// by resourceVersion), the claim is deleted, or the scheduler forgets it; an assumption
+// known to be written ends with any newer version (assumedClaim). Like an assumed pod it
+// never expires.
 //
 // The stores are handed one claim per key: the assumed one while the assumption stands,
 // else the API's. So the API's claim is recorded as last seen (drift compares it with the
@@ -27,6 +29,8 @@ import (
 //	assume (assumed)             -> assume(previous assumption, assumed)   version not older
 //	API claim, allocated, at or
 //	  after the assumed version  -> update(assumed, API's)                 the API wins
+//	API claim after a written
+//	  assumption's version       -> update(assumed, API's)                 allocated or not
 //	API claim, another UID       -> update(assumed, API's)
 //	API claim otherwise          -> nothing (last seen only; the assumption stands)
 //	API delete                   -> delete(assumed)
@@ -38,7 +42,7 @@ import (
 
 // claimAssumptions are the handler's assumed claims and the stores' checks.
 type claimAssumptions struct {
-	assumed map[types.NamespacedName]*resourcev1.ResourceClaim
+	assumed map[types.NamespacedName]assumedClaim
 	// checks are the ResourceClaimAssumers' CheckAssumeResourceClaim, in fan-out order.
 	checks []func(*resourcev1.ResourceClaim) error
 }
@@ -71,7 +75,8 @@ func (h *Handler) AssumeClaim(claim *resourcev1.ResourceClaim) error {
 		return reject(fmt.Errorf("%w: enable the %q store to assume claims", stores.ErrNoDeviceStore, stores.DeviceStoreName))
 	}
 	api, seen := h.claimKind.get(key)
-	prev, assumed := h.claims.assumed[key]
+	a, assumed := h.claims.assumed[key]
+	prev := a.claim
 	switch {
 	case assumed && differentClaims(prev, claim):
 		return reject(fmt.Errorf("%w: claim %s is assumed with UID %s, this one has %s", stores.ErrUIDMismatch, key, prev.UID, claim.UID))
@@ -120,7 +125,7 @@ func (h *Handler) AssumeClaim(claim *resourcev1.ResourceClaim) error {
 			fanOut(h.claimKind.subs[i:i+1], stores.OpUpdate, charged, claim, timed)
 		}
 	}
-	h.claims.assumed[key] = claim
+	h.claims.assumed[key] = assumedClaim{claim: claim, written: a.written || (seen && knownNewer(claim.ResourceVersion, api.ResourceVersion))}
 	h.accept(stores.KindResourceClaim, stores.OpAssume)
 	return nil
 }
@@ -135,7 +140,8 @@ func (h *Handler) ForgetClaim(claim *resourcev1.ResourceClaim) error {
 	key := keyOf(claim)
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	prev, assumed := h.claims.assumed[key]
+	a, assumed := h.claims.assumed[key]
+	prev := a.claim
 	if !assumed {
 		return h.reject(stores.KindResourceClaim, stores.OpForget, key.String(),
 			fmt.Errorf("%w: %s (never assumed, confirmed by the API, deleted or forgotten already)", stores.ErrClaimNotAssumed, key))
@@ -165,18 +171,38 @@ func (h *Handler) IsAssumedClaim(claim *resourcev1.ResourceClaim) (bool, error) 
 // dispatchClaim fans an accepted event of the API's claims out (objectKind.dispatch): as
 // is when the claim is not assumed, else as the table above says.
 func (h *Handler) dispatchClaim(op stores.Op, key types.NamespacedName, charged, claim *resourcev1.ResourceClaim, timed bool) {
-	prev, assumed := h.claims.assumed[key]
+	a, assumed := h.claims.assumed[key]
+	prev := a.claim
 	switch {
 	case !assumed:
 		fanOut(h.claimKind.subs, op, charged, claim, timed)
 	case op == stores.OpDelete:
 		delete(h.claims.assumed, key)
 		fanOut(h.claimKind.subs, stores.OpDelete, prev, nil, timed)
-	case differentClaims(prev, claim) || (claim.Status.Allocation != nil && !older(claim.ResourceVersion, prev.ResourceVersion)):
+	case differentClaims(prev, claim) || (claim.Status.Allocation != nil && !older(claim.ResourceVersion, prev.ResourceVersion)) ||
+		(a.written && knownNewer(claim.ResourceVersion, prev.ResourceVersion)):
 		delete(h.claims.assumed, key)
 		fanOut(h.claimKind.subs, stores.OpUpdate, prev, claim, timed)
 		h.log.V(2).Info("assumed claim ended by the API's", "claim", key, "assumedVersion", prev.ResourceVersion, "version", claim.ResourceVersion)
 	}
+}
+
+// assumedClaim is one assumption: the claim, and whether it was written, i.e. newer than
+// the API's claim the cache held when it was assumed (the claim a status update returned,
+// kube-scheduler's AssumeClaimAfterAPICall): then the API has that version, and any newer
+// one is the API's truth, allocated or not, as in kube-scheduler's assume cache. An
+// assumption not known to be written (the claim as read, SignalClaimPendingAllocation; or
+// a claim the cache has not seen) stands through newer versions until one shows an
+// allocation, as kube-scheduler's in-flight allocations do.
+type assumedClaim struct {
+	claim   *resourcev1.ResourceClaim
+	written bool
+}
+
+// knownNewer reports whether resource version a is known to be newer than b.
+func knownNewer(a, b string) bool {
+	c, err := resourceversion.CompareResourceVersion(a, b)
+	return err == nil && c > 0
 }
 
 // differentClaims reports whether two claims are known to be different objects.

@@ -240,3 +240,31 @@ func deviceList(t *testing.T, h *Handler) map[string]bool {
 	})
 	return out
 }
+
+// An assumption of the claim as read (pending) stands through a newer version that shows no
+// allocation (another writer's change), as kube-scheduler's in-flight allocations do; one
+// of the claim a status update returned (newer than the API's claim the cache held) is
+// ended by any newer version, as kube-scheduler's assume cache does: here a relist that
+// skipped the allocated version and shows the claim deallocated.
+func TestAssumeClaim_NewerVersionsWithoutTheAllocation(t *testing.T) {
+	h := claimsWorld(t)
+	must(t, h.AddResourceClaim(atVersion(draClaim("pending", "n1"), "10")))
+	pending := atVersion(draClaim("pending", "n1", "gpu0"), "10")
+	must(t, h.AssumeClaim(pending))
+	labelled := atVersion(draClaim("pending", "n1"), "11")
+	labelled.Labels = map[string]string{"team": "a"}
+	must(t, h.SyncResourceClaim(keyOf(labelled), labelled))
+	wantAssumed(t, h, pending, true)
+	wantDevices(t, h, "the pending assumption after another writer's version", 1, 1)
+	must(t, h.SyncResourceClaim(keyOf(labelled), atVersion(draClaim("pending", "n1", "gpu0"), "12")))
+	wantAssumed(t, h, pending, false)
+	wantDevices(t, h, "the allocation written", 1, 0)
+
+	must(t, h.AddResourceClaim(atVersion(draClaim("written", "n1"), "20")))
+	written := atVersion(draClaim("written", "n1", "gpu1"), "21")
+	must(t, h.AssumeClaim(written))
+	wantDevices(t, h, "the written claim assumed", 2, 1)
+	must(t, h.SyncResourceClaim(keyOf(written), atVersion(draClaim("written", "n1"), "22")))
+	wantAssumed(t, h, written, false)
+	wantDevices(t, h, "a newer version, deallocated", 1, 0)
+}

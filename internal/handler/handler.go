@@ -155,7 +155,7 @@ func NewFromRegistry(config *stores.CacheHandler, reg Registry, log logr.Logger)
 		classKind:    newObjectKind(stores.KindDeviceClass, nameOf[*resourcev1.DeviceClass], uidOf[*resourcev1.DeviceClass]),
 		rejections:   map[rejectionKey]bool{},
 	}
-	h.claims.assumed = map[types.NamespacedName]*resourcev1.ResourceClaim{}
+	h.claims.assumed = map[types.NamespacedName]assumedClaim{}
 	h.claimKind.dispatch = h.dispatchClaim
 	config.SetPodOpFunc(h.podOp)
 	for _, r := range reg {
