@@ -68,6 +68,7 @@ func (h *Handler) AssumeClaim(claim *resourcev1.ResourceClaim) error {
 		return h.rejectUnlocked(stores.KindResourceClaim, stores.OpAssume, key.String(),
 			fmt.Errorf("%w: claim %s has no status.allocation: assume the claim with the allocation the scheduler made", stores.ErrInvalidObject, key))
 	}
+	claim = claim.DeepCopy() // the caller's object may change after the call; the cache's never do
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	reject := func(err error) error { return h.reject(stores.KindResourceClaim, stores.OpAssume, key.String(), err) }
