@@ -2,7 +2,9 @@ package handler
 
 import (
 	"errors"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -267,4 +269,43 @@ func TestAssumeClaim_NewerVersionsWithoutTheAllocation(t *testing.T) {
 	must(t, h.SyncResourceClaim(keyOf(written), atVersion(draClaim("written", "n1"), "22")))
 	wantAssumed(t, h, written, false)
 	wantDevices(t, h, "a newer version, deallocated", 1, 0)
+}
+
+// Schedulers assuming and forgetting while the feed applies the API's claims, all at once:
+// no race (go test -race), and at rest the counts are the API's plus what stays assumed.
+func TestAssumeClaim_ConcurrentWithTheFeed(t *testing.T) {
+	h := claimsWorld(t)
+	check := func(err error) { // t.Fatal is for the test's goroutine only
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	const rounds = 200
+	done := make(chan struct{})
+	go func() { // the feed: claim "api" allocated gpu3 and deallocated, again and again
+		defer close(done)
+		for i := range rounds {
+			c := atVersion(draClaim("api", "n1"), fmt.Sprint(2*i+1))
+			if i%2 == 0 {
+				c = atVersion(draClaim("api", "n1", "gpu3"), fmt.Sprint(2*i+1))
+			}
+			check(h.SyncResourceClaim(keyOf(c), c))
+		}
+	}()
+	var wg sync.WaitGroup
+	for s, device := range []string{"gpu0", "gpu1"} {
+		wg.Add(1)
+		go func() { // a scheduler assumes its claim and forgets it, and finally keeps it
+			defer wg.Done()
+			c := atVersion(draClaim(fmt.Sprintf("sched-%d", s), "n1", device), "1")
+			for range rounds {
+				check(h.AssumeClaim(c))
+				check(h.ForgetClaim(c))
+			}
+			check(h.AssumeClaim(c))
+		}()
+	}
+	wg.Wait()
+	<-done
+	wantDevices(t, h, "at rest", 2, 2) // the feed's last version is deallocated
 }
