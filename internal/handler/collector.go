@@ -9,12 +9,13 @@ import (
 )
 
 // Collector exposes the cache's gauges, read at scrape time (nothing on the event path):
-// multicache_store_objects{store}, multicache_assumed_pods, multicache_reservations{phase},
-// multicache_devices{class, state}.
+// multicache_store_objects{store}, multicache_assumed_pods, multicache_assumed_claims,
+// multicache_reservations{phase}, multicache_devices{class, state}.
 type Collector struct {
 	h            *Handler
 	objects      *prometheus.Desc
 	assumed      *prometheus.Desc
+	claims       *prometheus.Desc
 	reservations *prometheus.Desc
 	devices      *prometheus.Desc
 }
@@ -36,6 +37,7 @@ func NewCollector(h *Handler) *Collector {
 		h:            h,
 		objects:      prometheus.NewDesc("multicache_store_objects", "Objects held per store.", []string{"store"}, nil),
 		assumed:      prometheus.NewDesc("multicache_assumed_pods", "Pods assumed and not yet confirmed by the API.", nil, nil),
+		claims:       prometheus.NewDesc("multicache_assumed_claims", "ResourceClaims whose allocation a scheduler assumed and the API does not show yet.", nil, nil),
 		reservations: prometheus.NewDesc("multicache_reservations", "Reservations per phase.", []string{"phase"}, nil),
 		devices: prometheus.NewDesc("multicache_devices",
 			"DRA devices published (total), held by claims (allocated) and free, each device counted once however many nodes it reaches; "+
@@ -48,6 +50,7 @@ func NewCollector(h *Handler) *Collector {
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.objects
 	ch <- c.assumed
+	ch <- c.claims
 	ch <- c.reservations
 	ch <- c.devices
 }
@@ -60,6 +63,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(c.objects, prometheus.GaugeValue, float64(s.Len()), string(s.Name()))
 	}
 	ch <- prometheus.MustNewConstMetric(c.assumed, prometheus.GaugeValue, float64(c.h.pods.AssumedLen()))
+	ch <- prometheus.MustNewConstMetric(c.claims, prometheus.GaugeValue, float64(len(c.h.claims.assumed)))
 	if rs, ok := lookup[reservationQuerier](c.h, stores.ReservationStoreName); ok {
 		counts := rs.CountByPhase()
 		for _, phase := range []v1alpha1.ReservationPhase{v1alpha1.ReservationPending, v1alpha1.ReservationReserved,

@@ -34,7 +34,12 @@ func (h *Handler) subscribeDevices(s stores.Store) {
 		h.sliceKind.subs = append(h.sliceKind.subs, newSubscriber(name, st.AddResourceSlice, st.UpdateResourceSlice, st.DeleteResourceSlice))
 	}
 	if st, ok := s.(stores.ResourceClaimHandler); ok {
-		h.claimKind.subs = append(h.claimKind.subs, newSubscriber(name, st.AddResourceClaim, st.UpdateResourceClaim, st.DeleteResourceClaim))
+		sub := newSubscriber(name, st.AddResourceClaim, st.UpdateResourceClaim, st.DeleteResourceClaim)
+		if a, ok := s.(stores.ResourceClaimAssumer); ok {
+			sub.assume = a.AssumeResourceClaim
+			h.claims.checks = append(h.claims.checks, a.CheckAssumeResourceClaim)
+		}
+		h.claimKind.subs = append(h.claimKind.subs, sub)
 	}
 	if st, ok := s.(stores.DeviceClassHandler); ok {
 		h.classKind.subs = append(h.classKind.subs, newSubscriber(name, st.AddDeviceClass, st.UpdateDeviceClass, st.DeleteDeviceClass))

@@ -58,13 +58,18 @@ func fanOut[T any](subs []subscriber[T], op stores.Op, oldObj, newObj T, timed b
 }
 
 // objectKind is the handler's side of one kind other than Pod: the last-seen object of every
-// key (what the stores are charged with) and the subscribed stores in fan-out order.
+// key (what the stores are charged with, but for an assumed claim) and the subscribed
+// stores in fan-out order.
 type objectKind[K comparable, T any] struct {
 	kind  stores.Kind
 	keyOf func(T) K
 	uidOf func(T) types.UID
 	seen  map[K]T
 	subs  []subscriber[T]
+	// dispatch, when set, fans an accepted event out instead of fanOut: the claims, whose
+	// stores are charged with a scheduler's assumption while it stands (claims.go), not
+	// with the last-seen object.
+	dispatch func(op stores.Op, key K, charged, newObj T, timed bool)
 }
 
 func newObjectKind[K comparable, T any](kind stores.Kind, keyOf func(T) K, uidOf func(T) types.UID) *objectKind[K, T] {
@@ -103,7 +108,11 @@ func (k *objectKind[K, T]) plan(op stores.Op, oldObj, newObj T) (K, T, error) {
 
 // apply fans a planned event out and records the new last-seen object.
 func (k *objectKind[K, T]) apply(op stores.Op, key K, charged, newObj T, timed bool) {
-	fanOut(k.subs, op, charged, newObj, timed)
+	if k.dispatch != nil {
+		k.dispatch(op, key, charged, newObj, timed)
+	} else {
+		fanOut(k.subs, op, charged, newObj, timed)
+	}
 	if op == stores.OpDelete {
 		delete(k.seen, key)
 	} else {

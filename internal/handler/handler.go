@@ -107,6 +107,8 @@ type Handler struct {
 	sliceKind *objectKind[string, *resourcev1.ResourceSlice]
 	claimKind *objectKind[types.NamespacedName, *resourcev1.ResourceClaim]
 	classKind *objectKind[string, *resourcev1.DeviceClass]
+	// claims are the claims' allocations schedulers assumed (claims.go).
+	claims claimAssumptions
 
 	// events counts events for sampling store timings.
 	events uint64
@@ -153,6 +155,8 @@ func NewFromRegistry(config *stores.CacheHandler, reg Registry, log logr.Logger)
 		classKind:    newObjectKind(stores.KindDeviceClass, nameOf[*resourcev1.DeviceClass], uidOf[*resourcev1.DeviceClass]),
 		rejections:   map[rejectionKey]bool{},
 	}
+	h.claims.assumed = map[types.NamespacedName]assumedClaim{}
+	h.claimKind.dispatch = h.dispatchClaim
 	config.SetPodOpFunc(h.podOp)
 	for _, r := range reg {
 		if !config.IsStoreEnabled(r.Name) {

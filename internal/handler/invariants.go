@@ -12,7 +12,8 @@ import (
 )
 
 // CheckInvariants asks every store to check itself and checks what spans stores: the pods
-// charged to nodes are exactly the PodStore's bound, non-terminal pods, as the same objects.
+// charged to nodes are exactly the PodStore's bound, non-terminal pods, as the same objects;
+// the claims a store marks assumed are exactly the handler's assumed claims.
 // Violations are counted in multicache_invariant_violations_total and returned.
 //
 // At 150,000 pods one check reads every pod, and an event needs the write lock, so the
@@ -57,6 +58,7 @@ func (h *Handler) checkInParts() []error {
 	h.mu.RLock()
 	nodeCheck := h.nodes.BeginCheck()
 	errs = append(errs, h.pods.CheckAssumedIndex()...)
+	errs = append(errs, h.checkAssumedClaimsLocked()...)
 	h.mu.RUnlock()
 
 	h.rangeNodes(func(infos []*stores.NodeInfo) {
@@ -99,8 +101,9 @@ func (h *Handler) checkInParts() []error {
 func (h *Handler) checkLocked() func() []error {
 	finishStores := h.checkStoresLocked(func(stores.Store) bool { return true })
 	podsOnNodes := h.checkPodsOnNodesDeferred()
+	claims := h.checkAssumedClaimsLocked()
 	return func() []error {
-		return append(finishStores(), podsOnNodes()...)
+		return append(append(finishStores(), podsOnNodes()...), claims...)
 	}
 }
 

@@ -19,4 +19,5 @@ type (
 	ResourceSliceHandler = store.ResourceSliceHandler
 	ResourceClaimHandler = store.ResourceClaimHandler
 	DeviceClassHandler   = store.DeviceClassHandler
+	ResourceClaimAssumer = store.ResourceClaimAssumer
 )

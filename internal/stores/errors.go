@@ -20,6 +20,11 @@ var (
 	ErrPodUnknown             = store.ErrPodUnknown
 	ErrPodAssumedNotConfirmed = store.ErrPodAssumedNotConfirmed
 	ErrNodeMismatch           = store.ErrNodeMismatch
+	ErrClaimNotAssumed        = store.ErrClaimNotAssumed
+	ErrClaimAllocated         = store.ErrClaimAllocated
+	ErrClaimOutOfSync         = store.ErrClaimOutOfSync
+	ErrDeviceInUse            = store.ErrDeviceInUse
+	ErrNoDeviceStore          = store.ErrNoDeviceStore
 )
 
 // EventError is a rejected event: what it was, for which object, and why.
@@ -54,6 +59,11 @@ func Reason(err error) string {
 		{ErrPodUnknown, "unknown_pod"},
 		{ErrPodAssumedNotConfirmed, "assumed_not_confirmed"},
 		{ErrNodeMismatch, "node_mismatch"},
+		{ErrClaimNotAssumed, "not_assumed"},
+		{ErrClaimAllocated, "already_allocated"},
+		{ErrClaimOutOfSync, "out_of_sync"},
+		{ErrDeviceInUse, "device_in_use"},
+		{ErrNoDeviceStore, "no_device_store"},
 	} {
 		if errors.Is(err, r.err) {
 			return r.name

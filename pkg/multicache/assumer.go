@@ -2,15 +2,16 @@ package multicache
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 
 	"github.com/seed0f91f25e/multicache/internal/handler"
 )
 
 // Assumer is the one way to change the cache from outside its feeds: a scheduler's
-// assume, finish-binding and forget, as kube-scheduler's cache offers them. Each call goes
-// through the cache's pod state machine, like an event from the API: a call the state
-// machine refuses returns an error matching one of the store package's Err* values and
-// changes nothing.
+// assume, finish-binding and forget, as kube-scheduler's cache offers them for pods and its
+// DRA plugin for claims. Each call goes through the cache's state machine, like an event
+// from the API: a call it refuses returns an error matching one of the store package's
+// Err* values and changes nothing.
 type Assumer interface {
 	// AssumePod charges a pod the scheduler placed (pod.Spec.NodeName set) before the
 	// API confirms it.
@@ -22,9 +23,27 @@ type Assumer interface {
 	ForgetPod(pod *corev1.Pod) error
 	// IsAssumedPod reports whether a pod is assumed and not yet confirmed by the API.
 	IsAssumedPod(pod *corev1.Pod) (bool, error)
+
+	// AssumeClaim charges a ResourceClaim's allocation (claim.Status.Allocation, the devices
+	// the scheduler allocated) before the API shows it, as kube-scheduler's
+	// SignalClaimPendingAllocation and AssumeClaimAfterAPICall do: with the claim as read
+	// plus the allocation, or with the claim the status update returned. It counts at once
+	// in the devices' views and metrics, and until the API shows the claim allocated at
+	// this version or a newer one (the API's claim then counts instead, once), the claim is
+	// deleted, or ForgetClaim; it never expires. Refused, changing nothing: no allocation
+	// (store.ErrInvalidObject), a device another claim holds (store.ErrDeviceInUse), an older
+	// version than the cache's (store.ErrClaimOutOfSync), a claim the API shows allocated
+	// otherwise (store.ErrClaimAllocated), the devices store off (store.ErrNoDeviceStore).
+	AssumeClaim(claim *resourcev1.ResourceClaim) error
+	// ForgetClaim undoes AssumeClaim (the status update failed): the API's claim counts
+	// again. A claim not assumed is refused (store.ErrClaimNotAssumed).
+	ForgetClaim(claim *resourcev1.ResourceClaim) error
+	// IsAssumedClaim reports whether a claim's allocation is assumed and not yet shown by
+	// the API.
+	IsAssumedClaim(claim *resourcev1.ResourceClaim) (bool, error)
 }
 
-// assumer is the Assumer over the handler: those four methods, nothing else.
+// assumer is the Assumer over the handler: those methods, nothing else.
 type assumer struct{ h *handler.Handler }
 
 var _ Assumer = assumer{}
@@ -33,6 +52,15 @@ func (a assumer) AssumePod(pod *corev1.Pod) error            { return a.h.Assume
 func (a assumer) FinishBinding(pod *corev1.Pod) error        { return a.h.FinishBinding(pod) }
 func (a assumer) ForgetPod(pod *corev1.Pod) error            { return a.h.ForgetPod(pod) }
 func (a assumer) IsAssumedPod(pod *corev1.Pod) (bool, error) { return a.h.IsAssumedPod(pod) }
+func (a assumer) AssumeClaim(claim *resourcev1.ResourceClaim) error {
+	return a.h.AssumeClaim(claim)
+}
+func (a assumer) ForgetClaim(claim *resourcev1.ResourceClaim) error {
+	return a.h.ForgetClaim(claim)
+}
+func (a assumer) IsAssumedClaim(claim *resourcev1.ResourceClaim) (bool, error) {
+	return a.h.IsAssumedClaim(claim)
+}
 
 // Retryable reports whether an Assumer call the cache refused may succeed if tried again
 // later (the state machine refused it for the pod's current state, which other calls and

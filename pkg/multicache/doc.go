@@ -21,7 +21,8 @@
 //
 // A sibling reads the cache in process through the Reader (copies under a read lock held
 // only while copying) or a Snapshot (no lock while reading), and a scheduler assumes pods
-// through the Assumer, which goes through the cache's pod state machine. Like
+// and claims' allocations through the Assumer, which goes through the cache's state
+// machine. Like
 // kube-scheduler's framework package, this package and package store export interfaces and
 // value types of their own only: no lock, no event method and no internal type is
 // reachable from them.

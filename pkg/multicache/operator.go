@@ -36,8 +36,9 @@ type SiblingDeps struct {
 	Manager manager.Manager
 	// Reader reads the cache (read-only; snapshots for the stores registered out of tree).
 	Reader Reader
-	// Assumer is for a sibling that schedules: assume, finish-binding and forget, through
-	// the cache's pod state machine. A sibling that only reads ignores it.
+	// Assumer is for a sibling that schedules: assume, finish-binding and forget of pods,
+	// assume and forget of claims' allocations, through the cache's state machine. A
+	// sibling that only reads ignores it.
 	Assumer Assumer
 	// Options are the operator's options (after the flags).
 	Options Options

@@ -22,7 +22,7 @@ import (
 
 // TestSiblings_GetAReaderAndAnAssumerThatReachNoLockNorWrite: what a sibling is built with
 // wraps the handler. No type assertion turns the Reader into something that locks or
-// writes (nor into the Assumer), the Assumer has the scheduler's four methods only, and
+// writes (nor into the Assumer), the Assumer has the scheduler's methods only (pods, claims), and
 // neither has an exported field to reach the handler by.
 func TestSiblings_GetAReaderAndAnAssumerThatReachNoLockNorWrite(t *testing.T) {
 	h := newHandler(t)

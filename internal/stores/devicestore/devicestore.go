@@ -63,6 +63,8 @@ type Store struct {
 	// claims are the claims holding devices; holders the holders of each device.
 	claims  map[types.NamespacedName][]allocation
 	holders map[DeviceID]*holders
+	// assumed are the claims whose charge is a scheduler's assumption (assume.go).
+	assumed map[types.NamespacedName]struct{}
 
 	classes  map[string]*class
 	celCache *cel.Cache
@@ -91,6 +93,7 @@ func New(h *stores.CacheHandler) *Store {
 		selective: map[poolKey]*pool{},
 		claims:    map[types.NamespacedName][]allocation{},
 		holders:   map[DeviceID]*holders{},
+		assumed:   map[types.NamespacedName]struct{}{},
 		classes:   map[string]*class{},
 		celCache:  cel.NewCache(celCacheSize, cel.Features{EnableConsumableCapacity: true}),
 		extended:  newExtendedResources(),
@@ -165,19 +168,22 @@ func (s *Store) DeleteResourceSlice(slice *resourcev1.ResourceSlice) {
 
 // AddResourceClaim charges the devices of an allocated claim.
 func (s *Store) AddResourceClaim(claim *resourcev1.ResourceClaim) {
+	key := claimKey(claim)
+	s.unassume(key)
 	allocs := allocationsOf(claim)
 	if len(allocs) == 0 {
 		return
 	}
-	key := types.NamespacedName{Namespace: claim.Namespace, Name: claim.Name}
 	s.claims[key] = allocs
 	for _, a := range allocs {
 		s.hold(key, a)
 	}
 }
 
-// UpdateResourceClaim re-charges a claim whose allocation changed.
+// UpdateResourceClaim re-charges a claim whose allocation changed; an assumption the API
+// confirms, or one forgotten, ends here.
 func (s *Store) UpdateResourceClaim(oldClaim, newClaim *resourcev1.ResourceClaim) {
+	s.unassume(claimKey(newClaim))
 	if equality.Semantic.DeepEqual(oldClaim.Status.Allocation, newClaim.Status.Allocation) {
 		return
 	}
@@ -187,7 +193,8 @@ func (s *Store) UpdateResourceClaim(oldClaim, newClaim *resourcev1.ResourceClaim
 
 // DeleteResourceClaim releases the devices of a claim.
 func (s *Store) DeleteResourceClaim(claim *resourcev1.ResourceClaim) {
-	key := types.NamespacedName{Namespace: claim.Namespace, Name: claim.Name}
+	key := claimKey(claim)
+	s.unassume(key)
 	allocs, ok := s.claims[key]
 	if !ok {
 		return

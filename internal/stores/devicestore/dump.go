@@ -13,6 +13,9 @@ type Dump struct {
 	// Unpublished are the devices claims hold that no counted slice publishes, with the
 	// claims holding them.
 	Unpublished map[string][]string `json:"unpublished,omitempty"`
+	// Assumed are the claims whose allocation a scheduler assumed and the API does not show
+	// yet, with the devices each holds.
+	Assumed map[string][]string `json:"assumed,omitempty"`
 	// ExtendedResources are the extended resources DeviceClasses serve (spec.
 	// extendedResourceName), with the class serving each.
 	ExtendedResources map[string]string `json:"extendedResources,omitempty"`
@@ -34,7 +37,10 @@ func (s *Store) Dump() any {
 		if d.Unpublished == nil {
 			d.Unpublished = map[string][]string{}
 		}
-		d.Unpublished[id.String()] = h.claimNames()
+		d.Unpublished[id.String()] = s.claimNames(h)
+	}
+	if len(s.assumed) > 0 {
+		d.Assumed = s.AssumedClaims()
 	}
 	for name := range s.classes {
 		if r := s.extended.GetExtendedResource(name); r != "" {

@@ -33,13 +33,14 @@ func (n namedDevices) has(s *Store, id DeviceID) bool {
 	return names[id.Device.String()]
 }
 
-func (h *holders) claimNames() []string {
+// claimNames names the claims holding a device, marking shares and assumptions.
+func (s *Store) claimNames(h *holders) []string {
 	var out []string
 	for _, c := range h.dedicated {
-		out = append(out, c.String())
+		out = append(out, c.String()+s.assumedMark(c))
 	}
 	for _, c := range h.shares {
-		out = append(out, c.String()+" (shared)")
+		out = append(out, c.String()+" (shared)"+s.assumedMark(c))
 	}
 	slices.Sort(out)
 	return out
@@ -53,10 +54,10 @@ func (s *Store) CheckInvariants() []error {
 	named := namedDevices{}
 	for id, h := range s.holders {
 		if !named.has(s, id) {
-			errs = append(errs, fmt.Errorf("claims %s hold device %s, which no ResourceSlice publishes", strings.Join(h.claimNames(), ", "), id))
+			errs = append(errs, fmt.Errorf("claims %s hold device %s, which no ResourceSlice publishes", strings.Join(s.claimNames(h), ", "), id))
 		}
 		if len(h.dedicated) > 1 || (len(h.dedicated) == 1 && len(h.shares) > 0) {
-			errs = append(errs, fmt.Errorf("device %s is held by claims %s: a device not shared is held by one claim at most", id, strings.Join(h.claimNames(), ", ")))
+			errs = append(errs, fmt.Errorf("device %s is held by claims %s: a device not shared is held by one claim at most", id, strings.Join(s.claimNames(h), ", ")))
 		}
 	}
 	for name, slice := range s.slices {

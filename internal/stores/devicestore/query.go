@@ -80,11 +80,11 @@ func (s *Store) ClusterCounts() (all Counts, byClass map[string]Counts) {
 			if len(d.nodes) == 0 {
 				continue
 			}
-			held := s.allocated(id)
-			all.add(held)
+			held, assumed := s.allocated(id), s.assumedHolder(id)
+			all.add(held, assumed)
 			for c := range d.classes {
 				if cc := counts[c]; cc != nil {
-					cc.add(held)
+					cc.add(held, assumed)
 				}
 			}
 		}

@@ -16,19 +16,24 @@ type nodeEntry struct {
 
 // Counts are devices published, allocated (held by some claim, alone or by share) and
 // free (published and not allocated). Free is never negative: only published devices are
-// counted as allocated.
+// counted as allocated. Assumed are the allocated devices some claim holds by a
+// scheduler's assumption the API does not show yet (counted in Allocated too).
 type Counts struct {
 	Total     int `json:"total"`
 	Allocated int `json:"allocated"`
 	Free      int `json:"free"`
+	Assumed   int `json:"assumed,omitempty"`
 }
 
-func (c *Counts) add(allocated bool) {
+func (c *Counts) add(allocated, assumed bool) {
 	c.Total++
 	if allocated {
 		c.Allocated++
 	} else {
 		c.Free++
+	}
+	if assumed {
+		c.Assumed++
 	}
 }
 
@@ -61,15 +66,15 @@ func (s *Store) view(e *nodeEntry) NodeDevices {
 	for key, r := range e.pools {
 		pd := PoolDevices{Generation: r.generation, Incomplete: r.incomplete, Invalid: r.invalid}
 		for _, d := range r.devices {
-			held := s.allocated(d.id)
-			v.add(held)
-			pd.add(held)
+			held, assumed := s.allocated(d.id), s.assumedHolder(d.id)
+			v.add(held, assumed)
+			pd.add(held, assumed)
 			if d.shared {
 				pd.Shared++
 			}
 			for c := range d.classes {
 				cc := v.ByClass[c]
-				cc.add(held)
+				cc.add(held, assumed)
 				v.ByClass[c] = cc
 			}
 		}
@@ -83,8 +88,10 @@ type Device struct {
 	ID DeviceID
 	// Shared: the device reaches nodes other than by this one's name.
 	Shared bool
-	// Allocated: some claim holds it, alone or by share.
+	// Allocated: some claim holds it, alone or by share; Assumed: one of them by a
+	// scheduler's assumption the API does not show yet.
 	Allocated bool
+	Assumed   bool
 	// Shares is how many shares claims hold (a device allowing multiple allocations), and
 	// Consumed the capacity they consume together.
 	Shares   int
@@ -98,7 +105,7 @@ func (s *Store) devicesOf(e *nodeEntry) []Device {
 	var out []Device
 	for _, r := range e.pools {
 		for _, d := range r.devices {
-			dv := Device{ID: d.id, Shared: d.shared, Allocated: s.allocated(d.id), Classes: slices.Sorted(maps.Keys(d.classes))}
+			dv := Device{ID: d.id, Shared: d.shared, Allocated: s.allocated(d.id), Assumed: s.assumedHolder(d.id), Classes: slices.Sorted(maps.Keys(d.classes))}
 			if h := s.holders[d.id]; h != nil && len(h.shares) > 0 {
 				dv.Shares = len(h.shares)
 				dv.Consumed = make(map[resourcev1.QualifiedName]resource.Quantity, len(h.consumed))

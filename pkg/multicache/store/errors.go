@@ -30,4 +30,18 @@ var (
 	ErrPodAssumedNotConfirmed = errors.New("assumed pod must be confirmed by an add before it is updated")
 	// ErrNodeMismatch: the event puts a pod on another node than the one the cache charged.
 	ErrNodeMismatch = errors.New("pod is on another node than the cache holds")
+
+	// ErrClaimNotAssumed: forget of a ResourceClaim whose allocation is not assumed.
+	ErrClaimNotAssumed = errors.New("claim not assumed")
+	// ErrClaimAllocated: assume of a ResourceClaim the API already shows allocated
+	// otherwise, at the assumed version or a newer one.
+	ErrClaimAllocated = errors.New("claim already allocated otherwise")
+	// ErrClaimOutOfSync: assume of a ResourceClaim older than the version the cache holds
+	// (from the API or a previous assume); read the claim again.
+	ErrClaimOutOfSync = errors.New("claim older than the cache's")
+	// ErrDeviceInUse: assume of a ResourceClaim whose allocation takes a device another
+	// claim holds (alone, or by share when this one wants it alone).
+	ErrDeviceInUse = errors.New("device held by another claim")
+	// ErrNoDeviceStore: assume of a ResourceClaim while no enabled store counts devices.
+	ErrNoDeviceStore = errors.New("no enabled store counts devices")
 )

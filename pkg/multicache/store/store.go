@@ -148,3 +148,16 @@ type DeviceClassHandler interface {
 type PodAssumer interface {
 	AssumePod(oldPod, newPod *corev1.Pod)
 }
+
+// ResourceClaimAssumer is implemented by a ResourceClaimHandler that must tell a claim's
+// allocation a scheduler assumes from one the API shows (the devices store marks it in its
+// views and dump). An assumption reaches such a store through AssumeResourceClaim instead of
+// AddResourceClaim or UpdateResourceClaim (oldClaim is nil for an add, else the claim the
+// store is charged with); the assumption ends with an UpdateResourceClaim to the API's claim
+// or a DeleteResourceClaim. CheckAssumeResourceClaim is asked first, for every such store:
+// an error (wrapping ErrDeviceInUse, naming the device and its holder) refuses the
+// assumption, and no store sees it.
+type ResourceClaimAssumer interface {
+	CheckAssumeResourceClaim(claim *resourcev1.ResourceClaim) error
+	AssumeResourceClaim(oldClaim, newClaim *resourcev1.ResourceClaim)
+}
