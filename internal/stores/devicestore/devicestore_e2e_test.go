@@ -17,7 +17,7 @@ import (
 // and 2 in an older one, a claim allocated 2 of them (status written as kube-scheduler
 // writes it): 4 total, 2 allocated, 2 free, for the node and for the class; the claim
 // deallocated: 0 allocated. The objects are read back from the API and fed to the store
-// (the feeds that will do this are not wired yet).
+// directly (the operator's own feeds are tested in internal/operator: TestDevices_FedFromTheAPIServer).
 func TestDevices_ThroughTheAPIServer(t *testing.T) {
 	env, err := testsupport.Start()
 	if err != nil {
