@@ -30,6 +30,7 @@ HELM ?= $(LOCALBIN)/helm-$(HELM_VERSION)
 KUBE_APISERVER ?= $(K8S_ASSETS)/kube-apiserver
 ETCD ?= $(K8S_ASSETS)/etcd
 KUBE_SCHEDULER ?= $(K8S_ASSETS)/kube-scheduler
+KUBE_CONTROLLER_MANAGER ?= $(K8S_ASSETS)/kube-controller-manager
 # kubectl built from Go modules (`make kubectl`), the version of the control plane.
 KUBECTL_BIN ?= $(K8S_ASSETS)/kubectl
 # The kubectl recipes run: the one on PATH, else KUBECTL_BIN (built when missing).
@@ -329,6 +330,15 @@ kube-scheduler: $(KUBE_SCHEDULER) ## Build the real kube-scheduler into bin/k8s 
 $(KUBE_SCHEDULER): | $(K8S_ASSETS)
 	@echo "building kube-scheduler $(KUBERNETES_VERSION) from Go modules (minutes on a cold cache)"
 	cd hack/envtest/kube-scheduler && $(GO) build -o $@.tmp -ldflags "$(K8S_VERSION_LDFLAGS)" . && mv $@.tmp $@
+
+.PHONY: kube-controller-manager
+kube-controller-manager: $(KUBE_CONTROLLER_MANAGER) ## Build the real kube-controller-manager into bin/k8s (only when missing; the Deployment controller of bench-holds).
+
+# The real kube-controller-manager, built from k8s.io/kubernetes through
+# hack/envtest/kube-controller-manager like kube-scheduler.
+$(KUBE_CONTROLLER_MANAGER): | $(K8S_ASSETS)
+	@echo "building kube-controller-manager $(KUBERNETES_VERSION) from Go modules (minutes on a cold cache)"
+	cd hack/envtest/kube-controller-manager && $(GO) build -o $@.tmp -ldflags "$(K8S_VERSION_LDFLAGS)" . && mv $@.tmp $@
 
 .PHONY: kubectl
 kubectl: $(KUBECTL_BIN) ## Build kubectl (the control plane's Kubernetes version) from Go modules into bin/k8s (only when missing; make run does when none is on PATH).
