@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -49,6 +50,9 @@ type HoldsConfig struct {
 	MulticacheArgs []string
 	// Nodes in the cluster; Replicas of the Deployment, rolled, then scaled to ScaleTo.
 	Nodes, Replicas, ScaleTo int
+	// Evict, when positive, adds a last phase: that many pods force-deleted at once (their
+	// ReplicaSet replaces them: holds are due until the replacements landed).
+	Evict int
 	// MaxSurge and MaxUnavailable of the rolling update (e.g. "25%").
 	MaxSurge, MaxUnavailable string
 	// PodCPU and PodMemory are each pod's requests.
@@ -140,6 +144,14 @@ func RunHolds(ctx context.Context, cfg HoldsConfig) (*HoldsResult, error) {
 		if err := cl.Client.Create(ctx, n); err != nil {
 			return nil, fmt.Errorf("creating node %s: %w", n.Name, err)
 		}
+		// The API server's TaintNodesByCondition admission taints a new node not-ready;
+		// the node lifecycle controller would lift it once the kubelet reports Ready. The
+		// harness is both: the node is Ready.
+		patch := client.MergeFrom(n.DeepCopy())
+		n.Spec.Taints = nil
+		if err := cl.Client.Patch(ctx, n, patch); err != nil {
+			return nil, fmt.Errorf("untainting node %s: %w", n.Name, err)
+		}
 		nodes[i] = n.Name
 	}
 
@@ -180,7 +192,8 @@ func RunHolds(ctx context.Context, cfg HoldsConfig) (*HoldsResult, error) {
 		return nil, fmt.Errorf("creating the Deployment: %w", err)
 	}
 	if _, err := waitRolledOut(ctx, cl.Client, cfg.Replicas, cfg.PhaseTimeout); err != nil {
-		return res, fmt.Errorf("the Deployment's first %d pods: %w", cfg.Replicas, err)
+		_, _, n, last := kubelets.Landmarks()
+		return res, fmt.Errorf("the Deployment's first %d pods: %w (kubelet writes failed: %d, the last: %v)", cfg.Replicas, err, n, last)
 	}
 	res.Created = time.Since(res.Started)
 	fmt.Fprintf(log, "Deployment %s/%s available with %d pods\n", holdsNamespace, d.Name, cfg.Replicas)
@@ -197,20 +210,24 @@ func RunHolds(ctx context.Context, cfg HoldsConfig) (*HoldsResult, error) {
 		stopSampling()
 		<-sampled
 		res.Samples, res.SampleErrors, res.LastSampleErr, res.Evidence = smp.result()
-		_, _, res.KubeletErrors = kubelets.Landmarks()
+		_, _, res.KubeletErrors, _ = kubelets.Landmarks()
 	}
 	// Sample a little before the first change: the baseline is no hold and no excess.
 	time.Sleep(2 * cfg.SamplePeriod)
 
-	steps := []struct {
+	type step struct {
 		name   string
-		change func(*appsv1.Deployment)
+		change func(context.Context) error
 		want   int
-	}{
-		{"rollout", func(d *appsv1.Deployment) {
+	}
+	steps := []step{
+		{"rollout", patchDeployment(cl.Client, func(d *appsv1.Deployment) {
 			d.Spec.Template.Annotations["bench.multicache.dev/revision"] = "2"
-		}, cfg.Replicas},
-		{"scale-down", func(d *appsv1.Deployment) { d.Spec.Replicas = ptr.To(int32(cfg.ScaleTo)) }, cfg.ScaleTo},
+		}), cfg.Replicas},
+		{"scale-down", patchDeployment(cl.Client, func(d *appsv1.Deployment) { d.Spec.Replicas = ptr.To(int32(cfg.ScaleTo)) }), cfg.ScaleTo},
+	}
+	if cfg.Evict > 0 {
+		steps = append(steps, step{"force-delete", forceDelete(cl.Client, cfg.Evict), cfg.ScaleTo})
 	}
 	for _, st := range steps {
 		ph, err := runHoldsPhase(ctx, cl.Client, kubelets, smp, st.name, st.change, st.want, cfg)
@@ -231,20 +248,14 @@ func RunHolds(ctx context.Context, cfg HoldsConfig) (*HoldsResult, error) {
 	return res, nil
 }
 
-// runHoldsPhase writes one change of the Deployment and waits until the API shows it
-// complete: want pods, every one of the latest revision, available, none being deleted.
+// runHoldsPhase writes one change and waits until the API shows the Deployment complete:
+// want pods, every one of the latest revision, ready and available, none being deleted.
 func runHoldsPhase(ctx context.Context, c client.Client, kubelets *Kubelets, smp *holdSampler, name string,
-	change func(*appsv1.Deployment), want int, cfg HoldsConfig) (HoldsPhase, error) {
+	change func(context.Context) error, want int, cfg HoldsConfig) (HoldsPhase, error) {
 	ph := HoldsPhase{Name: name}
-	var d appsv1.Deployment
-	if err := c.Get(ctx, client.ObjectKey{Namespace: holdsNamespace, Name: holdsApp}, &d); err != nil {
-		return ph, err
-	}
-	patch := client.MergeFrom(d.DeepCopy())
-	change(&d)
 	smp.setPhase(name)
 	ph.Start = time.Now()
-	if err := c.Patch(ctx, &d, patch); err != nil {
+	if err := change(ctx); err != nil {
 		return ph, err
 	}
 	done, err := waitRolledOut(ctx, c, want, cfg.PhaseTimeout)
@@ -253,7 +264,7 @@ func runHoldsPhase(ctx context.Context, c client.Client, kubelets *Kubelets, smp
 	}
 	smp.setPhase("settle-" + name)
 	ph.Done = done
-	landed, removed, _ := kubelets.Landmarks()
+	landed, removed, _, _ := kubelets.Landmarks()
 	if landed.After(ph.Start) {
 		ph.LastLanded = landed
 	}
@@ -265,6 +276,41 @@ func runHoldsPhase(ctx context.Context, c client.Client, kubelets *Kubelets, smp
 		ph.End = last
 	}
 	return ph, nil
+}
+
+// patchDeployment returns a change of the run's Deployment.
+func patchDeployment(c client.Client, change func(*appsv1.Deployment)) func(context.Context) error {
+	return func(ctx context.Context) error {
+		var d appsv1.Deployment
+		if err := c.Get(ctx, client.ObjectKey{Namespace: holdsNamespace, Name: holdsApp}, &d); err != nil {
+			return err
+		}
+		patch := client.MergeFrom(d.DeepCopy())
+		change(&d)
+		return c.Patch(ctx, &d, patch)
+	}
+}
+
+// forceDelete returns the deletion of n of the Deployment's pods (the first by name) with
+// grace period 0, as `kubectl delete --force` does: each is gone at once, with no
+// deletionTimestamp first, and its ReplicaSet creates a replacement after.
+func forceDelete(c client.Client, n int) func(context.Context) error {
+	return func(ctx context.Context) error {
+		var pods corev1.PodList
+		if err := c.List(ctx, &pods, client.InNamespace(holdsNamespace)); err != nil {
+			return err
+		}
+		slices.SortFunc(pods.Items, func(a, b corev1.Pod) int { return strings.Compare(a.Name, b.Name) })
+		if len(pods.Items) < n {
+			return fmt.Errorf("%d pods to force-delete, only %d exist", n, len(pods.Items))
+		}
+		for i := range pods.Items[:n] {
+			if err := c.Delete(ctx, &pods.Items[i], client.GracePeriodSeconds(0)); err != nil {
+				return fmt.Errorf("force-deleting pod %s: %w", pods.Items[i].Name, err)
+			}
+		}
+		return nil
+	}
 }
 
 func later(a, b time.Time) time.Time {
@@ -289,20 +335,27 @@ func waitRolledOut(ctx context.Context, c client.Client, want int, timeout time.
 			err = c.List(ctx, &pods, client.InNamespace(holdsNamespace))
 		}
 		if err == nil {
-			deleting := 0
-			for _, p := range pods.Items {
+			deleting, bound, ready := 0, 0, 0
+			for i := range pods.Items {
+				p := &pods.Items[i]
 				if p.DeletionTimestamp != nil {
 					deleting++
+				}
+				if p.Spec.NodeName != "" {
+					bound++
+				}
+				if podReady(p) {
+					ready++
 				}
 			}
 			st := d.Status
 			w := int32(want)
 			if st.ObservedGeneration >= d.Generation && st.Replicas == w && st.UpdatedReplicas == w &&
-				st.AvailableReplicas == w && len(pods.Items) == want && deleting == 0 {
+				st.AvailableReplicas == w && len(pods.Items) == want && bound == want && ready == want && deleting == 0 {
 				return at, nil
 			}
-			detail = fmt.Sprintf("status replicas=%d updated=%d available=%d; %d pods, %d being deleted",
-				st.Replicas, st.UpdatedReplicas, st.AvailableReplicas, len(pods.Items), deleting)
+			detail = fmt.Sprintf("status replicas=%d updated=%d available=%d; %d pods, %d bound, %d ready, %d being deleted",
+				st.Replicas, st.UpdatedReplicas, st.AvailableReplicas, len(pods.Items), bound, ready, deleting)
 		} else {
 			detail = err.Error()
 		}

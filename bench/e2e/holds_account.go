@@ -25,8 +25,11 @@ import (
 //     on its own;
 //   - justified holds: every hold multicache charges there whose deleted pod's ReplicaSet
 //     has fewer landed pods (bound, not terminal, not being deleted, as the ReplicaSet
-//     controller counts active pods) than spec.replicas in either list: a replacement is
-//     still coming, whichever of the two instants the read saw.
+//     controller counts active pods) than spec.replicas in either list, or in the second
+//     list of the sample before (one sample period earlier: multicache applies the landing
+//     of a replacement after the API reports it, and may release the hold that much later
+//     without a double charge anyone could act on): a replacement is still coming,
+//     whichever of those instants the read saw.
 //
 // Excess is what multicache charges above that bound: a hold nothing will come for, or one
 // whose replacement already landed and is charged too. Any positive value is a double
@@ -121,8 +124,9 @@ type NodeAccount struct {
 // Legit is the charge the node may carry at this sample: Charged less Excess.
 func (a NodeAccount) Legit() int64 { return a.Charged - a.Excess }
 
-// AccountNode judges multicache's view of one node against the two lists around its read.
-func AccountNode(v NodeView, before, after APIList, pods PodIndex) NodeAccount {
+// AccountNode judges multicache's view of one node against the two lists around its read;
+// earlier lists (the previous sample's) may also justify a hold.
+func AccountNode(v NodeView, before, after APIList, pods PodIndex, earlier ...APIList) NodeAccount {
 	a := NodeAccount{Node: v.Name, Holds: len(v.Reservations)}
 	if q, ok := v.Requested[corev1.ResourceCPU]; ok {
 		a.Charged = q.MilliValue()
@@ -150,7 +154,7 @@ func AccountNode(v NodeView, before, after APIList, pods PodIndex) NodeAccount {
 	}
 	for _, key := range v.Reservations {
 		rec, ok := pods.ByHold(key)
-		if ok && (before.wantsPod(rec.ReplicaSet) || after.wantsPod(rec.ReplicaSet)) {
+		if ok && slices.ContainsFunc(append([]APIList{before, after}, earlier...), func(l APIList) bool { return l.wantsPod(rec.ReplicaSet) }) {
 			a.Justified += rec.MilliCPU
 			continue
 		}

@@ -40,6 +40,7 @@ type Kubelets struct {
 	// lastLanded is when the last pod was first seen bound; lastRemoved when the last delete returned.
 	lastLanded, lastRemoved time.Time
 	errors                  int
+	lastErr                 error
 }
 
 // NewKubelets returns the kubelets of the pods of namespace.
@@ -146,6 +147,7 @@ func (k *Kubelets) next(ctx context.Context) bool {
 	if err != nil && ctx.Err() == nil {
 		k.mu.Lock()
 		k.errors++
+		k.lastErr = err
 		k.mu.Unlock()
 		k.queue.AddRateLimited(key)
 		return true
@@ -209,9 +211,9 @@ func (k *Kubelets) ByHold(key string) (PodRecord, bool) {
 }
 
 // Landmarks returns when the last pod was first seen bound, when the last delete returned,
-// and how many writes failed (and were retried).
-func (k *Kubelets) Landmarks() (lastLanded, lastRemoved time.Time, errors int) {
+// how many writes failed (and were retried) and the last error.
+func (k *Kubelets) Landmarks() (lastLanded, lastRemoved time.Time, errors int, lastErr error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	return k.lastLanded, k.lastRemoved, k.errors
+	return k.lastLanded, k.lastRemoved, k.errors, k.lastErr
 }

@@ -117,8 +117,12 @@ func WriteHoldsReport(w io.Writer, res *HoldsResult, machine string) {
 	cfg := res.Config
 	pf := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
 	pf("## Reserve-on-delete end to end (`make bench-holds`)\n\n")
-	pf("%s. %d nodes; a Deployment of %d pods (%s CPU, %s each, every pod annotated `multicache.dev/reserve-on-delete`) rolled with maxSurge %s, maxUnavailable %s, then scaled to %d. ",
+	pf("%s. %d nodes; a Deployment of %d pods (%s CPU, %s each, every pod annotated `multicache.dev/reserve-on-delete`) rolled with maxSurge %s, maxUnavailable %s, then scaled to %d",
 		machine, cfg.Nodes, cfg.Replicas, cfg.PodCPU, cfg.PodMemory, cfg.MaxSurge, cfg.MaxUnavailable, cfg.ScaleTo)
+	if cfg.Evict > 0 {
+		pf(", then %d of its pods force-deleted at once (grace period 0; their replacements are due)", cfg.Evict)
+	}
+	pf(". ")
 	pf("kube-apiserver, etcd, kube-scheduler and kube-controller-manager (deployment and replicaset controllers, %d requests/s) v1.37.1; no kubelet: the harness reports bound pods Running and Ready and removes a deleted pod %v after its deletionTimestamp. ",
 		cfg.ControllerQPS, cfg.DeleteDelay)
 	spans := make([]time.Duration, len(res.Samples))
@@ -137,10 +141,13 @@ func WriteHoldsReport(w io.Writer, res *HoldsResult, machine string) {
 	pf("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, s := range SummariseHolds(res) {
 		gone := fmt.Sprintf("%.1fs", s.HoldsGone.Seconds())
-		if s.MaxHolds == 0 {
+		switch {
+		case s.MaxHolds == 0:
 			gone = "none charged"
-		} else if s.Lingering {
+		case s.Lingering:
 			gone = fmt.Sprintf("still charged %.1fs after", s.LastSample.Seconds())
+		case s.HoldsGone == 0:
+			gone = "none after the end"
 		}
 		pf("| %s | %.1fs | %d | %d | %s | %s | %d | %d | %s |\n",
 			s.Phase.Name, s.Phase.End.Sub(s.Phase.Start).Seconds(), s.Samples, s.WithExcess,
@@ -148,7 +155,7 @@ func WriteHoldsReport(w io.Writer, res *HoldsResult, machine string) {
 			s.MaxHolds, s.MaxStale, gone)
 	}
 	pf("\nA phase is its change of the Deployment and %v of sampling after it ended (the last pod landed or was removed, by the harness's kubelets). ", cfg.Settle)
-	pf("Excess is multicache's requested CPU on a node above the pods bound there in either of the two API lists around the read, the pods it still charges that the API had deleted before the first list (its feed's lag, the stale pods), and the holds it charges whose ReplicaSet had fewer landed pods than it wants in either list (a replacement still coming); in parentheses, the excess over that legit charge. ")
+	pf("Excess is multicache's requested CPU on a node above the pods bound there in either of the two API lists around the read, the pods it still charges that the API had deleted before the first list (its feed's lag, the stale pods), and the holds it charges whose ReplicaSet had fewer landed pods than it wants in either list or in the second list of the sample before (a replacement still coming, allowing multicache one sample period to apply its landing); in parentheses, the excess over that legit charge. ")
 	pf("Holds charged are the reservations whose placeholder multicache charges on some node (every one here is a deleted pod's hold or the Reservation that took it over).\n\n")
 
 	pf("Checks (issue 18):\n\n")

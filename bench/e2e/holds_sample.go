@@ -48,6 +48,8 @@ type holdSampler struct {
 	// dir receives the evidence of the first samples with an excess (at most maxEvidence).
 	dir   string
 	phase atomic.Pointer[string]
+	// previous is the second list of the last sample (used by sample only).
+	previous *APIList
 
 	mu       sync.Mutex
 	samples  []HoldSample
@@ -106,8 +108,13 @@ func (s *holdSampler) sample(ctx context.Context) (HoldSample, []NodeView, error
 		return HoldSample{}, nil, err
 	}
 	smp := HoldSample{At: r0.Add(r1.Sub(r0) / 2), Span: time.Since(t0), Phase: *s.phase.Load()}
+	var earlier []APIList
+	if s.previous != nil {
+		earlier = append(earlier, *s.previous)
+	}
+	s.previous = &after
 	for i, v := range views {
-		a := AccountNode(v, before, after, s.pods)
+		a := AccountNode(v, before, after, s.pods, earlier...)
 		smp.Charged += a.Charged
 		smp.Legit += a.Legit()
 		smp.Excess += a.Excess

@@ -45,6 +45,7 @@ func run() error {
 		nodes     = flag.Int("nodes", 50, "nodes in the cluster")
 		replicas  = flag.Int("replicas", 500, "pods of the Deployment, rolled")
 		scaleTo   = flag.Int("scale-to", 250, "pods the Deployment is scaled to after the rollout")
+		evict     = flag.Int("force-delete", 25, "pods force-deleted after the scale-down (their replacements are due: a third phase); 0 skips it")
 		surge     = flag.String("max-surge", "25%", "maxSurge of the rolling update")
 		unavail   = flag.String("max-unavailable", "25%", "maxUnavailable of the rolling update")
 		cpu       = flag.String("pod-cpu", "500m", "each pod's CPU request")
@@ -73,6 +74,9 @@ func run() error {
 	if *nodes <= 0 || *replicas <= 0 || *scaleTo < 0 || *scaleTo >= *replicas {
 		return fmt.Errorf("-nodes (%d) and -replicas (%d) must be positive and -scale-to (%d) between 0 and fewer than -replicas", *nodes, *replicas, *scaleTo)
 	}
+	if *evict < 0 || *evict > *scaleTo {
+		return fmt.Errorf("-force-delete: %d is not between 0 and -scale-to (%d)", *evict, *scaleTo)
+	}
 	if *settle <= e2e.HoldsGoneWithin {
 		return fmt.Errorf("-settle: %v must be longer than the %v the holds have to be gone in", *settle, e2e.HoldsGoneWithin)
 	}
@@ -99,7 +103,7 @@ func run() error {
 	res, err := e2e.RunHolds(ctx, e2e.HoldsConfig{
 		Assets: *assets, RepoRoot: *repo, Dir: *dir,
 		Multicache: *mcBin, MulticacheArgs: strings.Fields(*mcArgs), Scheduler: *schedBin, ControllerManager: *kcmBin,
-		Nodes: *nodes, Replicas: *replicas, ScaleTo: *scaleTo, MaxSurge: *surge, MaxUnavailable: *unavail,
+		Nodes: *nodes, Replicas: *replicas, ScaleTo: *scaleTo, Evict: *evict, MaxSurge: *surge, MaxUnavailable: *unavail,
 		PodCPU: *cpu, PodMemory: *mem, SamplePeriod: *period, DeleteDelay: *delay, Settle: *settle,
 		PhaseTimeout: *timeout, ControllerQPS: *qps, Log: e2e.NewElapsedWriter(os.Stderr),
 	})
