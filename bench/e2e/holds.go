@@ -89,6 +89,10 @@ type HoldsResult struct {
 	Counters map[string]float64
 	// Reservations counts the replacement Reservations in the API at the end, by phase.
 	Reservations map[string]int
+	// InvariantViolations is multicache_invariant_violations_total at the end (the verify
+	// loop's own check of the cache); Violations the first ones its log names.
+	InvariantViolations float64
+	Violations          []string
 	// Compare is the number of differences /debug/cache/compare reports at the end, and
 	// the first.
 	Compare      int
@@ -244,6 +248,7 @@ func RunHolds(ctx context.Context, cfg HoldsConfig) (*HoldsResult, error) {
 	if err := readHoldsEnd(ctx, cl.Client, mc, res); err != nil {
 		return res, err
 	}
+	res.Violations = loggedViolations(mcLog, 5)
 	res.Duration = time.Since(res.Started)
 	return res, nil
 }
@@ -401,11 +406,12 @@ func holdsDeployment(cfg HoldsConfig) *appsv1.Deployment {
 // readHoldsEnd reads, after the last phase, multicache's reserve-on-delete counters, the
 // replacement Reservations in the API, and multicache's comparison with the API.
 func readHoldsEnd(ctx context.Context, c client.Client, mc *Instance, res *HoldsResult) error {
-	const counter = "multicache_reserve_on_delete_total"
-	m, err := Scrape(ctx, FilterURL(mc.MetricsURL, counter), counter)
+	const counter, violations = "multicache_reserve_on_delete_total", "multicache_invariant_violations_total"
+	m, err := Scrape(ctx, FilterURL(mc.MetricsURL, counter, violations), counter, violations)
 	if err != nil {
 		return err
 	}
+	res.InvariantViolations, _ = m.Get(violations)
 	res.Counters = map[string]float64{}
 	for key, v := range m {
 		if result, ok := strings.CutPrefix(key, counter+`{result="`); ok {
@@ -435,4 +441,27 @@ func readHoldsEnd(ctx context.Context, c client.Client, mc *Instance, res *Holds
 		res.CompareFirst = string(diffs[0])
 	}
 	return nil
+}
+
+// loggedViolations returns up to n distinct invariant violations multicache's verify loop
+// logged ("cache invariant violated", JSON lines).
+func loggedViolations(logPath string, n int) []string {
+	data, err := os.ReadFile(logPath)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, line := range strings.Split(string(data), "\n") {
+		var entry struct {
+			Msg       string `json:"msg"`
+			Violation string `json:"violation"`
+		}
+		if json.Unmarshal([]byte(line), &entry) != nil || entry.Msg != "cache invariant violated" || slices.Contains(out, entry.Violation) {
+			continue
+		}
+		if out = append(out, entry.Violation); len(out) == n {
+			break
+		}
+	}
+	return out
 }

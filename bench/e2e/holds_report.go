@@ -109,7 +109,19 @@ func (r *HoldsResult) Problems() []string {
 	if r.Compare > 0 {
 		p = append(p, fmt.Sprintf("/debug/cache/compare at the end: %d differences, e.g. %s", r.Compare, r.CompareFirst))
 	}
+	if r.InvariantViolations > 0 {
+		p = append(p, fmt.Sprintf("multicache's own invariant check found %.0f violations, e.g. %q", r.InvariantViolations, r.Violations))
+	}
+	if held, ended := r.HoldResults(); ended != held {
+		p = append(p, fmt.Sprintf("multicache_reserve_on_delete_total: %.0f holds placed, %.0f results counted (consumed, expired, released_scale_down): each hold's result is to be counted once", held, ended))
+	}
 	return p
+}
+
+// HoldResults returns the holds multicache placed (held) and the results it counted for
+// them (consumed, expired, released_scale_down); once every hold ended, the two are equal.
+func (r *HoldsResult) HoldResults() (held, ended float64) {
+	return r.Counters["held"], r.Counters["consumed"] + r.Counters["expired"] + r.Counters["released_scale_down"]
 }
 
 // WriteHoldsReport writes the markdown report of a run.
@@ -123,6 +135,7 @@ func WriteHoldsReport(w io.Writer, res *HoldsResult, machine string) {
 		pf(", then %d of its pods force-deleted at once (grace period 0; their replacements are due)", cfg.Evict)
 	}
 	pf(". ")
+	pf("multicache %s. ", strings.Join(append([]string{"with"}, cfg.MulticacheArgs...), " "))
 	pf("kube-apiserver, etcd, kube-scheduler and kube-controller-manager (deployment and replicaset controllers, %d requests/s) v1.37.1; no kubelet: the harness reports bound pods Running and Ready and removes a deleted pod %v after its deletionTimestamp. ",
 		cfg.ControllerQPS, cfg.DeleteDelay)
 	spans := make([]time.Duration, len(res.Samples))
@@ -164,7 +177,13 @@ func WriteHoldsReport(w io.Writer, res *HoldsResult, machine string) {
 			check(s.HoldsAfterBound == 0 && !s.Lingering && s.LastSample > HoldsGoneWithin,
 				fmt.Sprintf("0 holds %v after the end (sampled until %.1fs after)", HoldsGoneWithin, s.LastSample.Seconds())))
 	}
-	pf("- /debug/cache/compare at the end: %d differences.\n", res.Compare)
+	held, ended := res.HoldResults()
+	pf("- %s.\n", check(held == ended, fmt.Sprintf("each hold's result counted once: %.0f held, %.0f consumed, expired or released", held, ended)))
+	pf("- %s.\n", check(res.InvariantViolations == 0, fmt.Sprintf("multicache's invariant check (its verify loop): %.0f violations", res.InvariantViolations)))
+	for _, v := range res.Violations {
+		pf("  - `%s`\n", v)
+	}
+	pf("- %s.\n", check(res.Compare == 0, fmt.Sprintf("/debug/cache/compare at the end: %d differences", res.Compare)))
 	if res.SampleErrors > 0 {
 		pf("- %d samples failed; the last: %v.\n", res.SampleErrors, res.LastSampleErr)
 	}

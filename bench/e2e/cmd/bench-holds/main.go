@@ -55,6 +55,7 @@ func run() error {
 		settle    = flag.Duration("settle", 5*time.Second, "how long the sampling goes on after the rollout and after the scale-down")
 		timeout   = flag.Duration("phase-timeout", 10*time.Minute, "how long the Deployment's creation, rollout and scale-down may each take")
 		qps       = flag.Int("controller-qps", 100, "kube-controller-manager's requests per second (burst twice that)")
+		verify    = flag.Duration("verify-period", time.Second, "multicache's --verify-period: how often it checks its own invariants during the run (violations are counted and named in the report)")
 		failOnBad = flag.Bool("check", true, "exit non-zero when the report's checks fail")
 	)
 	flag.Parse()
@@ -102,7 +103,7 @@ func run() error {
 	fmt.Fprintf(os.Stderr, "bench-holds: logs in %s\n", *dir)
 	res, err := e2e.RunHolds(ctx, e2e.HoldsConfig{
 		Assets: *assets, RepoRoot: *repo, Dir: *dir,
-		Multicache: *mcBin, MulticacheArgs: strings.Fields(*mcArgs), Scheduler: *schedBin, ControllerManager: *kcmBin,
+		Multicache: *mcBin, MulticacheArgs: append([]string{"--verify-period=" + verify.String()}, strings.Fields(*mcArgs)...), Scheduler: *schedBin, ControllerManager: *kcmBin,
 		Nodes: *nodes, Replicas: *replicas, ScaleTo: *scaleTo, Evict: *evict, MaxSurge: *surge, MaxUnavailable: *unavail,
 		PodCPU: *cpu, PodMemory: *mem, SamplePeriod: *period, DeleteDelay: *delay, Settle: *settle,
 		PhaseTimeout: *timeout, ControllerQPS: *qps, Log: e2e.NewElapsedWriter(os.Stderr),
