@@ -17,10 +17,11 @@ import (
 )
 
 // The reserve-on-delete run (`make bench-holds`, issue 18): a Deployment whose every pod is
-// annotated multicache.dev/reserve-on-delete is rolled and then scaled down on a cluster
-// with the real control plane (kube-apiserver, etcd, kube-scheduler binding the pods,
-// kube-controller-manager running the Deployment and ReplicaSet controllers) and no
-// kubelet: Kubelets reports bound pods Running and Ready and removes deleted ones. While it
+// annotated multicache.dev/reserve-on-delete is rolled, scaled down and partly
+// force-deleted on a cluster with the real control plane (kube-apiserver, etcd,
+// kube-scheduler binding the pods, kube-controller-manager running the Deployment and
+// ReplicaSet controllers) and no kubelet: Kubelets reports bound pods Running and Ready and
+// removes deleted ones. While it
 // runs, a sampler reads every node's charge from multicache's debug endpoint between two
 // lists of the API and judges it (holds_account.go): the sampled excess is what multicache
 // charged above the node's live pods plus the holds whose replacement is still coming.
