@@ -139,7 +139,7 @@ func run() error {
 			return s
 		},
 		Churn: e2e.Churn{Steps: steps, Workers: *churnWorks, Poll: *churnPoll, DrainTimeout: time.Minute, Pause: 2 * time.Second},
-		Log:   newElapsedWriter(os.Stderr),
+		Log:   e2e.NewElapsedWriter(os.Stderr),
 	})
 	if res == nil || res.Population == nil {
 		return err

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"bytes"
@@ -9,7 +9,7 @@ import (
 )
 
 // elapsedWriter prefixes every line with the seconds since start, so that the log shows
-// where the run's time goes.
+// where the run's time goes (the progress log of the commands).
 type elapsedWriter struct {
 	mu    sync.Mutex
 	w     io.Writer
@@ -17,7 +17,8 @@ type elapsedWriter struct {
 	bol   bool
 }
 
-func newElapsedWriter(w io.Writer) *elapsedWriter {
+// NewElapsedWriter returns a writer to w that prefixes every line with the seconds since now.
+func NewElapsedWriter(w io.Writer) io.Writer {
 	return &elapsedWriter{w: w, start: time.Now(), bol: true}
 }
 

@@ -1,0 +1,133 @@
+// Command bench-holds is `make bench-holds`: the reserve-on-delete end to end of issue 18.
+// It starts the real control plane (kube-apiserver, etcd, kube-scheduler,
+// kube-controller-manager with the Deployment and ReplicaSet controllers) and multicache,
+// plays the kubelets, rolls a Deployment whose every pod is annotated
+// multicache.dev/reserve-on-delete and then scales it down, sampling every node's charge
+// in multicache against the API. It prints a markdown report (also written to -out) and
+// exits non-zero when a sample charged more than the live pods and the holds still
+// awaited, or a hold outlived the bound. See package e2e (holds.go) and BENCHMARKS.md.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/seed0f91f25e/multicache/bench/e2e"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "bench-holds:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	var (
+		assets    = flag.String("assets", os.Getenv("KUBEBUILDER_ASSETS"), "directory with kube-apiserver and etcd (bin/k8s)")
+		repo      = flag.String("repo", "../..", "the main module's directory (CRDs, commit)")
+		mcBin     = flag.String("multicache", "", "the multicache binary (go build -o bin/multicache . in the main module)")
+		mcArgs    = flag.String("multicache-args", "", "extra flags of multicache, space-separated")
+		schedBin  = flag.String("kube-scheduler", "", "the kube-scheduler binary (default: kube-scheduler in -assets)")
+		kcmBin    = flag.String("kube-controller-manager", "", "the kube-controller-manager binary (default: kube-controller-manager in -assets)")
+		dir       = flag.String("dir", "", "directory for logs, the kubeconfig and the evidence of any excess (default: a new temporary directory)")
+		out       = flag.String("out", "", "also write the markdown report to this file")
+		nodes     = flag.Int("nodes", 50, "nodes in the cluster")
+		replicas  = flag.Int("replicas", 500, "pods of the Deployment, rolled")
+		scaleTo   = flag.Int("scale-to", 250, "pods the Deployment is scaled to after the rollout")
+		evict     = flag.Int("force-delete", 25, "pods force-deleted after the scale-down (their replacements are due: a third phase); 0 skips it")
+		surge     = flag.String("max-surge", "25%", "maxSurge of the rolling update")
+		unavail   = flag.String("max-unavailable", "25%", "maxUnavailable of the rolling update")
+		cpu       = flag.String("pod-cpu", "500m", "each pod's CPU request")
+		mem       = flag.String("pod-memory", "512Mi", "each pod's memory request")
+		period    = flag.Duration("sample", 200*time.Millisecond, "how often multicache's nodes are sampled")
+		delay     = flag.Duration("delete-delay", 500*time.Millisecond, "how long a pod being deleted stays before the harness's kubelet removes it")
+		settle    = flag.Duration("settle", 5*time.Second, "how long the sampling goes on after the rollout and after the scale-down")
+		timeout   = flag.Duration("phase-timeout", 10*time.Minute, "how long the Deployment's creation, rollout and scale-down may each take")
+		qps       = flag.Int("controller-qps", 100, "kube-controller-manager's requests per second (burst twice that)")
+		verify    = flag.Duration("verify-period", time.Second, "multicache's --verify-period: how often it checks its own invariants during the run (violations are counted and named in the report)")
+		failOnBad = flag.Bool("check", true, "exit non-zero when the report's checks fail")
+	)
+	flag.Parse()
+	if *assets == "" || *mcBin == "" {
+		return fmt.Errorf("-assets (or KUBEBUILDER_ASSETS) and -multicache are required; run it with `make bench-holds`")
+	}
+	for _, q := range []struct{ name, v string }{{"-pod-cpu", *cpu}, {"-pod-memory", *mem}} {
+		if _, err := resource.ParseQuantity(q.v); err != nil {
+			return fmt.Errorf("%s: %q is not a quantity (e.g. 500m, 512Mi): %w", q.name, q.v, err)
+		}
+	}
+	for _, s := range []struct{ name, v string }{{"-max-surge", *surge}, {"-max-unavailable", *unavail}} {
+		if v := intstr.Parse(s.v); v.Type == intstr.String && !strings.HasSuffix(v.StrVal, "%") {
+			return fmt.Errorf("%s: %q is neither a number of pods nor a percentage (e.g. 25%%)", s.name, s.v)
+		}
+	}
+	if *nodes <= 0 || *replicas <= 0 || *scaleTo < 0 || *scaleTo >= *replicas {
+		return fmt.Errorf("-nodes (%d) and -replicas (%d) must be positive and -scale-to (%d) between 0 and fewer than -replicas", *nodes, *replicas, *scaleTo)
+	}
+	if *evict < 0 || *evict > *scaleTo {
+		return fmt.Errorf("-force-delete: %d is not between 0 and -scale-to (%d)", *evict, *scaleTo)
+	}
+	if *settle <= e2e.HoldsGoneWithin {
+		return fmt.Errorf("-settle: %v must be longer than the %v the holds have to be gone in", *settle, e2e.HoldsGoneWithin)
+	}
+	if *schedBin == "" {
+		*schedBin = filepath.Join(*assets, "kube-scheduler")
+	}
+	if *kcmBin == "" {
+		*kcmBin = filepath.Join(*assets, "kube-controller-manager")
+	}
+	for _, b := range []struct{ bin, make string }{{*schedBin, "kube-scheduler"}, {*kcmBin, "kube-controller-manager"}, {*mcBin, "build"}} {
+		if _, err := os.Stat(b.bin); err != nil {
+			return fmt.Errorf("%w (make %s builds it)", err, b.make)
+		}
+	}
+	var err error
+	if *dir == "" {
+		if *dir, err = os.MkdirTemp("", "bench-holds-"); err != nil {
+			return err
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	fmt.Fprintf(os.Stderr, "bench-holds: logs in %s\n", *dir)
+	res, err := e2e.RunHolds(ctx, e2e.HoldsConfig{
+		Assets: *assets, RepoRoot: *repo, Dir: *dir,
+		Multicache: *mcBin, MulticacheArgs: append([]string{"--verify-period=" + verify.String()}, strings.Fields(*mcArgs)...), Scheduler: *schedBin, ControllerManager: *kcmBin,
+		Nodes: *nodes, Replicas: *replicas, ScaleTo: *scaleTo, Evict: *evict, MaxSurge: *surge, MaxUnavailable: *unavail,
+		PodCPU: *cpu, PodMemory: *mem, SamplePeriod: *period, DeleteDelay: *delay, Settle: *settle,
+		PhaseTimeout: *timeout, ControllerQPS: *qps, Log: e2e.NewElapsedWriter(os.Stderr),
+	})
+	if res == nil {
+		return err
+	}
+	var b strings.Builder
+	e2e.WriteHoldsReport(&b, res, e2e.Machine(*repo))
+	if err != nil {
+		fmt.Fprintf(&b, "\n**The run stopped early:** %v\n", err)
+	}
+	fmt.Print(b.String())
+	if *out != "" {
+		if werr := os.WriteFile(*out, []byte(b.String()), 0o644); werr != nil {
+			return werr
+		}
+		fmt.Fprintf(os.Stderr, "bench-holds: report written to %s\n", *out)
+	}
+	if err != nil {
+		return err
+	}
+	if problems := res.Problems(); *failOnBad && len(problems) > 0 {
+		return fmt.Errorf("checks: %s", strings.Join(problems, "; "))
+	}
+	return nil
+}

@@ -1,0 +1,28 @@
+package e2e
+
+import (
+	"strconv"
+	"strings"
+)
+
+// StartControllerManager runs the real kube-controller-manager (bin/k8s, built from
+// k8s.io/kubernetes by `make kube-controller-manager`) against the cluster with only the
+// given controllers (e.g. deployment-controller, replicaset-controller), leader election
+// off, and its client limited to qps requests a second (burst twice that). It serves its
+// health and metrics on a free localhost port (self-signed; anonymous reads allowed).
+func StartControllerManager(bin string, env Env, controllers []string, qps int, logPath string) (*Process, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	return StartProcess(bin, []string{
+		"--kubeconfig=" + env.Kubeconfig,
+		"--controllers=" + strings.Join(controllers, ","),
+		"--leader-elect=false",
+		"--bind-address=127.0.0.1",
+		"--secure-port=" + strconv.Itoa(port),
+		"--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics",
+		"--kube-api-qps=" + strconv.Itoa(qps),
+		"--kube-api-burst=" + strconv.Itoa(2*qps),
+	}, nil, logPath)
+}

@@ -1,0 +1,151 @@
+package e2e
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+)
+
+// fakeIndex is a PodIndex over fixed records.
+type fakeIndex map[string]PodRecord
+
+func (f fakeIndex) Pod(key string) (PodRecord, bool) { r, ok := f[key]; return r, ok }
+func (f fakeIndex) ByHold(key string) (PodRecord, bool) {
+	for _, r := range f {
+		if r.Hold == key {
+			return r, true
+		}
+	}
+	return PodRecord{}, false
+}
+
+func holdsPod(name, node string, rs types.UID, deleting bool) corev1.Pod {
+	p := corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, UID: types.UID("uid-" + name),
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "rs", UID: rs, Controller: ptr.To(true)}}},
+		Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m")}}}}},
+	}
+	if deleting {
+		p.DeletionTimestamp = &metav1.Time{Time: time.Unix(1, 0)}
+	}
+	return p
+}
+
+func replicaSet(uid types.UID, replicas int32) appsv1.ReplicaSet {
+	return appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{UID: uid}, Spec: appsv1.ReplicaSetSpec{Replicas: ptr.To(replicas)}}
+}
+
+func view(node string, cpu string, pods, holds []string) NodeView {
+	return NodeView{Name: node, Requested: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}, Pods: pods, Reservations: holds}
+}
+
+// TestAccountNode: the expectation is live pods (either list), stale pods (neither list:
+// the feed's lag) and holds whose ReplicaSet still wants a pod (either list, or an earlier
+// one); anything charged above is the excess, and the holds behind it are named.
+func TestAccountNode(t *testing.T) {
+	idx := fakeIndex{
+		"ns/a":    {UID: "uid-a", ReplicaSet: "rs1", MilliCPU: 500, Hold: "ns/a-hold"},
+		"ns/b":    {UID: "uid-b", ReplicaSet: "rs1", MilliCPU: 500, Hold: "ns/b-hold"},
+		"ns/gone": {UID: "uid-gone", ReplicaSet: "rs1", MilliCPU: 500, Hold: "ns/gone-hold"},
+	}
+	a, b := holdsPod("a", "n1", "rs1", false), holdsPod("b", "n1", "rs1", false)
+	bDeleting := holdsPod("b", "n1", "rs1", true)
+	satisfied := []appsv1.ReplicaSet{replicaSet("rs1", 2)}
+	wanting := []appsv1.ReplicaSet{replicaSet("rs1", 3)}
+
+	for _, tc := range []struct {
+		name          string
+		view          NodeView
+		before, after APIList
+		earlier       []APIList
+		wantExcess    int64
+		wantStale     int64
+		wantUnjust    []string
+	}{
+		{name: "live pods only",
+			view:   view("n1", "1", []string{"ns/a", "ns/b"}, nil),
+			before: NewAPIList([]corev1.Pod{a, b}, satisfied), after: NewAPIList([]corev1.Pod{a, b}, satisfied)},
+		{name: "a pod deleted between the lists may be charged",
+			view:   view("n1", "1", []string{"ns/a", "ns/b"}, nil),
+			before: NewAPIList([]corev1.Pod{a, b}, satisfied), after: NewAPIList([]corev1.Pod{a}, satisfied)},
+		{name: "a pod the API deleted before the first list is stale, not excess",
+			view:   view("n1", "1500m", []string{"ns/a", "ns/b", "ns/gone"}, nil),
+			before: NewAPIList([]corev1.Pod{a, b}, satisfied), after: NewAPIList([]corev1.Pod{a, b}, satisfied),
+			wantStale: 500},
+		{name: "a hold whose ReplicaSet is satisfied is a double charge",
+			view:   view("n1", "1500m", []string{"ns/a", "ns/b"}, []string{"ns/gone-hold"}),
+			before: NewAPIList([]corev1.Pod{a, b}, satisfied), after: NewAPIList([]corev1.Pod{a, b}, satisfied),
+			wantExcess: 500, wantUnjust: []string{"ns/gone-hold"}},
+		{name: "a pod being deleted does not count as landed: its ReplicaSet wants one",
+			view:   view("n1", "1500m", []string{"ns/a", "ns/b"}, []string{"ns/gone-hold"}),
+			before: NewAPIList([]corev1.Pod{a, bDeleting}, satisfied), after: NewAPIList([]corev1.Pod{a, bDeleting}, satisfied)},
+		{name: "a hold whose ReplicaSet wants a pod in one list is justified",
+			view:   view("n1", "1500m", []string{"ns/a", "ns/b"}, []string{"ns/gone-hold"}),
+			before: NewAPIList([]corev1.Pod{a, b}, wanting), after: NewAPIList([]corev1.Pod{a, b}, satisfied)},
+		{name: "or in the sample before",
+			view:   view("n1", "1500m", []string{"ns/a", "ns/b"}, []string{"ns/gone-hold"}),
+			before: NewAPIList([]corev1.Pod{a, b}, satisfied), after: NewAPIList([]corev1.Pod{a, b}, satisfied),
+			earlier: []APIList{NewAPIList([]corev1.Pod{a}, satisfied)}},
+		{name: "a hold nobody can attribute is excess",
+			view:   view("n1", "1500m", []string{"ns/a", "ns/b"}, []string{"ns/unknown"}),
+			before: NewAPIList([]corev1.Pod{a, b}, wanting), after: NewAPIList([]corev1.Pod{a, b}, wanting),
+			wantExcess: 500, wantUnjust: []string{"ns/unknown"}},
+		{name: "pods on another node do not count",
+			view:   view("n2", "500m", []string{"ns/a"}, nil),
+			before: NewAPIList([]corev1.Pod{a, b}, satisfied), after: NewAPIList([]corev1.Pod{a, b}, satisfied),
+			wantExcess: 500},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := AccountNode(tc.view, tc.before, tc.after, idx, tc.earlier...)
+			if got.Excess != tc.wantExcess || got.Stale != tc.wantStale || !slices.Equal(got.Unjustified, tc.wantUnjust) {
+				t.Errorf("excess %d, stale %d, unjustified %v; want %d, %d, %v (%+v)",
+					got.Excess, got.Stale, got.Unjustified, tc.wantExcess, tc.wantStale, tc.wantUnjust, got)
+			}
+			if got.Legit() != got.Charged-got.Excess {
+				t.Errorf("legit %d, want charged %d less excess %d", got.Legit(), got.Charged, got.Excess)
+			}
+		})
+	}
+}
+
+// TestSummariseHolds: holds charged after a phase's end are timed from the end to the
+// first sample from which none is; one still charged at the last sample lingers.
+func TestSummariseHolds(t *testing.T) {
+	end := time.Unix(100, 0)
+	at := func(ms int) time.Time { return end.Add(time.Duration(ms) * time.Millisecond) }
+	res := &HoldsResult{
+		Phases: []HoldsPhase{{Name: "p", Start: at(-1000), End: end}, {Name: "q", Start: at(4000), End: at(5000)}},
+		Samples: []HoldSample{
+			{At: at(-500), Phase: "p", Holds: 3},
+			{At: at(200), Phase: "settle-p", Holds: 2},
+			{At: at(400), Phase: "settle-p", Holds: 0},
+			{At: at(600), Phase: "settle-p", Holds: 1, Excess: 500, Worst: NodeAccount{Node: "n", Charged: 1000, Excess: 500}},
+			{At: at(800), Phase: "settle-p", Holds: 0},
+			{At: at(3000), Phase: "settle-p", Holds: 0},
+			{At: at(5500), Phase: "settle-q", Holds: 0},
+			{At: at(8000), Phase: "settle-q", Holds: 1},
+		},
+	}
+	s := SummariseHolds(res)
+	if len(s) != 2 {
+		t.Fatalf("%d summaries, want 2", len(s))
+	}
+	p, q := s[0], s[1]
+	if p.HoldsGone != 800*time.Millisecond || p.Lingering || p.HoldsAfterBound != 0 || p.MaxHolds != 3 || p.WithExcess != 1 || p.MaxNode.Excess != 500 {
+		t.Errorf("p: %+v; want holds gone 800ms after the end, at most 3, one sample with 500m excess", p)
+	}
+	if !q.Lingering || q.HoldsAfterBound != 1 {
+		t.Errorf("q: %+v; want a hold lingering past the bound", q)
+	}
+	if probs := res.Problems(); len(probs) != 2 {
+		t.Errorf("problems %q; want p's excess and q's lingering hold", probs)
+	}
+}
