@@ -259,6 +259,25 @@ func (s *Store) redecide(uid types.UID) {
 	}
 }
 
+// releaseUnwanted releases a replacement Reservation that arrives Reserved for a place its
+// owner no longer wants: the leader created it while its hold was still there, and the
+// hold was released before the Reservation came (a replacement landed meanwhile). Its
+// result was counted with the hold's release, so it is not counted again; a replica that
+// never held it (started since) counts nothing either.
+func (s *Store) releaseUnwanted(e *entry) {
+	if e.phase != v1alpha1.ReservationReserved {
+		return
+	}
+	rep, ok := replacedOf(e.r)
+	if !ok {
+		return
+	}
+	if done, why := s.satisfied(rep, e.node); done {
+		e.ended, e.counted = "released: "+why, true
+		s.expire(e, s.h.Clock().Now())
+	}
+}
+
 // settled counts the result of a hold, or of the Reservation that took it over, once:
 // consumed when a pod matched it, expired when its TTL ran out.
 func (s *Store) settled(e *entry) {

@@ -1,6 +1,7 @@
 package reservationstore_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -200,4 +201,34 @@ func TestReserveOnDelete_AnUnknownDeletionOfABarePodIsDatedFromItsFirstReplaceme
 		t.Errorf("hold %s by %v reserved at %v, want Matched by solo-b from its landing %v", v.Phase, v.Owner, v.ReservedAt, t0.Add(10*time.Second))
 	}
 	c.expect("solo-a gone, solo-b landed first", 2000, 0)
+}
+
+// TestReserveOnDelete_AReservationThatComesAfterItsHoldWasReleasedHoldsNothing: found by
+// make bench-holds. The leader creates the Reservation of a hold; before it reaches the
+// feed, a replacement lands and the hold is released (counted released_scale_down). The
+// Reservation must not charge the node again for a place nobody wants, nor count the
+// release twice.
+func TestReserveOnDelete_AReservationThatComesAfterItsHoldWasReleasedHoldsNothing(t *testing.T) {
+	c, a := twoOfTwo(t)
+	c.must(c.h.AddNode(ts.MakeNode("n2", "8", "16Gi")))
+	c.clk.Step(time.Minute)
+	c.sync(stores.PodKey(a), nil)
+	rsv := created(c.view(holdKey("web-a")), c.clk.Now())
+	released := counter(t, "released_scale_down")
+	r := web("web-c", "v1", c.clk.Now(), ts.OnNode("n2"))
+	c.sync(stores.PodKey(r), r) // the ReplicaSet has its 2 pods: the hold is released
+	if got := counter(t, "released_scale_down") - released; got != 1 {
+		t.Fatalf("released counted %v times when the hold went, want 1", got)
+	}
+	c.must(c.h.AddReservation(rsv))
+	c.expect("after the late Reservation", 2000, 0)
+	if v, _ := c.h.Reservation(holdKey("web-a")); v.Phase != v1alpha1.ReservationExpired || !strings.HasPrefix(v.Why, "released") {
+		t.Errorf("the late Reservation: %s (%q), want Expired, released", v.Phase, v.Why)
+	}
+	if got := counter(t, "released_scale_down") - released; got != 1 {
+		t.Errorf("released counted %v times in all, want 1", got)
+	}
+	if errs := c.h.CheckInvariants(); len(errs) > 0 {
+		t.Error(errs)
+	}
 }

@@ -208,6 +208,7 @@ func (s *Store) AddReservation(r *v1alpha1.Reservation) {
 		s.settle(s.resolveRecorded(ownerKey(r.Status.CurrentOwner))...)
 	default:
 		s.place(e)
+		s.releaseUnwanted(e)
 	}
 	s.changed(e)
 }
