@@ -109,6 +109,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	fmt.Fprintf(log, "populated %d objects in %.1fs\n", res.Population.Objects, res.Population.Duration.Seconds())
 
 	env := Env{Kubeconfig: cl.Kubeconfig, Dir: cfg.Dir, Want: Want{Nodes: cfg.Size.Nodes, Pods: cfg.Size.Pods}}
+	if env.API, err = NewAPIServer(cl.Config); err != nil {
+		return res, fmt.Errorf("reading the API server's costs: %w", err)
+	}
 	checkStores := func(ctx context.Context, in *Instance) error {
 		diffs, err := CheckStores(ctx, in, cfg.Size)
 		res.StoreCheck = append(res.StoreCheck, diffs...)
@@ -139,6 +142,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			logColdStart(log, cs)
 			res.ColdStarts = append(res.ColdStarts, cs)
 		}
+	}
+	if err := writeColdStarts(cfg.Dir, res); err != nil {
+		return res, err
 	}
 
 	if cfg.Shards > 0 {
@@ -220,9 +226,23 @@ func runChurn(ctx context.Context, cfg Config, cl *Cluster, env Env, res *Result
 }
 
 func logColdStart(log io.Writer, cs ColdStart) {
-	fmt.Fprintf(log, "  round %2d %-15s full %6.2fs  cpu %6.2fs  rss@full %s  peak %s  settled %s  heap %s  (%s)\n",
+	api := ""
+	if cs.API != nil {
+		api = fmt.Sprintf("  apiserver cpu %5.2fs  etcd cpu %5.2fs", cs.API.APIServerCPU.Seconds(), cs.API.EtcdCPU.Seconds())
+	}
+	fmt.Fprintf(log, "  round %2d %-17s full %6.2fs  cpu %6.2fs  rss@full %s  peak %s  settled %s  heap %s%s  (%s)\n",
 		cs.Round, cs.Subject, cs.Full.Seconds(), cs.CPU.Seconds(), mib(cs.RSSAtFull), mib(cs.PeakRSS), mib(cs.SettledRSS),
-		mib(cs.HeapAfterGC), cs.Detail)
+		mib(cs.HeapAfterGC), api, cs.Detail)
+}
+
+// writeColdStarts writes every cold start, the API server's request mix included, as JSON
+// into dir/cold-starts.json (for comparisons across runs).
+func writeColdStarts(dir string, res *Result) error {
+	data, err := json.MarshalIndent(append([]ColdStart{res.WarmUp}, res.ColdStarts...), "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "cold-starts.json"), data, 0o644)
 }
 
 // mib formats bytes in MiB.

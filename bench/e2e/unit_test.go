@@ -116,3 +116,96 @@ func TestShardWant(t *testing.T) {
 		t.Errorf("medium shard 1: %+v, want 250 nodes / 7,500 pods", w)
 	}
 }
+
+func TestNewAPICost(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	before := APISnapshot{At: t0, APIServerCPU: time.Second, EtcdCPU: 100 * time.Millisecond, Metrics: ParseMetrics([]byte(`
+apiserver_request_total{code="200",component="apiserver",dry_run="",group="",resource="pods",scope="cluster",subresource="",verb="LIST",version="v1"} 4
+apiserver_request_total{code="200",component="",dry_run="",group="",resource="",scope="",subresource="/readyz",verb="GET",version=""} 10
+apiserver_watch_events_total{group="",resource="pods",version="v1"} 100
+apiserver_watch_events_sizes_sum{group="",resource="pods",version="v1"} 50000
+`), apiServerSeries...)}
+	after := APISnapshot{At: t0.Add(3 * time.Second), APIServerCPU: 3500 * time.Millisecond, EtcdCPU: 300 * time.Millisecond, Metrics: ParseMetrics([]byte(`
+apiserver_request_total{code="200",component="apiserver",dry_run="",group="",resource="pods",scope="cluster",subresource="",verb="LIST",version="v1"} 5
+apiserver_request_total{code="200",component="",dry_run="",group="",resource="",scope="",subresource="/readyz",verb="GET",version=""} 12
+apiserver_request_duration_seconds_sum{component="apiserver",dry_run="",group="",resource="pods",scope="cluster",subresource="",verb="LIST",version="v1"} 0.25
+apiserver_request_duration_seconds_bucket{component="apiserver",dry_run="",group="",resource="pods",scope="cluster",subresource="",verb="LIST",version="v1",le="1"} 5
+apiserver_watch_events_total{group="",resource="pods",version="v1"} 3100
+apiserver_watch_events_sizes_sum{group="",resource="pods",version="v1"} 1550000
+apiserver_watch_events_total{group="resource.k8s.io",resource="resourceslices",version="v1"} 10
+apiserver_watch_list_duration_seconds_sum{component="apiserver",group="",resource="pods",scope="cluster",version="v1"} 1.5
+apiserver_watch_list_duration_seconds_count{component="apiserver",group="",resource="pods",scope="cluster",version="v1"} 1
+apiserver_longrunning_requests{component="apiserver",group="",resource="pods",scope="cluster",subresource="",verb="WATCH",version="v1"} 1
+apiserver_longrunning_requests{component="apiserver",group="",resource="nodes",scope="cluster",subresource="",verb="WATCH",version="v1"} 0
+`), apiServerSeries...)}
+	c := NewAPICost(before, after)
+	if c.Window != 3*time.Second || c.APIServerCPU != 2500*time.Millisecond || c.EtcdCPU != 200*time.Millisecond {
+		t.Errorf("window %v, CPU %v / %v; want 3s, 2.5s / 200ms", c.Window, c.APIServerCPU, c.EtcdCPU)
+	}
+	if r := c.Row("LIST", "pods"); r.Requests != 1 || r.Seconds != 0.25 {
+		t.Errorf("LIST pods: %+v, want 1 request in 0.25 s (the bucket series ignored)", r)
+	}
+	if r := c.Row("GET", "(non-resource)"); r.Requests != 2 {
+		t.Errorf("GET /readyz: %+v, want 2 requests", r)
+	}
+	w := c.Row("WATCH", "pods")
+	if w.WatchEvents != 3000 || w.BytesPerEvent() != 500 || w.StreamedLists != 1 || w.StreamedListSeconds != 1.5 || w.OpenWatches != 1 {
+		t.Errorf("WATCH pods: %+v, want 3000 events of 500 B, one streamed list of 1.5 s, one open watch", w)
+	}
+	if r := c.Row("WATCH", "resourceslices.resource.k8s.io"); r.WatchEvents != 10 {
+		t.Errorf("WATCH resourceslices: %+v, want 10 events (the group written after the resource)", r)
+	}
+	if r := c.Row("WATCH", "nodes"); r != (RequestMix{Verb: "WATCH", Resource: "nodes"}) {
+		t.Errorf("WATCH nodes: %+v, want no row (no open watch, no event)", r)
+	}
+	if requests, _, events, _, watches := c.Totals(); requests != 3 || events != 3010 || watches != 1 {
+		t.Errorf("totals: %d requests, %d events, %d watches; want 3, 3010, 1", requests, events, watches)
+	}
+	if c.Mix[0] != w {
+		t.Errorf("first row %+v, want the pods' watch (most API server time)", c.Mix[0])
+	}
+}
+
+func TestParseSeries(t *testing.T) {
+	name, labels := parseSeries(`m{a="x",b="q\"uo\\te",c=""}`)
+	if name != "m" || labels["a"] != "x" || labels["b"] != `q"uo\te` || labels["c"] != "" || len(labels) != 3 {
+		t.Errorf("got %q %q", name, labels)
+	}
+	if name, labels := parseSeries("plain"); name != "plain" || labels != nil {
+		t.Errorf("got %q %q", name, labels)
+	}
+}
+
+func TestSizeWithDevices(t *testing.T) {
+	s, err := Sizes["large"].WithDevices(DefaultDevicesPerNode, DefaultClaimsPerNode)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Devices() != 40000 || s.Claims() != 20000 || s.ResourceSlices() != 5000 || s.DeviceClasses() != 1 {
+		t.Errorf("large with devices: %s; want 40,000 devices in 5,000 slices and 20,000 claims (issue 19)", s)
+	}
+	if _, err := Sizes["small"].WithDevices(2, 3); err == nil {
+		t.Error("3 claims per node on 2 devices: no error")
+	}
+	if d := Sizes["small"]; d.ResourceSlices()+d.Claims()+d.DeviceClasses() != 0 {
+		t.Errorf("small without devices: %s", d)
+	}
+	// Every claim takes a device its node publishes, none twice.
+	s, _ = Sizes["small"].WithDevices(DefaultDevicesPerNode, DefaultClaimsPerNode)
+	seen := map[string]bool{}
+	for k := range s.Claims() {
+		r := MakeResourceClaim(k, s).Status.Allocation.Devices.Results[0]
+		id := r.Pool + "/" + r.Device
+		if seen[id] {
+			t.Fatalf("claim %d: device %s taken twice", k, id)
+		}
+		seen[id] = true
+		var published bool
+		for _, d := range MakeResourceSlice(k%s.Nodes, s.DevicesPerNode).Spec.Devices {
+			published = published || (d.Name == r.Device && MakeResourceSlice(k%s.Nodes, s.DevicesPerNode).Spec.Pool.Name == r.Pool)
+		}
+		if !published {
+			t.Fatalf("claim %d: device %s not published by its node's slice", k, id)
+		}
+	}
+}

@@ -59,12 +59,21 @@ func run() error {
 		baseline   = flag.String("multicache-baseline", "", "another multicache binary (e.g. built from main before a change), started as the subject multicache-baseline in the same rounds: a before/after on one cluster")
 		mcArgs     = flag.String("multicache-args", "", "extra flags of multicache, space-separated (e.g. --verify-period=0)")
 		churnWorks = flag.Int("churn-workers", 32, "writers per churn operation")
+		mcKinds    = flag.Bool("informer-mc-kinds", true, "also cold-start informer-mc-kinds, a bare informer of every kind multicache watches")
+		devices    = flag.Bool("devices", false, "also populate DRA objects (resource.k8s.io/v1): a DeviceClass, a ResourceSlice of -devices-per-node devices per node, -claims-per-node allocated ResourceClaims per node")
+		devPerNode = flag.Int("devices-per-node", e2e.DefaultDevicesPerNode, "devices per node with -devices")
+		claimsNode = flag.Int("claims-per-node", e2e.DefaultClaimsPerNode, "allocated claims per node with -devices (each takes one device of its node)")
 		shards     = flag.Int("shards", 0, fmt.Sprintf("when positive (at most %d), also start a whole-cluster multicache and then the replicas of that many sub-clusters (nodes are labelled %s=s0..s3), each alone", e2e.MaxShards, e2e.LabelShard))
 	)
 	flag.Parse()
 	size, err := e2e.ParseSize(*sizeName)
 	if err != nil {
 		return err
+	}
+	if *devices {
+		if size, err = size.WithDevices(*devPerNode, *claimsNode); err != nil {
+			return err
+		}
 	}
 	def, ok := defaults[size.Name]
 	if !ok {
@@ -96,6 +105,9 @@ func run() error {
 	}
 	mc := e2e.MulticacheSubject(*mcBin, strings.Fields(*mcArgs)...)
 	subjects := []e2e.Subject{e2e.InformerSubject(informerBin)}
+	if *mcKinds {
+		subjects = append(subjects, e2e.MulticacheKindsInformerSubject(informerBin))
+	}
 	if _, err := os.Stat(*schedBin); err == nil {
 		subjects = append(subjects, e2e.SchedulerSubject(*schedBin))
 	} else {
