@@ -43,8 +43,9 @@ type RequestMix struct {
 	// (apiserver_watch_list_duration_seconds).
 	StreamedLists       int
 	StreamedListSeconds float64
-	// OpenWatches is the watches open on the resource at the end of the window
-	// (apiserver_longrunning_requests{verb="WATCH"}).
+	// OpenWatches is how many more watches were open on the resource at the end of the
+	// window than at its start (apiserver_longrunning_requests{verb="WATCH"}; the API
+	// server's own informers watch through it too).
 	OpenWatches int
 }
 
@@ -73,17 +74,15 @@ func NewAPICost(before, after APISnapshot) APICost {
 	}
 	for key, v := range after.Metrics {
 		name, labels := parseSeries(key)
-		if name == "apiserver_longrunning_requests" {
-			if labels["verb"] == "WATCH" && v > 0 {
-				row("WATCH", resourceOf(labels)).OpenWatches += int(v)
-			}
-			continue
-		}
 		d := v - before.Metrics[key]
 		if d <= 0 {
 			continue
 		}
 		switch name {
+		case "apiserver_longrunning_requests":
+			if labels["verb"] == "WATCH" {
+				row("WATCH", resourceOf(labels)).OpenWatches += int(d)
+			}
 		case "apiserver_request_total":
 			row(labels["verb"], resourceOf(labels)).Requests += int(d)
 		case "apiserver_request_duration_seconds_sum":

@@ -16,20 +16,24 @@ func InformerSubject(bin string) Subject {
 // cost the API server and the client without a cache behind them. It is full when every
 // informer has synced and it holds every pod and node.
 func MulticacheKindsInformerSubject(bin string) Subject {
-	return informerSubject("informer-mc-kinds", bin, true)
+	return informerSubject("informer-mc-kinds", bin, true, "-kinds=multicache")
 }
 
-func informerSubject(name, bin string, multicacheKinds bool) Subject {
+// JSONInformerSubject is InformerSubject reading JSON: the size of a pod's watch event in
+// JSON, against which the other subjects' show what they ask for. (JSON must be asked for:
+// client-go's typed clients prefer protobuf when the content type is left unset.)
+func JSONInformerSubject(bin string) Subject {
+	return informerSubject("informer-json", bin, false, "-content-type=application/json")
+}
+
+func informerSubject(name, bin string, multicacheKinds bool, extra ...string) Subject {
 	return Subject{Name: name, Start: func(env Env, logPath string) (*Instance, error) {
 		port, err := freePort()
 		if err != nil {
 			return nil, err
 		}
 		addr := "127.0.0.1:" + strconv.Itoa(port)
-		args := []string{"-kubeconfig", env.Kubeconfig, "-addr", addr}
-		if multicacheKinds {
-			args = append(args, "-kinds=multicache")
-		}
+		args := append([]string{"-kubeconfig", env.Kubeconfig, "-addr", addr}, extra...)
 		p, err := StartProcess(bin, args, nil, logPath)
 		if err != nil {
 			return nil, err

@@ -124,6 +124,7 @@ apiserver_request_total{code="200",component="apiserver",dry_run="",group="",res
 apiserver_request_total{code="200",component="",dry_run="",group="",resource="",scope="",subresource="/readyz",verb="GET",version=""} 10
 apiserver_watch_events_total{group="",resource="pods",version="v1"} 100
 apiserver_watch_events_sizes_sum{group="",resource="pods",version="v1"} 50000
+apiserver_longrunning_requests{component="apiserver",group="",resource="secrets",scope="cluster",subresource="",verb="WATCH",version="v1"} 1
 `), apiServerSeries...)}
 	after := APISnapshot{At: t0.Add(3 * time.Second), APIServerCPU: 3500 * time.Millisecond, EtcdCPU: 300 * time.Millisecond, Metrics: ParseMetrics([]byte(`
 apiserver_request_total{code="200",component="apiserver",dry_run="",group="",resource="pods",scope="cluster",subresource="",verb="LIST",version="v1"} 5
@@ -137,6 +138,7 @@ apiserver_watch_list_duration_seconds_sum{component="apiserver",group="",resourc
 apiserver_watch_list_duration_seconds_count{component="apiserver",group="",resource="pods",scope="cluster",version="v1"} 1
 apiserver_longrunning_requests{component="apiserver",group="",resource="pods",scope="cluster",subresource="",verb="WATCH",version="v1"} 1
 apiserver_longrunning_requests{component="apiserver",group="",resource="nodes",scope="cluster",subresource="",verb="WATCH",version="v1"} 0
+apiserver_longrunning_requests{component="apiserver",group="",resource="secrets",scope="cluster",subresource="",verb="WATCH",version="v1"} 1
 `), apiServerSeries...)}
 	c := NewAPICost(before, after)
 	if c.Window != 3*time.Second || c.APIServerCPU != 2500*time.Millisecond || c.EtcdCPU != 200*time.Millisecond {
@@ -155,8 +157,10 @@ apiserver_longrunning_requests{component="apiserver",group="",resource="nodes",s
 	if r := c.Row("WATCH", "resourceslices.resource.k8s.io"); r.WatchEvents != 10 {
 		t.Errorf("WATCH resourceslices: %+v, want 10 events (the group written after the resource)", r)
 	}
-	if r := c.Row("WATCH", "nodes"); r != (RequestMix{Verb: "WATCH", Resource: "nodes"}) {
-		t.Errorf("WATCH nodes: %+v, want no row (no open watch, no event)", r)
+	for _, res := range []string{"nodes", "secrets"} {
+		if r := c.Row("WATCH", res); r != (RequestMix{Verb: "WATCH", Resource: res}) {
+			t.Errorf("WATCH %s: %+v, want no row (no event, no more watches open than before)", res, r)
+		}
 	}
 	if requests, _, events, _, watches := c.Totals(); requests != 3 || events != 3010 || watches != 1 {
 		t.Errorf("totals: %d requests, %d events, %d watches; want 3, 3010, 1", requests, events, watches)

@@ -55,7 +55,7 @@ func main() {
 	kubeconfig := flag.String("kubeconfig", "", "kubeconfig of the cluster")
 	addr := flag.String("addr", "127.0.0.1:0", "address of the metrics and pprof server")
 	contentType := flag.String("content-type", "application/vnd.kubernetes.protobuf",
-		`wire format: protobuf, as kube-scheduler and controller-runtime (multicache) use for built-in kinds; "" for client-go's default, JSON`)
+		`wire format: protobuf, as kube-scheduler and controller-runtime (multicache) use for built-in kinds; "application/json" for JSON; "" for client-go's default (since v0.35 its typed clients prefer protobuf too)`)
 	kinds := flag.String("kinds", kindsPodsNodes, `the kinds watched: "pods,nodes", or "multicache" for every kind multicache's default stores watch`)
 	flag.Parse()
 	if err := run(*kubeconfig, *addr, *contentType, *kinds); err != nil {
