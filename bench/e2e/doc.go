@@ -7,12 +7,16 @@
 // then cold-starts each subject in turn, rotating the order every round (coldstart.go):
 //
 //   - informer: a bare client-go informer for pods and nodes (cmd/informer), the floor;
+//   - informer-mc-kinds: bare informers of every kind multicache watches (cmd/informer
+//     -kinds=multicache), what the same watches cost without a cache;
 //   - kube-scheduler: the real kube-scheduler v1.37.1, leader election off (scheduler.go);
 //   - multicache: the operator binary built from the main module (multicache.go).
 //
 // For each it records the time until the process holds every object, read from its own
 // object-count metric, its CPU seconds until then, its peak and settled RSS and its heap
-// after a forced GC (measure.go). Then it drives pod churn against multicache at fixed
+// after a forced GC (measure.go), and what the start cost kube-apiserver and etcd: their CPU
+// and the API server's request mix until full (apiserver.go, apicost.go). With devices
+// (Size.DevicesPerNode) the population adds DRA objects (devices.go). Then it drives pod churn against multicache at fixed
 // rates and measures how long an API write takes to become visible in multicache's cache
 // (churn.go, lag.go). The report (report.go) is a markdown table with the ratios of
 // multicache against both anchors.
