@@ -26,8 +26,8 @@ type RequestMix struct {
 	Verb, Resource string
 	// Requests and Seconds are the requests that ended in the window
 	// (apiserver_request_total) and the time the API server spent serving them
-	// (apiserver_request_duration_seconds_sum). A watch is counted when it ends: the
-	// subject's own watches are in OpenWatches instead.
+	// (apiserver_request_duration_seconds_sum). Watches are left out: one is counted when
+	// it ends, and the subject's own are open until it is stopped (OpenWatches counts them).
 	Requests int
 	Seconds  float64
 	// ResponseBytes is the size of the answers to GET and LIST (apiserver_response_sizes).
@@ -83,12 +83,22 @@ func NewAPICost(before, after APISnapshot) APICost {
 			if labels["verb"] == "WATCH" {
 				row("WATCH", resourceOf(labels)).OpenWatches += int(d)
 			}
-		case "apiserver_request_total":
-			row(labels["verb"], resourceOf(labels)).Requests += int(d)
-		case "apiserver_request_duration_seconds_sum":
-			row(labels["verb"], resourceOf(labels)).Seconds += d
-		case "apiserver_response_sizes_sum":
-			row(labels["verb"], resourceOf(labels)).ResponseBytes += d
+		case "apiserver_request_total", "apiserver_request_duration_seconds_sum", "apiserver_response_sizes_sum":
+			if labels["verb"] == "WATCH" {
+				// A watch that ends in the window is not the subject's (its own are open until
+				// it is stopped): the API server's own informers re-open theirs every 5-10
+				// minutes, and its duration is the watch's lifetime.
+				continue
+			}
+			r := row(labels["verb"], resourceOf(labels))
+			switch name {
+			case "apiserver_request_total":
+				r.Requests += int(d)
+			case "apiserver_request_duration_seconds_sum":
+				r.Seconds += d
+			default:
+				r.ResponseBytes += d
+			}
 		case "apiserver_watch_events_total":
 			row("WATCH", resourceOf(labels)).WatchEvents += int(d)
 		case "apiserver_watch_events_sizes_sum":

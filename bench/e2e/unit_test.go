@@ -132,6 +132,8 @@ apiserver_request_total{code="200",component="",dry_run="",group="",resource="",
 apiserver_request_duration_seconds_sum{component="apiserver",dry_run="",group="",resource="pods",scope="cluster",subresource="",verb="LIST",version="v1"} 0.25
 apiserver_request_duration_seconds_bucket{component="apiserver",dry_run="",group="",resource="pods",scope="cluster",subresource="",verb="LIST",version="v1",le="1"} 5
 apiserver_watch_events_total{group="",resource="pods",version="v1"} 3100
+apiserver_request_total{code="200",component="apiserver",dry_run="",group="",resource="secrets",scope="cluster",subresource="",verb="WATCH",version="v1"} 1
+apiserver_request_duration_seconds_sum{component="apiserver",dry_run="",group="",resource="secrets",scope="cluster",subresource="",verb="WATCH",version="v1"} 386
 apiserver_watch_events_sizes_sum{group="",resource="pods",version="v1"} 1550000
 apiserver_watch_events_total{group="resource.k8s.io",resource="resourceslices",version="v1"} 10
 apiserver_watch_list_duration_seconds_sum{component="apiserver",group="",resource="pods",scope="cluster",version="v1"} 1.5
