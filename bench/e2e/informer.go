@@ -26,6 +26,12 @@ func JSONInformerSubject(bin string) Subject {
 	return informerSubject("informer-json", bin, false, "-content-type=application/json")
 }
 
+// UncompressedInformerSubject is InformerSubject without gzip: what the API server's
+// compression of streamed lists (WatchListCompression) costs it and saves on the wire.
+func UncompressedInformerSubject(bin string) Subject {
+	return informerSubject("informer-nogzip", bin, false, "-disable-compression")
+}
+
 func informerSubject(name, bin string, multicacheKinds bool, extra ...string) Subject {
 	return Subject{Name: name, Start: func(env Env, logPath string) (*Instance, error) {
 		port, err := freePort()

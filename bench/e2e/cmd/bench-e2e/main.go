@@ -61,6 +61,7 @@ func run() error {
 		churnWorks = flag.Int("churn-workers", 32, "writers per churn operation")
 		mcKinds    = flag.Bool("informer-mc-kinds", true, "also cold-start informer-mc-kinds, a bare informer of every kind multicache watches")
 		jsonInf    = flag.Bool("informer-json", false, "also cold-start informer-json, the bare informer of pods and nodes reading JSON: the size of a JSON pod event, to read the encoding the others ask for")
+		noGzipInf  = flag.Bool("informer-nogzip", false, "also cold-start informer-nogzip, the bare informer of pods and nodes not accepting gzip: what compressing streamed lists costs the API server")
 		devices    = flag.Bool("devices", false, "also populate DRA objects (resource.k8s.io/v1): a DeviceClass, a ResourceSlice of -devices-per-node devices per node, -claims-per-node allocated ResourceClaims per node")
 		devPerNode = flag.Int("devices-per-node", e2e.DefaultDevicesPerNode, "devices per node with -devices")
 		claimsNode = flag.Int("claims-per-node", e2e.DefaultClaimsPerNode, "allocated claims per node with -devices (each takes one device of its node)")
@@ -111,6 +112,9 @@ func run() error {
 	}
 	if *jsonInf {
 		subjects = append(subjects, e2e.JSONInformerSubject(informerBin))
+	}
+	if *noGzipInf {
+		subjects = append(subjects, e2e.UncompressedInformerSubject(informerBin))
 	}
 	if _, err := os.Stat(*schedBin); err == nil {
 		subjects = append(subjects, e2e.SchedulerSubject(*schedBin))

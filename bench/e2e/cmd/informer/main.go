@@ -57,14 +57,15 @@ func main() {
 	contentType := flag.String("content-type", "application/vnd.kubernetes.protobuf",
 		`wire format: protobuf, as kube-scheduler and controller-runtime (multicache) use for built-in kinds; "application/json" for JSON; "" for client-go's default (since v0.35 its typed clients prefer protobuf too)`)
 	kinds := flag.String("kinds", kindsPodsNodes, `the kinds watched: "pods,nodes", or "multicache" for every kind multicache's default stores watch`)
+	noGzip := flag.Bool("disable-compression", false, "do not accept gzip: the API server then sends streamed lists uncompressed (WatchListCompression, beta and on in 1.37)")
 	flag.Parse()
-	if err := run(*kubeconfig, *addr, *contentType, *kinds); err != nil {
+	if err := run(*kubeconfig, *addr, *contentType, *kinds, *noGzip); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 }
 
-func run(kubeconfig, addr, contentType, kinds string) error {
+func run(kubeconfig, addr, contentType, kinds string, noGzip bool) error {
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		return err
@@ -76,6 +77,7 @@ func run(kubeconfig, addr, contentType, kinds string) error {
 	}
 	crdConfig := rest.CopyConfig(cfg) // multicache's CRDs are served as JSON only
 	cfg.ContentType = contentType
+	cfg.DisableCompression = noGzip
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return err
