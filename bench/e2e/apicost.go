@@ -17,6 +17,19 @@ type APICost struct {
 	APIServerCPU, EtcdCPU time.Duration
 	// Mix is the requests by verb and resource, largest API server time first.
 	Mix []RequestMix
+	// IdleCores is the API server's CPU, in cores, over the pause before the start, when
+	// no subject ran (its own informers, lease renewals and endpoint reconciles; -1 when
+	// not measured).
+	IdleCores float64
+}
+
+// NetAPIServerCPU is APIServerCPU less what the API server spends idle over the window:
+// what the subject's start added (0 when the idle rate was not measured).
+func (c APICost) NetAPIServerCPU() time.Duration {
+	if c.IdleCores < 0 {
+		return 0
+	}
+	return c.APIServerCPU - time.Duration(c.IdleCores*float64(c.Window))
 }
 
 // RequestMix is one verb on one resource in a cold start's window.
@@ -60,6 +73,7 @@ func (r RequestMix) BytesPerEvent() float64 {
 // NewAPICost returns the differences between two snapshots.
 func NewAPICost(before, after APISnapshot) APICost {
 	c := APICost{
+		IdleCores:    -1,
 		Window:       after.At.Sub(before.At),
 		APIServerCPU: after.APIServerCPU - before.APIServerCPU,
 		EtcdCPU:      after.EtcdCPU - before.EtcdCPU,

@@ -170,3 +170,23 @@ func (a *APIServer) After(ctx context.Context) (APISnapshot, error) {
 	}
 	return s, a.Metrics(ctx, &s)
 }
+
+// Pause sleeps d and returns the API server's CPU over it, in cores (-1 when it could not be
+// read): the idle rate NetAPIServerCPU takes off a start's window.
+func (a *APIServer) Pause(d time.Duration) float64 {
+	if a == nil {
+		time.Sleep(d)
+		return -1
+	}
+	before, err := a.CPU()
+	if err != nil || d <= 0 {
+		time.Sleep(d)
+		return -1
+	}
+	time.Sleep(d)
+	after, err := a.CPU()
+	if err != nil {
+		return -1
+	}
+	return (after.APIServerCPU - before.APIServerCPU).Seconds() / after.At.Sub(before.At).Seconds()
+}

@@ -18,6 +18,8 @@ type Summary struct {
 	// APIServerCPU and EtcdCPU are what the start cost the control plane until full (zero
 	// when it was not read).
 	APIServerCPU, EtcdCPU time.Duration
+	// NetAPIServerCPU is APIServerCPU less the API server's idle CPU over the window.
+	NetAPIServerCPU time.Duration
 }
 
 // Summarise returns the median of every measure of each subject, in the order of subjects.
@@ -46,6 +48,12 @@ func Summarise(subjects []Subject, runs []ColdStart) []Summary {
 					return 0
 				}
 				return c.API.APIServerCPU
+			}),
+			NetAPIServerCPU: median(mine, func(c ColdStart) time.Duration {
+				if c.API == nil {
+					return 0
+				}
+				return c.API.NetAPIServerCPU()
 			}),
 			EtcdCPU: median(mine, func(c ColdStart) time.Duration {
 				if c.API == nil {
@@ -110,6 +118,7 @@ func WriteReport(w io.Writer, res *Result, machine string) {
 		{"settled RSS (MiB)", func(s Summary) float64 { return float64(s.SettledRSS) / (1 << 20) }, "%.0f"},
 		{"heap after GC (MiB)", func(s Summary) float64 { return float64(s.HeapAfterGC) / (1 << 20) }, "%.1f"},
 		{"API server CPU to full (s)", func(s Summary) float64 { return s.APIServerCPU.Seconds() }, "%.2f"},
+		{"API server CPU to full, net of idle (s)", func(s Summary) float64 { return s.NetAPIServerCPU.Seconds() }, "%.2f"},
 		{"etcd CPU to full (s)", func(s Summary) float64 { return s.EtcdCPU.Seconds() }, "%.2f"},
 	}
 	for _, r := range rows {

@@ -122,15 +122,20 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	fmt.Fprintf(log, "warm-up: multicache writes the initial statuses\n")
 	warmUp := cfg.Timing
 	warmUp.ProfileDir = ""
+	idle := env.API.Pause(cfg.Cooldown)
 	if res.WarmUp, err = MeasureColdStart(ctx, cfg.Multicache, env, -1, warmUp, filepath.Join(cfg.Dir, "multicache-warmup.log"), checkStores); err != nil {
 		return res, err
+	}
+	if res.WarmUp.API != nil {
+		res.WarmUp.API.IdleCores = idle
 	}
 	logColdStart(log, res.WarmUp)
 
 	for round := range cfg.Rounds {
 		for i := range cfg.Subjects {
 			s := cfg.Subjects[(i+round)%len(cfg.Subjects)]
-			time.Sleep(cfg.Cooldown)
+			// The cooldown also measures the API server's idle CPU (NetAPIServerCPU).
+			idle := env.API.Pause(cfg.Cooldown)
 			var check func(context.Context, *Instance) error
 			if s.Name == cfg.Multicache.Name {
 				check = checkStores
@@ -138,6 +143,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			cs, err := MeasureColdStart(ctx, s, env, round, cfg.Timing, filepath.Join(cfg.Dir, fmt.Sprintf("%s-%d.log", s.Name, round)), check)
 			if err != nil {
 				return res, err
+			}
+			if cs.API != nil {
+				cs.API.IdleCores = idle
 			}
 			logColdStart(log, cs)
 			res.ColdStarts = append(res.ColdStarts, cs)
@@ -228,7 +236,8 @@ func runChurn(ctx context.Context, cfg Config, cl *Cluster, env Env, res *Result
 func logColdStart(log io.Writer, cs ColdStart) {
 	api := ""
 	if cs.API != nil {
-		api = fmt.Sprintf("  apiserver cpu %5.2fs  etcd cpu %5.2fs", cs.API.APIServerCPU.Seconds(), cs.API.EtcdCPU.Seconds())
+		api = fmt.Sprintf("  apiserver cpu %5.2fs (net of idle %5.2fs)  etcd cpu %5.2fs", cs.API.APIServerCPU.Seconds(),
+			cs.API.NetAPIServerCPU().Seconds(), cs.API.EtcdCPU.Seconds())
 	}
 	fmt.Fprintf(log, "  round %2d %-17s full %6.2fs  cpu %6.2fs  rss@full %s  peak %s  settled %s  heap %s%s  (%s)\n",
 		cs.Round, cs.Subject, cs.Full.Seconds(), cs.CPU.Seconds(), mib(cs.RSSAtFull), mib(cs.PeakRSS), mib(cs.SettledRSS),

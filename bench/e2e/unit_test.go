@@ -167,6 +167,13 @@ apiserver_longrunning_requests{component="apiserver",group="",resource="secrets"
 	if requests, _, events, _, watches := c.Totals(); requests != 3 || events != 3010 || watches != 1 {
 		t.Errorf("totals: %d requests, %d events, %d watches; want 3, 3010, 1", requests, events, watches)
 	}
+	if got := c.NetAPIServerCPU(); got != 0 {
+		t.Errorf("net of idle without an idle rate: %v, want 0", got)
+	}
+	c.IdleCores = 0.5
+	if got := c.NetAPIServerCPU(); got != time.Second {
+		t.Errorf("net of idle at 0.5 cores over 3 s from 2.5 s: %v, want 1s", got)
+	}
 	if c.Mix[0] != w {
 		t.Errorf("first row %+v, want the pods' watch (most API server time)", c.Mix[0])
 	}
