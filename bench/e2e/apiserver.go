@@ -20,7 +20,7 @@ import (
 type APIServer struct {
 	// APIServerPid and EtcdPid are the processes' ids.
 	APIServerPid, EtcdPid int
-	metricsURL            string
+	host, metricsURL      string
 	client                *http.Client
 }
 
@@ -67,7 +67,8 @@ func NewAPIServer(cfg *rest.Config) (*APIServer, error) {
 	for i, f := range apiServerFamilies {
 		q[i] = "name[]=" + f
 	}
-	a.metricsURL = strings.TrimSuffix(cfg.Host, "/") + "/metrics?" + strings.Join(q, "&")
+	a.host = strings.TrimSuffix(cfg.Host, "/")
+	a.metricsURL = a.host + "/metrics?" + strings.Join(q, "&")
 	return a, nil
 }
 
@@ -128,26 +129,41 @@ func (a *APIServer) CPU() (APISnapshot, error) {
 
 // Metrics reads the API server's request metrics into s.
 func (a *APIServer) Metrics(ctx context.Context, s *APISnapshot) error {
-	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, a.metricsURL, nil)
+	body, err := a.get(ctx, a.metricsURL, requestTimeout)
 	if err != nil {
 		return err
 	}
+	s.Metrics = ParseMetrics(body, apiServerSeries...)
+	return nil
+}
+
+// CPUProfile returns a CPU profile of the API server over the next seconds
+// (/debug/pprof/profile; kube-apiserver serves it with --profiling, on by default).
+func (a *APIServer) CPUProfile(ctx context.Context, seconds int) ([]byte, error) {
+	return a.get(ctx, fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", a.host, seconds), time.Duration(seconds)*time.Second+requestTimeout)
+}
+
+// get returns the body of the API server's url, read as the administrator.
+func (a *APIServer) get(ctx context.Context, url string, timeout time.Duration) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
 	resp, err := a.client.Do(req)
 	if err != nil {
-		return fmt.Errorf("kube-apiserver's /metrics: %w", err)
+		return nil, fmt.Errorf("kube-apiserver: %w", err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return fmt.Errorf("kube-apiserver's /metrics: %w", err)
+		return nil, fmt.Errorf("kube-apiserver: %w", err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("kube-apiserver's /metrics: %s: %.200s", resp.Status, body)
+		return nil, fmt.Errorf("kube-apiserver: GET %s: %s: %.200s", url, resp.Status, body)
 	}
-	s.Metrics = ParseMetrics(body, apiServerSeries...)
-	return nil
+	return body, nil
 }
 
 // Before is the snapshot that opens a window: the metrics, then the CPU (the scrape's own

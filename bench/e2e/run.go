@@ -169,7 +169,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			if err := ProfileColdStart(ctx, s, env, cfg.Timing, cfg.CPUProfileSeconds, cfg.Dir); err != nil {
 				return res, err
 			}
-			fmt.Fprintf(log, "  CPU profile of %s's first %ds: %s\n", s.Name, cfg.CPUProfileSeconds, filepath.Join(cfg.Dir, "cpu-"+s.Name+".pb.gz"))
+			fmt.Fprintf(log, "  CPU profile of %s's first %ds: %s, the API server's: %s\n", s.Name, cfg.CPUProfileSeconds,
+				filepath.Join(cfg.Dir, "cpu-"+s.Name+".pb.gz"), filepath.Join(cfg.Dir, "apiserver-cpu-"+s.Name+".pb.gz"))
 		}
 	}
 

@@ -55,7 +55,7 @@ func run() error {
 		churnDur   = flag.Duration("churn-duration", 0, "how long each churn step lasts (default by size)")
 		churnPoll  = flag.Duration("churn-poll", 10*time.Millisecond, "how often multicache's event counters are read during the churn")
 		profiles   = flag.Bool("profiles", true, "save each subject's heap profile after GC into -dir (heap-<subject>-<round>.pb.gz)")
-		cpuProfile = flag.Int("cpuprofile", 0, "when positive, start every subject once more after the rounds with a CPU profile of its first N seconds (cpu-<subject>.pb.gz in -dir)")
+		cpuProfile = flag.Int("cpuprofile", 0, "when positive, start every subject once more after the rounds with a CPU profile of its first N seconds and one of the API server over the same seconds (cpu-<subject>.pb.gz, apiserver-cpu-<subject>.pb.gz in -dir)")
 		baseline   = flag.String("multicache-baseline", "", "another multicache binary (e.g. built from main before a change), started as the subject multicache-baseline in the same rounds: a before/after on one cluster")
 		mcArgs     = flag.String("multicache-args", "", "extra flags of multicache, space-separated (e.g. --verify-period=0)")
 		churnWorks = flag.Int("churn-workers", 32, "writers per churn operation")
