@@ -42,6 +42,10 @@ type Config struct {
 	Shards int
 	// ShardSubject is the multicache replica of one sub-cluster (--sub-cluster=shard).
 	ShardSubject func(shard string) Subject
+	// Baseline, when set, is an earlier run on a cluster of another population (e.g.
+	// without devices): the report gives the differences of the medians and their cost per
+	// added device and claim (baseline.go).
+	Baseline *Record
 	// Log receives progress.
 	Log io.Writer
 }
@@ -245,14 +249,15 @@ func logColdStart(log io.Writer, cs ColdStart) {
 		mib(cs.HeapAfterGC), api, cs.Detail)
 }
 
-// writeColdStarts writes every cold start, the API server's request mix included, as JSON
-// into dir/cold-starts.json (for comparisons across runs).
+// writeColdStarts writes the run's cluster size and every cold start, the API server's
+// request mix included, as JSON into dir/cold-starts.json: the -baseline of a later run
+// (ReadRecord).
 func writeColdStarts(dir string, res *Result) error {
-	data, err := json.MarshalIndent(append([]ColdStart{res.WarmUp}, res.ColdStarts...), "", "  ")
+	data, err := json.MarshalIndent(Record{Size: res.Config.Size, WarmUp: res.WarmUp, ColdStarts: res.ColdStarts}, "", "  ")
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, "cold-starts.json"), data, 0o644)
+	return os.WriteFile(filepath.Join(dir, RecordFile), data, 0o644)
 }
 
 // mib formats bytes in MiB.

@@ -65,6 +65,7 @@ func run() error {
 		devices    = flag.Bool("devices", false, "also populate DRA objects (resource.k8s.io/v1): a DeviceClass, a ResourceSlice of -devices-per-node devices per node, -claims-per-node allocated ResourceClaims per node")
 		devPerNode = flag.Int("devices-per-node", e2e.DefaultDevicesPerNode, "devices per node with -devices")
 		claimsNode = flag.Int("claims-per-node", e2e.DefaultClaimsPerNode, "allocated claims per node with -devices (each takes one device of its node)")
+		baseRun    = flag.String("baseline", "", "the -dir (or its "+e2e.RecordFile+") of an earlier run, e.g. without -devices: the report adds the differences of the medians and their cost per added device or claim")
 		shards     = flag.Int("shards", 0, fmt.Sprintf("when positive (at most %d), also start a whole-cluster multicache and then the replicas of that many sub-clusters (nodes are labelled %s=s0..s3), each alone", e2e.MaxShards, e2e.LabelShard))
 	)
 	flag.Parse()
@@ -74,6 +75,12 @@ func run() error {
 	}
 	if *devices {
 		if size, err = size.WithDevices(*devPerNode, *claimsNode); err != nil {
+			return err
+		}
+	}
+	var base *e2e.Record
+	if *baseRun != "" {
+		if base, err = e2e.ReadRecord(*baseRun); err != nil {
 			return err
 		}
 	}
@@ -152,7 +159,7 @@ func run() error {
 		Assets: *assets, RepoRoot: *repo, Dir: *dir, Writers: *writers,
 		Timing:   e2e.Timing{Poll: *poll, Timeout: *timeout, Settle: *settle, ProfileDir: profileDir},
 		Cooldown: *cooldown, CPUProfileSeconds: *cpuProfile,
-		Shards: *shards,
+		Shards: *shards, Baseline: base,
 		ShardSubject: func(shard string) e2e.Subject {
 			s := e2e.MulticacheSubject(*mcBin, append(strings.Fields(*mcArgs), "--sub-cluster-key="+e2e.LabelShard, "--sub-cluster="+shard)...)
 			s.Name = "multicache-shard-" + shard
