@@ -3,6 +3,7 @@ package e2e
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -252,5 +253,23 @@ func TestBaselinePerDevice(t *testing.T) {
 	}
 	if _, err := ReadRecord(t.TempDir()); err == nil || !strings.Contains(err.Error(), RecordFile) {
 		t.Errorf("a directory without %s: %v, want an error naming it", RecordFile, err)
+	}
+}
+
+func TestChildProcesses(t *testing.T) {
+	cmd := exec.Command("sleep", "30")
+	if err := cmd.Start(); err != nil {
+		t.Skipf("no sleep to start: %v", err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	children, err := childProcesses(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := children["sleep"]; got != cmd.Process.Pid {
+		t.Errorf("children %v: sleep is %d, want %d", children, got, cmd.Process.Pid)
+	}
+	if others, err := childProcesses(cmd.Process.Pid); err != nil || len(others) != 0 {
+		t.Errorf("sleep's children: %v, %v; want none", others, err)
 	}
 }
