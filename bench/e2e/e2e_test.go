@@ -39,7 +39,7 @@ func TestSmall(t *testing.T) {
 		t.Fatal(err)
 	}
 	mc := MulticacheSubject(mcBin)
-	subjects := []Subject{InformerSubject(informerBin)}
+	subjects := []Subject{InformerSubject(informerBin), MulticacheKindsInformerSubject(informerBin)}
 	if sched := filepath.Join(assets, "kube-scheduler"); fileExists(sched) {
 		subjects = append(subjects, SchedulerSubject(sched))
 	} else {
@@ -50,8 +50,13 @@ func TestSmall(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	var log strings.Builder
+	// With devices: the devices store must count every slice, claim and class.
+	size, err := Sizes["small"].WithDevices(DefaultDevicesPerNode, DefaultClaimsPerNode)
+	if err != nil {
+		t.Fatal(err)
+	}
 	res, err := Run(ctx, Config{
-		Size: Sizes["small"], Rounds: 1, Subjects: subjects, Multicache: mc,
+		Size: size, Rounds: 1, Subjects: subjects, Multicache: mc,
 		Assets: assets, RepoRoot: repo, Dir: dir, Writers: 16,
 		Timing:   Timing{Poll: 100 * time.Millisecond, Timeout: 2 * time.Minute, Settle: time.Second},
 		Cooldown: time.Second,
@@ -83,6 +88,7 @@ func TestSmall(t *testing.T) {
 	for _, p := range res.Problems() {
 		t.Error(p)
 	}
+	checkAPICosts(t, res)
 	if res.ShardRun == nil || len(res.ShardRun.Shards) != MaxShards {
 		t.Errorf("shard mode: %+v, want the whole-cluster replica and %d shards", res.ShardRun, MaxShards)
 	}
@@ -92,6 +98,41 @@ func TestSmall(t *testing.T) {
 	for _, ph := range res.Churn.Phases {
 		if ph.Writes == 0 {
 			t.Errorf("churn %s: no write succeeded", opNames[ph.Op])
+		}
+	}
+}
+
+// checkAPICosts checks what the harness read of the API server: every subject streamed
+// every pod, and multicache and kube-scheduler asked for pods in the encoding the informer
+// asks for (protobuf: the same bytes per event).
+func checkAPICosts(t *testing.T, res *Result) {
+	t.Helper()
+	var informerBytes float64
+	for _, c := range res.ColdStarts {
+		if c.API == nil {
+			t.Fatalf("%s: no API server costs", c.Subject)
+		}
+		if c.Subject == "informer" {
+			informerBytes = c.API.Row("WATCH", "pods").BytesPerEvent()
+		}
+	}
+	for _, c := range res.ColdStarts {
+		pods := c.API.Row("WATCH", "pods")
+		if pods.WatchEvents < res.Config.Size.Pods || pods.StreamedLists != 1 {
+			t.Errorf("%s: %d pod watch events in %d streamed lists; want at least %d in one", c.Subject, pods.WatchEvents, pods.StreamedLists, res.Config.Size.Pods)
+		}
+		if got := pods.BytesPerEvent(); got != informerBytes {
+			t.Errorf("%s: %.0f bytes per pod event, the protobuf informer %.0f: it asks for another encoding", c.Subject, got, informerBytes)
+		}
+		if c.API.APIServerCPU <= 0 {
+			t.Errorf("%s: no API server CPU during its start", c.Subject)
+		}
+	}
+	for _, c := range res.ColdStarts {
+		if c.Subject == "informer-mc-kinds" || c.Subject == "multicache" {
+			if rs := c.API.Row("WATCH", "resourceslices.resource.k8s.io"); rs.WatchEvents < res.Config.Size.ResourceSlices() {
+				t.Errorf("%s: %d ResourceSlice events, want at least %d", c.Subject, rs.WatchEvents, res.Config.Size.ResourceSlices())
+			}
 		}
 	}
 }

@@ -8,24 +8,54 @@ import (
 // InformerSubject is a bare client-go informer for pods and nodes (cmd/informer, built
 // into bin): the least any cache of the cluster must do, the floor of the comparison.
 func InformerSubject(bin string) Subject {
-	return Subject{Name: "informer", Start: func(env Env, logPath string) (*Instance, error) {
+	return informerSubject("informer", bin, false)
+}
+
+// MulticacheKindsInformerSubject is a bare client-go informer of every kind multicache
+// watches with its default stores (cmd/informer -kinds=multicache): what the same watches
+// cost the API server and the client without a cache behind them. It is full when every
+// informer has synced and it holds every pod and node.
+func MulticacheKindsInformerSubject(bin string) Subject {
+	return informerSubject("informer-mc-kinds", bin, true, "-kinds=multicache")
+}
+
+// JSONInformerSubject is InformerSubject reading JSON: the size of a pod's watch event in
+// JSON, against which the other subjects' show what they ask for. (JSON must be asked for:
+// client-go's typed clients prefer protobuf when the content type is left unset.)
+func JSONInformerSubject(bin string) Subject {
+	return informerSubject("informer-json", bin, false, "-content-type=application/json")
+}
+
+// UncompressedInformerSubject is InformerSubject without gzip: what the API server's
+// compression of streamed lists (WatchListCompression) costs it and saves on the wire.
+func UncompressedInformerSubject(bin string) Subject {
+	return informerSubject("informer-nogzip", bin, false, "-disable-compression")
+}
+
+func informerSubject(name, bin string, multicacheKinds bool, extra ...string) Subject {
+	return Subject{Name: name, Start: func(env Env, logPath string) (*Instance, error) {
 		port, err := freePort()
 		if err != nil {
 			return nil, err
 		}
 		addr := "127.0.0.1:" + strconv.Itoa(port)
-		p, err := StartProcess(bin, []string{"-kubeconfig", env.Kubeconfig, "-addr", addr}, nil, logPath)
+		args := append([]string{"-kubeconfig", env.Kubeconfig, "-addr", addr}, extra...)
+		p, err := StartProcess(bin, args, nil, logPath)
 		if err != nil {
 			return nil, err
 		}
 		return &Instance{
 			Process:    p,
 			MetricsURL: "http://" + addr + "/metrics",
-			Prefixes:   []string{"informer_objects"},
+			Prefixes:   []string{"informer_objects", "informer_synced"},
 			PprofURL:   "http://" + addr + "/debug/pprof",
 			Full: func(m Metrics, want Want) (bool, string) {
 				nodes, pods := count(m, `informer_objects{kind="nodes"}`), count(m, `informer_objects{kind="pods"}`)
-				return nodes == want.Nodes && pods == want.Pods, fmt.Sprintf("nodes=%d pods=%d", nodes, pods)
+				if !multicacheKinds {
+					return nodes == want.Nodes && pods == want.Pods, fmt.Sprintf("nodes=%d pods=%d", nodes, pods)
+				}
+				synced := count(m, "informer_synced")
+				return synced == 1 && nodes == want.Nodes && pods == want.Pods, fmt.Sprintf("synced=%d nodes=%d pods=%d", synced, nodes, pods)
 			},
 		}, nil
 	}}

@@ -26,6 +26,9 @@ type ColdStart struct {
 	HeapAfterGC int64
 	// Detail is the counts of the last poll.
 	Detail string
+	// API is what the start cost the API server and etcd until full (nil when the
+	// environment has no APIServer to read).
+	API *APICost
 }
 
 // Timing of a cold start.
@@ -123,6 +126,13 @@ func Settle(ctx context.Context, in *Instance, timing Timing, cs *ColdStart) err
 // compare multicache with the API) before it is stopped.
 func MeasureColdStart(ctx context.Context, s Subject, env Env, round int, timing Timing, logPath string,
 	check func(context.Context, *Instance) error) (ColdStart, error) {
+	var before APISnapshot
+	if env.API != nil {
+		var err error
+		if before, err = env.API.Before(ctx); err != nil {
+			return ColdStart{}, err
+		}
+	}
 	in, err := s.Start(env, logPath)
 	if err != nil {
 		return ColdStart{}, err
@@ -131,6 +141,14 @@ func MeasureColdStart(ctx context.Context, s Subject, env Env, round int, timing
 	cs, err := Watch(ctx, in, env.Want, timing, logPath)
 	if err != nil {
 		return ColdStart{}, fmt.Errorf("%s: %w", s.Name, err)
+	}
+	if env.API != nil {
+		after, err := env.API.After(ctx)
+		if err != nil {
+			return ColdStart{}, err
+		}
+		cost := NewAPICost(before, after)
+		cs.API = &cost
 	}
 	cs.Subject, cs.Round = s.Name, round
 	if err := Settle(ctx, in, timing, &cs); err != nil {

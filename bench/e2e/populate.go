@@ -23,15 +23,18 @@ type Population struct {
 // Populate writes the cluster of the given size through the API with writers parallel
 // writers: namespaces, nodes (with status), NMNodes and CNRs (status through the
 // subresource), ReplicaSets, their pods (bound through spec.nodeName, pod i on node i mod
-// Nodes), PodGroups, PDBs and Reservations. Progress goes to log.
+// Nodes), PodGroups, PDBs and Reservations; with devices (size.DevicesPerNode), a
+// DeviceClass, a ResourceSlice per node and the allocated claims (devices.go). Progress
+// goes to log.
 func Populate(ctx context.Context, c client.Client, size Size, writers int, log io.Writer) (*Population, error) {
 	start := time.Now()
 	pop := &Population{Size: size, ReplicaSetUIDs: make([]types.UID, size.ReplicaSets())}
-	steps := []struct {
-		what string
-		n    int
-		do   func(ctx context.Context, i int) error
-	}{
+	if size.DevicesPerNode > 0 {
+		if err := checkDRAServed(c); err != nil {
+			return nil, err
+		}
+	}
+	steps := []populateStep{
 		{"namespaces", size.Namespaces(), func(ctx context.Context, i int) error { return create(ctx, c, MakeNamespace(i)) }},
 		{"nodes", size.Nodes, func(ctx context.Context, i int) error { return create(ctx, c, MakeNode(i)) }},
 		{"nmnodes", size.NMNodes(), func(ctx context.Context, i int) error {
@@ -70,6 +73,7 @@ func Populate(ctx context.Context, c client.Client, size Size, writers int, log 
 		{"pdbs", size.PDBs(), func(ctx context.Context, k int) error { return create(ctx, c, MakePDB(k*ReplicaSetsPerPDB)) }},
 		{"reservations", size.Reservations(), func(ctx context.Context, k int) error { return create(ctx, c, MakeReservation(k)) }},
 	}
+	steps = append(steps, devicesSteps(c, size)...)
 	for _, s := range steps {
 		t := time.Now()
 		if err := parallel(ctx, s.n, writers, s.do); err != nil {
@@ -81,6 +85,13 @@ func Populate(ctx context.Context, c client.Client, size Size, writers int, log 
 	}
 	pop.Duration = time.Since(start)
 	return pop, nil
+}
+
+// populateStep writes n objects of one kind, do(i) the i-th.
+type populateStep struct {
+	what string
+	n    int
+	do   func(ctx context.Context, i int) error
 }
 
 // podsOf is how many pods ReplicaSet r owns.

@@ -10,9 +10,34 @@ import (
 
 // ProfileColdStart starts a fresh process of s and records a CPU profile of its first
 // seconds (from when its profiler answers, a few milliseconds after the start) into
-// dir/cpu-<subject>.pb.gz. It is not a sample: the profiler costs a little CPU.
+// dir/cpu-<subject>.pb.gz, and one of the API server over the same seconds (from just
+// before the start) into dir/apiserver-cpu-<subject>.pb.gz when env.API is set. It is not
+// a sample: the profilers cost a little CPU.
 func ProfileColdStart(ctx context.Context, s Subject, env Env, timing Timing, seconds int, dir string) error {
 	logPath := filepath.Join(dir, s.Name+"-cpuprofile.log")
+	apiProfile := make(chan error, 1)
+	if env.API != nil {
+		go func() {
+			body, err := env.API.CPUProfile(ctx, seconds)
+			if err == nil {
+				err = os.WriteFile(filepath.Join(dir, "apiserver-cpu-"+s.Name+".pb.gz"), body, 0o644)
+			}
+			apiProfile <- err
+		}()
+	} else {
+		apiProfile <- nil
+	}
+	if err := profileSubject(ctx, s, env, timing, seconds, dir, logPath); err != nil {
+		<-apiProfile
+		return err
+	}
+	if err := <-apiProfile; err != nil {
+		return fmt.Errorf("the API server's CPU profile during %s's start: %w", s.Name, err)
+	}
+	return nil
+}
+
+func profileSubject(ctx context.Context, s Subject, env Env, timing Timing, seconds int, dir, logPath string) error {
 	in, err := s.Start(env, logPath)
 	if err != nil {
 		return err

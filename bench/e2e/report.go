@@ -15,6 +15,11 @@ type Summary struct {
 	Samples                                     int
 	Full, CPU                                   time.Duration
 	RSSAtFull, PeakRSS, SettledRSS, HeapAfterGC int64
+	// APIServerCPU and EtcdCPU are what the start cost the control plane until full (zero
+	// when it was not read).
+	APIServerCPU, EtcdCPU time.Duration
+	// NetAPIServerCPU is APIServerCPU less the API server's idle CPU over the window.
+	NetAPIServerCPU time.Duration
 }
 
 // Summarise returns the median of every measure of each subject, in the order of subjects.
@@ -38,6 +43,24 @@ func Summarise(subjects []Subject, runs []ColdStart) []Summary {
 			PeakRSS:     median(mine, func(c ColdStart) int64 { return c.PeakRSS }),
 			SettledRSS:  median(mine, func(c ColdStart) int64 { return c.SettledRSS }),
 			HeapAfterGC: median(mine, func(c ColdStart) int64 { return c.HeapAfterGC }),
+			APIServerCPU: median(mine, func(c ColdStart) time.Duration {
+				if c.API == nil {
+					return 0
+				}
+				return c.API.APIServerCPU
+			}),
+			NetAPIServerCPU: median(mine, func(c ColdStart) time.Duration {
+				if c.API == nil {
+					return 0
+				}
+				return c.API.NetAPIServerCPU()
+			}),
+			EtcdCPU: median(mine, func(c ColdStart) time.Duration {
+				if c.API == nil {
+					return 0
+				}
+				return c.API.EtcdCPU
+			}),
 		})
 	}
 	return out
@@ -94,6 +117,9 @@ func WriteReport(w io.Writer, res *Result, machine string) {
 		{"peak RSS, VmHWM (MiB)", func(s Summary) float64 { return float64(s.PeakRSS) / (1 << 20) }, "%.0f"},
 		{"settled RSS (MiB)", func(s Summary) float64 { return float64(s.SettledRSS) / (1 << 20) }, "%.0f"},
 		{"heap after GC (MiB)", func(s Summary) float64 { return float64(s.HeapAfterGC) / (1 << 20) }, "%.1f"},
+		{"API server CPU to full (s)", func(s Summary) float64 { return s.APIServerCPU.Seconds() }, "%.2f"},
+		{"API server CPU to full, net of idle (s)", func(s Summary) float64 { return s.NetAPIServerCPU.Seconds() }, "%.2f"},
+		{"etcd CPU to full (s)", func(s Summary) float64 { return s.EtcdCPU.Seconds() }, "%.2f"},
 	}
 	for _, r := range rows {
 		p("| %s |", r.name)
@@ -124,6 +150,8 @@ func WriteReport(w io.Writer, res *Result, machine string) {
 	} else {
 		p("\n**multicache's stores differ from the population:** %s\n", strings.Join(res.StoreCheck, "; "))
 	}
+	writeAPICosts(p, res)
+	writeBaseline(p, res)
 
 	if res.Churn != nil {
 		p("\n### Pod churn against multicache\n\n")

@@ -42,6 +42,10 @@ type Config struct {
 	Shards int
 	// ShardSubject is the multicache replica of one sub-cluster (--sub-cluster=shard).
 	ShardSubject func(shard string) Subject
+	// Baseline, when set, is an earlier run on a cluster of another population (e.g.
+	// without devices): the report gives the differences of the medians and their cost per
+	// added device and claim (baseline.go).
+	Baseline *Record
 	// Log receives progress.
 	Log io.Writer
 }
@@ -109,6 +113,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	fmt.Fprintf(log, "populated %d objects in %.1fs\n", res.Population.Objects, res.Population.Duration.Seconds())
 
 	env := Env{Kubeconfig: cl.Kubeconfig, Dir: cfg.Dir, Want: Want{Nodes: cfg.Size.Nodes, Pods: cfg.Size.Pods}}
+	if env.API, err = NewAPIServer(cl.Config); err != nil {
+		return res, fmt.Errorf("reading the API server's costs: %w", err)
+	}
 	checkStores := func(ctx context.Context, in *Instance) error {
 		diffs, err := CheckStores(ctx, in, cfg.Size)
 		res.StoreCheck = append(res.StoreCheck, diffs...)
@@ -119,15 +126,20 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	fmt.Fprintf(log, "warm-up: multicache writes the initial statuses\n")
 	warmUp := cfg.Timing
 	warmUp.ProfileDir = ""
+	idle := env.API.Pause(cfg.Cooldown)
 	if res.WarmUp, err = MeasureColdStart(ctx, cfg.Multicache, env, -1, warmUp, filepath.Join(cfg.Dir, "multicache-warmup.log"), checkStores); err != nil {
 		return res, err
+	}
+	if res.WarmUp.API != nil {
+		res.WarmUp.API.IdleCores = idle
 	}
 	logColdStart(log, res.WarmUp)
 
 	for round := range cfg.Rounds {
 		for i := range cfg.Subjects {
 			s := cfg.Subjects[(i+round)%len(cfg.Subjects)]
-			time.Sleep(cfg.Cooldown)
+			// The cooldown also measures the API server's idle CPU (NetAPIServerCPU).
+			idle := env.API.Pause(cfg.Cooldown)
 			var check func(context.Context, *Instance) error
 			if s.Name == cfg.Multicache.Name {
 				check = checkStores
@@ -136,9 +148,15 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			if err != nil {
 				return res, err
 			}
+			if cs.API != nil {
+				cs.API.IdleCores = idle
+			}
 			logColdStart(log, cs)
 			res.ColdStarts = append(res.ColdStarts, cs)
 		}
+	}
+	if err := writeColdStarts(cfg.Dir, res); err != nil {
+		return res, err
 	}
 
 	if cfg.Shards > 0 {
@@ -155,7 +173,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			if err := ProfileColdStart(ctx, s, env, cfg.Timing, cfg.CPUProfileSeconds, cfg.Dir); err != nil {
 				return res, err
 			}
-			fmt.Fprintf(log, "  CPU profile of %s's first %ds: %s\n", s.Name, cfg.CPUProfileSeconds, filepath.Join(cfg.Dir, "cpu-"+s.Name+".pb.gz"))
+			fmt.Fprintf(log, "  CPU profile of %s's first %ds: %s, the API server's: %s\n", s.Name, cfg.CPUProfileSeconds,
+				filepath.Join(cfg.Dir, "cpu-"+s.Name+".pb.gz"), filepath.Join(cfg.Dir, "apiserver-cpu-"+s.Name+".pb.gz"))
 		}
 	}
 
@@ -220,9 +239,25 @@ func runChurn(ctx context.Context, cfg Config, cl *Cluster, env Env, res *Result
 }
 
 func logColdStart(log io.Writer, cs ColdStart) {
-	fmt.Fprintf(log, "  round %2d %-15s full %6.2fs  cpu %6.2fs  rss@full %s  peak %s  settled %s  heap %s  (%s)\n",
+	api := ""
+	if cs.API != nil {
+		api = fmt.Sprintf("  apiserver cpu %5.2fs (net of idle %5.2fs)  etcd cpu %5.2fs", cs.API.APIServerCPU.Seconds(),
+			cs.API.NetAPIServerCPU().Seconds(), cs.API.EtcdCPU.Seconds())
+	}
+	fmt.Fprintf(log, "  round %2d %-17s full %6.2fs  cpu %6.2fs  rss@full %s  peak %s  settled %s  heap %s%s  (%s)\n",
 		cs.Round, cs.Subject, cs.Full.Seconds(), cs.CPU.Seconds(), mib(cs.RSSAtFull), mib(cs.PeakRSS), mib(cs.SettledRSS),
-		mib(cs.HeapAfterGC), cs.Detail)
+		mib(cs.HeapAfterGC), api, cs.Detail)
+}
+
+// writeColdStarts writes the run's cluster size and every cold start, the API server's
+// request mix included, as JSON into dir/cold-starts.json: the -baseline of a later run
+// (ReadRecord).
+func writeColdStarts(dir string, res *Result) error {
+	data, err := json.MarshalIndent(Record{Size: res.Config.Size, WarmUp: res.WarmUp, ColdStarts: res.ColdStarts}, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, RecordFile), data, 0o644)
 }
 
 // mib formats bytes in MiB.

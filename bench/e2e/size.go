@@ -12,6 +12,10 @@ type Size struct {
 	Name string
 	// Nodes and Pods are the counts every subject must hold.
 	Nodes, Pods int
+	// DevicesPerNode, when positive, adds DRA objects (devices.go): a ResourceSlice per node
+	// with that many devices, one DeviceClass, and ClaimsPerNode allocated claims per node
+	// (at most DevicesPerNode).
+	DevicesPerNode, ClaimsPerNode int
 }
 
 // Derived ratios of the population.
@@ -69,15 +73,48 @@ func (s Size) NMNodes() int { return s.Nodes }
 // CNRs is the number of CustomNodeResources (one per node).
 func (s Size) CNRs() int { return s.Nodes }
 
+// WithDevices returns s with devicesPerNode devices and claimsPerNode allocated claims per
+// node, or an error when the claims would not fit on the devices.
+func (s Size) WithDevices(devicesPerNode, claimsPerNode int) (Size, error) {
+	if devicesPerNode < 0 || claimsPerNode < 0 || claimsPerNode > devicesPerNode {
+		return s, fmt.Errorf("devices: %d devices and %d claims per node: want 0 <= claims <= devices (each claim takes one device of its node)",
+			devicesPerNode, claimsPerNode)
+	}
+	s.DevicesPerNode, s.ClaimsPerNode = devicesPerNode, claimsPerNode
+	return s, nil
+}
+
+// ResourceSlices is the number of ResourceSlices: one per node with devices.
+func (s Size) ResourceSlices() int {
+	if s.DevicesPerNode == 0 {
+		return 0
+	}
+	return s.Nodes
+}
+
+// Devices is the number of devices the slices publish.
+func (s Size) Devices() int { return s.Nodes * s.DevicesPerNode }
+
+// Claims is the number of allocated ResourceClaims.
+func (s Size) Claims() int { return s.Nodes * s.ClaimsPerNode }
+
+// DeviceClasses is the number of DeviceClasses: one with devices.
+func (s Size) DeviceClasses() int { return min(1, s.DevicesPerNode) }
+
 // Objects is every object the population writes.
 func (s Size) Objects() int {
 	return s.Nodes + s.Pods + s.ReplicaSets() + s.Namespaces() + s.PodGroups() + s.PDBs() + s.Reservations() +
-		s.NMNodes() + s.CNRs()
+		s.NMNodes() + s.CNRs() + s.ResourceSlices() + s.Claims() + s.DeviceClasses()
 }
 
 func (s Size) String() string {
-	return fmt.Sprintf("%s (%d nodes, %d pods, %d ReplicaSets, %d PodGroups, %d PDBs, %d Reservations, %d NMNodes, %d CNRs)",
+	str := fmt.Sprintf("%s (%d nodes, %d pods, %d ReplicaSets, %d PodGroups, %d PDBs, %d Reservations, %d NMNodes, %d CNRs",
 		s.Name, s.Nodes, s.Pods, s.ReplicaSets(), s.PodGroups(), s.PDBs(), s.Reservations(), s.NMNodes(), s.CNRs())
+	if s.DevicesPerNode > 0 {
+		str += fmt.Sprintf("; devices: %d ResourceSlices with %d devices, %d allocated ResourceClaims, %d DeviceClass",
+			s.ResourceSlices(), s.Devices(), s.Claims(), s.DeviceClasses())
+	}
+	return str + ")"
 }
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }

@@ -8,7 +8,7 @@ import (
 
 // ExpectedStores is what each of multicache's stores holds once it has the population
 // (multicache_store_objects{store}): the PDB store counts budgets and workload owners
-// (every ReplicaSet).
+// (every ReplicaSet); the devices store counts slices, claims and classes.
 func ExpectedStores(size Size) map[string]int {
 	return map[string]int{
 		"nodes":        size.Nodes,
@@ -17,6 +17,7 @@ func ExpectedStores(size Size) map[string]int {
 		"pdbs":         size.PDBs() + size.ReplicaSets(),
 		"movements":    0,
 		"reservations": size.Reservations(),
+		"devices":      size.ResourceSlices() + size.Claims() + size.DeviceClasses(),
 	}
 }
 

@@ -16,6 +16,8 @@ type Env struct {
 	Dir string
 	// Want is the object counts a full cache holds.
 	Want Want
+	// API, when set, reads what each cold start costs the API server (MeasureColdStart).
+	API *APIServer
 }
 
 // Want is the number of pods and nodes in the cluster: every subject is full when it holds

@@ -1,7 +1,10 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
+	"strings"
 	"testing"
 	"time"
 )
@@ -114,5 +117,159 @@ func TestShardWant(t *testing.T) {
 	}
 	if w := ShardWant(Sizes["medium"], 1); w.Nodes != 250 || w.Pods != 7500 {
 		t.Errorf("medium shard 1: %+v, want 250 nodes / 7,500 pods", w)
+	}
+}
+
+func TestNewAPICost(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	before := APISnapshot{At: t0, APIServerCPU: time.Second, EtcdCPU: 100 * time.Millisecond, Metrics: ParseMetrics([]byte(`
+apiserver_request_total{code="200",component="apiserver",dry_run="",group="",resource="pods",scope="cluster",subresource="",verb="LIST",version="v1"} 4
+apiserver_request_total{code="200",component="",dry_run="",group="",resource="",scope="",subresource="/readyz",verb="GET",version=""} 10
+apiserver_watch_events_total{group="",resource="pods",version="v1"} 100
+apiserver_watch_events_sizes_sum{group="",resource="pods",version="v1"} 50000
+apiserver_longrunning_requests{component="apiserver",group="",resource="secrets",scope="cluster",subresource="",verb="WATCH",version="v1"} 1
+`), apiServerSeries...)}
+	after := APISnapshot{At: t0.Add(3 * time.Second), APIServerCPU: 3500 * time.Millisecond, EtcdCPU: 300 * time.Millisecond, Metrics: ParseMetrics([]byte(`
+apiserver_request_total{code="200",component="apiserver",dry_run="",group="",resource="pods",scope="cluster",subresource="",verb="LIST",version="v1"} 5
+apiserver_request_total{code="200",component="",dry_run="",group="",resource="",scope="",subresource="/readyz",verb="GET",version=""} 12
+apiserver_request_duration_seconds_sum{component="apiserver",dry_run="",group="",resource="pods",scope="cluster",subresource="",verb="LIST",version="v1"} 0.25
+apiserver_request_duration_seconds_bucket{component="apiserver",dry_run="",group="",resource="pods",scope="cluster",subresource="",verb="LIST",version="v1",le="1"} 5
+apiserver_watch_events_total{group="",resource="pods",version="v1"} 3100
+apiserver_request_total{code="200",component="apiserver",dry_run="",group="",resource="secrets",scope="cluster",subresource="",verb="WATCH",version="v1"} 1
+apiserver_request_duration_seconds_sum{component="apiserver",dry_run="",group="",resource="secrets",scope="cluster",subresource="",verb="WATCH",version="v1"} 386
+apiserver_watch_events_sizes_sum{group="",resource="pods",version="v1"} 1550000
+apiserver_watch_events_total{group="resource.k8s.io",resource="resourceslices",version="v1"} 10
+apiserver_watch_list_duration_seconds_sum{component="apiserver",group="",resource="pods",scope="cluster",version="v1"} 1.5
+apiserver_watch_list_duration_seconds_count{component="apiserver",group="",resource="pods",scope="cluster",version="v1"} 1
+apiserver_longrunning_requests{component="apiserver",group="",resource="pods",scope="cluster",subresource="",verb="WATCH",version="v1"} 1
+apiserver_longrunning_requests{component="apiserver",group="",resource="nodes",scope="cluster",subresource="",verb="WATCH",version="v1"} 0
+apiserver_longrunning_requests{component="apiserver",group="",resource="secrets",scope="cluster",subresource="",verb="WATCH",version="v1"} 1
+`), apiServerSeries...)}
+	c := NewAPICost(before, after)
+	if c.Window != 3*time.Second || c.APIServerCPU != 2500*time.Millisecond || c.EtcdCPU != 200*time.Millisecond {
+		t.Errorf("window %v, CPU %v / %v; want 3s, 2.5s / 200ms", c.Window, c.APIServerCPU, c.EtcdCPU)
+	}
+	if r := c.Row("LIST", "pods"); r.Requests != 1 || r.Seconds != 0.25 {
+		t.Errorf("LIST pods: %+v, want 1 request in 0.25 s (the bucket series ignored)", r)
+	}
+	if r := c.Row("GET", "(non-resource)"); r.Requests != 2 {
+		t.Errorf("GET /readyz: %+v, want 2 requests", r)
+	}
+	w := c.Row("WATCH", "pods")
+	if w.WatchEvents != 3000 || w.BytesPerEvent() != 500 || w.StreamedLists != 1 || w.StreamedListSeconds != 1.5 || w.OpenWatches != 1 {
+		t.Errorf("WATCH pods: %+v, want 3000 events of 500 B, one streamed list of 1.5 s, one open watch", w)
+	}
+	if r := c.Row("WATCH", "resourceslices.resource.k8s.io"); r.WatchEvents != 10 {
+		t.Errorf("WATCH resourceslices: %+v, want 10 events (the group written after the resource)", r)
+	}
+	for _, res := range []string{"nodes", "secrets"} {
+		if r := c.Row("WATCH", res); r != (RequestMix{Verb: "WATCH", Resource: res}) {
+			t.Errorf("WATCH %s: %+v, want no row (no event, no more watches open than before)", res, r)
+		}
+	}
+	if requests, _, events, _, watches := c.Totals(); requests != 3 || events != 3010 || watches != 1 {
+		t.Errorf("totals: %d requests, %d events, %d watches; want 3, 3010, 1", requests, events, watches)
+	}
+	if got := c.NetAPIServerCPU(); got != 0 {
+		t.Errorf("net of idle without an idle rate: %v, want 0", got)
+	}
+	c.IdleCores = 0.5
+	if got := c.NetAPIServerCPU(); got != time.Second {
+		t.Errorf("net of idle at 0.5 cores over 3 s from 2.5 s: %v, want 1s", got)
+	}
+	if c.Mix[0] != w {
+		t.Errorf("first row %+v, want the pods' watch (most API server time)", c.Mix[0])
+	}
+}
+
+func TestParseSeries(t *testing.T) {
+	name, labels := parseSeries(`m{a="x",b="q\"uo\\te",c=""}`)
+	if name != "m" || labels["a"] != "x" || labels["b"] != `q"uo\te` || labels["c"] != "" || len(labels) != 3 {
+		t.Errorf("got %q %q", name, labels)
+	}
+	if name, labels := parseSeries("plain"); name != "plain" || labels != nil {
+		t.Errorf("got %q %q", name, labels)
+	}
+}
+
+func TestSizeWithDevices(t *testing.T) {
+	s, err := Sizes["large"].WithDevices(DefaultDevicesPerNode, DefaultClaimsPerNode)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Devices() != 40000 || s.Claims() != 20000 || s.ResourceSlices() != 5000 || s.DeviceClasses() != 1 {
+		t.Errorf("large with devices: %s; want 40,000 devices in 5,000 slices and 20,000 claims (issue 19)", s)
+	}
+	if _, err := Sizes["small"].WithDevices(2, 3); err == nil {
+		t.Error("3 claims per node on 2 devices: no error")
+	}
+	if d := Sizes["small"]; d.ResourceSlices()+d.Claims()+d.DeviceClasses() != 0 {
+		t.Errorf("small without devices: %s", d)
+	}
+	// Every claim takes a device its node publishes, none twice.
+	s, _ = Sizes["small"].WithDevices(DefaultDevicesPerNode, DefaultClaimsPerNode)
+	seen := map[string]bool{}
+	for k := range s.Claims() {
+		r := MakeResourceClaim(k, s).Status.Allocation.Devices.Results[0]
+		id := r.Pool + "/" + r.Device
+		if seen[id] {
+			t.Fatalf("claim %d: device %s taken twice", k, id)
+		}
+		seen[id] = true
+		var published bool
+		for _, d := range MakeResourceSlice(k%s.Nodes, s.DevicesPerNode).Spec.Devices {
+			published = published || (d.Name == r.Device && MakeResourceSlice(k%s.Nodes, s.DevicesPerNode).Spec.Pool.Name == r.Pool)
+		}
+		if !published {
+			t.Fatalf("claim %d: device %s not published by its node's slice", k, id)
+		}
+	}
+}
+
+func TestBaselinePerDevice(t *testing.T) {
+	small := Sizes["small"]
+	withDevices, err := small.WithDevices(8, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(subject string, full time.Duration, rss int64) ColdStart {
+		return ColdStart{Subject: subject, Full: full, CPU: full, SettledRSS: rss, PeakRSS: rss}
+	}
+	mc := Subject{Name: "multicache"}
+	res := &Result{
+		Config: Config{Size: withDevices, Subjects: []Subject{{Name: "kube-scheduler"}, mc}, Multicache: mc,
+			Baseline: &Record{Size: small, ColdStarts: []ColdStart{run("kube-scheduler", 2*time.Second, 200<<20), run("multicache", time.Second, 100<<20)}}},
+		ColdStarts: []ColdStart{run("kube-scheduler", 4*time.Second, 300<<20), run("multicache", 1800*time.Millisecond, 100<<20+800*1000)},
+	}
+	var b strings.Builder
+	writeBaseline(func(f string, a ...any) { fmt.Fprintf(&b, f, a...) }, res)
+	out := b.String()
+	// 800 devices: +0.8 s is 1,000 µs per device, +800,000 B is 1,000 B per device.
+	for _, want := range []string{"Added: 800 devices (in 100 ResourceSlices), 0 allocated claims", "per device:", "| multicache | 1.00 → 1.80 (+0.80) |", " 1000.0, 1000.0, 1000, 0 |",
+		"time to full 0.50x → 0.45x", "settled RSS 0.50x → 0.34x"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+	if _, err := ReadRecord(t.TempDir()); err == nil || !strings.Contains(err.Error(), RecordFile) {
+		t.Errorf("a directory without %s: %v, want an error naming it", RecordFile, err)
+	}
+}
+
+func TestChildProcesses(t *testing.T) {
+	cmd := exec.Command("sleep", "30")
+	if err := cmd.Start(); err != nil {
+		t.Skipf("no sleep to start: %v", err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	children, err := childProcesses(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := children["sleep"]; got != cmd.Process.Pid {
+		t.Errorf("children %v: sleep is %d, want %d", children, got, cmd.Process.Pid)
+	}
+	if others, err := childProcesses(cmd.Process.Pid); err != nil || len(others) != 0 {
+		t.Errorf("sleep's children: %v, %v; want none", others, err)
 	}
 }

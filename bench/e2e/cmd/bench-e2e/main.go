@@ -55,16 +55,34 @@ func run() error {
 		churnDur   = flag.Duration("churn-duration", 0, "how long each churn step lasts (default by size)")
 		churnPoll  = flag.Duration("churn-poll", 10*time.Millisecond, "how often multicache's event counters are read during the churn")
 		profiles   = flag.Bool("profiles", true, "save each subject's heap profile after GC into -dir (heap-<subject>-<round>.pb.gz)")
-		cpuProfile = flag.Int("cpuprofile", 0, "when positive, start every subject once more after the rounds with a CPU profile of its first N seconds (cpu-<subject>.pb.gz in -dir)")
+		cpuProfile = flag.Int("cpuprofile", 0, "when positive, start every subject once more after the rounds with a CPU profile of its first N seconds and one of the API server over the same seconds (cpu-<subject>.pb.gz, apiserver-cpu-<subject>.pb.gz in -dir)")
 		baseline   = flag.String("multicache-baseline", "", "another multicache binary (e.g. built from main before a change), started as the subject multicache-baseline in the same rounds: a before/after on one cluster")
 		mcArgs     = flag.String("multicache-args", "", "extra flags of multicache, space-separated (e.g. --verify-period=0)")
 		churnWorks = flag.Int("churn-workers", 32, "writers per churn operation")
+		mcKinds    = flag.Bool("informer-mc-kinds", true, "also cold-start informer-mc-kinds, a bare informer of every kind multicache watches")
+		jsonInf    = flag.Bool("informer-json", false, "also cold-start informer-json, the bare informer of pods and nodes reading JSON: the size of a JSON pod event, to read the encoding the others ask for")
+		noGzipInf  = flag.Bool("informer-nogzip", false, "also cold-start informer-nogzip, the bare informer of pods and nodes not accepting gzip: what compressing streamed lists costs the API server")
+		devices    = flag.Bool("devices", false, "also populate DRA objects (resource.k8s.io/v1): a DeviceClass, a ResourceSlice of -devices-per-node devices per node, -claims-per-node allocated ResourceClaims per node")
+		devPerNode = flag.Int("devices-per-node", e2e.DefaultDevicesPerNode, "devices per node with -devices")
+		claimsNode = flag.Int("claims-per-node", e2e.DefaultClaimsPerNode, "allocated claims per node with -devices (each takes one device of its node)")
+		baseRun    = flag.String("baseline", "", "the -dir (or its "+e2e.RecordFile+") of an earlier run, e.g. without -devices: the report adds the differences of the medians and their cost per added device or claim")
 		shards     = flag.Int("shards", 0, fmt.Sprintf("when positive (at most %d), also start a whole-cluster multicache and then the replicas of that many sub-clusters (nodes are labelled %s=s0..s3), each alone", e2e.MaxShards, e2e.LabelShard))
 	)
 	flag.Parse()
 	size, err := e2e.ParseSize(*sizeName)
 	if err != nil {
 		return err
+	}
+	if *devices {
+		if size, err = size.WithDevices(*devPerNode, *claimsNode); err != nil {
+			return err
+		}
+	}
+	var base *e2e.Record
+	if *baseRun != "" {
+		if base, err = e2e.ReadRecord(*baseRun); err != nil {
+			return err
+		}
 	}
 	def, ok := defaults[size.Name]
 	if !ok {
@@ -96,6 +114,15 @@ func run() error {
 	}
 	mc := e2e.MulticacheSubject(*mcBin, strings.Fields(*mcArgs)...)
 	subjects := []e2e.Subject{e2e.InformerSubject(informerBin)}
+	if *mcKinds {
+		subjects = append(subjects, e2e.MulticacheKindsInformerSubject(informerBin))
+	}
+	if *jsonInf {
+		subjects = append(subjects, e2e.JSONInformerSubject(informerBin))
+	}
+	if *noGzipInf {
+		subjects = append(subjects, e2e.UncompressedInformerSubject(informerBin))
+	}
 	if _, err := os.Stat(*schedBin); err == nil {
 		subjects = append(subjects, e2e.SchedulerSubject(*schedBin))
 	} else {
@@ -132,7 +159,7 @@ func run() error {
 		Assets: *assets, RepoRoot: *repo, Dir: *dir, Writers: *writers,
 		Timing:   e2e.Timing{Poll: *poll, Timeout: *timeout, Settle: *settle, ProfileDir: profileDir},
 		Cooldown: *cooldown, CPUProfileSeconds: *cpuProfile,
-		Shards: *shards,
+		Shards: *shards, Baseline: base,
 		ShardSubject: func(shard string) e2e.Subject {
 			s := e2e.MulticacheSubject(*mcBin, append(strings.Fields(*mcArgs), "--sub-cluster-key="+e2e.LabelShard, "--sub-cluster="+shard)...)
 			s.Name = "multicache-shard-" + shard

@@ -1,6 +1,8 @@
-// Command informer is the floor of `make bench-e2e`: a bare client-go shared informer for
+// Command informer is the floor of `make bench-e2e`: bare client-go shared informers for
 // pods and nodes, reading protobuf and stripping managedFields as multicache does, and
-// nothing else.
+// nothing else. With -kinds=multicache it watches every kind multicache's default stores
+// watch instead (kinds.go): the built-in ones as protobuf, multicache's CRDs as JSON, as
+// controller-runtime reads them.
 // It serves its object counts as Prometheus text on -addr:
 //
 //	informer_objects{kind="pods"} 30000
@@ -25,6 +27,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 )
@@ -52,20 +55,29 @@ func main() {
 	kubeconfig := flag.String("kubeconfig", "", "kubeconfig of the cluster")
 	addr := flag.String("addr", "127.0.0.1:0", "address of the metrics and pprof server")
 	contentType := flag.String("content-type", "application/vnd.kubernetes.protobuf",
-		`wire format: protobuf, as kube-scheduler and controller-runtime (multicache) use for built-in kinds; "" for client-go's default, JSON`)
+		`wire format: protobuf, as kube-scheduler and controller-runtime (multicache) use for built-in kinds; "application/json" for JSON; "" for client-go's default (since v0.35 its typed clients prefer protobuf too)`)
+	kinds := flag.String("kinds", kindsPodsNodes, `the kinds watched: "pods,nodes", or "multicache" for every kind multicache's default stores watch`)
+	noGzip := flag.Bool("disable-compression", false, "do not accept gzip: the API server then sends streamed lists uncompressed (WatchListCompression, beta and on in 1.37)")
 	flag.Parse()
-	if err := run(*kubeconfig, *addr, *contentType); err != nil {
+	if err := run(*kubeconfig, *addr, *contentType, *kinds, *noGzip); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 }
 
-func run(kubeconfig, addr, contentType string) error {
+func run(kubeconfig, addr, contentType, kinds string, noGzip bool) error {
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		return err
 	}
+	if kinds == kindsMulticache {
+		// controller-runtime's client-side limits (ctrl.GetConfig), as multicache has: client-go's
+		// default (5/s, burst 10) would queue the first requests of 15 informers.
+		cfg.QPS, cfg.Burst = 20, 30
+	}
+	crdConfig := rest.CopyConfig(cfg) // multicache's CRDs are served as JSON only
 	cfg.ContentType = contentType
+	cfg.DisableCompression = noGzip
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return err
@@ -75,14 +87,17 @@ func run(kubeconfig, addr, contentType string) error {
 
 	factory := informers.NewSharedInformerFactoryWithOptions(cs, 0,
 		informers.WithTransform(stripManagedFields))
-	var pods, nodes counter
+	watched, err := informersOf(kinds, factory, crdConfig)
+	if err != nil {
+		return err
+	}
+	counters := make([]counter, len(watched))
+	for i, w := range watched {
+		if _, err := w.informer.AddEventHandler(counters[i].handler()); err != nil {
+			return err
+		}
+	}
 	var synced atomic.Bool
-	if _, err := factory.Core().V1().Pods().Informer().AddEventHandler(pods.handler()); err != nil {
-		return err
-	}
-	if _, err := factory.Core().V1().Nodes().Informer().AddEventHandler(nodes.handler()); err != nil {
-		return err
-	}
 
 	mux := http.NewServeMux()
 	mux.HandleFunc("/metrics", func(w http.ResponseWriter, _ *http.Request) {
@@ -90,8 +105,10 @@ func run(kubeconfig, addr, contentType string) error {
 		if synced.Load() {
 			s = 1
 		}
-		fmt.Fprintf(w, "informer_objects{kind=\"pods\"} %d\ninformer_objects{kind=\"nodes\"} %d\ninformer_synced %d\n",
-			pods.n.Load(), nodes.n.Load(), s)
+		for i, k := range watched {
+			fmt.Fprintf(w, "informer_objects{kind=%q} %d\n", k.name, counters[i].n.Load())
+		}
+		fmt.Fprintf(w, "informer_synced %d\n", s)
 	})
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
@@ -104,9 +121,14 @@ func run(kubeconfig, addr, contentType string) error {
 	}()
 
 	factory.Start(ctx.Done())
-	for typ, ok := range factory.WaitForCacheSync(ctx.Done()) {
-		if !ok {
-			return fmt.Errorf("%v did not sync", typ)
+	for _, w := range watched {
+		if w.own {
+			go w.informer.RunWithContext(ctx)
+		}
+	}
+	for _, w := range watched {
+		if !toolscache.WaitForCacheSync(ctx.Done(), w.informer.HasSynced) {
+			return fmt.Errorf("%s did not sync", w.name)
 		}
 	}
 	synced.Store(true)
