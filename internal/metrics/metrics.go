@@ -99,7 +99,9 @@ var (
 )
 
 // ReserveOnDeleteResults are the values of ReserveOnDeleteTotal's result label.
-var ReserveOnDeleteResults = []string{"kept", "invalid_annotation", "cannot_keep"}
+// (reservationstore counts them; TestReserveOnDeleteResults_AreTheOnesTheMetricStartsWith
+// keeps the two lists the same).
+var ReserveOnDeleteResults = []string{"held", "not_needed", "released_scale_down", "consumed", "expired", "invalid_annotation", "cannot_keep"}
 
 // SampleEvery is the sampling period of StoreOpDuration, in events.
 const SampleEvery = 16

@@ -32,7 +32,7 @@ func TestRegister_KnownLabelsStartAtZero(t *testing.T) {
 		}
 	}
 	slices.Sort(results)
-	if want := []string{"cannot_keep", "invalid_annotation", "kept"}; !slices.Equal(results, want) {
+	if want := []string{"cannot_keep", "consumed", "expired", "held", "invalid_annotation", "not_needed", "released_scale_down"}; !slices.Equal(results, want) {
 		t.Errorf("multicache_reserve_on_delete_total results %v at start, want %v", results, want)
 	}
 }

@@ -2,6 +2,7 @@ package reservationstore
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
+	"github.com/seed0f91f25e/multicache/internal/metrics"
 )
 
 func TestParseReserveOnDelete_BadValuesSayWhatToSet(t *testing.T) {
@@ -91,4 +93,11 @@ func TestReplacement_NoLabelsOrNoRequestsSayWhy(t *testing.T) {
 func resourceQty(s string) *resource.Quantity {
 	q := resource.MustParse(s)
 	return &q
+}
+
+func TestReserveOnDeleteResults_AreTheOnesTheMetricStartsWith(t *testing.T) {
+	counted := []string{resultHeld, resultNotNeeded, resultReleased, resultConsumed, resultExpired, resultInvalid, resultCannotKeep}
+	if !slices.Equal(slices.Sorted(slices.Values(counted)), slices.Sorted(slices.Values(metrics.ReserveOnDeleteResults))) {
+		t.Errorf("results counted %v, the metric starts with %v", counted, metrics.ReserveOnDeleteResults)
+	}
 }
