@@ -247,8 +247,10 @@ func (s *Store) redecide(uid types.UID) {
 		}
 	}
 	for _, e := range release {
-		count(resultReleased)
-		e.counted = true
+		if !e.counted {
+			count(resultReleased)
+			e.counted = true
+		}
 		if e.provisional {
 			s.dropHold(e)
 			s.h.ObjectChanged(HoldKind, e.key)
@@ -262,8 +264,7 @@ func (s *Store) redecide(uid types.UID) {
 // releaseUnwanted releases a replacement Reservation that arrives Reserved for a place its
 // owner no longer wants: the leader created it while its hold was still there, and the
 // hold was released before the Reservation came (a replacement landed meanwhile). Its
-// result was counted with the hold's release, so it is not counted again; a replica that
-// never held it (started since) counts nothing either.
+// result was counted with the hold's release (see counted in AddReservation).
 func (s *Store) releaseUnwanted(e *entry) {
 	if e.phase != v1alpha1.ReservationReserved {
 		return
@@ -273,7 +274,7 @@ func (s *Store) releaseUnwanted(e *entry) {
 		return
 	}
 	if done, why := s.satisfied(rep, e.node); done {
-		e.ended, e.counted = "released: "+why, true
+		e.ended = "released: " + why
 		s.expire(e, s.h.Clock().Now())
 	}
 }

@@ -182,8 +182,11 @@ func (s *Store) AddReservation(r *v1alpha1.Reservation) {
 		s.changed(hold)
 		return
 	}
-	e := &entry{key: key, r: r, selector: selectorOf(r), replacesSince: replacesSince(r), heapIndex: -1,
-		counted: r.Status.Phase == v1alpha1.ReservationMatched || r.Status.Phase == v1alpha1.ReservationExpired}
+	// counted: a reserve-on-delete result is counted for the holds this replica placed
+	// (the hold's entry, which its Reservation takes over), once; a Reservation that comes
+	// with no hold here (its hold was released before it came, or this replica started
+	// since) counts none.
+	e := &entry{key: key, r: r, selector: selectorOf(r), replacesSince: replacesSince(r), heapIndex: -1, counted: true}
 	s.rsvs.Set(key, e)
 	s.indexReplaced(e)
 	if t := r.Status.ReservedAt; t != nil {
