@@ -95,5 +95,5 @@ func (s *Store) CheckInvariants() []error {
 			}
 		}
 	}
-	return errs
+	return append(errs, s.checkExtendedClaims()...)
 }
