@@ -10,7 +10,6 @@ import (
 	resourcev1 "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/dynamic-resource-allocation/deviceclass/extendedresourcecache"
-	"k8s.io/utils/ptr"
 
 	"github.com/seed0f91f25e/multicache/internal/stores"
 )
@@ -64,12 +63,13 @@ func (e *extendedResources) OnAdd(dc *resourcev1.DeviceClass, initial bool) {
 	e.h.ExtendedResourcesChanged()
 }
 
-// OnUpdate records a class change; only a new extendedResourceName changes the map.
+// OnUpdate records a class change. Even one that keeps its extendedResourceName may change
+// the map: where two classes name one resource, the library keeps one of them, and which
+// depends on the order of the events (a class that lost the name to another takes it when
+// it is updated after the other left it).
 func (e *extendedResources) OnUpdate(oldClass, newClass *resourcev1.DeviceClass) {
 	e.ExtendedResourceCache.OnUpdate(oldClass, newClass)
-	if ptr.Deref(oldClass.Spec.ExtendedResourceName, "") != ptr.Deref(newClass.Spec.ExtendedResourceName, "") {
-		e.h.ExtendedResourcesChanged()
-	}
+	e.h.ExtendedResourcesChanged()
 }
 
 // OnDelete forgets a class.
