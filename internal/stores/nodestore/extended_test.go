@@ -196,3 +196,30 @@ func TestNodes_APlaceholdersDRAServedResourceIsNotReserved(t *testing.T) {
 		}
 	}
 }
+
+// Two classes naming one resource: kube-scheduler's map keeps one, and which depends on
+// the order of events; an update that keeps a class's name can give it the resource.
+func TestNodes_AClassUpdateThatKeepsItsResourceNameMayStillChangeWhatDRAServes(t *testing.T) {
+	s, devices := newStoresWithDevices(t)
+	s.AddNode(nodeWith("n"))
+	devices.AddDeviceClass(gpuClass("a", gpu))
+	devices.AddDeviceClass(gpuClass("b", gpu)) // loses gpu to "a" (the lower name)
+	s.AddPod(ts.MakePod("ns", "p", ts.OnNode("n"), ts.Requests("1", "1Gi"), withGPUs(gpu, 1)))
+	// "a" moves to another resource: the library drops gpu, though "b" names it.
+	devices.UpdateDeviceClass(gpuClass("a", gpu), gpuClass("a", "example.com/other"))
+	if _, ok := devices.ExtendedResourceClass(gpu); ok {
+		t.Fatal("the library kept a class for the resource: this test's premise changed")
+	}
+	if req, _, dra := split(t, s, "n", gpu); req != 1 || dra != 0 {
+		t.Errorf("no class serves %s: requested %d, DRA %d; want 1 and 0", gpu, req, dra)
+	}
+	// "b" updated with the same extendedResourceName takes gpu.
+	devices.UpdateDeviceClass(gpuClass("b", gpu), gpuClass("b", gpu))
+	if class, ok := devices.ExtendedResourceClass(gpu); !ok || class != "b" {
+		t.Fatalf("the library gives %s to %q, %v; want b", gpu, class, ok)
+	}
+	if req, _, dra := split(t, s, "n", gpu); req != 0 || dra != 1 {
+		t.Errorf("class b serves %s after its update: requested %d, DRA %d; want 0 and 1", gpu, req, dra)
+	}
+	checkInvariants(t, s)
+}
