@@ -62,6 +62,9 @@ func split(req stores.Resources, served func(corev1.ResourceName) bool) (node, d
 
 // splitOn is split with the node's current decision.
 func (s *Store) splitOn(info *stores.NodeInfo, req stores.Resources) (node, dra stores.Resources) {
+	if len(req.Scalar) == 0 {
+		return req, stores.Resources{} // most pods: nothing to decide, no closure
+	}
 	return split(req, func(name corev1.ResourceName) bool { return s.draServed(info, name) })
 }
 
