@@ -41,8 +41,9 @@ type NodeInfo struct {
 	// deviceclass.resource.kubernetes.io/<class>), as kube-scheduler's NodeResourcesFit
 	// decides. Those requests are charged to the class's devices, through the claim
 	// kube-scheduler makes for each pod (pod.status.extendedResourceClaimStatus), so they are
-	// in neither Requested nor BestEffortRequested. Requested + BestEffortRequested +
-	// DRARequested is what kube-scheduler's NodeInfo counts as requested.
+	// in neither Requested nor BestEffortRequested (a placeholder's are here too, not in
+	// Reserved). Requested + BestEffortRequested + DRARequested is the sum of every pod's and
+	// placeholder's requests, what kube-scheduler's NodeInfo counts for the pods.
 	DRARequested Resources
 
 	// Pods are the non-terminal pods bound or assumed to the node (shared, read-only).
