@@ -163,3 +163,15 @@ func TestDevices_AnExtendedResourceAClassServesIsChargedToItsDevices(t *testing.
 		t.Errorf("self-check: %v", errs)
 	}
 }
+
+// TestDevices_DRANodeAllocatableResourcesReachesTheNodeStore: the option (off by default, as
+// kube-scheduler's gate) is the accounting the stores are built with.
+func TestDevices_DRANodeAllocatableResourcesReachesTheNodeStore(t *testing.T) {
+	if DefaultOptions().DRANodeAllocatableResources {
+		t.Error("DRANodeAllocatableResources is on by default; kube-scheduler v1.37's gate is off")
+	}
+	op := startOperator(t, func(o *Options) { o.DRANodeAllocatableResources = true })
+	if got := op.Cache.Config().Accounting(); !got.DRANodeAllocatableResources {
+		t.Errorf("the cache's accounting %+v, want DRANodeAllocatableResources on", got)
+	}
+}
