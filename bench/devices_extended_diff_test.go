@@ -115,7 +115,9 @@ func extendedRun(t *testing.T, r *rand.Rand, run int) (checks, delegated, listed
 		}
 	}
 	for _, err := range h.CheckInvariants() {
-		t.Errorf("run %d: multicache invariant: %v", run, err)
+		if !strings.Contains(err.Error(), "does not exist or is not allocated") { // the run makes no claims
+			t.Errorf("run %d: multicache invariant: %v", run, err)
+		}
 	}
 	return checks, delegated, listed
 }
@@ -165,6 +167,9 @@ func (w *extWorld) addPod(name string) {
 	}
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, UID: types.UID("uid-" + name), ResourceVersion: w.nextRV()},
 		Spec: corev1.PodSpec{NodeName: nodes[w.r.IntN(len(nodes))], Containers: containers}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+	// kube-scheduler records the claim it made for the pod's extended resources (which this
+	// run does not create: the claims' side is the devices differentials').
+	pod.Status.ExtendedResourceClaimStatus = &corev1.PodExtendedResourceClaimStatus{ResourceClaimName: name + "-extended-resources-abcde"}
 	must(w.t, w.h.AddPod(pod))
 	w.kube[pod.Spec.NodeName].AddPod(pod.DeepCopy())
 	w.pods = append(w.pods, pod)

@@ -1,6 +1,10 @@
 package nodestore
 
 import (
+	"fmt"
+	"slices"
+	"strings"
+
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/seed0f91f25e/multicache/internal/stores"
@@ -129,4 +133,31 @@ func sameNames(a, b map[corev1.ResourceName]bool) bool {
 		}
 	}
 	return true
+}
+
+// checkExtendedClaim reports a pod bound to the node whose requests DRA serves there but
+// that has no extended-resource claim (pod.status.extendedResourceClaimStatus): kube-scheduler
+// records it before it binds such a pod, so the pod was bound by something that did not
+// have DRA allocate it devices, and no device is charged for those requests. An assumed pod
+// is not checked: its scheduler records the claim before it binds.
+func (s *Store) checkExtendedClaim(node string, pod *corev1.Pod, charge stores.Resources, served map[corev1.ResourceName]bool) error {
+	if len(charge.Scalar) == 0 || pod.Status.ExtendedResourceClaimStatus != nil {
+		return nil
+	}
+	var names []string
+	for name := range charge.Scalar {
+		if served[name] {
+			names = append(names, string(name))
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	if st, ok := s.h.GetPodState(stores.PodKey(pod)); ok && st.State == stores.PodAssumed {
+		return nil
+	}
+	slices.Sort(names)
+	return fmt.Errorf("node %s: pod %s asks for %s, which DRA devices serve there (the node's allocatable lists none of it and a DeviceClass names it), "+
+		"but has no extended-resource claim (pod.status.extendedResourceClaimStatus), so no device is charged for it: "+
+		"whatever bound it did not have DRA allocate it a claim, as kube-scheduler's DynamicResources plugin does", node, stores.PodKey(pod), strings.Join(names, ", "))
 }

@@ -1,6 +1,7 @@
 package nodestore_test
 
 import (
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -45,6 +46,13 @@ func withGPUs(name corev1.ResourceName, n int64) ts.PodOption {
 	}
 }
 
+// withClaim records the claim kube-scheduler made for a pod's extended resources
+// (pod.status.extendedResourceClaimStatus).
+func withClaim(p *corev1.Pod) {
+	p.Status.ExtendedResourceClaimStatus = &corev1.PodExtendedResourceClaimStatus{ResourceClaimName: p.Name + "-extended-resources-abcde",
+		RequestMappings: []corev1.ContainerExtendedResourceRequest{{ContainerName: "main", ResourceName: string(gpu), RequestName: "container-0-request-0"}}}
+}
+
 func nodeWith(name string, extended ...any) *corev1.Node {
 	n := ts.MakeNode(name, "8", "32Gi")
 	for i := 0; i+1 < len(extended); i += 2 {
@@ -69,7 +77,7 @@ func TestNodes_AnExtendedResourceAClassServesIsChargedToDevicesWhereTheNodeLists
 	s.AddNode(nodeWith("plugin", gpu, int64(4)))
 	devices.AddDeviceClass(gpuClass("gpus", gpu))
 
-	onDRA := ts.MakePod("ns", "a", ts.OnNode("dra"), ts.Requests("1", "1Gi"), withGPUs(gpu, 2))
+	onDRA := ts.MakePod("ns", "a", ts.OnNode("dra"), ts.Requests("1", "1Gi"), withGPUs(gpu, 2), withClaim)
 	onPlugin := ts.MakePod("ns", "b", ts.OnNode("plugin"), ts.Requests("1", "1Gi"), withGPUs(gpu, 3))
 	s.AddPod(onDRA)
 	s.AddPod(onPlugin)
@@ -107,9 +115,9 @@ func TestNodes_AnExtendedResourceAClassServesIsChargedToDevicesWhereTheNodeLists
 func TestNodes_TheDRAChargeFollowsClassesAndTheNodesAllocatable(t *testing.T) {
 	s, devices := newStoresWithDevices(t)
 	s.AddNode(nodeWith("n"))
-	guaranteed := ts.MakePod("ns", "g", ts.OnNode("n"), ts.Requests("1", "1Gi"), withGPUs(gpu, 2))
-	bestEffort := ts.MakePod("ns", "be", ts.OnNode("n"), ts.BestEffort(), withGPUs(gpu, 1))
-	implicit := ts.MakePod("ns", "i", ts.OnNode("n"), ts.Requests("1", "1Gi"), withGPUs("deviceclass.resource.kubernetes.io/gpus", 1))
+	guaranteed := ts.MakePod("ns", "g", ts.OnNode("n"), ts.Requests("1", "1Gi"), withGPUs(gpu, 2), withClaim)
+	bestEffort := ts.MakePod("ns", "be", ts.OnNode("n"), ts.BestEffort(), withGPUs(gpu, 1), withClaim)
+	implicit := ts.MakePod("ns", "i", ts.OnNode("n"), ts.Requests("1", "1Gi"), withGPUs("deviceclass.resource.kubernetes.io/gpus", 1), withClaim)
 	s.AddPod(guaranteed)
 	s.AddPod(bestEffort)
 	s.AddPod(implicit)
@@ -204,7 +212,7 @@ func TestNodes_AClassUpdateThatKeepsItsResourceNameMayStillChangeWhatDRAServes(t
 	s.AddNode(nodeWith("n"))
 	devices.AddDeviceClass(gpuClass("a", gpu))
 	devices.AddDeviceClass(gpuClass("b", gpu)) // loses gpu to "a" (the lower name)
-	s.AddPod(ts.MakePod("ns", "p", ts.OnNode("n"), ts.Requests("1", "1Gi"), withGPUs(gpu, 1)))
+	s.AddPod(ts.MakePod("ns", "p", ts.OnNode("n"), ts.Requests("1", "1Gi"), withGPUs(gpu, 1), withClaim))
 	// "a" moves to another resource: the library drops gpu, though "b" names it.
 	devices.UpdateDeviceClass(gpuClass("a", gpu), gpuClass("a", "example.com/other"))
 	if _, ok := devices.ExtendedResourceClass(gpu); ok {
@@ -221,5 +229,30 @@ func TestNodes_AClassUpdateThatKeepsItsResourceNameMayStillChangeWhatDRAServes(t
 	if req, _, dra := split(t, s, "n", gpu); req != 0 || dra != 1 {
 		t.Errorf("class b serves %s after its update: requested %d, DRA %d; want 0 and 1", gpu, req, dra)
 	}
+	checkInvariants(t, s)
+}
+
+// A pod bound where DRA serves its request, with no extended-resource claim recorded: bound
+// by something that did not have DRA allocate it devices. Reported, unless it is assumed
+// (its scheduler records the claim before it binds); charged to DRA all the same.
+func TestNodes_APodDRAServesWithoutAnExtendedResourceClaimIsReported(t *testing.T) {
+	s, devices := newStoresWithDevices(t)
+	s.AddNode(nodeWith("n"))
+	devices.AddDeviceClass(gpuClass("gpus", gpu))
+	s.AddPod(ts.MakePod("ns", "recorded", ts.OnNode("n"), ts.Requests("1", "1Gi"), withGPUs(gpu, 1), withClaim))
+	s.AddPod(ts.MakePod("ns", "cpu-only", ts.OnNode("n"), ts.Requests("1", "1Gi")))
+	bare := ts.MakePod("ns", "bare", ts.OnNode("n"), ts.Requests("1", "1Gi"), withGPUs(gpu, 1))
+	s.AddPod(bare)
+	errs := s.CheckInvariants()
+	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "pod ns/bare asks for example.com/gpu") ||
+		!strings.Contains(errs[0].Error(), "no extended-resource claim") {
+		t.Errorf("violations %v; want one, for ns/bare, naming the resource and the missing claim", errs)
+	}
+	if req, _, dra := split(t, s, "n", gpu); req != 0 || dra != 2 {
+		t.Errorf("requested %d, DRA %d; want 0 and 2", req, dra)
+	}
+	config.SetPodHandler(func(key types.NamespacedName) (stores.PodStatus, bool) {
+		return stores.PodStatus{State: stores.PodAssumed}, key.Name == "bare"
+	})
 	checkInvariants(t, s)
 }

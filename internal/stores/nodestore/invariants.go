@@ -106,6 +106,11 @@ func (c *Check) CopyNodes(infos []*stores.NodeInfo, onPod func(node string, pod 
 						n.draServed[name] = s.draServed(info, name)
 					}
 				}
+				if i == 0 {
+					if err := s.checkExtendedClaim(info.Name, p, charge, n.draServed); err != nil {
+						c.errs = append(c.errs, err)
+					}
+				}
 				n.held = append(n.held, heldPod{pod: p, charge: charge, remembered: ok, placeholder: i == 1})
 				if i == 0 && onPod != nil {
 					onPod(info.Name, p)

@@ -66,6 +66,7 @@ func TestCheckInvariants_FindsADRAChargeThatDoesNotFollowTheDecision(t *testing.
 	s.AddNode(ts.MakeNode("n", "8", "32Gi"))
 	p := ts.MakePod("ns", "p", ts.OnNode("n"), ts.Requests("1", "1Gi"))
 	p.Spec.Containers[0].Resources.Requests["example.com/gpu"] = resource.MustParse("2")
+	p.Status.ExtendedResourceClaimStatus = &corev1.PodExtendedResourceClaimStatus{ResourceClaimName: "p-extended-resources-abcde"}
 	s.AddPod(p)
 	if errs := s.CheckInvariants(); len(errs) != 0 {
 		t.Fatalf("charged to the node while no class serves it: %v", errs)
