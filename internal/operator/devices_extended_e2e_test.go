@@ -1,7 +1,10 @@
 package operator
 
 import (
+	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -128,6 +131,33 @@ func TestDevices_AnExtendedResourceAClassServesIsChargedToItsDevices(t *testing.
 	eventually(t, "the DRA node charges the GPU to DRA, not to its allocatable", nodeSplit(draNode, 0, 1))
 	eventually(t, "the class's devices hold the pod's claim", classDevices(2, 1))
 	eventually(t, "the device plugin's node charges the GPUs to its allocatable", nodeSplit(pluginNode, 2, 0))
+	// The node view a reader gets (/debug/cache/nodes/NAME): the GPU under draRequested,
+	// not under requested, so requested fits the allocatable.
+	srv := httptest.NewServer(op.Debug.Handler())
+	defer srv.Close()
+	eventually(t, "the debug node view shows the GPU as DRA's", func() (bool, string) {
+		resp, err := http.Get(srv.URL + "/debug/cache/nodes/" + draNode)
+		if err != nil {
+			return false, err.Error()
+		}
+		defer resp.Body.Close()
+		var v struct {
+			Allocatable  corev1.ResourceList `json:"allocatable"`
+			Requested    corev1.ResourceList `json:"requested"`
+			DRARequested corev1.ResourceList `json:"draRequested"`
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&v); err != nil {
+			return false, err.Error()
+		}
+		over := false
+		for name, q := range v.Requested {
+			if a, ok := v.Allocatable[name]; !ok || q.Cmp(a) > 0 {
+				over = true
+			}
+		}
+		dra := v.DRARequested[gpu]
+		return !over && dra.Value() == 1, fmt.Sprintf("allocatable %v, requested %v, draRequested %v", v.Allocatable, v.Requested, v.DRARequested)
+	})
 	// Until the cache has the pod's status, the pod is bound without a claim: reported.
 	eventually(t, "the self-check finds nothing", func() (bool, string) {
 		errs := op.Cache.CheckInvariants()
