@@ -53,7 +53,7 @@ type CacheHandler struct {
 	objectChanged func(kind Kind, key types.NamespacedName)
 
 	extendedResourceClass    func(name corev1.ResourceName) (string, bool)
-	extendedResourcesChanged func()
+	extendedResourcesChanged func(names []corev1.ResourceName)
 }
 
 var _ store.Handle = (*CacheHandler)(nil)
@@ -178,17 +178,19 @@ func (h *CacheHandler) SetExtendedResourceResolver(fn func(name corev1.ResourceN
 }
 
 // ExtendedResourcesChanged tells the NodeStore that ExtendedResourceClass may answer
-// otherwise than before (a DeviceClass came, went or changed its extendedResourceName), so
-// that it charges again the extended resources of the nodes' pods. Called under the handler
-// lock, during the DeviceClass event.
-func (h *CacheHandler) ExtendedResourcesChanged() {
+// otherwise than before for these resources (a DeviceClass came, went or changed), so that
+// it charges again the nodes' requests for them. Called under the handler lock, during the
+// DeviceClass event.
+func (h *CacheHandler) ExtendedResourcesChanged(names ...corev1.ResourceName) {
 	if h.extendedResourcesChanged != nil {
-		h.extendedResourcesChanged()
+		h.extendedResourcesChanged(names)
 	}
 }
 
 // SetExtendedResourcesChangedFunc wires ExtendedResourcesChanged to the NodeStore.
-func (h *CacheHandler) SetExtendedResourcesChangedFunc(fn func()) { h.extendedResourcesChanged = fn }
+func (h *CacheHandler) SetExtendedResourcesChangedFunc(fn func(names []corev1.ResourceName)) {
+	h.extendedResourcesChanged = fn
+}
 
 // CacheHandlerBuilder builds a CacheHandler. The zero value is not usable: start with
 // NewCacheHandlerBuilder, whose defaults are documented on each setter.

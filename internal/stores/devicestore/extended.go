@@ -60,7 +60,7 @@ func (e *extendedResources) class(name corev1.ResourceName) (string, bool) {
 // OnAdd records a class; every class serves its implicit name, so the map changed.
 func (e *extendedResources) OnAdd(dc *resourcev1.DeviceClass, initial bool) {
 	e.ExtendedResourceCache.OnAdd(dc, initial)
-	e.h.ExtendedResourcesChanged()
+	e.h.ExtendedResourcesChanged(namesOf(dc)...)
 }
 
 // OnUpdate records a class change. Even one that keeps its extendedResourceName may change
@@ -69,13 +69,24 @@ func (e *extendedResources) OnAdd(dc *resourcev1.DeviceClass, initial bool) {
 // it is updated after the other left it).
 func (e *extendedResources) OnUpdate(oldClass, newClass *resourcev1.DeviceClass) {
 	e.ExtendedResourceCache.OnUpdate(oldClass, newClass)
-	e.h.ExtendedResourcesChanged()
+	e.h.ExtendedResourcesChanged(append(namesOf(oldClass), namesOf(newClass)...)...)
 }
 
 // OnDelete forgets a class.
 func (e *extendedResources) OnDelete(dc *resourcev1.DeviceClass) {
 	e.ExtendedResourceCache.OnDelete(dc)
-	e.h.ExtendedResourcesChanged()
+	e.h.ExtendedResourcesChanged(namesOf(dc)...)
+}
+
+// namesOf returns the resource names a class event can change in the library's map: the
+// class's extendedResourceName and its implicit name (the library writes and deletes no
+// other entry for the class).
+func namesOf(dc *resourcev1.DeviceClass) []corev1.ResourceName {
+	names := []corev1.ResourceName{corev1.ResourceName(resourcev1.ResourceDeviceClassPrefix + dc.Name)}
+	if n := dc.Spec.ExtendedResourceName; n != nil {
+		names = append(names, corev1.ResourceName(*n))
+	}
+	return names
 }
 
 // ExtendedResourceClass returns the DeviceClass that serves an extended resource, as

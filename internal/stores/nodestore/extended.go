@@ -78,6 +78,19 @@ func holdsScalar(info *stores.NodeInfo) bool {
 	return len(info.Requested.Scalar) > 0 || len(info.BestEffortRequested.Scalar) > 0 || len(info.DRARequested.Scalar) > 0
 }
 
+// holdsAny reports whether some pod or placeholder of the node requests one of names.
+func holdsAny(info *stores.NodeInfo, names []corev1.ResourceName) bool {
+	if !holdsScalar(info) {
+		return false
+	}
+	for _, name := range names {
+		if info.Requested.Scalar[name] != 0 || info.BestEffortRequested.Scalar[name] != 0 || info.DRARequested.Scalar[name] != 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // resplit recomputes a node's sums from the charges it remembers, with the current
 // decision of which resources DRA serves.
 func (s *Store) resplit(info *stores.NodeInfo) {
@@ -90,12 +103,12 @@ func (s *Store) resplit(info *stores.NodeInfo) {
 	}
 }
 
-// extendedResourcesChanged recomputes the sums of every node holding a request DRA might
-// serve, after a DeviceClass changed which resources DRA serves.
-func (s *Store) extendedResourcesChanged() {
+// extendedResourcesChanged recomputes the sums of every node holding a request for one of
+// these resources, after a DeviceClass event may have changed whether DRA serves them.
+func (s *Store) extendedResourcesChanged(names []corev1.ResourceName) {
 	var held []*stores.NodeInfo
 	s.nodes.Range(func(_ string, info *stores.NodeInfo) bool {
-		if holdsScalar(info) {
+		if holdsAny(info, names) {
 			held = append(held, info)
 		}
 		return true

@@ -76,7 +76,11 @@ func TestCheckInvariants_FindsADRAChargeThatDoesNotFollowTheDecision(t *testing.
 	if len(errs) != 2 || !strings.Contains(fmt.Sprint(errs), "DRA-served requested is map[]") {
 		t.Errorf("violations %v; want requested and DRA-served requested off their pods' charges", errs)
 	}
-	h.ExtendedResourcesChanged()
+	h.ExtendedResourcesChanged("example.com/other")
+	if errs := s.CheckInvariants(); len(errs) != 2 {
+		t.Errorf("told about another resource only, the node was re-split: %v", errs)
+	}
+	h.ExtendedResourcesChanged("example.com/gpu")
 	if errs := s.CheckInvariants(); len(errs) != 0 {
 		t.Errorf("after the NodeStore was told: %v", errs)
 	}
