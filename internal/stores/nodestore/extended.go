@@ -22,8 +22,9 @@ import (
 //
 // The decision is per node and resource name, so every pod of a node splits its requests
 // alike; when it may change (the node's allocatable gains or loses an extended resource, a
-// DeviceClass comes, goes or renames its resource) the node's sums are recomputed from
-// the charges it remembers (resplit), so that a release always takes back what was added.
+// DeviceClass event touches the resource's entry in the map) the node's sums are recomputed
+// from the charges it remembers (resplit), so that a release always takes back what was
+// added.
 
 // draServed reports whether DRA devices serve a node's requests for a resource: the node's
 // allocatable lists none of it and a DeviceClass serves it (NodeResourcesFit's
