@@ -247,6 +247,7 @@ func newCache(mgr manager.Manager, opts Options, sources []stores.PodGroupSource
 		Period(opts.Period).
 		ReservationTTL(opts.ReservationTTL).
 		ReservationDefaultTTL(opts.ReservationDefaultTTL).
+		Accounting(stores.Accounting{DRANodeAllocatableResources: opts.DRANodeAllocatableResources}).
 		PodReader(mgr.GetClient()).
 		PodGroupSources(sources...)
 	if opts.SubClusterKey != "" {

@@ -101,6 +101,13 @@ type Options struct {
 	// informers; 0 disables the verify loop.
 	VerifyPeriod time.Duration
 
+	// DRANodeAllocatableResources mirrors kube-scheduler's feature gate of that name (alpha
+	// in v1.37, off by default, as here): on, a pod is charged to its node with the
+	// node-allocatable resources its DRA claims were allocated
+	// (pod.status.nodeAllocatableResourceClaimStatuses; stores.Accounting). Set it as the
+	// cluster's kube-scheduler has the gate.
+	DRANodeAllocatableResources bool
+
 	// Clock drives TTLs and deadlines (default: the real clock; tests use a fake one).
 	Clock clock.WithTicker
 	// SkipControllerNameValidation lets several operators run in one process (tests).
@@ -189,6 +196,9 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.LowFreePeriod, "low-free-period", o.LowFreePeriod, "How often the free-capacity controller scans.")
 	fs.DurationVar(&o.VerifyPeriod, "verify-period", o.VerifyPeriod,
 		"How often the cache checks its invariants and compares itself with the informers (no API calls), repairing drift; 0 disables it.")
+	fs.BoolVar(&o.DRANodeAllocatableResources, "dra-node-allocatable-resources", o.DRANodeAllocatableResources,
+		"Charge pods with the cpu, memory and other node-allocatable resources their DRA claims were allocated (pod.status.nodeAllocatableResourceClaimStatuses), "+
+			"as kube-scheduler does with its DRANodeAllocatableResources feature gate (alpha, off by default): set it as the cluster's gate is.")
 }
 
 // Validate returns an error naming every flag whose value cannot work.

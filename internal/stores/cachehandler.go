@@ -44,11 +44,16 @@ type CacheHandler struct {
 	generations           *Generations
 	// podGroupSources are the enabled PodGroup sources; nil enables every one.
 	podGroupSources map[PodGroupSource]bool
+	// accounting are the feature gates of kube-scheduler's charge the flags mirror.
+	accounting Accounting
 
 	getNodeInfo   func(name string) (*NodeInfo, bool)
 	getPodState   func(key types.NamespacedName) (PodStatus, bool)
 	podOp         func(pod *corev1.Pod, isAdd bool, skipped ...Name)
 	objectChanged func(kind Kind, key types.NamespacedName)
+
+	extendedResourceClass    func(name corev1.ResourceName) (string, bool)
+	extendedResourcesChanged func(names []corev1.ResourceName)
 }
 
 var _ store.Handle = (*CacheHandler)(nil)
@@ -98,6 +103,10 @@ func (h *CacheHandler) Clock() clock.WithTicker { return h.clock }
 
 // Generations hands out the generation numbers that incremental snapshots rely on.
 func (h *CacheHandler) Generations() *Generations { return h.generations }
+
+// Accounting is how pods are charged to nodes (the feature gates the flags mirror): what
+// the NodeStore charges and checks is Accounting().PodRequests.
+func (h *CacheHandler) Accounting() Accounting { return h.accounting }
 
 // GetNodeInfo returns the NodeStore's live NodeInfo of a node. Callers hold the handler
 // lock and must not modify it.
@@ -151,6 +160,36 @@ func (h *CacheHandler) ObjectChanged(kind Kind, key types.NamespacedName) {
 // SetObjectChangedFunc wires ObjectChanged to the status writers.
 func (h *CacheHandler) SetObjectChangedFunc(fn func(kind Kind, key types.NamespacedName)) {
 	h.objectChanged = fn
+}
+
+// ExtendedResourceClass returns the DeviceClass serving an extended resource through DRA
+// (DRAExtendedResource): the DeviceStore's map, kube-scheduler's own. False when no class
+// serves it or the DeviceStore is off. Callers hold the handler lock.
+func (h *CacheHandler) ExtendedResourceClass(name corev1.ResourceName) (string, bool) {
+	if h.extendedResourceClass == nil {
+		return "", false
+	}
+	return h.extendedResourceClass(name)
+}
+
+// SetExtendedResourceResolver wires ExtendedResourceClass to the DeviceStore.
+func (h *CacheHandler) SetExtendedResourceResolver(fn func(name corev1.ResourceName) (string, bool)) {
+	h.extendedResourceClass = fn
+}
+
+// ExtendedResourcesChanged tells the NodeStore that ExtendedResourceClass may answer
+// otherwise than before for these resources (a DeviceClass came, went or changed), so that
+// it charges again the nodes' requests for them. Called under the handler lock, during the
+// DeviceClass event.
+func (h *CacheHandler) ExtendedResourcesChanged(names ...corev1.ResourceName) {
+	if h.extendedResourcesChanged != nil {
+		h.extendedResourcesChanged(names)
+	}
+}
+
+// SetExtendedResourcesChangedFunc wires ExtendedResourcesChanged to the NodeStore.
+func (h *CacheHandler) SetExtendedResourcesChangedFunc(fn func(names []corev1.ResourceName)) {
+	h.extendedResourcesChanged = fn
 }
 
 // CacheHandlerBuilder builds a CacheHandler. The zero value is not usable: start with
@@ -238,6 +277,12 @@ func (b *CacheHandlerBuilder) ReservationTTL(d time.Duration) *CacheHandlerBuild
 // ReservationDefaultTTL sets ReservationDefaultTTL.
 func (b *CacheHandlerBuilder) ReservationDefaultTTL(d time.Duration) *CacheHandlerBuilder {
 	b.h.reservationDefaultTTL, b.defaultTTLSet = d, true
+	return b
+}
+
+// Accounting sets Accounting (default: kube-scheduler v1.37.1's default feature gates).
+func (b *CacheHandlerBuilder) Accounting(a Accounting) *CacheHandlerBuilder {
+	b.h.accounting = a
 	return b
 }
 

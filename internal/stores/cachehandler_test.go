@@ -29,3 +29,20 @@ func TestCacheHandlerBuilder_ReservationTTLSetsTheDefaultUnlessItIsSet(t *testin
 		}
 	}
 }
+
+func TestCacheHandler_AccountingReachesStoresBuiltInAndOutOfTree(t *testing.T) {
+	h, err := stores.NewCacheHandlerBuilder().Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Accounting() != (stores.Accounting{}) {
+		t.Errorf("default accounting %+v, want kube-scheduler's default gates (the zero value)", h.Accounting())
+	}
+	on := stores.Accounting{DRANodeAllocatableResources: true}
+	if h, err = stores.NewCacheHandlerBuilder().Accounting(on).Build(); err != nil {
+		t.Fatal(err)
+	}
+	if h.Accounting() != on || stores.PublicHandle(h).Accounting() != on {
+		t.Errorf("accounting %+v, public handle %+v; want %+v", h.Accounting(), stores.PublicHandle(h).Accounting(), on)
+	}
+}

@@ -32,6 +32,7 @@ type (
 
 	NodeInfo       = store.NodeInfo
 	Resources      = store.Resources
+	Accounting     = store.Accounting
 	Owner          = store.Owner
 	OwnerKey       = store.OwnerKey
 	PodState       = store.PodState

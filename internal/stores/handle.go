@@ -26,6 +26,7 @@ func (p publicHandle) SubCluster() string            { return p.h.SubCluster() }
 func (p publicHandle) IsStoreEnabled(name Name) bool { return p.h.IsStoreEnabled(name) }
 func (p publicHandle) PodAssumedTTL() time.Duration  { return p.h.PodAssumedTTL() }
 func (p publicHandle) Period() time.Duration         { return p.h.Period() }
+func (p publicHandle) Accounting() Accounting        { return p.h.Accounting() }
 func (p publicHandle) StopCh() <-chan struct{}       { return p.h.StopCh() }
 func (p publicHandle) PodReader() client.Reader {
 	if r := p.h.PodReader(); r != nil {

@@ -34,7 +34,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/dynamic-resource-allocation/cel"
-	"k8s.io/dynamic-resource-allocation/deviceclass/extendedresourcecache"
 	"k8s.io/dynamic-resource-allocation/structured"
 
 	"github.com/seed0f91f25e/multicache/internal/stores"
@@ -69,7 +68,7 @@ type Store struct {
 	classes  map[string]*class
 	celCache *cel.Cache
 	// extended maps extended resource names to the classes serving them (extended.go).
-	extended *extendedresourcecache.ExtendedResourceCache
+	extended *extendedResources
 
 	// views are the devices of each node, versioned for snapshots.
 	views *stores.Versioned[string, *nodeEntry]
@@ -96,7 +95,7 @@ func New(h *stores.CacheHandler) *Store {
 		assumed:   map[types.NamespacedName]struct{}{},
 		classes:   map[string]*class{},
 		celCache:  cel.NewCache(celCacheSize, cel.Features{EnableConsumableCapacity: true}),
-		extended:  newExtendedResources(),
+		extended:  newExtendedResources(h),
 		views:     stores.NewVersioned[string, *nodeEntry](h.Generations()),
 	}
 }

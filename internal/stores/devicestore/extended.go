@@ -1,37 +1,152 @@
 package devicestore
 
 import (
+	"fmt"
+	"slices"
+	"strings"
+
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/dynamic-resource-allocation/deviceclass/extendedresourcecache"
+
+	"github.com/seed0f91f25e/multicache/internal/stores"
 )
 
-// newExtendedResources returns kube-scheduler's own map from extended resource names to
-// the DeviceClasses serving them (a class's spec.extendedResourceName, and the implicit
-// deviceclass.resource.kubernetes.io/<class>), fed with the store's class events.
-func newExtendedResources() *extendedresourcecache.ExtendedResourceCache {
-	return extendedresourcecache.NewExtendedResourceCache(logr.Discard())
+// extendedResources are the extended resources DRA serves (DRAExtendedResource, GA in
+// v1.37): kube-scheduler's own map from extended resource names to the DeviceClasses
+// serving them (a class's spec.extendedResourceName, and the implicit
+// deviceclass.resource.kubernetes.io/<class>), fed with the store's class events, and the
+// pods whose requests for them kube-scheduler served with a claim
+// (pod.status.extendedResourceClaimStatus), to check that the claim holds devices.
+//
+// The NodeStore reads the map through CacheHandler.ExtendedResourceClass and is told when
+// it changes (CacheHandler.ExtendedResourcesChanged): a pod's request for such a resource,
+// on a node whose allocatable lists none of it, is charged to the class's devices through
+// the claim, not to the node's allocatable.
+type extendedResources struct {
+	*extendedresourcecache.ExtendedResourceCache
+	h *stores.CacheHandler
+	// claims are the bound, running pods with an extended-resource claim: its name and the
+	// pod's node.
+	claims map[types.NamespacedName]extendedClaim
 }
 
-// ExtendedResourceClass returns the DeviceClass that serves an extended resource, as
-// kube-scheduler resolves it (DRAExtendedResource, GA in v1.37).
-func (s *Store) ExtendedResourceClass(name corev1.ResourceName) (string, bool) {
-	if c := s.extended.GetDeviceClass(name); c != nil {
+// extendedClaim is the claim kube-scheduler made for a pod's extended resources.
+type extendedClaim struct {
+	name, node string
+}
+
+var _ stores.PodHandler = (*Store)(nil)
+
+func newExtendedResources(h *stores.CacheHandler) *extendedResources {
+	e := &extendedResources{
+		ExtendedResourceCache: extendedresourcecache.NewExtendedResourceCache(logr.Discard()),
+		h:                     h,
+		claims:                map[types.NamespacedName]extendedClaim{},
+	}
+	h.SetExtendedResourceResolver(e.class)
+	return e
+}
+
+func (e *extendedResources) class(name corev1.ResourceName) (string, bool) {
+	if c := e.GetDeviceClass(name); c != nil {
 		return c.Name, true
 	}
 	return "", false
 }
 
+// OnAdd records a class; every class serves its implicit name, so the map changed.
+func (e *extendedResources) OnAdd(dc *resourcev1.DeviceClass, initial bool) {
+	e.ExtendedResourceCache.OnAdd(dc, initial)
+	e.h.ExtendedResourcesChanged(namesOf(dc)...)
+}
+
+// OnUpdate records a class change. Even one that keeps its extendedResourceName may change
+// the map: where two classes name one resource, the library keeps one of them, and which
+// depends on the order of the events (a class that lost the name to another takes it when
+// it is updated after the other left it).
+func (e *extendedResources) OnUpdate(oldClass, newClass *resourcev1.DeviceClass) {
+	e.ExtendedResourceCache.OnUpdate(oldClass, newClass)
+	e.h.ExtendedResourcesChanged(append(namesOf(oldClass), namesOf(newClass)...)...)
+}
+
+// OnDelete forgets a class.
+func (e *extendedResources) OnDelete(dc *resourcev1.DeviceClass) {
+	e.ExtendedResourceCache.OnDelete(dc)
+	e.h.ExtendedResourcesChanged(namesOf(dc)...)
+}
+
+// namesOf returns the resource names a class event can change in the library's map: the
+// class's extendedResourceName and its implicit name (the library writes and deletes no
+// other entry for the class).
+func namesOf(dc *resourcev1.DeviceClass) []corev1.ResourceName {
+	names := []corev1.ResourceName{corev1.ResourceName(resourcev1.ResourceDeviceClassPrefix + dc.Name)}
+	if n := dc.Spec.ExtendedResourceName; n != nil {
+		names = append(names, corev1.ResourceName(*n))
+	}
+	return names
+}
+
+// ExtendedResourceClass returns the DeviceClass that serves an extended resource, as
+// kube-scheduler resolves it (DRAExtendedResource, GA in v1.37).
+func (s *Store) ExtendedResourceClass(name corev1.ResourceName) (string, bool) {
+	return s.extended.class(name)
+}
+
 // ServedByDRA reports whether a pod's request for a resource is DRA's on a node with this
-// allocatable, as kube-scheduler's NodeResourcesFit decides it: the node does not list the
-// resource (or lists none of it) and some DeviceClass serves it. Such a request is
-// allocated devices of that class, through the claim kube-scheduler creates for the pod
-// (pod.status.extendedResourceClaimStatus names it), which the store counts like any claim;
-// it is not a request against the node's allocatable. Where the node lists the resource, a
-// device plugin serves it as before.
+// allocatable, as kube-scheduler's NodeResourcesFit decides it (shouldDelegateResourceToDRA):
+// the node does not list the resource (or lists none of it) and some DeviceClass serves it.
+// Such a request is allocated devices of that class, through the claim kube-scheduler
+// creates for the pod (pod.status.extendedResourceClaimStatus names it), which the store
+// counts like any claim; the NodeStore charges it there, not to the node's allocatable.
+// Where the node lists the resource, a device plugin serves it as before, even if a class
+// names it too.
 func (s *Store) ServedByDRA(allocatable corev1.ResourceList, name corev1.ResourceName) (string, bool) {
 	if q, ok := allocatable[name]; ok && q.Sign() > 0 {
 		return "", false
 	}
 	return s.ExtendedResourceClass(name)
+}
+
+// AddPod records the extended-resource claim of a bound, running pod.
+func (s *Store) AddPod(pod *corev1.Pod) {
+	st := pod.Status.ExtendedResourceClaimStatus
+	if st == nil || pod.Spec.NodeName == "" || stores.IsTerminal(pod) {
+		return
+	}
+	s.extended.claims[stores.PodKey(pod)] = extendedClaim{name: st.ResourceClaimName, node: pod.Spec.NodeName}
+}
+
+// UpdatePod follows a pod's extended-resource claim.
+func (s *Store) UpdatePod(oldPod, newPod *corev1.Pod) {
+	if oldPod.Status.ExtendedResourceClaimStatus == nil && newPod.Status.ExtendedResourceClaimStatus == nil {
+		return
+	}
+	s.DeletePod(oldPod)
+	s.AddPod(newPod)
+}
+
+// DeletePod forgets a pod's extended-resource claim.
+func (s *Store) DeletePod(pod *corev1.Pod) {
+	if pod.Status.ExtendedResourceClaimStatus != nil {
+		delete(s.extended.claims, stores.PodKey(pod))
+	}
+}
+
+// checkExtendedClaims reports the bound pods whose extended-resource claim holds no
+// device: the claim does not exist or is not allocated. Their extended resources are then
+// charged to no device (and, as kube-scheduler does, not to the node either).
+func (s *Store) checkExtendedClaims() []error {
+	var errs []error
+	for pod, c := range s.extended.claims {
+		key := types.NamespacedName{Namespace: pod.Namespace, Name: c.name}
+		if _, ok := s.claims[key]; !ok {
+			errs = append(errs, fmt.Errorf("pod %s on node %s: its extended-resource claim %s (pod.status.extendedResourceClaimStatus) "+
+				"does not exist or is not allocated, so no device is charged for its extended resources", pod, c.node, key))
+		}
+	}
+	slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
+	return errs
 }

@@ -96,5 +96,5 @@ func (s *Store) CheckInvariants() []error {
 			}
 		}
 	}
-	return errs
+	return append(errs, s.checkExtendedClaims()...)
 }

@@ -6,46 +6,55 @@ import (
 	"github.com/seed0f91f25e/multicache/internal/stores"
 )
 
-// chargePod adds a pod (or placeholder) with requests req to a NodeInfo.
-func chargePod(info *stores.NodeInfo, pod *corev1.Pod, req stores.Resources) {
+// chargePod adds a pod (or placeholder) to a NodeInfo: req is what it was charged; the part
+// of it DRA devices serve (extended.go) goes to DRARequested, the rest to its pool.
+func (s *Store) chargePod(info *stores.NodeInfo, pod *corev1.Pod, req stores.Resources) {
+	if isPlaceholder(pod) {
+		info.Placeholders = append(info.Placeholders, pod)
+	} else {
+		info.Pods = append(info.Pods, pod)
+	}
+	node, dra := s.splitOn(info, req)
+	addCharge(info, pod, node, dra)
+}
+
+// addCharge adds the node's and DRA's parts of a pod's charge to the node's sums.
+func addCharge(info *stores.NodeInfo, pod *corev1.Pod, node, dra stores.Resources) {
+	info.DRARequested.Add(dra)
 	switch {
 	case isPlaceholder(pod):
-		info.Placeholders = append(info.Placeholders, pod)
-		info.Requested.Add(req)
-		info.Reserved.Add(req)
+		info.Requested.Add(node)
+		info.Reserved.Add(node)
 	case stores.IsBestEffort(pod):
-		info.Pods = append(info.Pods, pod)
-		info.BestEffortRequested.Add(req)
+		info.BestEffortRequested.Add(node)
 	default:
-		info.Pods = append(info.Pods, pod)
-		info.Requested.Add(req)
+		info.Requested.Add(node)
 	}
 }
 
-// unchargePod removes what chargePod added and returns the object the node held for pod
-// (nil when it held none).
-func unchargePod(info *stores.NodeInfo, pod *corev1.Pod, req stores.Resources) *corev1.Pod {
+// unchargePod removes what chargePod added for req and returns the object the node held for
+// pod (nil when it held none).
+func (s *Store) unchargePod(info *stores.NodeInfo, pod *corev1.Pod, req stores.Resources) *corev1.Pod {
+	list := &info.Pods
+	if isPlaceholder(pod) {
+		list = &info.Placeholders
+	}
+	stored := removePod(list, pod)
+	if stored == nil {
+		return nil
+	}
+	node, dra := s.splitOn(info, req)
+	info.DRARequested.Sub(dra)
 	switch {
 	case isPlaceholder(pod):
-		stored := removePod(&info.Placeholders, pod)
-		if stored != nil {
-			info.Requested.Sub(req)
-			info.Reserved.Sub(req)
-		}
-		return stored
+		info.Requested.Sub(node)
+		info.Reserved.Sub(node)
 	case stores.IsBestEffort(pod):
-		stored := removePod(&info.Pods, pod)
-		if stored != nil {
-			info.BestEffortRequested.Sub(req)
-		}
-		return stored
+		info.BestEffortRequested.Sub(node)
 	default:
-		stored := removePod(&info.Pods, pod)
-		if stored != nil {
-			info.Requested.Sub(req)
-		}
-		return stored
+		info.Requested.Sub(node)
 	}
+	return stored
 }
 
 // replacePod swaps the object of a pod whose charge does not change and returns the object

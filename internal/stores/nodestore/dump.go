@@ -18,6 +18,9 @@ type NodeDump struct {
 	BestEffortAllocatable corev1.ResourceList `json:"bestEffortAllocatable"`
 	BestEffortRequested   corev1.ResourceList `json:"bestEffortRequested"`
 	Reserved              corev1.ResourceList `json:"reserved"`
+	// DRARequested is what the pods request of extended resources DRA devices serve here
+	// (NodeInfo.DRARequested): charged to the devices, not to allocatable.
+	DRARequested corev1.ResourceList `json:"draRequested"`
 	// Pods are namespace/name, sorted.
 	Pods []string `json:"pods"`
 	// Reservations are the namespace/name of the reservations charged here, sorted.
@@ -68,6 +71,7 @@ func DumpNode(info *stores.NodeInfo) NodeDump {
 		BestEffortAllocatable: info.BestEffortAllocatable.ResourceList(),
 		BestEffortRequested:   info.BestEffortRequested.ResourceList(),
 		Reserved:              info.Reserved.ResourceList(),
+		DRARequested:          info.DRARequested.ResourceList(),
 		Pods:                  make([]string, 0, len(info.Pods)),
 		Reservations:          make([]string, 0, len(info.Placeholders)),
 		Generation:            info.Generation,

@@ -27,14 +27,17 @@ type heldPod struct {
 
 // nodeCheck is what the check copies of one node under the lock.
 type nodeCheck struct {
-	name                            string
-	requested, bestEffort, reserved stores.Resources
-	held                            []heldPod
+	name                                 string
+	requested, bestEffort, reserved, dra stores.Resources
+	held                                 []heldPod
+	// draServed are the resources, of those its pods request, that DRA serves on the node.
+	draServed map[corev1.ResourceName]bool
 }
 
 // CheckInvariantsDeferred implements stores.DeferredChecker. For every node: requested equals
 // the sum of its guaranteed pods plus its placeholders, best-effort requested the sum of its
-// best-effort pods, reserved the sum of its placeholders (all from the remembered charges);
+// best-effort pods, reserved the sum of its placeholders, DRA-served requested the sum of
+// what DRA serves of them all (all from the remembered charges, split as extended.go does);
 // the pools follow the merge rule; every pod is bound there and not terminal; something
 // still refers to the node. Across nodes: no pod is on two nodes; there is one remembered
 // charge for each pod and placeholder held, no more; and the remembered charge of a pod is
@@ -91,10 +94,23 @@ func (c *Check) CopyNodes(infos []*stores.NodeInfo, onPod func(node string, pod 
 	s := c.s
 	for _, info := range infos {
 		n := nodeCheck{name: info.Name, requested: info.Requested.Clone(), bestEffort: info.BestEffortRequested.Clone(),
-			reserved: info.Reserved.Clone(), held: make([]heldPod, 0, len(info.Pods)+len(info.Placeholders))}
+			reserved: info.Reserved.Clone(), dra: info.DRARequested.Clone(), held: make([]heldPod, 0, len(info.Pods)+len(info.Placeholders))}
 		for i, list := range [][]*corev1.Pod{info.Pods, info.Placeholders} {
 			for _, p := range list {
 				charge, ok := s.charges[p]
+				for name := range charge.Scalar {
+					if _, decided := n.draServed[name]; !decided {
+						if n.draServed == nil {
+							n.draServed = map[corev1.ResourceName]bool{}
+						}
+						n.draServed[name] = s.draServed(info, name)
+					}
+				}
+				if i == 0 {
+					if err := s.checkExtendedClaim(info.Name, p, charge, n.draServed); err != nil {
+						c.errs = append(c.errs, err)
+					}
+				}
 				n.held = append(n.held, heldPod{pod: p, charge: charge, remembered: ok, placeholder: i == 1})
 				if i == 0 && onPod != nil {
 					onPod(info.Name, p)
@@ -129,21 +145,24 @@ func (chk *Check) Finish() []error {
 	seen := map[types.NamespacedName]string{}
 	i := uint64(0)
 	for _, c := range nodes {
-		var requested, bestEffort, reserved stores.Resources
+		var requested, bestEffort, reserved, dra stores.Resources
+		served := func(name corev1.ResourceName) bool { return c.draServed[name] }
 		for _, h := range c.held {
 			p := h.pod
 			if !h.remembered {
 				errs = append(errs, fmt.Errorf("node %s: pod %s is held with no remembered charge", c.name, stores.PodKey(p)))
 			} else if i%shares == share {
-				if req := stores.PodRequests(p); !h.charge.Equal(req) {
+				if req := chk.s.acct.PodRequests(p); !h.charge.Equal(req) {
 					errs = append(errs, fmt.Errorf("node %s: pod %s was charged %v, its requests are %v",
 						c.name, stores.PodKey(p), h.charge.ResourceList(), req.ResourceList()))
 				}
 			}
 			i++
+			charge, draPart := split(h.charge, served)
+			dra.Add(draPart)
 			if h.placeholder {
-				requested.Add(h.charge)
-				reserved.Add(h.charge)
+				requested.Add(charge)
+				reserved.Add(charge)
 				continue
 			}
 			key := stores.PodKey(p)
@@ -158,9 +177,9 @@ func (chk *Check) Finish() []error {
 				errs = append(errs, fmt.Errorf("node %s: terminal pod %s is still charged", c.name, key))
 			}
 			if stores.IsBestEffort(p) {
-				bestEffort.Add(h.charge)
+				bestEffort.Add(charge)
 			} else {
-				requested.Add(h.charge)
+				requested.Add(charge)
 			}
 		}
 		for _, sum := range []struct {
@@ -170,6 +189,7 @@ func (chk *Check) Finish() []error {
 			{"requested", c.requested, requested},
 			{"best-effort requested", c.bestEffort, bestEffort},
 			{"reserved", c.reserved, reserved},
+			{"DRA-served requested", c.dra, dra},
 		} {
 			if !sum.got.Equal(sum.want) {
 				errs = append(errs, fmt.Errorf("node %s: %s is %v, its pods' charges sum to %v", c.name, sum.what, sum.got.ResourceList(), sum.want.ResourceList()))

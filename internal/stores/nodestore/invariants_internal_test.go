@@ -51,3 +51,40 @@ func TestCheckInvariants_RecomputesEveryChargeWithinItsRotation(t *testing.T) {
 		t.Errorf("4 checks found the wrong charge %d times, want exactly once", found)
 	}
 }
+
+// TestCheckInvariants_FindsADRAChargeThatDoesNotFollowTheDecision: the check splits every
+// remembered charge as the node decides now, so a node whose sums kept an old decision (a
+// class came and the node was not re-split) is reported.
+func TestCheckInvariants_FindsADRAChargeThatDoesNotFollowTheDecision(t *testing.T) {
+	h, err := stores.NewCacheHandlerBuilder().Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New(h)
+	served := false
+	h.SetExtendedResourceResolver(func(name corev1.ResourceName) (string, bool) { return "gpus", served && name == "example.com/gpu" })
+	s.AddNode(ts.MakeNode("n", "8", "32Gi"))
+	p := ts.MakePod("ns", "p", ts.OnNode("n"), ts.Requests("1", "1Gi"))
+	p.Spec.Containers[0].Resources.Requests["example.com/gpu"] = resource.MustParse("2")
+	p.Status.ExtendedResourceClaimStatus = &corev1.PodExtendedResourceClaimStatus{ResourceClaimName: "p-extended-resources-abcde"}
+	s.AddPod(p)
+	if errs := s.CheckInvariants(); len(errs) != 0 {
+		t.Fatalf("charged to the node while no class serves it: %v", errs)
+	}
+	served = true // the class arrives, unannounced: the node keeps the old split
+	errs := s.CheckInvariants()
+	if len(errs) != 2 || !strings.Contains(fmt.Sprint(errs), "DRA-served requested is map[]") {
+		t.Errorf("violations %v; want requested and DRA-served requested off their pods' charges", errs)
+	}
+	h.ExtendedResourcesChanged("example.com/other")
+	if errs := s.CheckInvariants(); len(errs) != 2 {
+		t.Errorf("told about another resource only, the node was re-split: %v", errs)
+	}
+	h.ExtendedResourcesChanged("example.com/gpu")
+	if errs := s.CheckInvariants(); len(errs) != 0 {
+		t.Errorf("after the NodeStore was told: %v", errs)
+	}
+	if info, _ := s.Get("n"); info.DRARequested.Scalar["example.com/gpu"] != 2 || info.Requested.Scalar["example.com/gpu"] != 0 {
+		t.Errorf("requested %v, DRA %v; want the GPUs DRA's", info.Requested.ResourceList(), info.DRARequested.ResourceList())
+	}
+}

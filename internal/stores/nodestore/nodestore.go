@@ -23,6 +23,8 @@ type Store struct {
 	// checks counts invariant checks, to rotate which pods' charges one recomputes. Checks
 	// run under the handler's read lock, possibly several at once.
 	checks atomic.Uint64
+	// acct is how pods are charged (the feature gates the flags mirror).
+	acct stores.Accounting
 }
 
 var (
@@ -37,9 +39,10 @@ var (
 func New(h *stores.CacheHandler) *Store {
 	s := &Store{
 		h: h, nodes: stores.NewVersioned[string, *stores.NodeInfo](h.Generations()),
-		charges: map[*corev1.Pod]stores.Resources{},
+		charges: map[*corev1.Pod]stores.Resources{}, acct: h.Accounting(),
 	}
 	h.SetNodeHandler(s.Get)
+	h.SetExtendedResourcesChangedFunc(s.extendedResourcesChanged)
 	return s
 }
 
@@ -64,8 +67,8 @@ func (s *Store) AddPod(pod *corev1.Pod) {
 		return
 	}
 	info := s.getOrCreate(pod.Spec.NodeName)
-	req := stores.PodRequests(pod)
-	chargePod(info, pod, req)
+	req := s.acct.PodRequests(pod)
+	s.chargePod(info, pod, req)
 	s.charges[pod] = req
 	s.changed(info)
 }
@@ -81,17 +84,17 @@ func (s *Store) UpdatePod(oldPod, newPod *corev1.Pod) {
 			s.AddPod(newPod)
 			return
 		}
-		oldReq, newReq := s.chargeOf(info, oldPod), stores.PodRequests(newPod)
+		oldReq, newReq := s.chargeOf(info, oldPod), s.acct.PodRequests(newPod)
 		if oldReq.Equal(newReq) && stores.IsBestEffort(oldPod) == stores.IsBestEffort(newPod) {
 			if stored := replacePod(info, oldPod, newPod); stored != nil {
 				delete(s.charges, stored)
 				s.charges[newPod] = newReq
 			}
 		} else {
-			if stored := unchargePod(info, oldPod, oldReq); stored != nil {
+			if stored := s.unchargePod(info, oldPod, oldReq); stored != nil {
 				delete(s.charges, stored)
 			}
-			chargePod(info, newPod, newReq)
+			s.chargePod(info, newPod, newReq)
 			s.charges[newPod] = newReq
 		}
 		s.changed(info)
@@ -114,7 +117,7 @@ func (s *Store) DeletePod(pod *corev1.Pod) {
 	if !ok {
 		return
 	}
-	if stored := unchargePod(info, pod, s.chargeOf(info, pod)); stored != nil {
+	if stored := s.unchargePod(info, pod, s.chargeOf(info, pod)); stored != nil {
 		delete(s.charges, stored)
 	}
 	s.changedOrGone(info)
@@ -136,7 +139,7 @@ func (s *Store) chargeOf(info *stores.NodeInfo, pod *corev1.Pod) stores.Resource
 			return req
 		}
 	}
-	return stores.PodRequests(pod)
+	return s.acct.PodRequests(pod)
 }
 
 // AddNode sets the Node of a NodeInfo.
@@ -205,7 +208,16 @@ func (s *Store) getOrCreate(name string) *stores.NodeInfo {
 
 // refreshAllocatable recomputes the pools from the sources after one of them changed.
 func (s *Store) refreshAllocatable(info *stores.NodeInfo) {
+	held := holdsScalar(info)
+	var listed map[corev1.ResourceName]bool
+	if held {
+		listed = listedScalars(info.Allocatable)
+	}
 	info.Allocatable, info.Capacity, info.BestEffortAllocatable = MergedPools(info.Node, info.NMNode, info.CNR)
+	if held && !sameNames(listed, listedScalars(info.Allocatable)) {
+		// Which extended resources DRA serves here may have changed (extended.go).
+		s.resplit(info)
+	}
 	s.changedOrGone(info)
 }
 

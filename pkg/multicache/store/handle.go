@@ -38,6 +38,10 @@ type Handle interface {
 	// Generations hands out the generation numbers of incremental snapshots: give it to
 	// NewVersioned.
 	Generations() *Generations
+	// Accounting is how pods are charged to nodes here (the feature gates of
+	// kube-scheduler's charge the operator's flags mirror): a store that charges pods calls
+	// Accounting().PodRequests, as the node store does.
+	Accounting() Accounting
 	// GetNodeInfo returns the node store's live NodeInfo of a node, during an event only
 	// (the caller runs under the handler's lock); it must not be modified or kept.
 	GetNodeInfo(name string) (*NodeInfo, bool)

@@ -35,6 +35,16 @@ type NodeInfo struct {
 	BestEffortRequested Resources
 	// Reserved is the part of Requested held by reservation placeholders.
 	Reserved Resources
+	// DRARequested is what the node's pods and placeholders request of extended resources
+	// that DRA devices serve here (DRAExtendedResource): the node's allocatable lists none
+	// of the resource and a DeviceClass names it (spec.extendedResourceName, or the implicit
+	// deviceclass.resource.kubernetes.io/<class>), as kube-scheduler's NodeResourcesFit
+	// decides. Those requests are charged to the class's devices, through the claim
+	// kube-scheduler makes for each pod (pod.status.extendedResourceClaimStatus), so they are
+	// in neither Requested nor BestEffortRequested (a placeholder's are here too, not in
+	// Reserved). Requested + BestEffortRequested + DRARequested is the sum of every pod's and
+	// placeholder's requests, what kube-scheduler's NodeInfo counts for the pods.
+	DRARequested Resources
 
 	// Pods are the non-terminal pods bound or assumed to the node (shared, read-only).
 	Pods []*corev1.Pod
@@ -92,6 +102,7 @@ func (n *NodeInfo) CopyInto(dst *NodeInfo) {
 	dst.Requested = n.Requested.Clone()
 	dst.BestEffortRequested = n.BestEffortRequested.Clone()
 	dst.Reserved = n.Reserved.Clone()
+	dst.DRARequested = n.DRARequested.Clone()
 	dst.Pods = append(pods, n.Pods...)
 	dst.Placeholders = append(placeholders, n.Placeholders...)
 	// Drop references to pods that left, so that the snapshot does not keep them alive.

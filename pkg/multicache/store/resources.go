@@ -166,7 +166,8 @@ func (r Resources) ResourceList() corev1.ResourceList {
 // UseStatusResources; InPlacePodLevelResourcesVerticalScaling (beta, on) sets
 // InPlacePodLevelResourcesVerticalScalingEnabled; PodLevelResources (beta, on) leaves
 // SkipPodLevelResources false; DRANodeAllocatableResources (alpha, off) leaves
-// UseDRANodeAllocatableResourceClaimStatus false. Overhead is included.
+// UseDRANodeAllocatableResourceClaimStatus false unless Accounting turns it on. Overhead is
+// included.
 var podRequestsOptions = resourcehelper.PodResourcesOptions{
 	UseStatusResources: true,
 	InPlacePodLevelResourcesVerticalScalingEnabled: true,
@@ -174,13 +175,28 @@ var podRequestsOptions = resourcehelper.PodResourcesOptions{
 	UseDRANodeAllocatableResourceClaimStatus:       false,
 }
 
+// Accounting is how pods are charged to nodes where kube-scheduler's own charge depends on
+// a feature gate that is off by default: the cluster's gate, mirrored by an operator flag.
+// The zero value is kube-scheduler v1.37.1 with its default gates.
+type Accounting struct {
+	// DRANodeAllocatableResources mirrors kube-scheduler's feature gate of that name (alpha
+	// in v1.37, off by default): a pod's requests then include the node-allocatable
+	// resources (cpu, memory, hugepages...) its DRA claims were allocated, as
+	// pod.status.nodeAllocatableResourceClaimStatuses records them
+	// (component-helpers' UseDRANodeAllocatableResourceClaimStatus). Turn it on exactly when
+	// the cluster's kube-scheduler has the gate on, or the node views and kube-scheduler
+	// disagree on such pods.
+	DRANodeAllocatableResources bool
+}
+
 // PodRequests returns what a pod asks of its node, exactly as kube-scheduler v1.37.1 charges
-// it (NodeInfo.AddPod): the requests k8s.io/component-helpers/resource.PodRequests computes
-// with kube-scheduler's options (containers, init containers and sidecars, pod-level
-// resources replacing the ones they name, in-place resizes reported in the status, pod
-// overhead), converted once per pod by ResourcesFromList. Pods counts the pod itself (1),
-// whatever the pod asks for "pods".
-func PodRequests(pod *corev1.Pod) Resources {
+// it (NodeInfo.AddPod) with a's feature gates: the requests
+// k8s.io/component-helpers/resource.PodRequests computes with kube-scheduler's options
+// (containers, init containers and sidecars, pod-level resources replacing the ones they
+// name, in-place resizes reported in the status, pod overhead, and with
+// DRANodeAllocatableResources the claims' node-allocatable resources), converted once per
+// pod by ResourcesFromList. Pods counts the pod itself (1), whatever the pod asks for "pods".
+func (a Accounting) PodRequests(pod *corev1.Pod) Resources {
 	if pod.Spec.Overhead != nil && pod.Spec.Resources != nil && len(pod.Spec.Resources.Requests) > 0 {
 		// The helper (v0.37.1) puts the pod-level quantities into its result without copying
 		// them, then adds the overhead there: Quantity.Add on an inf.Dec-backed quantity
@@ -194,10 +210,16 @@ func PodRequests(pod *corev1.Pod) Resources {
 		}
 		pod = &c
 	}
-	r := ResourcesFromList(resourcehelper.PodRequests(pod, podRequestsOptions))
+	opts := podRequestsOptions
+	opts.UseDRANodeAllocatableResourceClaimStatus = a.DRANodeAllocatableResources
+	r := ResourcesFromList(resourcehelper.PodRequests(pod, opts))
 	r.Pods = 1
 	return r
 }
+
+// PodRequests is Accounting{}.PodRequests: kube-scheduler v1.37.1's charge with its default
+// feature gates.
+func PodRequests(pod *corev1.Pod) Resources { return Accounting{}.PodRequests(pod) }
 
 // scalarNames caches isExtendedResourceName for the few names clusters use; it stops
 // growing at maxScalarNames so that odd names cannot make it grow without bound.
