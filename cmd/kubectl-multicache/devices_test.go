@@ -8,6 +8,8 @@ import (
 	"github.com/seed0f91f25e/multicache/internal/debug"
 	"github.com/seed0f91f25e/multicache/internal/stores/devicestore"
 	"github.com/seed0f91f25e/multicache/internal/stores/nodestore"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 // TestShowNodes_DevicesFreeOverTotal: the nodes table's DEVICES FREE/TOTAL is free/total
@@ -73,5 +75,24 @@ func TestShowNode_DevicesByClassAndPool(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "Devices: none") {
 		t.Errorf("a node without devices:\n%s", out.String())
+	}
+}
+
+// TestShowNode_AnExtendedResourceDRAServesIsShownApartFromAllocatable: a GPU request DRA
+// devices serve on a node that lists no GPU is in its own DRA-REQUESTED column, not
+// requested against allocatable (which would show it over-committed).
+func TestShowNode_AnExtendedResourceDRAServesIsShownApartFromAllocatable(t *testing.T) {
+	gpu := corev1.ResourceName("example.com/gpu")
+	v := &debug.NodeView{Name: "gpu-node", NodeDump: nodestore.NodeDump{
+		Allocatable:  corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("8")},
+		DRARequested: corev1.ResourceList{gpu: resource.MustParse("2")},
+	}}
+	var out bytes.Buffer
+	if err := showNode(&out, v); err != nil {
+		t.Fatal(err)
+	}
+	// RESOURCE, ALLOCATABLE, REQUESTED, FREE, RESERVED, BEST-EFFORT ALLOC, BEST-EFFORT REQ, DRA-REQUESTED.
+	if got, want := columns(t, out.String(), string(gpu)), []string{string(gpu), "0", "0", "0", "0", "0", "0", "2"}; strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("row %s: %v, want %v:\n%s", gpu, got, want, out.String())
 	}
 }

@@ -130,7 +130,7 @@ func devicesCell(nodes map[string]devicestore.NodeDump, name string) string {
 func showNode(out io.Writer, v *debug.NodeView) error {
 	_, _ = fmt.Fprintf(out, "Node:     %s\nSources:  %s\n\n", v.Name, strings.Join(v.Sources, ", "))
 	names := map[corev1.ResourceName]bool{}
-	for _, l := range []corev1.ResourceList{v.Allocatable, v.Requested, v.Reserved, v.BestEffortAllocatable, v.BestEffortRequested} {
+	for _, l := range []corev1.ResourceList{v.Allocatable, v.Requested, v.Reserved, v.BestEffortAllocatable, v.BestEffortRequested, v.DRARequested} {
 		for n := range l {
 			names[n] = true
 		}
@@ -140,11 +140,13 @@ func showNode(out io.Writer, v *debug.NodeView) error {
 		sorted = append(sorted, string(n))
 	}
 	sort.Strings(sorted)
-	t := newTable(out, "RESOURCE", "ALLOCATABLE", "REQUESTED", "FREE", "RESERVED", "BEST-EFFORT ALLOC", "BEST-EFFORT REQ")
+	// DRA-REQUESTED: extended resources DRA devices serve here (charged to the devices below,
+	// not to allocatable).
+	t := newTable(out, "RESOURCE", "ALLOCATABLE", "REQUESTED", "FREE", "RESERVED", "BEST-EFFORT ALLOC", "BEST-EFFORT REQ", "DRA-REQUESTED")
 	for _, s := range sorted {
 		n := corev1.ResourceName(s)
 		t.row(s, quantity(v.Allocatable, n), quantity(v.Requested, n), free(v.Allocatable, v.Requested, n), quantity(v.Reserved, n),
-			quantity(v.BestEffortAllocatable, n), quantity(v.BestEffortRequested, n))
+			quantity(v.BestEffortAllocatable, n), quantity(v.BestEffortRequested, n), quantity(v.DRARequested, n))
 	}
 	if err := t.flush(); err != nil {
 		return err
