@@ -204,7 +204,8 @@ func newManager(cfg *rest.Config, opts Options, lock *renewalLock, opened *opene
 	var newCache cache.NewCacheFunc
 	if opts.SubClusterKey != "" {
 		// A shard watches the pods of its nodes only, one watch per node (nodepods).
-		newCache = nodepods.NewCacheFunc(ctrl.Log.WithName("shard-pods"))
+		newCache = nodepods.NewCacheFunc(ctrl.Log.WithName("shard-pods"),
+			reconnecting(ctrl.Log.WithName("reconnect"), ready, opened, &corev1.Pod{}))
 	}
 	lease, renew, retry := opts.leaseTimings()
 	return ctrl.NewManager(cfg, ctrl.Options{
