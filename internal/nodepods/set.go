@@ -4,9 +4,11 @@
 // (a 5,000-node cluster has 5,000 kubelets doing exactly that). A shard then lists, decodes
 // and holds its share of the cluster's pods instead of all of them.
 //
-// Set is one informer per shard node (started when the node enters the shard's Node
+// Set is one watch per shard node (started when the node enters the shard's Node
 // informer, stopped and its pods deleted when it leaves) plus one for the unbound pods
-// (spec.nodeName=""), seen together as one informer with one store. Cache wraps the
+// (spec.nodeName=""), seen together as one informer with one store. Each watch is a
+// client-go Reflector filling a store that hands changes out as an informer would
+// (source.go): a shard runs hundreds, and an informer each cost twice the goroutines. Cache wraps the
 // manager's cache so that everything that reads pods from it (the pod feed, its spec.nodeName
 // index, the catch-up, the verify loop) reads the Set, and the manager's own pod informer is
 // never started.
@@ -43,11 +45,11 @@ type Set struct {
 	wrap func(toolscache.ListerWatcher) toolscache.ListerWatcher
 
 	mu sync.RWMutex
-	// sources are the running informers by node name; unbound ("") is the unbound pods'.
+	// sources are the running watches by node name; unbound ("") is the unbound pods'.
 	sources map[string]*source
 	// index maps a pod's key to the source that holds it: lookups are O(1).
 	index map[string]string
-	// leftUnbound are the keys the unbound informer deleted and no node informer holds yet:
+	// leftUnbound are the keys the unbound watch deleted and no node's watch holds yet:
 	// a pod being bound is between two watches (see Vanished).
 	leftUnbound map[string]struct{}
 	// leftShard are the pods of nodes that left the shard, by key, until the feed read them
@@ -79,7 +81,7 @@ func NewSet(c kubernetes.Interface, nodes NodeInformer, transform toolscache.Tra
 		leftShard: map[string]*corev1.Pod{}}
 }
 
-// Start starts the unbound pods' informer and follows the shard's nodes until ctx is done.
+// Start starts the unbound pods' watch and follows the shard's nodes until ctx is done.
 func (s *Set) Start(ctx context.Context) error {
 	s.mu.Lock()
 	s.ctx = ctx
@@ -257,7 +259,7 @@ func (s *Set) forward(src *source) toolscache.ResourceEventHandler {
 	}
 }
 
-// Get returns the pod the Set holds under key ("namespace/name"), the informer's own object.
+// Get returns the pod the Set holds under key ("namespace/name"), the watch's own object.
 func (s *Set) Get(key string) (*corev1.Pod, bool) {
 	s.mu.RLock()
 	name, ok := s.index[key]
@@ -343,8 +345,8 @@ func pods(items []any) []*corev1.Pod {
 }
 
 // HasSynced reports whether the Set holds the initial list of every shard node's pods and
-// of the unbound pods: the Node informer synced, and every node it holds has a synced
-// informer. The first time it does, the initial list is over: the pods of a node joining
+// of the unbound pods: the Node informer synced, and every node it holds has a watch that
+// stored and handed out its first list. The first time it does, the initial list is over: the pods of a node joining
 // later are handed out as later adds.
 func (s *Set) HasSynced() bool {
 	if !s.started.Load() || !s.nodes.HasSynced() {
@@ -368,7 +370,7 @@ func (s *Set) HasSynced() bool {
 
 // Vanished decides what a key the Set no longer holds means. A pod being bound leaves the
 // unbound watch (a delete) before its node's watch reports it (an add); in between, the
-// pod must not be taken as deleted. When the key's last source was the unbound informer,
+// pod must not be taken as deleted. When the key's last source was the unbound watch,
 // one live GET through api decides: bound to a shard node, retry is true (its node's watch
 // will report it); bound elsewhere, the pod is returned (out of the shard's scope); not
 // found, it is gone. A pod of a node that left the shard is returned as last seen (out of
