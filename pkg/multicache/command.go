@@ -190,7 +190,7 @@ func (c *Command) parse(args []string) (*flags, error) {
 	f.local.bindFlags(fs)
 	fs.BoolVar(&f.showVersion, "version", false, "Print the version and exit.")
 	fs.IntVar(&f.steadyGOGC, "steady-gogc", memlimit.DefaultSteadyGCPercent,
-		"The Go GC percent once the cache caught up (the cold start runs at GOGC, default 100, to fill fast); 0 keeps GOGC. Ignored when GOGC is set.")
+		"The Go GC percent once the cache caught up (the cold start runs at GOGC, default 100, to fill fast; a sub-cluster replica runs at it from the start); 0 keeps GOGC. Ignored when GOGC is set.")
 	f.zap.BindFlags(fs)
 	crconfig.RegisterFlags(fs) // --kubeconfig, read by ctrl.GetConfig
 	if err := fs.Parse(args); err != nil {
