@@ -16,7 +16,7 @@ import (
 
 // A handler added before the Set starts is handed, as the initial list, the pods of the
 // shard's nodes and the unbound ones, never another node's; the Set and the registration
-// report synced only once every shard node's informer listed its pods.
+// report synced only once every shard node's watch listed its pods.
 func TestSet_HandlerAddedBeforeStartGetsTheShardsPodsAsInitialAdds(t *testing.T) {
 	ns := newNamespace(t)
 	makeNode(t, "np-initial-a", "initial")

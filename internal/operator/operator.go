@@ -194,7 +194,7 @@ func newManager(cfg *rest.Config, opts Options, lock *renewalLock, opened *opene
 		ByObject:                     ownerTransforms(),
 		NewInformer:                  reconnectingInformer(ctrl.Log.WithName("reconnect"), ready, opened),
 	}
-	// Pods share their resource lists (podTransform); a shard's per-node informers take it too.
+	// Pods share their resource lists (podTransform); a shard's per-node watches take it too.
 	cacheOpts.ByObject[&corev1.Pod{}] = cache.ByObject{Transform: podTransform(newSharedResourceLists())}
 	if opts.SubClusterKey != "" {
 		// Only the Nodes are selected by label: an NMNode or CNR follows its Node's shard
