@@ -197,6 +197,15 @@ func ReadMemSplit(ctx context.Context, in *Instance) (MemSplit, error) {
 	if err != nil {
 		return m, err
 	}
+	if err := m.parseMemStats(body); err != nil {
+		return m, fmt.Errorf("%s/heap?debug=1: %w", in.PprofURL, err)
+	}
+	return m, nil
+}
+
+// parseMemStats fills m's Go runtime figures from a heap profile in text (debug=1), which
+// ends with runtime.MemStats as "# Name = value" or "# Name = inuse / sys" lines.
+func (m *MemSplit) parseMemStats(body []byte) error {
 	stats := map[string][2]int64{}
 	for _, line := range strings.Split(string(body), "\n") {
 		k, v, ok := strings.Cut(strings.TrimPrefix(line, "# "), " = ")
@@ -210,12 +219,12 @@ func ReadMemSplit(ctx context.Context, in *Instance) (MemSplit, error) {
 		stats[k] = pair
 	}
 	if _, ok := stats["HeapInuse"]; !ok {
-		return m, fmt.Errorf("no runtime.MemStats in %s/heap?debug=1", in.PprofURL)
+		return fmt.Errorf("no runtime.MemStats")
 	}
 	m.HeapInuse = stats["HeapInuse"][0]
 	m.HeapRetained = stats["HeapIdle"][0] - stats["HeapReleased"][0]
 	m.Stacks = stats["Stack"][0]
 	m.Runtime = stats["MSpan"][1] + stats["MCache"][1] + stats["BuckHashSys"][0] + stats["GCSys"][0] + stats["OtherSys"][0]
 	m.NextGC = stats["NextGC"][0]
-	return m, nil
+	return nil
 }
