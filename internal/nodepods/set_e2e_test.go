@@ -208,9 +208,10 @@ func TestSet_StopsWithItsContext(t *testing.T) {
 }
 
 // A node's pod watch costs a reflector's goroutines (the one running it, its resync timer,
-// the watch's decoder), not an informer's (which adds a controller loop, a DeltaFIFO and,
-// per handler, two goroutines and a ring buffer: about 8 goroutines in all): a shard runs
-// one per node, and at 250 nodes the informers' stacks were 12 MiB (BENCHMARKS.md "Shards").
+// the watch's decoder, the HTTP/2 stream: 4), not an informer's (which adds a controller
+// loop, a DeltaFIFO and, per handler, two goroutines and a ring buffer: 9 in all): a shard
+// runs one per node, and at 250 nodes its stacks went from 13-14 to 7-9 MiB with reflectors
+// (BENCHMARKS.md "Shards").
 func TestSet_ANodesWatchCostsAReflectorNotAnInformer(t *testing.T) {
 	const nodes = 20
 	ns := newNamespace(t)

@@ -10,8 +10,9 @@ import (
 // A source is one field-selected pod watch: a client-go Reflector filling a sourceStore,
 // which hands each change to the Set's handlers as it stores it, as an informer would.
 // It is not a SharedIndexInformer because a shard runs one per node: an informer adds a
-// DeltaFIFO, a controller loop and, per handler, two goroutines and a 16 KiB ring buffer,
-// and at 250 nodes those were about 12 MiB of stacks and 4.6 MB of heap (BENCHMARKS.md
+// DeltaFIFO, a controller loop and, per handler, two goroutines and a 16 KiB ring buffer:
+// 9 goroutines per node against a reflector's 4. At 250 nodes a shard's stacks went from
+// 13-14 to 7-9 MiB with reflectors, and 4.6 MB of ring buffers left its heap (BENCHMARKS.md
 // "Shards"). The reflector and its store are what a watch needs; the Set's handlers are
 // quick (the cache applies a pod under its lock), so they run on the reflector's goroutine.
 
