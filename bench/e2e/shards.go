@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -39,33 +42,72 @@ func btoi(b bool) int {
 type ShardRun struct {
 	Whole  ColdStart
 	Shards []ColdStart
+	// WholeMem and ShardMem are where each replica's resident memory went when settled.
+	WholeMem MemSplit
+	ShardMem []MemSplit
 }
 
 // runShards measures the whole-cluster replica, then the replicas of the first n shards.
 func runShards(ctx context.Context, cfg Config, env Env, log io.Writer) (*ShardRun, error) {
 	run := &ShardRun{}
 	time.Sleep(cfg.Cooldown)
-	whole, err := MeasureColdStart(ctx, cfg.Multicache, env, -1, cfg.Timing, filepath.Join(cfg.Dir, "multicache-whole.log"), nil)
+	whole, mem, err := measureReplica(ctx, cfg.Multicache, env, cfg.Timing, filepath.Join(cfg.Dir, "multicache-whole.log"), nil)
 	if err != nil {
 		return run, err
 	}
 	whole.Subject = "multicache (whole cluster)"
 	logColdStart(log, whole)
-	run.Whole = whole
+	run.Whole, run.WholeMem = whole, mem
 	for s := range cfg.Shards {
 		time.Sleep(cfg.Cooldown)
 		senv := env
 		senv.Want = ShardWant(cfg.Size, s)
 		sub := cfg.ShardSubject(ShardOf(s))
-		cs, err := MeasureColdStart(ctx, sub, senv, -1, cfg.Timing, filepath.Join(cfg.Dir, sub.Name+".log"), compareEmpty)
+		cs, mem, err := measureReplica(ctx, sub, senv, cfg.Timing, filepath.Join(cfg.Dir, sub.Name+".log"), compareEmpty)
 		if err != nil {
 			return run, err
 		}
-		cs.Subject = sub.Name
 		logColdStart(log, cs)
 		run.Shards = append(run.Shards, cs)
+		run.ShardMem = append(run.ShardMem, mem)
 	}
 	return run, nil
+}
+
+// measureReplica is MeasureColdStart with the memory split read when settled, right
+// before the settled RSS (and before Settle's forced collection).
+func measureReplica(ctx context.Context, s Subject, env Env, timing Timing, logPath string,
+	check func(context.Context, *Instance) error) (ColdStart, MemSplit, error) {
+	in, err := s.Start(env, logPath)
+	if err != nil {
+		return ColdStart{}, MemSplit{}, err
+	}
+	defer in.Stop(10 * time.Second)
+	cs, err := Watch(ctx, in, env.Want, timing, logPath)
+	if err != nil {
+		return ColdStart{}, MemSplit{}, fmt.Errorf("%s: %w", s.Name, err)
+	}
+	cs.Subject, cs.Round = s.Name, -1
+	select {
+	case <-ctx.Done():
+		return cs, MemSplit{}, ctx.Err()
+	case <-time.After(timing.Settle):
+	}
+	mem, err := ReadMemSplit(ctx, in)
+	if err != nil {
+		return cs, mem, fmt.Errorf("%s: %w", s.Name, err)
+	}
+	now := timing
+	now.Settle = 0
+	if err := Settle(ctx, in, now, &cs); err != nil {
+		return cs, mem, fmt.Errorf("%s: %w", s.Name, err)
+	}
+	if check != nil {
+		if err := check(ctx, in); err != nil {
+			return cs, mem, fmt.Errorf("%s: %w", s.Name, err)
+		}
+	}
+	return cs, mem, nil
 }
 
 // compareEmpty fails unless the replica's /debug/cache/compare is empty.
@@ -102,4 +144,87 @@ func writeShards(w io.Writer, res *Result) {
 	for s, c := range r.Shards {
 		row(c.Subject, ShardWant(res.Config.Size, s), c)
 	}
+	if len(r.ShardMem) != len(r.Shards) {
+		return
+	}
+	fmt.Fprint(w, "\nWhere the settled RSS goes (read just before it, from /proc/<pid>/status and runtime.MemStats):\n\n")
+	fmt.Fprintln(w, "| replica | RSS | file-backed (binary) | anonymous | heap in use | heap free, not returned | stacks | runtime metadata | heap goal |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
+	split := func(name string, m MemSplit) {
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", name, mib(m.RSSAnon+m.RSSFile), mib(m.RSSFile), mib(m.RSSAnon),
+			mib(m.HeapInuse), mib(m.HeapRetained), mib(m.Stacks), mib(m.Runtime), mib(m.NextGC))
+	}
+	split(r.Whole.Subject, r.WholeMem)
+	for s, c := range r.Shards {
+		split(c.Subject, r.ShardMem[s])
+	}
+}
+
+// MemSplit is where a process's resident memory goes: the kernel's file-backed and
+// anonymous pages, and the Go runtime's own accounts of the anonymous part.
+type MemSplit struct {
+	// RSSFile (mostly the binary's text and data) and RSSAnon, from /proc/<pid>/status.
+	RSSFile, RSSAnon int64
+	// HeapInuse: spans holding objects, live or not yet collected. HeapRetained: free spans
+	// not returned to the OS (HeapIdle - HeapReleased). Stacks: StackInuse.
+	HeapInuse, HeapRetained, Stacks int64
+	// Runtime is the runtime's metadata: span and mcache structures, GC metadata, profiling
+	// buckets and the rest (MSpanSys + MCacheSys + BuckHashSys + GCSys + OtherSys).
+	Runtime int64
+	// NextGC is the heap size at which the next collection starts.
+	NextGC int64
+}
+
+// ReadMemSplit reads in's MemSplit now, without a collection (the runtime.MemStats that
+// /debug/pprof/heap?debug=1 prints).
+func ReadMemSplit(ctx context.Context, in *Instance) (MemSplit, error) {
+	var m MemSplit
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", in.Pid()))
+	if err != nil {
+		return m, err
+	}
+	kb := func(key string) int64 {
+		for _, line := range strings.Split(string(status), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && k == key {
+				n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+				return n << 10
+			}
+		}
+		return 0
+	}
+	m.RSSFile, m.RSSAnon = kb("RssFile"), kb("RssAnon")
+	body, err := get(ctx, in.PprofURL+"/heap?debug=1")
+	if err != nil {
+		return m, err
+	}
+	if err := m.parseMemStats(body); err != nil {
+		return m, fmt.Errorf("%s/heap?debug=1: %w", in.PprofURL, err)
+	}
+	return m, nil
+}
+
+// parseMemStats fills m's Go runtime figures from a heap profile in text (debug=1), which
+// ends with runtime.MemStats as "# Name = value" or "# Name = inuse / sys" lines.
+func (m *MemSplit) parseMemStats(body []byte) error {
+	stats := map[string][2]int64{}
+	for _, line := range strings.Split(string(body), "\n") {
+		k, v, ok := strings.Cut(strings.TrimPrefix(line, "# "), " = ")
+		if !ok || !strings.HasPrefix(line, "# ") {
+			continue
+		}
+		var pair [2]int64
+		for i, f := range strings.SplitN(v, " / ", 2) {
+			pair[i], _ = strconv.ParseInt(strings.TrimSpace(f), 10, 64)
+		}
+		stats[k] = pair
+	}
+	if _, ok := stats["HeapInuse"]; !ok {
+		return fmt.Errorf("no runtime.MemStats")
+	}
+	m.HeapInuse = stats["HeapInuse"][0]
+	m.HeapRetained = stats["HeapIdle"][0] - stats["HeapReleased"][0]
+	m.Stacks = stats["Stack"][0]
+	m.Runtime = stats["MSpan"][1] + stats["MCache"][1] + stats["BuckHashSys"][0] + stats["GCSys"][0] + stats["OtherSys"][0]
+	m.NextGC = stats["NextGC"][0]
+	return nil
 }

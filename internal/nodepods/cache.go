@@ -26,8 +26,9 @@ type Cache struct {
 
 // NewCacheFunc returns the manager's NewCache of a shard: the default cache (with opts:
 // the Node informer label-selected to the shard) whose pods come from a Set of the shard's
-// nodes, transformed like the cache's other objects (opts.DefaultTransform).
-func NewCacheFunc(log logr.Logger) cache.NewCacheFunc {
+// nodes, transformed like the cache's other objects (opts.DefaultTransform), each node's
+// ListerWatcher wrapped by wrap when set.
+func NewCacheFunc(log logr.Logger, wrap func(toolscache.ListerWatcher) toolscache.ListerWatcher) cache.NewCacheFunc {
 	return func(cfg *rest.Config, opts cache.Options) (cache.Cache, error) {
 		inner, err := cache.New(cfg, opts)
 		if err != nil {
@@ -60,7 +61,7 @@ func NewCacheFunc(log logr.Logger) cache.NewCacheFunc {
 		if bo, ok := byObjectPod(opts); ok && bo.Transform != nil {
 			transform = bo.Transform
 		}
-		return &Cache{Cache: inner, Set: NewSet(cs, ni, transform, opts.NewInformer, log)}, nil
+		return &Cache{Cache: inner, Set: NewSet(cs, ni, transform, wrap, log)}, nil
 	}
 }
 

@@ -74,7 +74,7 @@ func TestCache_ReadsPodsFromTheSet(t *testing.T) {
 		}
 		return obj, nil
 	}
-	newCache := NewCacheFunc(logr.Discard())
+	newCache := NewCacheFunc(logr.Discard(), nil)
 	c, err := newCache(env.Config, cache.Options{Scheme: env.Scheme, ByObject: map[client.Object]cache.ByObject{
 		&corev1.Node{}: {Label: labels.SelectorFromSet(labels.Set{shardKey: "cache"})},
 		&corev1.Pod{}:  {Transform: stripAnnotations},

@@ -4,9 +4,11 @@
 // (a 5,000-node cluster has 5,000 kubelets doing exactly that). A shard then lists, decodes
 // and holds its share of the cluster's pods instead of all of them.
 //
-// Set is one informer per shard node (started when the node enters the shard's Node
+// Set is one watch per shard node (started when the node enters the shard's Node
 // informer, stopped and its pods deleted when it leaves) plus one for the unbound pods
-// (spec.nodeName=""), seen together as one informer with one store. Cache wraps the
+// (spec.nodeName=""), seen together as one informer with one store. Each watch is a
+// client-go Reflector filling a store that hands changes out as an informer would
+// (source.go): a shard runs hundreds, and an informer each cost twice the goroutines. Cache wraps the
 // manager's cache so that everything that reads pods from it (the pod feed, its spec.nodeName
 // index, the catch-up, the verify loop) reads the Set, and the manager's own pod informer is
 // never started.
@@ -17,14 +19,12 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -41,15 +41,15 @@ type Set struct {
 	log       logr.Logger
 	// nodes is the shard's Node informer (label-selected): its keys are the nodes watched.
 	nodes NodeInformer
-	// newInformer builds each source's informer (the manager cache's NewInformer).
-	newInformer func(toolscache.ListerWatcher, runtime.Object, time.Duration, toolscache.Indexers) toolscache.SharedIndexInformer
+	// wrap, when set, wraps each source's ListerWatcher (the manager's reconnecting one).
+	wrap func(toolscache.ListerWatcher) toolscache.ListerWatcher
 
 	mu sync.RWMutex
-	// sources are the running informers by node name; unbound ("") is the unbound pods'.
+	// sources are the running watches by node name; unbound ("") is the unbound pods'.
 	sources map[string]*source
 	// index maps a pod's key to the source that holds it: lookups are O(1).
 	index map[string]string
-	// leftUnbound are the keys the unbound informer deleted and no node informer holds yet:
+	// leftUnbound are the keys the unbound watch deleted and no node's watch holds yet:
 	// a pod being bound is between two watches (see Vanished).
 	leftUnbound map[string]struct{}
 	// leftShard are the pods of nodes that left the shard, by key, until the feed read them
@@ -64,17 +64,6 @@ type Set struct {
 	synced atomic.Bool
 }
 
-// source is one field-selected pod informer.
-type source struct {
-	name    string
-	inf     toolscache.SharedIndexInformer
-	reg     toolscache.ResourceEventHandlerRegistration
-	cancel  context.CancelFunc
-	stopped atomic.Bool
-	// initial: started before the Set synced, its initial list is the Set's.
-	initial bool
-}
-
 // NodeInformer is what the Set reads of the shard's Node informer.
 type NodeInformer interface {
 	AddEventHandler(toolscache.ResourceEventHandler) (toolscache.ResourceEventHandlerRegistration, error)
@@ -83,20 +72,16 @@ type NodeInformer interface {
 }
 
 // NewSet returns a Set of the pods bound to the nodes nodes holds, each pod passed through
-// transform (the manager cache's pod transform) before it is stored. newInformer, when set,
-// builds the sources' informers (default toolscache.NewSharedIndexInformer).
+// transform (the manager cache's pod transform) before it is stored. wrap, when set, wraps
+// each source's ListerWatcher (e.g. to wait for an unreachable API server).
 func NewSet(c kubernetes.Interface, nodes NodeInformer, transform toolscache.TransformFunc,
-	newInformer func(toolscache.ListerWatcher, runtime.Object, time.Duration, toolscache.Indexers) toolscache.SharedIndexInformer,
-	log logr.Logger) *Set {
-	if newInformer == nil {
-		newInformer = toolscache.NewSharedIndexInformer
-	}
-	return &Set{client: c, nodes: nodes, transform: transform, newInformer: newInformer, log: log,
+	wrap func(toolscache.ListerWatcher) toolscache.ListerWatcher, log logr.Logger) *Set {
+	return &Set{client: c, nodes: nodes, transform: transform, wrap: wrap, log: log,
 		sources: map[string]*source{}, index: map[string]string{}, leftUnbound: map[string]struct{}{},
 		leftShard: map[string]*corev1.Pod{}}
 }
 
-// Start starts the unbound pods' informer and follows the shard's nodes until ctx is done.
+// Start starts the unbound pods' watch and follows the shard's nodes until ctx is done.
 func (s *Set) Start(ctx context.Context) error {
 	s.mu.Lock()
 	s.ctx = ctx
@@ -125,7 +110,7 @@ func (s *Set) Start(ctx context.Context) error {
 	return nil
 }
 
-// startSource starts the informer of a node's pods (unbound: the unbound pods').
+// startSource starts the watch of a node's pods (unbound: the unbound pods').
 func (s *Set) startSource(node string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -133,27 +118,24 @@ func (s *Set) startSource(node string) {
 		return
 	}
 	selector := fields.OneTermEqualSelector("spec.nodeName", node).String()
-	lw := listThenWatch{toolscache.NewFilteredListWatchFromClient(s.client.CoreV1().RESTClient(), "pods", "",
+	var lw toolscache.ListerWatcher = listThenWatch{toolscache.NewFilteredListWatchFromClient(s.client.CoreV1().RESTClient(), "pods", "",
 		func(o *metav1.ListOptions) { o.FieldSelector = selector })}
-	inf := s.newInformer(lw, &corev1.Pod{}, 0, toolscache.Indexers{})
-	if s.transform != nil {
-		_ = inf.SetTransform(s.transform) // cannot fail before Run
+	if s.wrap != nil {
+		lw = s.wrap(lw)
 	}
 	ctx, cancel := context.WithCancel(s.ctx)
-	src := &source{name: node, inf: inf, cancel: cancel, initial: !s.synced.Load()}
-	reg, err := inf.AddEventHandler(s.forward(src))
-	if err != nil {
-		cancel()
-		s.log.Error(err, "watching the pods of a node", "node", node)
-		return
-	}
-	src.reg = reg
+	src := &source{name: node, cancel: cancel, done: make(chan struct{}), initial: !s.synced.Load()}
+	src.store = newSourceStore(s.transform, s.forward(src))
+	r := toolscache.NewReflectorWithOptions(lw, &corev1.Pod{}, src.store, toolscache.ReflectorOptions{Name: "pods of node " + node})
 	s.sources[node] = src
-	go inf.RunWithContext(ctx)
+	go func() {
+		defer close(src.done)
+		r.RunWithContext(ctx)
+	}()
 	s.log.V(1).Info("watching the pods of a node", "node", node)
 }
 
-// stopSource stops a node's informer and deletes its pods from the Set (handlers see a
+// stopSource stops a node's watch and deletes its pods from the Set (handlers see a
 // delete for each).
 func (s *Set) stopSource(node string) {
 	s.mu.Lock()
@@ -166,7 +148,7 @@ func (s *Set) stopSource(node string) {
 	src.stopped.Store(true)
 	src.cancel()
 	var gone []any
-	for _, obj := range src.inf.GetStore().List() {
+	for _, obj := range src.store.items.List() {
 		key, err := toolscache.MetaNamespaceKeyFunc(obj)
 		if err != nil {
 			continue
@@ -200,7 +182,7 @@ func (s *Set) heldByNode(key string, obj any) bool {
 	if src == nil {
 		return false
 	}
-	held, exists, err := src.inf.GetStore().GetByKey(key)
+	held, exists, err := src.store.items.GetByKey(key)
 	if err != nil || !exists {
 		return false
 	}
@@ -277,7 +259,7 @@ func (s *Set) forward(src *source) toolscache.ResourceEventHandler {
 	}
 }
 
-// Get returns the pod the Set holds under key ("namespace/name"), the informer's own object.
+// Get returns the pod the Set holds under key ("namespace/name"), the watch's own object.
 func (s *Set) Get(key string) (*corev1.Pod, bool) {
 	s.mu.RLock()
 	name, ok := s.index[key]
@@ -289,7 +271,7 @@ func (s *Set) Get(key string) (*corev1.Pod, bool) {
 	if src == nil {
 		return nil, false
 	}
-	item, exists, err := src.inf.GetStore().GetByKey(key)
+	item, exists, err := src.store.items.GetByKey(key)
 	if err != nil || !exists {
 		return nil, false
 	}
@@ -323,7 +305,7 @@ func (s *Set) List() []*corev1.Pod {
 // pod is bound, the unbound store and its node's may both hold it, and the index says which
 // one counts. s.mu must be held.
 func (s *Set) heldBy(src *source, out []*corev1.Pod) []*corev1.Pod {
-	for _, pod := range pods(src.inf.GetStore().List()) {
+	for _, pod := range pods(src.store.items.List()) {
 		if s.index[pod.Namespace+"/"+pod.Name] == src.name {
 			out = append(out, pod)
 		}
@@ -363,8 +345,8 @@ func pods(items []any) []*corev1.Pod {
 }
 
 // HasSynced reports whether the Set holds the initial list of every shard node's pods and
-// of the unbound pods: the Node informer synced, and every node it holds has a synced
-// informer. The first time it does, the initial list is over: the pods of a node joining
+// of the unbound pods: the Node informer synced, and every node it holds has a watch that
+// stored and handed out its first list. The first time it does, the initial list is over: the pods of a node joining
 // later are handed out as later adds.
 func (s *Set) HasSynced() bool {
 	if !s.started.Load() || !s.nodes.HasSynced() {
@@ -373,12 +355,12 @@ func (s *Set) HasSynced() bool {
 	keys := s.nodes.GetStore().ListKeys()
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	if src, ok := s.sources[unbound]; !ok || !src.reg.HasSynced() {
+	if src, ok := s.sources[unbound]; !ok || !src.synced() {
 		return false
 	}
 	for _, k := range keys {
 		src, ok := s.sources[k]
-		if !ok || !src.reg.HasSynced() {
+		if !ok || !src.synced() {
 			return false
 		}
 	}
@@ -388,7 +370,7 @@ func (s *Set) HasSynced() bool {
 
 // Vanished decides what a key the Set no longer holds means. A pod being bound leaves the
 // unbound watch (a delete) before its node's watch reports it (an add); in between, the
-// pod must not be taken as deleted. When the key's last source was the unbound informer,
+// pod must not be taken as deleted. When the key's last source was the unbound watch,
 // one live GET through api decides: bound to a shard node, retry is true (its node's watch
 // will report it); bound elsewhere, the pod is returned (out of the shard's scope); not
 // found, it is gone. A pod of a node that left the shard is returned as last seen (out of

@@ -21,10 +21,19 @@ import (
 // Each informer's type is recorded in opened.
 func reconnectingInformer(log logr.Logger, ready func(context.Context) error, opened *openedInformers) func(toolscache.ListerWatcher, runtime.Object, time.Duration, toolscache.Indexers) toolscache.SharedIndexInformer {
 	return func(lw toolscache.ListerWatcher, obj runtime.Object, resync time.Duration, indexers toolscache.Indexers) toolscache.SharedIndexInformer {
+		return toolscache.NewSharedIndexInformer(reconnecting(log, ready, opened, obj)(lw), obj, resync, indexers)
+	}
+}
+
+// reconnecting wraps the ListerWatchers of obj's type like reconnectingInformer's (a
+// shard's per-node pod watches are reflectors, not informers: nodepods.Set) and records
+// the type in opened.
+func reconnecting(log logr.Logger, ready func(context.Context) error, opened *openedInformers, obj runtime.Object) func(toolscache.ListerWatcher) toolscache.ListerWatcher {
+	return func(lw toolscache.ListerWatcher) toolscache.ListerWatcher {
 		opened.add(fmt.Sprintf("%T", obj))
 		wrapped := reconnect.Wrap(lw, fmt.Sprintf("%T", obj), log)
 		wrapped.Ready = ready
-		return toolscache.NewSharedIndexInformer(wrapped, obj, resync, indexers)
+		return wrapped
 	}
 }
 

@@ -194,7 +194,7 @@ func newManager(cfg *rest.Config, opts Options, lock *renewalLock, opened *opene
 		ByObject:                     ownerTransforms(),
 		NewInformer:                  reconnectingInformer(ctrl.Log.WithName("reconnect"), ready, opened),
 	}
-	// Pods share their resource lists (podTransform); a shard's per-node informers take it too.
+	// Pods share their resource lists (podTransform); a shard's per-node watches take it too.
 	cacheOpts.ByObject[&corev1.Pod{}] = cache.ByObject{Transform: podTransform(newSharedResourceLists())}
 	if opts.SubClusterKey != "" {
 		// Only the Nodes are selected by label: an NMNode or CNR follows its Node's shard
@@ -204,7 +204,8 @@ func newManager(cfg *rest.Config, opts Options, lock *renewalLock, opened *opene
 	var newCache cache.NewCacheFunc
 	if opts.SubClusterKey != "" {
 		// A shard watches the pods of its nodes only, one watch per node (nodepods).
-		newCache = nodepods.NewCacheFunc(ctrl.Log.WithName("shard-pods"))
+		newCache = nodepods.NewCacheFunc(ctrl.Log.WithName("shard-pods"),
+			reconnecting(ctrl.Log.WithName("reconnect"), ready, opened, &corev1.Pod{}))
 	}
 	lease, renew, retry := opts.leaseTimings()
 	return ctrl.NewManager(cfg, ctrl.Options{

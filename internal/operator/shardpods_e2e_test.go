@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -152,5 +153,60 @@ func TestShard_WholeClusterModeIsUnchanged(t *testing.T) {
 		_, ok := op.Cache.LastSeenVersions(stores.KindPod)[ns+"/p"]
 		return ok, "not cached"
 	})
+	consistent(t, op)
+}
+
+// TestShard_StoresKeepTheWatchesOwnPods: a shard's stores hold each pod as its node's watch
+// handed it out, not a copy, after the start and after its node changed (a change that does
+// not move the node in or out of the shard re-reconciles nothing): a reconcile applies the
+// cache's read, a copy of the pod's struct, which the stores would keep besides the watch's
+// own. The copies are made within milliseconds of the node's event; the check watches for
+// them for two seconds, so it can miss them on a stalled machine, never report them falsely.
+func TestShard_StoresKeepTheWatchesOwnPods(t *testing.T) {
+	const shardKey = "multicache.dev/shard"
+	ns := newNamespace(t)
+	node := withoutUID(ts.MakeNode("own-here", "8", "16Gi", shardKey, "own"))
+	a := ts.MakePod(ns, "a", ts.OnNode("own-here"), ts.Requests("1", "1Gi"))
+	b := ts.MakePod(ns, "b", ts.OnNode("own-here"), ts.Requests("1", "1Gi"))
+	create(t, node, withoutUID(a), withoutUID(b))
+	defer deleteNow(t, node)
+
+	op := startOperator(t, func(o *Options) { o.SubClusterKey, o.SubCluster = shardKey, "own" })
+	shard := op.Manager.GetCache().(*nodepods.Cache)
+	own := func() (bool, string) {
+		for _, name := range []string{"a", "b"} {
+			key := types.NamespacedName{Namespace: ns, Name: name}
+			st, ok := op.Cache.PodState(key)
+			if !ok {
+				return false, name + " not cached"
+			}
+			held, ok := shard.Set.Get(key.String())
+			if !ok || st.Pod != held || st.APIPod != held {
+				return false, fmt.Sprintf("%s: the stores hold %p (API %p), the node's watch %p", name, st.Pod, st.APIPod, held)
+			}
+		}
+		return true, ""
+	}
+	stillOwn := func(what string) {
+		t.Helper()
+		eventually(t, what, own)
+		for end := time.Now().Add(2 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+			if ok, msg := own(); !ok {
+				t.Fatalf("%s: %s", what, msg)
+			}
+		}
+	}
+	stillOwn("after the start, the stores hold the watch's pods")
+
+	node.Labels["unrelated"] = "changed"
+	if err := env.Client.Update(ctx(), node); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the shard sees the node's change", func() (bool, string) {
+		var n corev1.Node
+		err := op.Manager.GetCache().Get(ctx(), types.NamespacedName{Name: node.Name}, &n)
+		return err == nil && n.Labels["unrelated"] == "changed", fmt.Sprintf("labels %v, error %v", n.Labels, err)
+	})
+	stillOwn("after the node's change, the stores hold the watch's pods")
 	consistent(t, op)
 }

@@ -123,6 +123,9 @@ func (c *Command) Run(args []string) int {
 	}
 	cfg.UserAgent = version.UserAgent()
 
+	if shardFillsSteady(f.opts, f.steadyGOGC) {
+		log.Info("sub-cluster replica: collector set for the steady state from the start", "gcPercent", f.steadyGOGC)
+	}
 	op, err := operator.New(cfg, f.opts)
 	if err != nil {
 		log.Error(err, "setting up the operator")
@@ -187,7 +190,7 @@ func (c *Command) parse(args []string) (*flags, error) {
 	f.local.bindFlags(fs)
 	fs.BoolVar(&f.showVersion, "version", false, "Print the version and exit.")
 	fs.IntVar(&f.steadyGOGC, "steady-gogc", memlimit.DefaultSteadyGCPercent,
-		"The Go GC percent once the cache caught up (the cold start runs at GOGC, default 100, to fill fast); 0 keeps GOGC. Ignored when GOGC is set.")
+		"The Go GC percent once the cache caught up (the cold start runs at GOGC, default 100, to fill fast; a sub-cluster replica runs at it from the start); 0 keeps GOGC. Ignored when GOGC is set.")
 	f.zap.BindFlags(fs)
 	crconfig.RegisterFlags(fs) // --kubeconfig, read by ctrl.GetConfig
 	if err := fs.Parse(args); err != nil {
@@ -233,3 +236,12 @@ func noClusterMessage(name string, err error) string {
 }
 
 func storeNames(reg handler.Registry) []string { return names(reg.Names()) }
+
+// shardFillsSteady sets a sub-cluster replica's collector to the steady GC percent from the
+// start rather than once caught up (unless GOGC is set or percent is 0, as memlimit.Steady),
+// and reports whether it did. A shard's fill is its share of the cluster and waits on its
+// nodes' lists more than on the collector, while the heap a fill at GOGC=100 grows to is
+// what its RSS stays at (BENCHMARKS.md "Shards").
+func shardFillsSteady(opts operator.Options, percent int) bool {
+	return opts.SubClusterKey != "" && memlimit.Steady(percent)
+}
