@@ -37,12 +37,12 @@ func (r *PodGroupStatusReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 	phase := st.Phase(now)
 	wrote, err := writeStatus(ctx, r.Client, pg,
 		func(o *v1alpha1.PodGroup) any { return o.Status },
-		func(cur *v1alpha1.PodGroup) *v1alpha1.PodGroup {
+		func(cur *v1alpha1.PodGroup) (*v1alpha1.PodGroup, error) {
 			next := cur.DeepCopy()
 			next.Status = podGroupStatus(cur.Status, st, phase)
 			next.Status.Conditions = setConditions(cur.Status.Conditions, cur.Generation, now,
 				podGroupConditions(st, phase, cur.Spec.MinMember)...)
-			return next
+			return next, nil
 		})
 	if err != nil {
 		return ctrl.Result{}, err

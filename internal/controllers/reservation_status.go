@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"time"
 
@@ -43,22 +44,27 @@ func (r *ReservationStatusReconciler) Reconcile(ctx context.Context, req ctrl.Re
 	if !ok {
 		return ctrl.Result{}, err
 	}
-	if view.Reservation.ResourceVersion != rsv.ResourceVersion {
-		// The cache has not seen the current object yet (a leader that just took over may
-		// still be applying the old leader's last writes): a view from before them would
-		// overwrite the times they record. The store notifies this writer when the object
-		// arrives; the requeue is a backstop.
-		return ctrl.Result{RequeueAfter: time.Second}, nil
-	}
 	wrote, err := writeStatus(ctx, r.Client, rsv,
 		func(o *v1alpha1.Reservation) any { return o.Status },
-		func(cur *v1alpha1.Reservation) *v1alpha1.Reservation {
+		func(cur *v1alpha1.Reservation) (*v1alpha1.Reservation, error) {
+			if view.Reservation.ResourceVersion != cur.ResourceVersion {
+				// The view is not of the object the status goes on (a leader that just took
+				// over may still be applying the old leader's last writes; a conflict's
+				// fresh read may be newer than the view): it would overwrite the times they
+				// record.
+				return nil, errViewBehind
+			}
 			next := cur.DeepCopy()
 			next.Status = reservationStatus(cur.Status, view)
 			next.Status.Conditions = setConditions(cur.Status.Conditions, cur.Generation, r.Clock.Now(),
 				conditionsOf(next.Status, view)...)
-			return next
+			return next, nil
 		})
+	if errors.Is(err, errViewBehind) {
+		// The store notifies this writer when it applies the object; the requeue is a
+		// backstop.
+		return ctrl.Result{RequeueAfter: time.Second}, nil
+	}
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -106,6 +112,10 @@ func reservationStatus(cur v1alpha1.ReservationStatus, v reservationstore.View) 
 	}
 	return next
 }
+
+// errViewBehind: the cache's view of a reservation is of another version than the object
+// its status would go on.
+var errViewBehind = errors.New("the cache's view is not of the current object")
 
 // statusLags reports whether a reservation's recorded status is behind the cache's view of
 // it (phase, owner or times; the conditions follow from those). A hold is not an API object

@@ -84,6 +84,54 @@ func TestReservationStatus_ALeaderWhoseCacheLagsTheObjectWritesNothing(t *testin
 	}
 }
 
+// TestReservationStatus_AConflictsFreshReadNewerThanTheViewWritesNothing: found in review.
+// The view and the first read agree (both from before the old leader's last write), the
+// patch conflicts with that write, and the retry's fresh read is newer than the view: the
+// writer must not patch the view over the old leader's times, and asks to come back.
+func TestReservationStatus_AConflictsFreshReadNewerThanTheViewWritesNothing(t *testing.T) {
+	ctx := context.Background()
+	leaders := time.Date(2026, 1, 1, 0, 0, 1, 0, time.UTC)
+	recorded := &v1alpha1.Reservation{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "r", UID: "u"},
+		Spec: v1alpha1.ReservationSpec{NodeName: "n1"},
+		Status: v1alpha1.ReservationStatus{Phase: v1alpha1.ReservationReserved,
+			ReservedAt: ptr.To(metav1.NewTime(leaders)), ExpiresAt: ptr.To(metav1.NewTime(leaders.Add(time.Minute)))}}
+	base := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(recorded).WithStatusSubresource(recorded).Build()
+	live := &v1alpha1.Reservation{}
+	if err := base.Get(ctx, client.ObjectKeyFromObject(recorded), live); err != nil {
+		t.Fatal(err)
+	}
+	before := live.DeepCopy()
+	before.Status = v1alpha1.ReservationStatus{}
+	before.ResourceVersion = "1"
+	gets := 0
+	c := interceptor.NewClient(base, interceptor.Funcs{
+		Get: func(ctx context.Context, cl client.WithWatch, key client.ObjectKey, o client.Object, opts ...client.GetOption) error {
+			gets++
+			if gets == 1 { // the informer still holds the object from before the old leader's write
+				before.DeepCopyInto(o.(*v1alpha1.Reservation))
+				return nil
+			}
+			return cl.Get(ctx, key, o, opts...)
+		},
+	})
+	own := leaders.Add(time.Second)
+	reader := &reservationReader{view: reservationstore.View{Key: types.NamespacedName{Namespace: "ns", Name: "r"},
+		Reservation: before, Phase: v1alpha1.ReservationReserved, Node: "n1", ReservedAt: own, ExpiresAt: own.Add(time.Minute)}}
+	r := &ReservationStatusReconciler{Client: c, Reader: reader, Clock: clocktesting.NewFakePassiveClock(own)}
+	req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "r"}}
+	res, err := r.Reconcile(ctx, req)
+	if err != nil || res.RequeueAfter == 0 {
+		t.Fatalf("result %+v, %v; want a requeue, no error", res, err)
+	}
+	got := &v1alpha1.Reservation{}
+	if err := base.Get(ctx, req.NamespacedName, got); err != nil {
+		t.Fatal(err)
+	}
+	if !got.Status.ReservedAt.Time.Equal(leaders) {
+		t.Errorf("the old leader's reservedAt was overwritten by the stale view")
+	}
+}
+
 // TestWriteStatus_OneReadPerWriteAndAFreshOneAfterAConflict: a status write patches from
 // the object the writer just read (no second GET), and reads again only when another
 // writer got there first.
@@ -106,11 +154,11 @@ func TestWriteStatus_OneReadPerWriteAndAFreshOneAfterAConflict(t *testing.T) {
 	if err := c.Get(ctx, client.ObjectKeyFromObject(obj), read); err != nil {
 		t.Fatal(err)
 	}
-	setPhase := func(p v1alpha1.ReservationPhase) func(*v1alpha1.Reservation) *v1alpha1.Reservation {
-		return func(cur *v1alpha1.Reservation) *v1alpha1.Reservation {
+	setPhase := func(p v1alpha1.ReservationPhase) func(*v1alpha1.Reservation) (*v1alpha1.Reservation, error) {
+		return func(cur *v1alpha1.Reservation) (*v1alpha1.Reservation, error) {
 			next := cur.DeepCopy()
 			next.Status.Phase = p
-			return next
+			return next, nil
 		}
 	}
 	statusOf := func(o *v1alpha1.Reservation) any { return o.Status }

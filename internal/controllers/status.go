@@ -13,10 +13,12 @@ import (
 
 // writeStatus patches the status desired(current) of obj through the status subresource
 // when it differs from the current one: a merge patch of the difference, with the read
-// resourceVersion as an optimistic lock. obj is the object as just read from the API
-// (readForStatus): the first attempt patches from it, and a conflict (someone wrote the
-// object since it was read) is retried with a fresh read. It reports whether it wrote.
-func writeStatus[T client.Object](ctx context.Context, c client.Client, obj T, statusOf func(T) any, desired func(T) T) (bool, error) {
+// resourceVersion as an optimistic lock. obj is the object as just read (readForStatus,
+// through the manager's cache): the first attempt patches from it, and a conflict (someone
+// wrote the object since) is retried with a fresh read. desired may refuse a current object
+// with an error, which ends the write (a view that does not match it). It reports whether it
+// wrote.
+func writeStatus[T client.Object](ctx context.Context, c client.Client, obj T, statusOf func(T) any, desired func(T) (T, error)) (bool, error) {
 	wrote, reread := false, false
 	err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
 		cur := obj.DeepCopyObject().(T)
@@ -26,7 +28,10 @@ func writeStatus[T client.Object](ctx context.Context, c client.Client, obj T, s
 			}
 		}
 		reread = true
-		next := desired(cur)
+		next, err := desired(cur)
+		if err != nil {
+			return err
+		}
 		if equality.Semantic.DeepEqual(statusOf(cur), statusOf(next)) {
 			return nil
 		}
