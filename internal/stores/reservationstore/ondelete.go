@@ -87,6 +87,12 @@ func (s *Store) PodGone(pod, next *corev1.Pod) (bool, error) {
 	if !want {
 		return false, nil
 	}
+	if !s.nodeExists(pod.Spec.NodeName) {
+		// Its node is gone (the pod GC ends the pods of a deleted node): no replacement
+		// comes to a node that does not exist, and a hold there would await it with no TTL.
+		count(resultCannotKeep)
+		return false, fmt.Errorf("%w: pod %s/%s was on node %s, which no longer exists", ErrCannotKeepPlace, pod.Namespace, pod.Name, pod.Spec.NodeName)
+	}
 	now := s.h.Clock().Now()
 	since := deletedAt(pod, now)
 	if next != nil && !next.CreationTimestamp.IsZero() && next.CreationTimestamp.Before(&metav1.Time{Time: since}) {

@@ -376,3 +376,57 @@ func TestReserveOnDelete_TheTakeOverAdoptsTheLeadersDeletionTime(t *testing.T) {
 	}
 	c.expect("the Reservation took the hold over", 2000, 2000)
 }
+
+// TestReserveOnDelete_AHoldWhoseReservationComesWrittenStillCountsItsResult: found in
+// review. A standby's Reservation feed can deliver the leader's Reservation with its status
+// already written; the hold does not take that over, and the Reservation that replaces it
+// must count the hold's result (here: consumed), so that held = consumed + expired +
+// released.
+func TestReserveOnDelete_AHoldWhoseReservationComesWrittenStillCountsItsResult(t *testing.T) {
+	c := newCluster(t)
+	old := web("web-a", "v1", t0, kept())
+	c.sync(stores.PodKey(old), old)
+	c.clk.Step(10 * time.Second)
+	results := func() float64 {
+		return counter(t, "consumed") + counter(t, "expired") + counter(t, "released_scale_down")
+	}
+	held0, results0 := counter(t, "held"), results()
+	c.sync(stores.PodKey(old), nil)
+	key := types.NamespacedName{Namespace: "ns", Name: reservationstore.ReplacementName(old)}
+	r := created(c.view(key), c.clk.Now())
+	at := metav1.NewTime(t0.Add(10 * time.Second))
+	exp := metav1.NewTime(at.Add(holdTTL))
+	r.ResourceVersion = "5"
+	r.Status = v1alpha1.ReservationStatus{Phase: v1alpha1.ReservationReserved, ReservedAt: &at, ExpiresAt: &exp}
+	c.must(c.h.AddReservation(r))
+	c.clk.Step(10 * time.Second)
+	replacement := web("web-b", "v2", c.clk.Now())
+	c.sync(stores.PodKey(replacement), replacement)
+	if v := c.view(key); v.Phase != v1alpha1.ReservationMatched {
+		t.Fatalf("after the replacement landed: %s, want Matched", v.Phase)
+	}
+	if held, done := counter(t, "held")-held0, results()-results0; held != 1 || done != 1 {
+		t.Errorf("held +%v, results +%v; want 1 and 1", held, done)
+	}
+}
+
+// TestReserveOnDelete_APodOfAGoneNodeKeepsNoPlace: found in review. The pods of a deleted
+// node are ended by the pod GC; no replacement comes to a node that does not exist, and a
+// hold there would await the node outside every deadline heap, forever.
+func TestReserveOnDelete_APodOfAGoneNodeKeepsNoPlace(t *testing.T) {
+	c := newCluster(t)
+	old := web("web-a", "v1", t0, kept())
+	c.sync(stores.PodKey(old), old)
+	node, _ := c.h.LastSeenNode("n1")
+	c.must(c.h.DeleteNode(node))
+	cannot := counter(t, "cannot_keep")
+	c.clk.Step(10 * time.Second)
+	c.sync(stores.PodKey(old), nil)
+	key := types.NamespacedName{Namespace: "ns", Name: reservationstore.ReplacementName(old)}
+	if _, ok := c.h.Reservation(key); ok {
+		t.Error("a hold was placed on a node that no longer exists")
+	}
+	if got := counter(t, "cannot_keep") - cannot; got != 1 {
+		t.Errorf("cannot_keep +%v, want 1", got)
+	}
+}

@@ -178,15 +178,20 @@ func selectorOf(r *v1alpha1.Reservation) labels.Selector {
 // records, and a Reserved one keeps its reservedAt (so its deadline does not move).
 func (s *Store) AddReservation(r *v1alpha1.Reservation) {
 	key := types.NamespacedName{Namespace: r.Namespace, Name: r.Name}
-	if hold, ok := s.rsvs.Get(key); ok && hold.provisional && s.takeOver(hold, r) {
-		s.changed(hold)
-		return
+	// counted: a reserve-on-delete result is counted for the holds this replica placed,
+	// once: by the hold's entry, which its Reservation takes over, or by the Reservation
+	// that replaces a hold it would not take over (one the status writer already wrote,
+	// say); a Reservation that comes with no hold here (its hold was released before it
+	// came, or this replica started since) counts none.
+	counted := true
+	if hold, ok := s.rsvs.Get(key); ok && hold.provisional {
+		if s.takeOver(hold, r) {
+			s.changed(hold)
+			return
+		}
+		counted = hold.counted
 	}
-	// counted: a reserve-on-delete result is counted for the holds this replica placed
-	// (the hold's entry, which its Reservation takes over), once; a Reservation that comes
-	// with no hold here (its hold was released before it came, or this replica started
-	// since) counts none.
-	e := &entry{key: key, r: r, selector: selectorOf(r), replacesSince: replacesSince(r), heapIndex: -1, counted: true}
+	e := &entry{key: key, r: r, selector: selectorOf(r), replacesSince: replacesSince(r), heapIndex: -1, counted: counted}
 	s.rsvs.Set(key, e)
 	s.indexReplaced(e)
 	if t := r.Status.ReservedAt; t != nil {
