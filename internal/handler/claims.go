@@ -126,7 +126,8 @@ func (h *Handler) AssumeClaim(claim *resourcev1.ResourceClaim) error {
 			fanOut(h.claimKind.subs[i:i+1], stores.OpUpdate, charged, claim, timed)
 		}
 	}
-	h.claims.assumed[key] = assumedClaim{claim: claim, written: a.written || (seen && knownNewer(claim.ResourceVersion, api.ResourceVersion))}
+	written := a.written || !seen || knownNewer(claim.ResourceVersion, api.ResourceVersion)
+	h.claims.assumed[key] = assumedClaim{claim: claim, written: written}
 	h.accept(stores.KindResourceClaim, stores.OpAssume)
 	return nil
 }
@@ -188,12 +189,13 @@ func (h *Handler) dispatchClaim(op stores.Op, key types.NamespacedName, charged,
 	}
 }
 
-// assumedClaim is one assumption: the claim, and whether it was written, i.e. newer than
+// assumedClaim is one assumption: the claim, and whether it counts as written: newer than
 // the API's claim the cache held when it was assumed (the claim a status update returned,
-// kube-scheduler's AssumeClaimAfterAPICall): then the API has that version, and any newer
-// one is the API's truth, allocated or not, as in kube-scheduler's assume cache. An
-// assumption not known to be written (the claim as read, SignalClaimPendingAllocation; or
-// a claim the cache has not seen) stands through newer versions until one shows an
+// kube-scheduler's AssumeClaimAfterAPICall), or of a claim the cache has not seen (it cannot tell; a version it sees later that is newer is
+// the API's truth: one that skipped the allocated version must not leave the assumption
+// standing for good). Then any newer version is the API's truth, allocated or not, as in
+// kube-scheduler's assume cache. Any other assumption (the claim as read,
+// SignalClaimPendingAllocation) stands through newer versions until one shows an
 // allocation, as kube-scheduler's in-flight allocations do.
 type assumedClaim struct {
 	claim   *resourcev1.ResourceClaim
