@@ -1,10 +1,13 @@
 package multicache
 
 import (
+	"errors"
+
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 
 	"github.com/seed0f91f25e/multicache/internal/handler"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // Assumer is the one way to change the cache from outside its feeds: a scheduler's
@@ -62,7 +65,22 @@ func (a assumer) IsAssumedClaim(claim *resourcev1.ResourceClaim) (bool, error) {
 	return a.h.IsAssumedClaim(claim)
 }
 
-// Retryable reports whether an Assumer call the cache refused may succeed if tried again
-// later (the state machine refused it for the pod's current state, which other calls and
-// events move); an invalid pod never becomes valid.
-func Retryable(err error) bool { return handler.Retryable(err) }
+// Retryable reports whether the same Assumer call the cache refused may succeed if tried
+// again later: the state machine refused it for the pod's or claim's current state, which
+// other calls and events move, or a device another claim holds may be freed. It is false
+// when trying again cannot help: an invalid object; an object older than the cache's, of
+// another incarnation, or a claim the API shows allocated otherwise (read the object again
+// and decide anew); forgetting a claim not assumed; no store counting devices (a
+// configuration to change).
+func Retryable(err error) bool {
+	if err == nil {
+		return false
+	}
+	for _, never := range []error{store.ErrInvalidObject, store.ErrClaimOutOfSync, store.ErrUIDMismatch,
+		store.ErrClaimAllocated, store.ErrClaimNotAssumed, store.ErrNoDeviceStore} {
+		if errors.Is(err, never) {
+			return false
+		}
+	}
+	return true
+}

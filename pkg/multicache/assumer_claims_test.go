@@ -2,6 +2,7 @@ package multicache
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	resourcev1 "k8s.io/api/resource/v1"
@@ -48,5 +49,25 @@ func TestSiblings_TheAssumerAssumesClaimsThroughTheHandler(t *testing.T) {
 	}
 	if err := a.ForgetClaim(claim("c")); !errors.Is(err, store.ErrClaimNotAssumed) {
 		t.Errorf("forgetting twice: %v, want ErrClaimNotAssumed", err)
+	}
+}
+
+// TestRetryable_FalseWhereTheSameCallCannotSucceed: found in review. A sibling that follows
+// Retryable must not loop on a refusal only a new read or a configuration change resolves.
+func TestRetryable_FalseWhereTheSameCallCannotSucceed(t *testing.T) {
+	for err, want := range map[error]bool{
+		nil:                    false,
+		store.ErrInvalidObject: false,
+		fmt.Errorf("wrapped: %w", store.ErrClaimOutOfSync): false,
+		store.ErrUIDMismatch:       false,
+		store.ErrClaimAllocated:    false,
+		store.ErrNoDeviceStore:     false,
+		store.ErrDeviceInUse:       true,
+		store.ErrPodAlreadyAssumed: true,
+		store.ErrClaimNotAssumed:   true,
+	} {
+		if got := Retryable(err); got != want {
+			t.Errorf("Retryable(%v) = %v, want %v", err, got, want)
+		}
 	}
 }
