@@ -64,7 +64,7 @@ func TestRetryable_FalseWhereTheSameCallCannotSucceed(t *testing.T) {
 		store.ErrNoDeviceStore:     false,
 		store.ErrDeviceInUse:       true,
 		store.ErrPodAlreadyAssumed: true,
-		store.ErrClaimNotAssumed:   true,
+		store.ErrClaimNotAssumed:   false,
 	} {
 		if got := Retryable(err); got != want {
 			t.Errorf("Retryable(%v) = %v, want %v", err, got, want)
