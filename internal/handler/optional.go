@@ -8,6 +8,7 @@ import (
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
 	"github.com/seed0f91f25e/multicache/internal/stores"
+	"github.com/seed0f91f25e/multicache/internal/stores/devicestore"
 	"github.com/seed0f91f25e/multicache/internal/stores/movementstore"
 	"github.com/seed0f91f25e/multicache/internal/stores/pdbstore"
 	"github.com/seed0f91f25e/multicache/internal/stores/podgroupstore"
@@ -65,3 +66,11 @@ type reaper interface {
 	stores.Store
 	ExpireDue(now time.Time) []reservationstore.Transition
 }
+
+// deviceQuerier is the devices store as the Reader reads it.
+type deviceQuerier interface {
+	stores.Store
+	Node(name string) (devicestore.NodeDevices, bool)
+}
+
+var _ deviceQuerier = (*devicestore.Store)(nil)

@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/seed0f91f25e/multicache/internal/stores"
+	"github.com/seed0f91f25e/multicache/internal/stores/devicestore"
 	"github.com/seed0f91f25e/multicache/internal/stores/movementstore"
 	"github.com/seed0f91f25e/multicache/internal/stores/pdbstore"
 	"github.com/seed0f91f25e/multicache/internal/stores/podgroupstore"
@@ -181,4 +182,16 @@ func (h *Handler) ReservationsWhere(keep func(reservationstore.View) bool) []typ
 		return true
 	})
 	return out
+}
+
+// NodeDevices returns a node's DRA devices (total, allocated, free; by DeviceClass and by
+// pool); false when the devices store is off or no resource pool reaches the node.
+func (h *Handler) NodeDevices(name string) (devicestore.NodeDevices, bool) {
+	s, ok := lookup[deviceQuerier](h, stores.DeviceStoreName)
+	if !ok {
+		return devicestore.NodeDevices{}, false
+	}
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return s.Node(name)
 }

@@ -37,9 +37,15 @@ type Assumer interface {
 	// (store.ErrInvalidObject), a device another claim holds (store.ErrDeviceInUse), an older
 	// version than the cache's (store.ErrClaimOutOfSync), a claim the API shows allocated
 	// otherwise (store.ErrClaimAllocated), the devices store off (store.ErrNoDeviceStore).
+	// After a status update that succeeded (where kube-scheduler calls
+	// RemoveClaimPendingAllocation), call AssumeClaim again with the claim the update
+	// returned, not ForgetClaim, which would show the devices free until the informer
+	// delivers the update. Reader.NodeDevices reads a node's devices, the assumed ones
+	// counted.
 	AssumeClaim(claim *resourcev1.ResourceClaim) error
-	// ForgetClaim undoes AssumeClaim (the status update failed): the API's claim counts
-	// again. A claim not assumed is refused (store.ErrClaimNotAssumed).
+	// ForgetClaim undoes AssumeClaim (the status update failed, or the scheduler gave the
+	// allocation up): the API's claim counts again. A claim not assumed is refused
+	// (store.ErrClaimNotAssumed).
 	ForgetClaim(claim *resourcev1.ResourceClaim) error
 	// IsAssumedClaim reports whether a claim's allocation is assumed and not yet shown by
 	// the API.

@@ -8,6 +8,7 @@ import (
 	resourcev1 "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 
 	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
@@ -69,5 +70,39 @@ func TestRetryable_FalseWhereTheSameCallCannotSucceed(t *testing.T) {
 		if got := Retryable(err); got != want {
 			t.Errorf("Retryable(%v) = %v, want %v", err, got, want)
 		}
+	}
+}
+
+// TestSiblings_ReadANodesDevicesAssumedClaimsIncluded: the Reader answers a node's DRA
+// devices, an assumed claim counted at once (allocated and assumed), free again once
+// forgotten; a node no pool reaches has none.
+func TestSiblings_ReadANodesDevicesAssumedClaimsIncluded(t *testing.T) {
+	h := newHandler(t)
+	r, a := reader{h}, assumer{h}
+	slice := &resourcev1.ResourceSlice{ObjectMeta: metav1.ObjectMeta{Name: "n1-gpus", UID: "s1", ResourceVersion: "1"},
+		Spec: resourcev1.ResourceSliceSpec{Driver: "gpu.example.com", NodeName: ptr.To("n1"),
+			Pool:    resourcev1.ResourcePool{Name: "n1", Generation: 1, ResourceSliceCount: 1},
+			Devices: []resourcev1.Device{{Name: "gpu0"}, {Name: "gpu1"}}}}
+	if err := h.AddResourceSlice(slice); err != nil {
+		t.Fatal(err)
+	}
+	claim := &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "c", UID: "uid-c"}}
+	claim.Status.Allocation = &resourcev1.AllocationResult{Devices: resourcev1.DeviceAllocationResult{Results: []resourcev1.DeviceRequestAllocationResult{
+		{Request: "r", Driver: "gpu.example.com", Pool: "n1", Device: "gpu0"}}}}
+	if err := a.AssumeClaim(claim); err != nil {
+		t.Fatal(err)
+	}
+	d, ok := r.NodeDevices("n1")
+	if want := (DeviceCounts{Total: 2, Allocated: 1, Free: 1, Assumed: 1}); !ok || d.DeviceCounts != want || d.ByPool["gpu.example.com/n1"].DeviceCounts != want {
+		t.Errorf("n1's devices %+v (%v), want %+v for the node and its pool", d, ok, want)
+	}
+	if err := a.ForgetClaim(claim); err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := r.NodeDevices("n1"); d.DeviceCounts != (DeviceCounts{Total: 2, Free: 2}) {
+		t.Errorf("after the forget: %+v, want 2 free", d.DeviceCounts)
+	}
+	if _, ok := r.NodeDevices("n2"); ok {
+		t.Error("a node no pool reaches has devices")
 	}
 }

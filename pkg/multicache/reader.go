@@ -40,6 +40,10 @@ type Reader interface {
 	ReservationsOnNode(node string) []Reservation
 	// MatchableReservations returns the Reserved reservations a pod may consume, best first.
 	MatchableReservations(pod *corev1.Pod) []Reservation
+	// NodeDevices returns a node's DRA devices: total, allocated (assumed claims included)
+	// and free, by DeviceClass and by pool; false when the devices store is off or no
+	// resource pool reaches the node.
+	NodeDevices(node string) (NodeDevices, bool)
 
 	// NewSnapshot returns an empty snapshot of the enabled stores; fill it with
 	// UpdateSnapshot.
@@ -95,6 +99,14 @@ func (r reader) Reservation(key types.NamespacedName) (Reservation, bool) {
 
 func (r reader) ReservationsOnNode(node string) []Reservation {
 	return reservationsOf(r.h.ReservationsOnNode(node))
+}
+
+func (r reader) NodeDevices(node string) (NodeDevices, bool) {
+	v, ok := r.h.NodeDevices(node)
+	if !ok {
+		return NodeDevices{}, false
+	}
+	return nodeDevicesOf(v), true
 }
 
 func (r reader) MatchableReservations(pod *corev1.Pod) []Reservation {

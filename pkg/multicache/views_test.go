@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
+	"github.com/seed0f91f25e/multicache/internal/stores/devicestore"
 	"github.com/seed0f91f25e/multicache/internal/stores/movementstore"
 	"github.com/seed0f91f25e/multicache/internal/stores/pdbstore"
 	"github.com/seed0f91f25e/multicache/internal/stores/podgroupstore"
@@ -26,8 +27,16 @@ func TestViews_CarryEveryFieldOfTheStoresViews(t *testing.T) {
 		{reflect.TypeFor[MovementOwner](), reflect.TypeFor[movementstore.OwnerSuggestions]()},
 		{reflect.TypeFor[MovementNode](), reflect.TypeFor[movementstore.NodeSuggestion]()},
 		{reflect.TypeFor[Reservation](), reflect.TypeFor[reservationstore.View]()},
+		{reflect.TypeFor[DeviceCounts](), reflect.TypeFor[devicestore.Counts]()},
+		{reflect.TypeFor[PoolDevices](), reflect.TypeFor[devicestore.PoolDevices]()},
+		{reflect.TypeFor[NodeDevices](), reflect.TypeFor[devicestore.NodeDevices]()},
 	} {
 		public, internal := fieldNames(pair[0]), fieldNames(pair[1])
+		for i, name := range public {
+			if name == "DeviceCounts" { // the embedded counts, named for the package
+				public[i] = "Counts"
+			}
+		}
 		if !reflect.DeepEqual(public, internal) {
 			t.Errorf("%s has fields %v, %s has %v", pair[0], public, pair[1], internal)
 		}
@@ -61,6 +70,21 @@ func TestViews_ConversionsCopyEveryField(t *testing.T) {
 	}
 	if g.Phase(at) != (podgroupstore.GroupStatus{PodGroup: g.PodGroup, Counts: podgroupstore.Counts(g.Counts), TimeoutAt: at}).Phase(at) {
 		t.Error("PodGroup.Phase differs from the store's")
+	}
+}
+
+// TestViews_NodeDevicesCopiesEveryCount: the public node devices carry the store's counts,
+// per class and per pool, field by field.
+func TestViews_NodeDevicesCopiesEveryCount(t *testing.T) {
+	c := devicestore.Counts{Total: 4, Allocated: 3, Free: 1, Assumed: 2}
+	v := nodeDevicesOf(devicestore.NodeDevices{Counts: c, ByClass: map[string]devicestore.Counts{"gpu": c},
+		ByPool: map[string]devicestore.PoolDevices{"d/p": {Counts: c, Generation: 7, Shared: 1, Incomplete: true, Invalid: true}}})
+	want := DeviceCounts{Total: 4, Allocated: 3, Free: 1, Assumed: 2}
+	if v.DeviceCounts != want || v.ByClass["gpu"] != want {
+		t.Errorf("counts %+v, by class %+v, want %+v", v.DeviceCounts, v.ByClass, want)
+	}
+	if p := v.ByPool["d/p"]; p != (PoolDevices{DeviceCounts: want, Generation: 7, Shared: 1, Incomplete: true, Invalid: true}) {
+		t.Errorf("pool %+v", p)
 	}
 }
 
