@@ -43,6 +43,9 @@ func compareStreamed(ctx context.Context, c VersionReader, src Source, keep Keep
 			return nil, fmt.Errorf("listing %s: %w", kind, err)
 		}
 	}
+	// RangeVersions is false only for a kind the cache keeps no versions of, and Compare
+	// asks only for the kinds the cache watches; were it false, every listed object is
+	// reported missing above, as the map path reports it.
 	c.RangeVersions(kind, func(ownerType string, key types.NamespacedName, version string) {
 		if _, ok := listed[heldRef{ownerType, key}]; !ok {
 			diffs = append(diffs, Difference{Kind: kind, Key: renderKey(ownerType, key), Problem: NotInCluster, CacheVersion: version})
