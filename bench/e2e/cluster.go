@@ -64,3 +64,27 @@ func StartCluster(assets, repoRoot, dir string, logs io.Writer) (*Cluster, error
 
 // Stop stops the API server and etcd.
 func (c *Cluster) Stop() error { return c.cp.Stop() }
+
+// startLoggedCluster makes dir and starts the control plane there, its processes' output in
+// dir/controlplane.log; stop stops it (a failure is written to log) and closes the file.
+func startLoggedCluster(assets, repoRoot, dir string, log io.Writer) (cl *Cluster, stop func(), err error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, nil, err
+	}
+	cpLog, err := os.Create(filepath.Join(dir, "controlplane.log"))
+	if err != nil {
+		return nil, nil, err
+	}
+	fmt.Fprintf(log, "starting kube-apiserver and etcd from %s\n", assets)
+	cl, err = StartCluster(assets, repoRoot, dir, cpLog)
+	if err != nil {
+		cpLog.Close()
+		return nil, nil, err
+	}
+	return cl, func() {
+		if err := cl.Stop(); err != nil {
+			fmt.Fprintf(log, "stopping the control plane: %v\n", err)
+		}
+		cpLog.Close()
+	}, nil
+}

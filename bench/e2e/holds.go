@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -112,24 +111,11 @@ type HoldsPhase struct {
 func RunHolds(ctx context.Context, cfg HoldsConfig) (*HoldsResult, error) {
 	res := &HoldsResult{Config: cfg, Started: time.Now()}
 	log := cfg.Log
-	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
-		return nil, err
-	}
-	cpLog, err := os.Create(filepath.Join(cfg.Dir, "controlplane.log"))
+	cl, stop, err := startLoggedCluster(cfg.Assets, cfg.RepoRoot, cfg.Dir, log)
 	if err != nil {
 		return nil, err
 	}
-	defer cpLog.Close()
-	fmt.Fprintf(log, "starting kube-apiserver and etcd from %s\n", cfg.Assets)
-	cl, err := StartCluster(cfg.Assets, cfg.RepoRoot, cfg.Dir, cpLog)
-	if err != nil {
-		return nil, err
-	}
-	defer func() {
-		if err := cl.Stop(); err != nil {
-			fmt.Fprintf(log, "stopping the control plane: %v\n", err)
-		}
-	}()
+	defer stop()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 

@@ -87,24 +87,11 @@ type Result struct {
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	res := &Result{Config: cfg, Started: time.Now()}
 	log := cfg.Log
-	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
-		return nil, err
-	}
-	cpLog, err := os.Create(filepath.Join(cfg.Dir, "controlplane.log"))
+	cl, stop, err := startLoggedCluster(cfg.Assets, cfg.RepoRoot, cfg.Dir, log)
 	if err != nil {
 		return nil, err
 	}
-	defer cpLog.Close()
-	fmt.Fprintf(log, "starting kube-apiserver and etcd from %s\n", cfg.Assets)
-	cl, err := StartCluster(cfg.Assets, cfg.RepoRoot, cfg.Dir, cpLog)
-	if err != nil {
-		return nil, err
-	}
-	defer func() {
-		if err := cl.Stop(); err != nil {
-			fmt.Fprintf(log, "stopping the control plane: %v\n", err)
-		}
-	}()
+	defer stop()
 
 	fmt.Fprintf(log, "populating %s with %d writers\n", cfg.Size, cfg.Writers)
 	if res.Population, err = Populate(ctx, cl.Client, cfg.Size, cfg.Writers, log); err != nil {
