@@ -31,6 +31,27 @@ func (r *reservationReader) Reservation(types.NamespacedName) (reservationstore.
 	return r.view, true
 }
 
+// writtenByTheOldLeader is a reservation whose status the old leader wrote Reserved at
+// leaders, in a fake API: the object as the API holds it (live), and as a cache that has not
+// applied that write holds it (before: no status, an older resourceVersion).
+func writtenByTheOldLeader(t *testing.T) (c client.WithWatch, leaders time.Time, live, before *v1alpha1.Reservation) {
+	t.Helper()
+	leaders = time.Date(2026, 1, 1, 0, 0, 1, 0, time.UTC)
+	recorded := &v1alpha1.Reservation{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "r", UID: "u"},
+		Spec: v1alpha1.ReservationSpec{NodeName: "n1"},
+		Status: v1alpha1.ReservationStatus{Phase: v1alpha1.ReservationReserved,
+			ReservedAt: ptr.To(metav1.NewTime(leaders)), ExpiresAt: ptr.To(metav1.NewTime(leaders.Add(time.Minute)))}}
+	c = fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(recorded).WithStatusSubresource(recorded).Build()
+	live = &v1alpha1.Reservation{}
+	if err := c.Get(context.Background(), client.ObjectKeyFromObject(recorded), live); err != nil {
+		t.Fatal(err)
+	}
+	before = live.DeepCopy()
+	before.Status = v1alpha1.ReservationStatus{}
+	before.ResourceVersion = "1"
+	return c, leaders, live, before
+}
+
 // TestReservationStatus_ALeaderWhoseCacheLagsTheObjectWritesNothing: found by the short
 // chaos run. A standby that just took the lead still holds its own reservedAt for a
 // reservation whose status the killed leader wrote a moment before; its cache has not
@@ -38,20 +59,7 @@ func (r *reservationReader) Reservation(types.NamespacedName) (reservationstore.
 // writer waits until the cache holds the object it writes on.
 func TestReservationStatus_ALeaderWhoseCacheLagsTheObjectWritesNothing(t *testing.T) {
 	ctx := context.Background()
-	leaders := time.Date(2026, 1, 1, 0, 0, 1, 0, time.UTC)
-	recorded := &v1alpha1.Reservation{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "r", UID: "u"},
-		Spec: v1alpha1.ReservationSpec{NodeName: "n1"},
-		Status: v1alpha1.ReservationStatus{Phase: v1alpha1.ReservationReserved,
-			ReservedAt: ptr.To(metav1.NewTime(leaders)), ExpiresAt: ptr.To(metav1.NewTime(leaders.Add(time.Minute)))}}
-	c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(recorded).WithStatusSubresource(recorded).Build()
-	live := &v1alpha1.Reservation{}
-	if err := c.Get(ctx, client.ObjectKeyFromObject(recorded), live); err != nil {
-		t.Fatal(err)
-	}
-	// The cache's copy is the one from before the old leader's write.
-	before := live.DeepCopy()
-	before.Status = v1alpha1.ReservationStatus{}
-	before.ResourceVersion = "1"
+	c, leaders, live, before := writtenByTheOldLeader(t)
 	own := leaders.Add(time.Second)
 	reader := &reservationReader{view: reservationstore.View{Key: types.NamespacedName{Namespace: "ns", Name: "r"},
 		Reservation: before, Phase: v1alpha1.ReservationReserved, Node: "n1", ReservedAt: own, ExpiresAt: own.Add(time.Minute)}}
@@ -90,19 +98,7 @@ func TestReservationStatus_ALeaderWhoseCacheLagsTheObjectWritesNothing(t *testin
 // writer must not patch the view over the old leader's times, and asks to come back.
 func TestReservationStatus_AConflictsFreshReadNewerThanTheViewWritesNothing(t *testing.T) {
 	ctx := context.Background()
-	leaders := time.Date(2026, 1, 1, 0, 0, 1, 0, time.UTC)
-	recorded := &v1alpha1.Reservation{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "r", UID: "u"},
-		Spec: v1alpha1.ReservationSpec{NodeName: "n1"},
-		Status: v1alpha1.ReservationStatus{Phase: v1alpha1.ReservationReserved,
-			ReservedAt: ptr.To(metav1.NewTime(leaders)), ExpiresAt: ptr.To(metav1.NewTime(leaders.Add(time.Minute)))}}
-	base := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(recorded).WithStatusSubresource(recorded).Build()
-	live := &v1alpha1.Reservation{}
-	if err := base.Get(ctx, client.ObjectKeyFromObject(recorded), live); err != nil {
-		t.Fatal(err)
-	}
-	before := live.DeepCopy()
-	before.Status = v1alpha1.ReservationStatus{}
-	before.ResourceVersion = "1"
+	base, leaders, _, before := writtenByTheOldLeader(t)
 	gets := 0
 	c := interceptor.NewClient(base, interceptor.Funcs{
 		Get: func(ctx context.Context, cl client.WithWatch, key client.ObjectKey, o client.Object, opts ...client.GetOption) error {
