@@ -112,7 +112,7 @@ func TestValidation_RejectsInvalidObjectsNamingTheField(t *testing.T) {
 		},
 		{
 			name:   "movement owner of unknown type",
-			create: movement(func(m *v1.Movement) { m.Spec.Owners[0].Owner.Type = "Job" }),
+			create: movement(func(m *v1.Movement) { m.Spec.Owners[0].Owner.Type = "CronJob" }),
 			want:   []string{"spec.owners[0].owner.type", `"ReplicaSet"`},
 		},
 		{
