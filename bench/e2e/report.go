@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -220,4 +221,21 @@ func yes(b bool) string {
 		return "yes"
 	}
 	return "**no**"
+}
+
+// EmitReport prints a run's report, with a line when the run stopped early (runErr), and
+// writes it to out when set; it returns runErr, else what the writing failed with. cmd
+// names the command in its message to stderr.
+func EmitReport(cmd, report string, runErr error, out string) error {
+	if runErr != nil {
+		report += fmt.Sprintf("\n**The run stopped early:** %v\n", runErr)
+	}
+	fmt.Print(report)
+	if out != "" {
+		if err := os.WriteFile(out, []byte(report), 0o644); err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "%s: report written to %s\n", cmd, out)
+	}
+	return runErr
 }

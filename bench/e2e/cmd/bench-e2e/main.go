@@ -173,17 +173,7 @@ func run() error {
 	}
 	var b strings.Builder
 	e2e.WriteReport(&b, res, e2e.Machine(*repo))
-	if err != nil {
-		fmt.Fprintf(&b, "\n**The run stopped early:** %v\n", err)
-	}
-	fmt.Print(b.String())
-	if *out != "" {
-		if err := os.WriteFile(*out, []byte(b.String()), 0o644); err != nil {
-			return err
-		}
-		fmt.Fprintf(os.Stderr, "bench-e2e: report written to %s\n", *out)
-	}
-	if err != nil {
+	if err := e2e.EmitReport("bench-e2e", b.String(), err, *out); err != nil {
 		return err
 	}
 	if problems := res.Problems(); len(problems) > 0 {

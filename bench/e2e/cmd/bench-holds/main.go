@@ -113,17 +113,7 @@ func run() error {
 	}
 	var b strings.Builder
 	e2e.WriteHoldsReport(&b, res, e2e.Machine(*repo))
-	if err != nil {
-		fmt.Fprintf(&b, "\n**The run stopped early:** %v\n", err)
-	}
-	fmt.Print(b.String())
-	if *out != "" {
-		if werr := os.WriteFile(*out, []byte(b.String()), 0o644); werr != nil {
-			return werr
-		}
-		fmt.Fprintf(os.Stderr, "bench-holds: report written to %s\n", *out)
-	}
-	if err != nil {
+	if err := e2e.EmitReport("bench-holds", b.String(), err, *out); err != nil {
 		return err
 	}
 	if problems := res.Problems(); *failOnBad && len(problems) > 0 {
