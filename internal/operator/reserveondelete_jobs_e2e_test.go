@@ -163,11 +163,7 @@ func TestReserveOnDelete_AJobsParallelismLoweredAfterTheHoldReleasesIt(t *testin
 		t.Fatal(err)
 	}
 	eventually(t, "the place is released", charged(op, node, 2000, 0))
-	eventually(t, "the Reservation ended", reservationPhase(key, v1alpha1.ReservationExpired, ""))
-	if got := reserveOnDeleteCount(t, "released_scale_down"); got < before+1 {
-		t.Errorf("released_scale_down not counted")
-	}
-	eventually(t, "an Event says why it ended", eventSaying(ns, key.Name, "released"))
+	expectReleasedScaleDown(t, ns, key, before)
 }
 
 // TestReserveOnDelete_AJobPodEndedByTheKubeletKeepsOnePlace: the whole life of a deleted

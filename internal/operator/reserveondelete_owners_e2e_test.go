@@ -130,11 +130,7 @@ func TestReserveOnDelete_AScaleDownAfterTheHoldReleasesIt(t *testing.T) {
 	scale(t, rs, 1)
 	eventually(t, "the place is released", charged(op, node, 2000, 0))
 	t.Logf("released %v after the owner update", time.Since(scaled))
-	eventually(t, "the Reservation ended", reservationPhase(key, v1alpha1.ReservationExpired, ""))
-	if got := reserveOnDeleteCount(t, "released_scale_down"); got < before+1 {
-		t.Errorf("released_scale_down not counted")
-	}
-	eventually(t, "an Event says why it ended", eventSaying(ns, key.Name, "released"))
+	expectReleasedScaleDown(t, ns, key, before)
 }
 
 // TestReserveOnDelete_StatefulSetPodReplacedUnderItsName: a StatefulSet pod deleted and
@@ -246,4 +242,15 @@ func eventSaying(ns, name, text string) func() (bool, string) {
 		}
 		return false, fmt.Sprintf("events %v", notes)
 	}
+}
+
+// expectReleasedScaleDown waits for the replacement Reservation key to end Expired as a
+// scale-down release: counted once more than before, and an Event saying so.
+func expectReleasedScaleDown(t *testing.T, ns string, key types.NamespacedName, before float64) {
+	t.Helper()
+	eventually(t, "the Reservation ended", reservationPhase(key, v1alpha1.ReservationExpired, ""))
+	if got := reserveOnDeleteCount(t, "released_scale_down"); got < before+1 {
+		t.Errorf("released_scale_down not counted")
+	}
+	eventually(t, "an Event says why it ended", eventSaying(ns, key.Name, "released"))
 }

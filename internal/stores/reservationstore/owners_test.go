@@ -209,14 +209,7 @@ func TestReserveOnDelete_AnUnknownDeletionOfABarePodIsDatedFromItsFirstReplaceme
 // Reservation must not charge the node again for a place nobody wants, nor count the
 // release twice.
 func TestReserveOnDelete_AReservationThatComesAfterItsHoldWasReleasedHoldsNothing(t *testing.T) {
-	c, a := twoOfTwo(t)
-	c.must(c.h.AddNode(ts.MakeNode("n2", "8", "16Gi")))
-	c.clk.Step(time.Minute)
-	c.sync(stores.PodKey(a), nil)
-	rsv := created(c.view(holdKey("web-a")), c.clk.Now())
-	released := counter(t, "released_scale_down")
-	r := web("web-c", "v1", c.clk.Now(), ts.OnNode("n2"))
-	c.sync(stores.PodKey(r), r) // the ReplicaSet has its 2 pods: the hold is released
+	c, rsv, _, released := releasedBeforeItsReservation(t)
 	if got := counter(t, "released_scale_down") - released; got != 1 {
 		t.Fatalf("released counted %v times when the hold went, want 1", got)
 	}
@@ -238,14 +231,7 @@ func TestReserveOnDelete_AReservationThatComesAfterItsHoldWasReleasedHoldsNothin
 // placed; its release when the next replacement lands is the same hold's result, already
 // counted (make bench-holds counted 27 results for 25 holds).
 func TestReserveOnDelete_ALateReservationReleasedLaterIsNotCountedAgain(t *testing.T) {
-	c, a := twoOfTwo(t)
-	c.must(c.h.AddNode(ts.MakeNode("n2", "8", "16Gi")))
-	c.clk.Step(time.Minute)
-	c.sync(stores.PodKey(a), nil)
-	rsv := created(c.view(holdKey("web-a")), c.clk.Now())
-	released := counter(t, "released_scale_down")
-	r := web("web-c", "v1", c.clk.Now(), ts.OnNode("n2"))
-	c.sync(stores.PodKey(r), r) // the hold is released, counted once
+	c, rsv, r, released := releasedBeforeItsReservation(t)
 	c.sync(stores.PodKey(r), nil)
 	c.must(c.h.AddReservation(rsv)) // wanted again: web-c went
 	if v, _ := c.h.Reservation(holdKey("web-a")); v.Phase != v1alpha1.ReservationReserved {
@@ -259,4 +245,20 @@ func TestReserveOnDelete_ALateReservationReleasedLaterIsNotCountedAgain(t *testi
 	if got := counter(t, "released_scale_down") - released; got != 1 {
 		t.Errorf("released counted %v times for one hold, want 1", got)
 	}
+}
+
+// releasedBeforeItsReservation is web-a's hold (ReplicaSet web-rs of 2) released when its
+// replacement web-c landed on n2, after the leader created the hold's Reservation rsv, which
+// the feed has not delivered yet; released is the released_scale_down count before.
+func releasedBeforeItsReservation(t *testing.T) (c *cluster, rsv *v1alpha1.Reservation, replacement *corev1.Pod, released float64) {
+	t.Helper()
+	c, a := twoOfTwo(t)
+	c.must(c.h.AddNode(ts.MakeNode("n2", "8", "16Gi")))
+	c.clk.Step(time.Minute)
+	c.sync(stores.PodKey(a), nil)
+	rsv = created(c.view(holdKey("web-a")), c.clk.Now())
+	released = counter(t, "released_scale_down")
+	replacement = web("web-c", "v1", c.clk.Now(), ts.OnNode("n2"))
+	c.sync(stores.PodKey(replacement), replacement) // the ReplicaSet has its 2 pods: the hold is released
+	return c, rsv, replacement, released
 }
