@@ -7,9 +7,8 @@
 package debug
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/pprof"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/go-logr/logr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/seed0f91f25e/multicache/internal/drift"
 	"github.com/seed0f91f25e/multicache/internal/handler"
@@ -48,9 +48,6 @@ func NewServer(addr string, h *handler.Handler, api client.Reader, keep drift.Ke
 	return &Server{addr: addr, handler: h, api: api, keep: keep, log: log}
 }
 
-// NeedLeaderElection implements manager.LeaderElectionRunnable: every replica serves.
-func (s *Server) NeedLeaderElection() bool { return false }
-
 // Handler returns the routes.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
@@ -65,24 +62,22 @@ func (s *Server) Handler() http.Handler {
 	return mux
 }
 
-// Start implements manager.Runnable: it serves until ctx is done.
-func (s *Server) Start(ctx context.Context) error {
+// Runnable binds the server's address and returns it as controller-runtime's HTTP server
+// runnable: the manager starts those before its caches, so the endpoints (the profiler
+// above all) answer while the informers fill, and every replica serves, leading or not.
+func (s *Server) Runnable() (*manager.Server, error) {
 	ln, err := net.Listen("tcp", s.addr)
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("--debug-bind-address %q: %w", s.addr, err)
 	}
-	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	go func() {
-		<-ctx.Done()
-		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(shutdown)
-	}()
 	s.log.Info("serving debug endpoints", "address", ln.Addr().String())
-	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
+	shutdown := 5 * time.Second
+	return &manager.Server{
+		Name:            "debug",
+		Server:          &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second},
+		Listener:        ln,
+		ShutdownTimeout: &shutdown,
+	}, nil
 }
 
 // NodeView is one node's debug view.

@@ -142,7 +142,11 @@ func New(cfg *rest.Config, opts Options) (*Operator, error) {
 			// A shard compares the pods of its nodes, listed node by node.
 			op.Debug.Source = drift.NodePods{API: drift.APISource{Reader: mgr.GetAPIReader()}, Nodes: shard.Set.Nodes}
 		}
-		if err := mgr.Add(op.Debug); err != nil {
+		srv, err := op.Debug.Runnable()
+		if err != nil {
+			return nil, err
+		}
+		if err := mgr.Add(srv); err != nil {
 			return nil, err
 		}
 	}
