@@ -92,6 +92,9 @@ func TestSmall(t *testing.T) {
 	if res.ShardRun == nil || len(res.ShardRun.Shards) != MaxShards {
 		t.Errorf("shard mode: %+v, want the whole-cluster replica and %d shards", res.ShardRun, MaxShards)
 	}
+	if len(res.CompareFloor) != 2 || res.CompareFloor[0] <= 0 {
+		t.Errorf("the comparison's list floor: %v, want two positive measurements", res.CompareFloor)
+	}
 	if res.Churn == nil || len(res.Churn.Phases) != numOps {
 		t.Fatalf("churn phases: %+v, want one per operation", res.Churn)
 	}

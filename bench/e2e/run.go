@@ -75,6 +75,9 @@ type Result struct {
 	Compare []json.RawMessage
 	// CompareCost is what that one GET of /debug/cache/compare cost multicache.
 	CompareCost EndpointCost
+	// CompareFloor is the list floor (ListFloor), measured just before and just after the
+	// comparison.
+	CompareFloor []time.Duration
 	// ShardRun is the shard mode's measurement (nil without -shards).
 	ShardRun *ShardRun
 	// Duration of the whole run.
@@ -211,12 +214,27 @@ func runChurn(ctx context.Context, cfg Config, cl *Cluster, env Env, res *Result
 		res.StoreCheck = append(res.StoreCheck, "after the churn: "+d)
 	}
 	fmt.Fprintf(log, "after churn: the verify loop ran %d times, %.2fs in all; reading /debug/cache/compare\n", res.VerifyRuns, res.VerifySeconds)
+	floor := func() error {
+		took, objects, err := ListFloor(ctx, cl.Config)
+		if err != nil {
+			return fmt.Errorf("the list floor: %w", err)
+		}
+		res.CompareFloor = append(res.CompareFloor, took)
+		fmt.Fprintf(log, "  list floor (the comparison's lists, bare client): %.2fs for %d objects\n", took.Seconds(), objects)
+		return nil
+	}
+	if err := floor(); err != nil {
+		return err
+	}
 	var body []byte
 	res.CompareCost, body, err = MeasureEndpoint(ctx, in, "/debug/cache/compare", 10*time.Minute)
 	if err != nil {
 		return err
 	}
 	logEndpoint(log, res.CompareCost)
+	if err := floor(); err != nil {
+		return err
+	}
 	if err := json.Unmarshal(body, &res.Compare); err != nil {
 		return fmt.Errorf("/debug/cache/compare: %w: %.200s", err, body)
 	}

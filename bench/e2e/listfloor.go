@@ -1,0 +1,43 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/seed0f91f25e/multicache/internal/drift"
+	"github.com/seed0f91f25e/multicache/internal/scheme"
+)
+
+// ListFloor is how long a bare client in the harness takes to list what
+// /debug/cache/compare lists: every kind of drift.Listings, metadata only, in the
+// comparison's pages, through the operator's own listing code and nothing else (no cache to
+// compare with). It is the floor under the comparison: what the API server takes to serve
+// those lists, and the client to read them.
+func ListFloor(ctx context.Context, cfg *rest.Config) (time.Duration, int, error) {
+	s := scheme.New()
+	c, err := client.New(rest.CopyConfig(cfg), client.Options{Scheme: s})
+	if err != nil {
+		return 0, 0, err
+	}
+	src := drift.APISource{Reader: c, MetadataScheme: s}
+	objects := 0
+	start := time.Now()
+	for _, l := range drift.Listings {
+		if err := src.Each(ctx, l, func(client.Object) error { objects++; return nil }); err != nil {
+			return 0, objects, fmt.Errorf("listing %s: %w", l.Kind, err)
+		}
+	}
+	return time.Since(start), objects, nil
+}
+
+func meanDuration(ds []time.Duration) time.Duration {
+	var sum time.Duration
+	for _, d := range ds {
+		sum += d
+	}
+	return sum / time.Duration(len(ds))
+}
