@@ -88,16 +88,20 @@ func (s *Store) release(claim types.NamespacedName, a allocation) {
 	s.touchDevice(a.id)
 }
 
-// touchDevice marks changed the nodes a device is published to.
+// touchDevice marks changed the nodes a device is published to, and recounts it in the
+// cluster's totals: its holders or their assumptions changed.
 func (s *Store) touchDevice(id DeviceID) {
 	p := s.pools[poolKey{id.Driver.String(), id.Pool.String()}]
 	if p == nil {
 		return
 	}
-	if d := p.devices[id]; d != nil {
-		for node := range d.nodes {
-			s.views.Touch(node)
+	if e := p.devices[id]; e != nil {
+		for _, v := range e.versions {
+			for node := range v.nodes {
+				s.views.Touch(node)
+			}
 		}
+		s.recount(p, id)
 	}
 }
 

@@ -67,11 +67,15 @@ type Store struct {
 
 	classes  map[string]*class
 	celCache *cel.Cache
+	// classSets interns the sets of classes devices are in.
+	classSets *classSets
 	// extended maps extended resource names to the classes serving them (extended.go).
 	extended *extendedResources
 
 	// views are the devices of each node, versioned for snapshots.
 	views *stores.Versioned[string, *nodeEntry]
+	// totals are the cluster's devices (totals.go).
+	totals totals
 }
 
 var (
@@ -95,8 +99,10 @@ func New(h *stores.CacheHandler) *Store {
 		assumed:   map[types.NamespacedName]struct{}{},
 		classes:   map[string]*class{},
 		celCache:  cel.NewCache(celCacheSize, cel.Features{EnableConsumableCapacity: true}),
+		classSets: newClassSets(),
 		extended:  newExtendedResources(h),
 		views:     stores.NewVersioned[string, *nodeEntry](h.Generations()),
+		totals:    newTotals(),
 	}
 }
 
@@ -233,9 +239,16 @@ func (s *Store) DeleteDeviceClass(dc *resourcev1.DeviceClass) {
 	delete(s.classes, dc.Name)
 	for _, p := range s.pools {
 		changed := false
-		for _, d := range p.devices {
-			if _, in := d.classes[dc.Name]; in {
-				delete(d.classes, dc.Name)
+		for id, e := range p.devices {
+			removed := false
+			for _, v := range e.versions {
+				if v.classes.has(dc.Name) {
+					v.classes = s.classSets.with(v.classes, dc.Name, false)
+					removed = true
+				}
+			}
+			if removed {
+				s.recount(p, id)
 				changed = true
 			}
 		}
@@ -243,4 +256,5 @@ func (s *Store) DeleteDeviceClass(dc *resourcev1.DeviceClass) {
 			s.touchPool(p)
 		}
 	}
+	delete(s.totals.byClass, dc.Name)
 }
