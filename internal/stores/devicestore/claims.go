@@ -50,12 +50,15 @@ func (h *holders) empty() bool { return len(h.dedicated) == 0 && len(h.shares) =
 func (s *Store) hold(claim types.NamespacedName, a allocation) {
 	h := s.holders[a.id]
 	if h == nil {
-		h = &holders{shares: map[string]types.NamespacedName{}, consumed: structured.ConsumedCapacity{}}
+		h = &holders{}
 		s.holders[a.id] = h
 	}
 	if a.shareID == "" {
 		h.dedicated = append(h.dedicated, claim)
 	} else {
+		if h.shares == nil { // most devices are held alone: no maps for them
+			h.shares, h.consumed = map[string]types.NamespacedName{}, structured.ConsumedCapacity{}
+		}
 		h.shares[a.shareID] = claim
 		if a.consumed != nil {
 			h.consumed.Add(structured.NewDeviceConsumedCapacity(a.id, a.consumed).ConsumedCapacity)

@@ -76,6 +76,8 @@ type Store struct {
 	views *stores.Versioned[string, *nodeEntry]
 	// totals are the cluster's devices (totals.go).
 	totals totals
+	// seen is collect's scratch set of the device names of a generation.
+	seen map[string]bool
 }
 
 var (
@@ -103,6 +105,7 @@ func New(h *stores.CacheHandler) *Store {
 		extended:  newExtendedResources(h),
 		views:     stores.NewVersioned[string, *nodeEntry](h.Generations()),
 		totals:    newTotals(),
+		seen:      map[string]bool{},
 	}
 }
 

@@ -151,7 +151,13 @@ func (s *Store) gatherFor(p *pool, targets []sliceTargets, node *corev1.Node) {
 // collect fills a complete reach with the devices reaching the node; a device name used
 // twice in the generation makes the pool invalid.
 func (s *Store) collect(p *pool, relevant []sliceTargets, node *corev1.Node, known bool, r *reach) {
-	seen := map[string]bool{}
+	seen := s.seen
+	clear(seen)
+	n := 0
+	for _, t := range relevant {
+		n += len(t.slice.Spec.Devices)
+	}
+	r.devices = make([]*published, 0, n)
 	for _, t := range relevant {
 		for i := range t.slice.Spec.Devices {
 			d := &t.slice.Spec.Devices[i]

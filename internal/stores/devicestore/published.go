@@ -1,8 +1,9 @@
 package devicestore
 
 import (
+	"slices"
+
 	resourcev1 "k8s.io/api/resource/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/dynamic-resource-allocation/structured"
 	"k8s.io/utils/ptr"
 )
@@ -66,11 +67,45 @@ func (s *Store) publish(p *pool, d *resourcev1.Device, shared bool) *published {
 }
 
 // sameSelectorInput reports whether two versions of a device give a class's CEL selectors
-// the same input (cel.Device; the driver is the pool's).
+// the same input (cel.Device: the driver is the pool's), field by field
+// (TestSameSelectorInput_ComparesEveryField fails when the API adds one): a reflective
+// comparison cost as much as the evaluation it saves.
 func sameSelectorInput(a, b *resourcev1.Device) bool {
-	return ptr.Deref(a.AllowMultipleAllocations, false) == ptr.Deref(b.AllowMultipleAllocations, false) &&
-		equality.Semantic.DeepEqual(a.Attributes, b.Attributes) &&
-		equality.Semantic.DeepEqual(a.Capacity, b.Capacity)
+	if ptr.Deref(a.AllowMultipleAllocations, false) != ptr.Deref(b.AllowMultipleAllocations, false) ||
+		len(a.Attributes) != len(b.Attributes) || len(a.Capacity) != len(b.Capacity) {
+		return false
+	}
+	for name, x := range a.Attributes {
+		y, ok := b.Attributes[name]
+		if !ok || !sameAttribute(x, y) {
+			return false
+		}
+	}
+	for name, x := range a.Capacity {
+		y, ok := b.Capacity[name]
+		if !ok || x.Value.Cmp(y.Value) != 0 || x.Value.Format != y.Value.Format {
+			return false
+		}
+	}
+	return true
+}
+
+func sameAttribute(a, b resourcev1.DeviceAttribute) bool {
+	return samePtr(a.IntValue, b.IntValue) && samePtr(a.BoolValue, b.BoolValue) &&
+		samePtr(a.StringValue, b.StringValue) && samePtr(a.VersionValue, b.VersionValue) &&
+		sameList(a.IntValues, b.IntValues) && sameList(a.BoolValues, b.BoolValues) &&
+		sameList(a.StringValues, b.StringValues) && sameList(a.VersionValues, b.VersionValues)
+}
+
+// samePtr: both unset, or both set to equal values.
+func samePtr[T comparable](a, b *T) bool {
+	return (a == nil) == (b == nil) && (a == nil || *a == *b)
+}
+
+// sameList: both unset, or both set to equal lists (the evaluator tells a set empty list
+// from an unset one).
+func sameList[T comparable](a, b []T) bool {
+	return (a == nil) == (b == nil) && slices.Equal(a, b)
 }
 
 // dropUnreached forgets the versions the pool no longer publishes to any node, and the
