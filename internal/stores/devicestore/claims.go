@@ -100,7 +100,7 @@ func (s *Store) touchDevice(id DeviceID) {
 	}
 	if e := p.devices[id]; e != nil {
 		for _, v := range e.versions {
-			for node := range v.nodes {
+			for node := range v.nodes.all {
 				s.views.Touch(node)
 			}
 		}

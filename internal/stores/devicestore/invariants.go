@@ -84,7 +84,7 @@ func (s *Store) CheckInvariants() []error {
 				continue
 			}
 			for _, d := range r.devices {
-				if _, ok := d.nodes[node]; !ok || !p.published(d) {
+				if !d.nodes.has(node) || !p.published(d) {
 					errs = append(errs, fmt.Errorf("node %s counts device %s, which its pool does not publish to it", node, d.id))
 				}
 			}

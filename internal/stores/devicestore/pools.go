@@ -182,7 +182,7 @@ func (s *Store) setReach(p *pool, node string, r *reach) {
 	}
 	if old != nil {
 		for _, d := range old.devices {
-			delete(d.nodes, node)
+			d.nodes.remove(node)
 		}
 	}
 	if r == nil {
@@ -190,7 +190,7 @@ func (s *Store) setReach(p *pool, node string, r *reach) {
 	} else {
 		p.reach[node] = r
 		for _, d := range r.devices {
-			d.nodes[node] = struct{}{}
+			d.nodes.add(node)
 		}
 	}
 	if old != nil {

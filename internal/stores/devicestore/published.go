@@ -27,7 +27,7 @@ type published struct {
 	// classes are the DeviceClasses whose selectors accept the device.
 	classes *classSet
 	// nodes are the nodes the version is counted on.
-	nodes map[string]struct{}
+	nodes nodeSet
 }
 
 // publish returns the pool's entry for a device of one of its slices, matched against the
@@ -47,7 +47,7 @@ func (s *Store) publish(p *pool, d *resourcev1.Device, shared bool) *published {
 			return v
 		}
 	}
-	pd := &published{id: id, device: d, shared: shared, nodes: map[string]struct{}{}}
+	pd := &published{id: id, device: d, shared: shared}
 	for _, v := range e.versions {
 		if sameSelectorInput(v.device, d) {
 			pd.classes = v.classes
@@ -114,7 +114,7 @@ func (s *Store) dropUnreached(p *pool) {
 	for id, e := range p.devices {
 		kept := e.versions[:0]
 		for _, v := range e.versions {
-			if len(v.nodes) > 0 {
+			if v.nodes.len() > 0 {
 				kept = append(kept, v)
 			}
 		}

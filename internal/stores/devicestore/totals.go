@@ -44,7 +44,7 @@ func (s *Store) shareOf(e *device, id DeviceID) share {
 	var sh share
 	for _, v := range e.versions {
 		switch {
-		case len(v.nodes) == 0:
+		case v.nodes.len() == 0:
 		case !sh.counted:
 			sh.counted, sh.classes = true, v.classes
 		case sh.classes != v.classes:
