@@ -21,7 +21,11 @@
 //
 // DeviceClasses are matched with k8s.io/dynamic-resource-allocation/cel, the evaluator
 // kube-scheduler uses: a device is in a class when every CEL selector of the class accepts
-// it.
+// it. A device is evaluated when its slice arrives (unless an equal version of it was) and
+// when a class changes, never on a claim's event.
+//
+// The cluster's counts (ClusterCounts, multicache_devices) are kept as events arrive, so a
+// scrape reads one entry per class (totals.go).
 //
 // When no slice, claim or class exists the store holds nothing but the names and labels of
 // the nodes it is told about.
