@@ -8,9 +8,12 @@ import (
 	"github.com/seed0f91f25e/multicache/internal/stores/devicestore"
 )
 
-// Collector exposes the cache's gauges, read at scrape time (nothing on the event path):
+// Collector exposes the cache's gauges, read at scrape time under the cache's read lock:
 // multicache_store_objects{store}, multicache_assumed_pods, multicache_assumed_claims,
-// multicache_reservations{phase}, multicache_devices{class, state}.
+// multicache_reservations{phase}, multicache_devices{class, state}. Each read is cheap (no
+// count over the objects: the devices store keeps its totals as events arrive), since
+// controller-runtime's handler gathers every collector on each read of /metrics, whatever
+// names it asks for.
 type Collector struct {
 	h            *Handler
 	objects      *prometheus.Desc

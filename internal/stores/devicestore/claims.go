@@ -50,12 +50,15 @@ func (h *holders) empty() bool { return len(h.dedicated) == 0 && len(h.shares) =
 func (s *Store) hold(claim types.NamespacedName, a allocation) {
 	h := s.holders[a.id]
 	if h == nil {
-		h = &holders{shares: map[string]types.NamespacedName{}, consumed: structured.ConsumedCapacity{}}
+		h = &holders{}
 		s.holders[a.id] = h
 	}
 	if a.shareID == "" {
 		h.dedicated = append(h.dedicated, claim)
 	} else {
+		if h.shares == nil { // most devices are held alone: no maps for them
+			h.shares, h.consumed = map[string]types.NamespacedName{}, structured.ConsumedCapacity{}
+		}
 		h.shares[a.shareID] = claim
 		if a.consumed != nil {
 			h.consumed.Add(structured.NewDeviceConsumedCapacity(a.id, a.consumed).ConsumedCapacity)
@@ -88,16 +91,20 @@ func (s *Store) release(claim types.NamespacedName, a allocation) {
 	s.touchDevice(a.id)
 }
 
-// touchDevice marks changed the nodes a device is published to.
+// touchDevice marks changed the nodes a device is published to, and recounts it in the
+// cluster's totals: its holders or their assumptions changed.
 func (s *Store) touchDevice(id DeviceID) {
 	p := s.pools[poolKey{id.Driver.String(), id.Pool.String()}]
 	if p == nil {
 		return
 	}
-	if d := p.devices[id]; d != nil {
-		for node := range d.nodes {
-			s.views.Touch(node)
+	if e := p.devices[id]; e != nil {
+		for _, v := range e.versions {
+			for node := range v.nodes.all {
+				s.views.Touch(node)
+			}
 		}
+		s.recount(p, id)
 	}
 }
 

@@ -66,15 +66,18 @@ func (s *Store) rematchClass(c *class) {
 	name := c.class.Name
 	for _, p := range s.pools {
 		changed := false
-		for _, d := range p.devices {
-			_, was := d.classes[name]
-			is := s.matches(c, d)
-			if is {
-				d.classes[name] = struct{}{}
-			} else {
-				delete(d.classes, name)
+		for id, e := range p.devices {
+			rematched := false
+			for _, v := range e.versions {
+				if is := s.matches(c, v); is != v.classes.has(name) {
+					v.classes = s.classSets.with(v.classes, name, is)
+					rematched = true
+				}
 			}
-			changed = changed || was != is
+			if rematched {
+				s.recount(p, id)
+				changed = true
+			}
 		}
 		if changed {
 			s.touchPool(p)

@@ -21,7 +21,11 @@
 //
 // DeviceClasses are matched with k8s.io/dynamic-resource-allocation/cel, the evaluator
 // kube-scheduler uses: a device is in a class when every CEL selector of the class accepts
-// it.
+// it. A device is evaluated when its slice arrives (unless an equal version of it was) and
+// when a class changes, never on a claim's event.
+//
+// The cluster's counts (ClusterCounts, multicache_devices) are kept as events arrive, so a
+// scrape reads one entry per class (totals.go).
 //
 // When no slice, claim or class exists the store holds nothing but the names and labels of
 // the nodes it is told about.
@@ -67,11 +71,17 @@ type Store struct {
 
 	classes  map[string]*class
 	celCache *cel.Cache
+	// classSets interns the sets of classes devices are in.
+	classSets *classSets
 	// extended maps extended resource names to the classes serving them (extended.go).
 	extended *extendedResources
 
 	// views are the devices of each node, versioned for snapshots.
 	views *stores.Versioned[string, *nodeEntry]
+	// totals are the cluster's devices (totals.go).
+	totals totals
+	// seen is collect's scratch set of the device names of a generation.
+	seen map[string]bool
 }
 
 var (
@@ -95,8 +105,11 @@ func New(h *stores.CacheHandler) *Store {
 		assumed:   map[types.NamespacedName]struct{}{},
 		classes:   map[string]*class{},
 		celCache:  cel.NewCache(celCacheSize, cel.Features{EnableConsumableCapacity: true}),
+		classSets: newClassSets(),
 		extended:  newExtendedResources(h),
 		views:     stores.NewVersioned[string, *nodeEntry](h.Generations()),
+		totals:    newTotals(),
+		seen:      map[string]bool{},
 	}
 }
 
@@ -233,9 +246,16 @@ func (s *Store) DeleteDeviceClass(dc *resourcev1.DeviceClass) {
 	delete(s.classes, dc.Name)
 	for _, p := range s.pools {
 		changed := false
-		for _, d := range p.devices {
-			if _, in := d.classes[dc.Name]; in {
-				delete(d.classes, dc.Name)
+		for id, e := range p.devices {
+			removed := false
+			for _, v := range e.versions {
+				if v.classes.has(dc.Name) {
+					v.classes = s.classSets.with(v.classes, dc.Name, false)
+					removed = true
+				}
+			}
+			if removed {
+				s.recount(p, id)
 				changed = true
 			}
 		}
@@ -243,4 +263,5 @@ func (s *Store) DeleteDeviceClass(dc *resourcev1.DeviceClass) {
 			s.touchPool(p)
 		}
 	}
+	delete(s.totals.byClass, dc.Name)
 }

@@ -2,6 +2,7 @@ package devicestore
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -48,7 +49,8 @@ func (s *Store) claimNames(h *holders) []string {
 
 // CheckInvariants implements stores.Store: every device a claim holds is named by some
 // slice; no device is held alone by two claims, or alone by one and shared by another;
-// every slice naming a node names a known one; and the node views agree with the pools.
+// every slice naming a node names a known one; the node views agree with the pools; and
+// the cluster's totals agree with a count of the devices.
 func (s *Store) CheckInvariants() []error {
 	var errs []error
 	named := namedDevices{}
@@ -82,7 +84,7 @@ func (s *Store) CheckInvariants() []error {
 				continue
 			}
 			for _, d := range r.devices {
-				if _, ok := d.nodes[node]; !ok || p.devices[d.id] != d {
+				if !d.nodes.has(node) || !p.published(d) {
 					errs = append(errs, fmt.Errorf("node %s counts device %s, which its pool does not publish to it", node, d.id))
 				}
 			}
@@ -96,5 +98,31 @@ func (s *Store) CheckInvariants() []error {
 			}
 		}
 	}
+	errs = append(errs, s.checkTotals()...)
 	return append(errs, s.checkExtendedClaims()...)
+}
+
+// checkTotals compares the cluster's totals, kept as events change them, with a count of
+// the devices.
+func (s *Store) checkTotals() []error {
+	var errs []error
+	all, byClass := s.countAll()
+	if s.totals.all != all {
+		errs = append(errs, fmt.Errorf("the cluster's device totals (multicache_devices) are %+v, a count of the devices gives %+v", s.totals.all, all))
+	}
+	for _, name := range slices.Sorted(maps.Keys(byClass)) {
+		var kept Counts
+		if t := s.totals.byClass[name]; t != nil {
+			kept = *t
+		}
+		if want := byClass[name]; kept != want {
+			errs = append(errs, fmt.Errorf("the device totals of DeviceClass %s (multicache_devices) are %+v, a count of the devices gives %+v", name, kept, want))
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(s.totals.byClass)) {
+		if _, known := byClass[name]; !known && *s.totals.byClass[name] != (Counts{}) {
+			errs = append(errs, fmt.Errorf("the device totals count %+v for DeviceClass %s, which the cache does not know", *s.totals.byClass[name], name))
+		}
+	}
+	return errs
 }

@@ -6,8 +6,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
-
-	"k8s.io/dynamic-resource-allocation/structured"
 )
 
 // poolKey names a resource pool: a driver's pool.
@@ -24,8 +22,8 @@ func poolKeyOf(slice *resourcev1.ResourceSlice) poolKey {
 type pool struct {
 	key    poolKey
 	slices map[string]*resourcev1.ResourceSlice
-	// devices are the devices the pool publishes to some node, by ID.
-	devices map[DeviceID]*published
+	// devices are the devices the pool publishes to some node, by ID (published.go).
+	devices map[DeviceID]*device
 	// reach is what the pool gives each node it reaches.
 	reach map[string]*reach
 	// targets are the slices' node selections, parsed once per change of the pool.
@@ -37,7 +35,7 @@ type pool struct {
 }
 
 func newPool(key poolKey) *pool {
-	return &pool{key: key, slices: map[string]*resourcev1.ResourceSlice{}, devices: map[DeviceID]*published{}, reach: map[string]*reach{}}
+	return &pool{key: key, slices: map[string]*resourcev1.ResourceSlice{}, devices: map[DeviceID]*device{}, reach: map[string]*reach{}}
 }
 
 // reach is what a pool gives one node, as kube-scheduler's pool gathering finds it.
@@ -47,18 +45,6 @@ type reach struct {
 	// names a device twice. Either way no device of the pool counts on the node.
 	incomplete, invalid bool
 	devices             []*published
-}
-
-// published is a device a pool publishes.
-type published struct {
-	id     DeviceID
-	device *resourcev1.Device
-	// shared: the device reaches nodes other than by name (node selector, all nodes).
-	shared bool
-	// classes are the DeviceClasses whose selectors accept the device.
-	classes map[string]struct{}
-	// nodes are the nodes the device is published to.
-	nodes map[string]struct{}
 }
 
 // gather recomputes what a pool gives every node it reaches, after one of its slices
@@ -165,7 +151,13 @@ func (s *Store) gatherFor(p *pool, targets []sliceTargets, node *corev1.Node) {
 // collect fills a complete reach with the devices reaching the node; a device name used
 // twice in the generation makes the pool invalid.
 func (s *Store) collect(p *pool, relevant []sliceTargets, node *corev1.Node, known bool, r *reach) {
-	seen := map[string]bool{}
+	seen := s.seen
+	clear(seen)
+	n := 0
+	for _, t := range relevant {
+		n += len(t.slice.Spec.Devices)
+	}
+	r.devices = make([]*published, 0, n)
 	for _, t := range relevant {
 		for i := range t.slice.Spec.Devices {
 			d := &t.slice.Spec.Devices[i]
@@ -182,27 +174,6 @@ func (s *Store) collect(p *pool, relevant []sliceTargets, node *corev1.Node, kno
 	}
 }
 
-// publish returns the pool's entry for a device, matched against the classes once per
-// version of the device.
-func (s *Store) publish(p *pool, d *resourcev1.Device, shared bool) *published {
-	id := structured.MakeDeviceID(p.key.driver, p.key.pool, d.Name)
-	if cur, ok := p.devices[id]; ok && cur.device == d {
-		cur.shared = cur.shared || shared
-		return cur
-	}
-	pd := &published{id: id, device: d, shared: shared, classes: map[string]struct{}{}, nodes: map[string]struct{}{}}
-	if cur, ok := p.devices[id]; ok {
-		pd.nodes = cur.nodes
-	}
-	for _, c := range s.classes {
-		if s.matches(c, pd) {
-			pd.classes[c.class.Name] = struct{}{}
-		}
-	}
-	p.devices[id] = pd
-	return pd
-}
-
 // setReach records what a pool gives a node and updates the node's entry.
 func (s *Store) setReach(p *pool, node string, r *reach) {
 	old := p.reach[node]
@@ -211,7 +182,7 @@ func (s *Store) setReach(p *pool, node string, r *reach) {
 	}
 	if old != nil {
 		for _, d := range old.devices {
-			delete(d.nodes, node)
+			d.nodes.remove(node)
 		}
 	}
 	if r == nil {
@@ -219,7 +190,17 @@ func (s *Store) setReach(p *pool, node string, r *reach) {
 	} else {
 		p.reach[node] = r
 		for _, d := range r.devices {
-			d.nodes[node] = struct{}{}
+			d.nodes.add(node)
+		}
+	}
+	if old != nil {
+		for _, d := range old.devices {
+			s.recount(p, d.id)
+		}
+	}
+	if r != nil {
+		for _, d := range r.devices {
+			s.recount(p, d.id)
 		}
 	}
 	e, ok := s.views.Get(node)
@@ -237,15 +218,6 @@ func (s *Store) setReach(p *pool, node string, r *reach) {
 		return
 	}
 	s.views.Touch(node)
-}
-
-// dropUnreached forgets the devices the pool no longer publishes to any node.
-func (s *Store) dropUnreached(p *pool) {
-	for id, d := range p.devices {
-		if len(d.nodes) == 0 {
-			delete(p.devices, id)
-		}
-	}
 }
 
 // touchPool marks changed every node a pool reaches.

@@ -68,30 +68,17 @@ func (s *Store) ConsumedCapacity() map[DeviceID]map[resourcev1.QualifiedName]res
 // nodes it reaches (a node view counts a shared device on every node it reaches): all of
 // them, and those each known DeviceClass accepts (zero for a class that accepts none; a
 // device may be in several classes, so the classes do not add up to all). A device counts
-// when its pool publishes it to some node, as in the node views (a pool's devices map holds
-// each device once, with the nodes it is counted on).
+// when its pool publishes it to some node, as in the node views. The counts are kept as
+// events change them (totals.go): a call costs one map entry per class, not a count of the
+// devices.
 func (s *Store) ClusterCounts() (all Counts, byClass map[string]Counts) {
-	counts := make(map[string]*Counts, len(s.classes))
+	byClass = make(map[string]Counts, len(s.classes))
 	for name := range s.classes {
-		counts[name] = &Counts{}
-	}
-	for _, p := range s.pools {
-		for id, d := range p.devices {
-			if len(d.nodes) == 0 {
-				continue
-			}
-			held, assumed := s.allocated(id), s.assumedHolder(id)
-			all.add(held, assumed)
-			for c := range d.classes {
-				if cc := counts[c]; cc != nil {
-					cc.add(held, assumed)
-				}
-			}
+		var c Counts
+		if t := s.totals.byClass[name]; t != nil {
+			c = *t
 		}
+		byClass[name] = c
 	}
-	byClass = make(map[string]Counts, len(counts))
-	for name, c := range counts {
-		byClass[name] = *c
-	}
-	return all, byClass
+	return s.totals.all, byClass
 }

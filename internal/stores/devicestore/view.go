@@ -1,7 +1,6 @@
 package devicestore
 
 import (
-	"maps"
 	"slices"
 	"strings"
 
@@ -25,15 +24,18 @@ type Counts struct {
 	Assumed   int `json:"assumed,omitempty"`
 }
 
-func (c *Counts) add(allocated, assumed bool) {
-	c.Total++
+func (c *Counts) add(allocated, assumed bool) { c.apply(allocated, assumed, 1) }
+
+// apply adds (sign 1) or takes out (sign -1) one device.
+func (c *Counts) apply(allocated, assumed bool, sign int) {
+	c.Total += sign
 	if allocated {
-		c.Allocated++
+		c.Allocated += sign
 	} else {
-		c.Free++
+		c.Free += sign
 	}
 	if assumed {
-		c.Assumed++
+		c.Assumed += sign
 	}
 }
 
@@ -72,7 +74,7 @@ func (s *Store) view(e *nodeEntry) NodeDevices {
 			if d.shared {
 				pd.Shared++
 			}
-			for c := range d.classes {
+			for _, c := range d.classes.names {
 				cc := v.ByClass[c]
 				cc.add(held, assumed)
 				v.ByClass[c] = cc
@@ -105,7 +107,7 @@ func (s *Store) devicesOf(e *nodeEntry) []Device {
 	var out []Device
 	for _, r := range e.pools {
 		for _, d := range r.devices {
-			dv := Device{ID: d.id, Shared: d.shared, Allocated: s.allocated(d.id), Assumed: s.assumedHolder(d.id), Classes: slices.Sorted(maps.Keys(d.classes))}
+			dv := Device{ID: d.id, Shared: d.shared, Allocated: s.allocated(d.id), Assumed: s.assumedHolder(d.id), Classes: slices.Clone(d.classes.names)}
 			if h := s.holders[d.id]; h != nil && len(h.shares) > 0 {
 				dv.Shares = len(h.shares)
 				dv.Consumed = make(map[resourcev1.QualifiedName]resource.Quantity, len(h.consumed))

@@ -1,0 +1,104 @@
+package devicestore
+
+// The cluster's device counts (ClusterCounts, what multicache_devices reports on every
+// scrape) are kept as events change them rather than counted on each read: a scrape of
+// 40,000 devices counted them in 25-30 ms under the cache's read lock. Each published
+// device records what it adds to the totals (its share); whatever may change that
+// (publication, holders, assumptions, classes) recounts the device, which takes its old
+// share out and puts its new one in. checkTotals compares them with a full count.
+
+// totals are the cluster's devices, each counted once however many nodes it reaches: all
+// of them, and per DeviceClass.
+type totals struct {
+	all     Counts
+	byClass map[string]*Counts
+}
+
+func newTotals() totals { return totals{byClass: map[string]*Counts{}} }
+
+// share is what one device adds to the totals: nothing unless counted (its pool publishes
+// it to some node).
+type share struct {
+	counted, held, assumed bool
+	classes                *classSet
+}
+
+func (t *totals) apply(sh share, sign int) {
+	if !sh.counted {
+		return
+	}
+	t.all.apply(sh.held, sh.assumed, sign)
+	for _, name := range sh.classes.names {
+		c := t.byClass[name]
+		if c == nil {
+			c = &Counts{}
+			t.byClass[name] = c
+		}
+		c.apply(sh.held, sh.assumed, sign)
+	}
+}
+
+// shareOf is what a device adds to the totals as its versions stand: counted when some
+// version is published to some node, in the classes of any such version.
+func (s *Store) shareOf(e *device, id DeviceID) share {
+	var sh share
+	for _, v := range e.versions {
+		switch {
+		case v.nodes.len() == 0:
+		case !sh.counted:
+			sh.counted, sh.classes = true, v.classes
+		case sh.classes != v.classes:
+			for _, name := range v.classes.names {
+				sh.classes = s.classSets.with(sh.classes, name, true)
+			}
+		}
+	}
+	if sh.counted {
+		sh.held, sh.assumed = s.allocated(id), s.assumedHolder(id)
+	}
+	return sh
+}
+
+// recount brings the totals to a device's current share, after something it is counted by
+// (its versions' nodes or classes, its holders, their assumptions) may have changed.
+func (s *Store) recount(p *pool, id DeviceID) {
+	e := p.devices[id]
+	if e == nil {
+		return
+	}
+	if now := s.shareOf(e, id); now != e.share {
+		s.totals.apply(e.share, -1)
+		s.totals.apply(now, 1)
+		e.share = now
+	}
+}
+
+// uncount takes a device's share out of the totals, before the pool forgets it.
+func (s *Store) uncount(e *device) {
+	s.totals.apply(e.share, -1)
+	e.share = share{}
+}
+
+// countAll counts the cluster's devices from the pools, as the totals should hold them.
+func (s *Store) countAll() (all Counts, byClass map[string]Counts) {
+	byClass = make(map[string]Counts, len(s.classes))
+	for name := range s.classes {
+		byClass[name] = Counts{}
+	}
+	for _, p := range s.pools {
+		for id, e := range p.devices {
+			sh := s.shareOf(e, id)
+			if !sh.counted {
+				continue
+			}
+			all.add(sh.held, sh.assumed)
+			for _, name := range sh.classes.names {
+				if c, ok := byClass[name]; ok {
+					c.add(sh.held, sh.assumed)
+					byClass[name] = c
+				}
+			}
+		}
+	}
+	return all, byClass
+}
