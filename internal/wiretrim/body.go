@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"slices"
 )
 
 // listBody is a protobuf list response, trimmed whole on the first Read (client-go reads
@@ -41,9 +42,10 @@ func (b *listBody) Read(p []byte) (int, error) {
 
 func (b *listBody) Close() error { return b.src.Close() }
 
-// maxFrame bounds the frame held in memory to be trimmed; a longer one (none is: the API
-// server's objects are bounded by etcd's 1.5 MiB) and everything after it pass through.
-const maxFrame = 64 << 20
+// maxFrame bounds the frame held in memory to be trimmed: client-go's decoder of watch
+// streams takes none longer (k8s.io/apimachinery/pkg/runtime/serializer/streaming); a
+// longer one and everything after it pass through.
+const maxFrame = 16 << 20
 
 // watchBody is a protobuf watch stream: frames of a 4-byte big-endian length and a
 // metav1.WatchEvent, each trimmed as soon as it is read whole.
@@ -84,13 +86,9 @@ func (b *watchBody) next() {
 		b.pending, b.passThrough = b.out[:4], true
 		return
 	}
-	if cap(b.in) < int(size) {
-		b.in = make([]byte, size)
-	}
-	frame := b.in[:size]
-	n, err = io.ReadFull(b.src, frame)
+	frame, err := b.readFrame(int(size))
 	if err != nil {
-		b.out = append(b.out, frame[:n]...)
+		b.out = append(b.out, frame...)
 		b.pending, b.err = b.out, eof(err)
 		return
 	}
@@ -101,6 +99,25 @@ func (b *watchBody) next() {
 		b.out = append(out[:4], frame...)
 	}
 	b.pending = b.out
+}
+
+// readFrame reads a frame of size bytes into b.in, grown as the bytes arrive rather than
+// to the size a malformed header announces; on an error, it returns what it read.
+func (b *watchBody) readFrame(size int) ([]byte, error) {
+	buf := b.in[:0]
+	for len(buf) < size {
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, min(size-len(buf), max(len(buf), 32<<10)))
+		}
+		n, err := b.src.Read(buf[len(buf):min(cap(buf), size)])
+		buf = buf[:len(buf)+n]
+		if err != nil && len(buf) < size {
+			b.in = buf
+			return buf, err
+		}
+	}
+	b.in = buf
+	return buf, nil
 }
 
 // eof undoes io.ReadFull's io.ErrUnexpectedEOF: the stream ended where it ended, as its
