@@ -107,7 +107,7 @@ func fuzzed(t *testing.T, f *randfill.Filler, gvk schema.GroupVersionKind, withM
 	return obj
 }
 
-func newObject(t *testing.T, gvk schema.GroupVersionKind) runtime.Object {
+func newObject(t testing.TB, gvk schema.GroupVersionKind) runtime.Object {
 	t.Helper()
 	obj, err := scheme.Scheme.New(gvk)
 	if err != nil {
@@ -151,7 +151,7 @@ func listAndWatch(t *testing.T, k wiretrim.Kind, rt http.RoundTripper) []runtime
 }
 
 // cacheTransform is the transform the manager's cache applies to objects of gvk.
-func cacheTransform(t *testing.T, gvk schema.GroupVersionKind) toolscache.TransformFunc {
+func cacheTransform(t testing.TB, gvk schema.GroupVersionKind) toolscache.TransformFunc {
 	opts := cacheOptions(Options{})
 	want := reflect.TypeOf(newObject(t, gvk))
 	for obj, by := range opts.ByObject {
