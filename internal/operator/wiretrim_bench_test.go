@@ -60,12 +60,12 @@ func BenchmarkWireTrim_Watch(b *testing.B) {
 			rt   http.RoundTripper
 		}{{"whole", responder}, {"trimmed", wiretrim.Wrapper(trimmedKinds()...)(responder)}} {
 			b.Run(c.kind+"/"+v.name, func(b *testing.B) {
-				b.ReportMetric(float64(len(stream))/float64(c.n), "wireB/obj")
 				for b.Loop() {
 					if got := watchTransformed(b, k, v.rt); got != c.n {
 						b.Fatalf("watched %d, want %d", got, c.n)
 					}
 				}
+				b.ReportMetric(float64(len(stream))/float64(c.n), "wireB/obj")
 			})
 		}
 	}

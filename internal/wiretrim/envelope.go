@@ -72,7 +72,7 @@ func (r *rule) appendEncoded(dst, data []byte) ([]byte, bool) {
 // pick returns the tree for the envelope u (runtime.Unknown): the object's or the list's
 // by the kind and API version it names, nil for another kind, an encoded or malformed one.
 func (r *rule) pick(u []byte) *tree {
-	var apiVersion, kind string
+	var apiVersion, kind []byte
 	for len(u) > 0 {
 		num, typ, tagLen := protowire.ConsumeTag(u)
 		if tagLen < 0 {
@@ -98,10 +98,10 @@ func (r *rule) pick(u []byte) *tree {
 			}
 		}
 	}
-	if apiVersion != r.apiVersion {
+	if string(apiVersion) != r.apiVersion {
 		return nil
 	}
-	switch kind {
+	switch string(kind) {
 	case r.kind:
 		return r.object
 	case r.listKind:
@@ -111,15 +111,15 @@ func (r *rule) pick(u []byte) *tree {
 }
 
 // typeMeta returns the apiVersion and kind of a runtime.TypeMeta message.
-func typeMeta(m []byte) (apiVersion, kind string, ok bool) {
+func typeMeta(m []byte) (apiVersion, kind []byte, ok bool) {
 	for len(m) > 0 {
 		num, typ, tagLen := protowire.ConsumeTag(m)
 		if tagLen < 0 {
-			return "", "", false
+			return nil, nil, false
 		}
 		valLen := protowire.ConsumeFieldValue(num, typ, m[tagLen:])
 		if valLen < 0 {
-			return "", "", false
+			return nil, nil, false
 		}
 		v := m[tagLen : tagLen+valLen]
 		m = m[tagLen+valLen:]
@@ -129,9 +129,9 @@ func typeMeta(m []byte) (apiVersion, kind string, ok bool) {
 		s, _ := protowire.ConsumeBytes(v)
 		switch num {
 		case typeMetaAPIVersion:
-			apiVersion = string(s)
+			apiVersion = s
 		case typeMetaKind:
-			kind = string(s)
+			kind = s
 		}
 	}
 	return apiVersion, kind, true
