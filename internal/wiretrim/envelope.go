@@ -36,7 +36,7 @@ func newRule(k Kind) *rule {
 		apiVersion = k.Group + "/" + k.Version
 	}
 	return &rule{apiVersion: apiVersion, kind: k.Kind, listKind: k.Kind + "List", object: obj,
-		list: &tree{into: map[protowire.Number]*tree{listItems: obj}}}
+		list: &tree{into: []subtree{{listItems, obj}}}}
 }
 
 // appendEncoded appends data, an object or list as the API server encodes it (magic and

@@ -1,6 +1,8 @@
 package wiretrim
 
 import (
+	"slices"
+
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
@@ -12,30 +14,46 @@ type Path []protowire.Number
 // k8s.io/apimachinery/pkg/apis/meta/v1/generated.proto).
 var ManagedFields = Path{1, 17}
 
-// tree is the fields to drop of one message and the sub-messages to trim.
+// tree is the fields to drop of one message and the sub-messages to trim (a few each:
+// slices, searched faster than maps).
 type tree struct {
-	drop map[protowire.Number]bool
-	into map[protowire.Number]*tree
+	drop []protowire.Number
+	into []subtree
+}
+
+type subtree struct {
+	num  protowire.Number
+	tree *tree
 }
 
 func newTree(paths []Path) *tree {
-	t := &tree{drop: map[protowire.Number]bool{}, into: map[protowire.Number]*tree{}}
+	t := &tree{}
 	for _, p := range paths {
 		n := t
 		for i, num := range p {
 			if i == len(p)-1 {
-				n.drop[num] = true
+				n.drop = append(n.drop, num)
 				break
 			}
-			next, ok := n.into[num]
-			if !ok {
-				next = &tree{drop: map[protowire.Number]bool{}, into: map[protowire.Number]*tree{}}
-				n.into[num] = next
+			next := n.sub(num)
+			if next == nil {
+				next = &tree{}
+				n.into = append(n.into, subtree{num, next})
 			}
 			n = next
 		}
 	}
 	return t
+}
+
+// sub is the tree of field num, nil when it is not trimmed.
+func (t *tree) sub(num protowire.Number) *tree {
+	for _, s := range t.into {
+		if s.num == num {
+			return s.tree
+		}
+	}
+	return nil
 }
 
 // appendTrimmed appends msg without the fields t drops to dst; false when msg is not a
@@ -52,10 +70,10 @@ func (t *tree) appendTrimmed(dst, msg []byte) ([]byte, bool) {
 		}
 		field := msg[:tagLen+valLen]
 		msg = msg[tagLen+valLen:]
-		if t.drop[num] {
+		if slices.Contains(t.drop, num) {
 			continue
 		}
-		if sub, ok := t.into[num]; ok && typ == protowire.BytesType {
+		if sub := t.sub(num); sub != nil && typ == protowire.BytesType {
 			v, _ := protowire.ConsumeBytes(field[tagLen:])
 			var ok bool
 			if dst, ok = appendNested(dst, num, len(v), func(dst []byte) ([]byte, bool) { return sub.appendTrimmed(dst, v) }); !ok {
