@@ -3,7 +3,9 @@ package operator
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
+	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -176,4 +178,61 @@ func byName(t *testing.T, list client.ObjectList) map[string]runtime.Object {
 		m[o.(client.Object).GetName()] = o
 	}
 	return m
+}
+
+// A list large enough that the API server compresses it (over 128 KiB) reaches the trim
+// decompressed: Go's transport, under client-go's wrappers, negotiated gzip itself.
+func TestWireTrim_ACompressedListIsTrimmedOnceDecompressed(t *testing.T) {
+	ns := newNamespace(t)
+	big := strings.Repeat("x", 1024)
+	createPodsInParallel(t, ns, 200, func(i int) *corev1.Pod {
+		p := ts.MakePod(ns, fmt.Sprintf("p-%03d", i), ts.OnNode("n"))
+		p.Annotations = map[string]string{"big": big}
+		return p
+	})
+	t.Cleanup(func() {
+		_ = env.Client.DeleteAllOf(ctx(), &corev1.Pod{}, client.InNamespace(ns), client.GracePeriodSeconds(0))
+	})
+	plain, err := rest.HTTPClientFor(env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := http.NewRequest(http.MethodGet, strings.TrimSuffix(env.Config.Host, "/")+"/api/v1/namespaces/"+ns+"/pods", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept", runtime.ContentTypeProtobuf)
+	resp, err := plain.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %s: %s", req.URL, resp.Status, body)
+	}
+	if !resp.Uncompressed {
+		t.Fatalf("the API server did not compress a list of 200 pods (%d bytes): the test proves nothing", len(body))
+	}
+
+	hc, err := cacheHTTPClient(env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	trimmed, err := client.New(env.Config, client.Options{HTTPClient: hc, Scheme: scheme.New()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pods := &corev1.PodList{}
+	if err := trimmed.List(ctx(), pods, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	if len(pods.Items) != 200 {
+		t.Fatalf("listed %d pods, want 200", len(pods.Items))
+	}
+	for _, p := range pods.Items {
+		if p.ManagedFields != nil || p.Annotations["big"] != big {
+			t.Fatalf("pod %s: managedFields %v, annotation of %d bytes; want none and the whole annotation", p.Name, p.ManagedFields, len(p.Annotations["big"]))
+		}
+	}
 }
