@@ -57,8 +57,10 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if r == nil {
 		return resp, nil
 	}
-	// Go's transport removes Content-Encoding when it decompressed the body itself; one
-	// still set is an encoding the body still has.
+	// rest.Config.Wrap puts this wrapper right above the http.Transport (client-go's
+	// transport.HTTPWrappersForConfig applies WrapTransport first), which removes
+	// Content-Encoding when it negotiated gzip and decompressed the body itself; one still
+	// set is an encoding the body still has.
 	if enc := resp.Header.Get("Content-Encoding"); enc != "" && enc != "identity" {
 		return resp, nil
 	}
