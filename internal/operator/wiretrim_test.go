@@ -5,6 +5,7 @@ import (
 	"math/rand"
 	"net/http"
 	"reflect"
+	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/api/apitesting/fuzzer"
@@ -173,4 +174,13 @@ func field(v reflect.Value, path ...string) reflect.Value {
 		}
 	}
 	return v
+}
+
+// A configuration client-go cannot build a transport from fails the cache's client with
+// client-go's reason (the file it could not read).
+func TestWireTrim_TheCacheClientFailsOnABadTLSConfig(t *testing.T) {
+	_, err := cacheHTTPClient(&rest.Config{Host: "https://example.invalid", TLSClientConfig: rest.TLSClientConfig{CAFile: "/nonexistent/ca.crt"}})
+	if err == nil || !strings.Contains(err.Error(), "/nonexistent/ca.crt") {
+		t.Fatalf("err = %v, want one naming the CA file", err)
+	}
 }
