@@ -192,18 +192,11 @@ func newManager(cfg *rest.Config, opts Options, lock *renewalLock, opened *opene
 	if err != nil {
 		return nil, err
 	}
-	cacheOpts := cache.Options{
-		DefaultTransform:             cache.TransformStripManagedFields(),
-		DefaultUnsafeDisableDeepCopy: ptr.To(true),
-		ByObject:                     ownerTransforms(),
-		NewInformer:                  reconnectingInformer(ctrl.Log.WithName("reconnect"), ready, opened),
-	}
-	// Pods share their resource lists (podTransform); a shard's per-node watches take it too.
-	cacheOpts.ByObject[&corev1.Pod{}] = cache.ByObject{Transform: podTransform(newSharedResourceLists())}
-	if opts.SubClusterKey != "" {
-		// Only the Nodes are selected by label: an NMNode or CNR follows its Node's shard
-		// (the feeds filter them by name), whatever labels its agent gave it.
-		cacheOpts.ByObject[&corev1.Node{}] = cache.ByObject{Label: labels.SelectorFromSet(labels.Set{opts.SubClusterKey: opts.SubCluster})}
+	cacheOpts := cacheOptions(opts)
+	cacheOpts.NewInformer = reconnectingInformer(ctrl.Log.WithName("reconnect"), ready, opened)
+	// The cache's lists and watches skip at decode what the transforms drop (wiretrim.go).
+	if cacheOpts.HTTPClient, err = cacheHTTPClient(cfg); err != nil {
+		return nil, fmt.Errorf("creating the HTTP client of the cache: %w", err)
 	}
 	var newCache cache.NewCacheFunc
 	if opts.SubClusterKey != "" {
@@ -232,6 +225,23 @@ func newManager(cfg *rest.Config, opts Options, lock *renewalLock, opened *opene
 		Cache:                               cacheOpts,
 		Controller:                          config.Controller{SkipNameValidation: ptr.To(opts.SkipControllerNameValidation)},
 	})
+}
+
+// cacheOptions are the cache's transforms and selectors.
+func cacheOptions(opts Options) cache.Options {
+	cacheOpts := cache.Options{
+		DefaultTransform:             cache.TransformStripManagedFields(),
+		DefaultUnsafeDisableDeepCopy: ptr.To(true),
+		ByObject:                     ownerTransforms(),
+	}
+	// Pods share their resource lists (podTransform); a shard's per-node watches take it too.
+	cacheOpts.ByObject[&corev1.Pod{}] = cache.ByObject{Transform: podTransform(newSharedResourceLists())}
+	if opts.SubClusterKey != "" {
+		// Only the Nodes are selected by label: an NMNode or CNR follows its Node's shard
+		// (the feeds filter them by name), whatever labels its agent gave it.
+		cacheOpts.ByObject[&corev1.Node{}] = cache.ByObject{Label: labels.SelectorFromSet(labels.Set{opts.SubClusterKey: opts.SubCluster})}
+	}
+	return cacheOpts
 }
 
 // disableHTTP2 offers only HTTP/1.1 in the TLS handshake (see Options.EnableHTTP2).

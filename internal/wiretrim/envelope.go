@@ -1,0 +1,193 @@
+package wiretrim
+
+import (
+	"bytes"
+
+	"google.golang.org/protobuf/encoding/protowire"
+)
+
+// magic prefixes every object the API server encodes as protobuf, before the
+// runtime.Unknown envelope (k8s.io/apimachinery/pkg/runtime/serializer/protobuf).
+var magic = []byte("k8s\x00")
+
+// Field numbers of the envelopes (k8s.io/apimachinery/pkg/runtime/generated.proto and
+// pkg/apis/meta/v1/generated.proto).
+const (
+	unknownTypeMeta        protowire.Number = 1 // runtime.Unknown.typeMeta
+	unknownRaw             protowire.Number = 2 // runtime.Unknown.raw
+	unknownContentEncoding protowire.Number = 3 // runtime.Unknown.contentEncoding
+	typeMetaAPIVersion     protowire.Number = 1 // runtime.TypeMeta.apiVersion
+	typeMetaKind           protowire.Number = 2 // runtime.TypeMeta.kind
+	watchEventObject       protowire.Number = 2 // metav1.WatchEvent.object
+	rawExtensionRaw        protowire.Number = 1 // runtime.RawExtension.raw
+	listItems              protowire.Number = 2 // items of every List (metadata is 1)
+)
+
+// rule trims the objects of one kind.
+type rule struct {
+	apiVersion, kind, listKind string
+	object, list               *tree
+}
+
+func newRule(k Kind) *rule {
+	obj := newTree(k.Drop)
+	apiVersion := k.Version
+	if k.Group != "" {
+		apiVersion = k.Group + "/" + k.Version
+	}
+	return &rule{apiVersion: apiVersion, kind: k.Kind, listKind: k.Kind + "List", object: obj,
+		list: &tree{into: []subtree{{listItems, obj}}}}
+}
+
+// appendEncoded appends data, an object or list as the API server encodes it (magic and
+// runtime.Unknown), trimmed; false when data is not an uncompressed object of the rule's
+// kind or its list (dst is then to be discarded).
+func (r *rule) appendEncoded(dst, data []byte) ([]byte, bool) {
+	u, ok := bytes.CutPrefix(data, magic)
+	if !ok {
+		return dst, false
+	}
+	t := r.pick(u)
+	if t == nil {
+		return dst, false
+	}
+	dst = append(dst, magic...)
+	for len(u) > 0 {
+		num, typ, tagLen := protowire.ConsumeTag(u)
+		valLen := protowire.ConsumeFieldValue(num, typ, u[tagLen:]) // pick parsed u
+		field := u[:tagLen+valLen]
+		u = u[tagLen+valLen:]
+		if num != unknownRaw || typ != protowire.BytesType {
+			dst = append(dst, field...)
+			continue
+		}
+		raw, _ := protowire.ConsumeBytes(field[tagLen:])
+		if dst, ok = appendNested(dst, num, len(raw), func(dst []byte) ([]byte, bool) { return t.appendTrimmed(dst, raw) }); !ok {
+			return dst, false
+		}
+	}
+	return dst, true
+}
+
+// pick returns the tree for the envelope u (runtime.Unknown): the object's or the list's
+// by the kind and API version it names, nil for another kind, an encoded or malformed one.
+func (r *rule) pick(u []byte) *tree {
+	var apiVersion, kind []byte
+	for len(u) > 0 {
+		num, typ, tagLen := protowire.ConsumeTag(u)
+		if tagLen < 0 {
+			return nil
+		}
+		valLen := protowire.ConsumeFieldValue(num, typ, u[tagLen:])
+		if valLen < 0 {
+			return nil
+		}
+		v := u[tagLen : tagLen+valLen]
+		u = u[tagLen+valLen:]
+		switch {
+		case typ != protowire.BytesType:
+		case num == unknownContentEncoding:
+			if enc, _ := protowire.ConsumeBytes(v); len(enc) > 0 {
+				return nil
+			}
+		case num == unknownTypeMeta:
+			tm, _ := protowire.ConsumeBytes(v)
+			var ok bool
+			if apiVersion, kind, ok = typeMeta(tm); !ok {
+				return nil
+			}
+		}
+	}
+	if string(apiVersion) != r.apiVersion {
+		return nil
+	}
+	switch string(kind) {
+	case r.kind:
+		return r.object
+	case r.listKind:
+		return r.list
+	}
+	return nil
+}
+
+// typeMeta returns the apiVersion and kind of a runtime.TypeMeta message.
+func typeMeta(m []byte) (apiVersion, kind []byte, ok bool) {
+	for len(m) > 0 {
+		num, typ, tagLen := protowire.ConsumeTag(m)
+		if tagLen < 0 {
+			return nil, nil, false
+		}
+		valLen := protowire.ConsumeFieldValue(num, typ, m[tagLen:])
+		if valLen < 0 {
+			return nil, nil, false
+		}
+		v := m[tagLen : tagLen+valLen]
+		m = m[tagLen+valLen:]
+		if typ != protowire.BytesType {
+			continue
+		}
+		s, _ := protowire.ConsumeBytes(v)
+		switch num {
+		case typeMetaAPIVersion:
+			apiVersion = s
+		case typeMetaKind:
+			kind = s
+		}
+	}
+	return apiVersion, kind, true
+}
+
+// appendEvent appends frame, a metav1.WatchEvent, with its object trimmed; false when
+// frame is not a well-formed event of an object of the rule's kind.
+func (r *rule) appendEvent(dst, frame []byte) ([]byte, bool) {
+	trimmedObject := false
+	for len(frame) > 0 {
+		num, typ, tagLen := protowire.ConsumeTag(frame)
+		if tagLen < 0 {
+			return dst, false
+		}
+		valLen := protowire.ConsumeFieldValue(num, typ, frame[tagLen:])
+		if valLen < 0 {
+			return dst, false
+		}
+		field := frame[:tagLen+valLen]
+		frame = frame[tagLen+valLen:]
+		if num != watchEventObject || typ != protowire.BytesType {
+			dst = append(dst, field...)
+			continue
+		}
+		ext, _ := protowire.ConsumeBytes(field[tagLen:])
+		var ok bool
+		if dst, ok = appendNested(dst, num, len(ext), func(dst []byte) ([]byte, bool) { return r.appendRawExtension(dst, ext) }); !ok {
+			return dst, false
+		}
+		trimmedObject = true
+	}
+	return dst, trimmedObject
+}
+
+// appendRawExtension appends ext, a runtime.RawExtension, with its object trimmed.
+func (r *rule) appendRawExtension(dst, ext []byte) ([]byte, bool) {
+	for len(ext) > 0 {
+		num, typ, tagLen := protowire.ConsumeTag(ext)
+		if tagLen < 0 {
+			return dst, false
+		}
+		valLen := protowire.ConsumeFieldValue(num, typ, ext[tagLen:])
+		if valLen < 0 {
+			return dst, false
+		}
+		field := ext[:tagLen+valLen]
+		ext = ext[tagLen+valLen:]
+		if num != rawExtensionRaw || typ != protowire.BytesType {
+			dst = append(dst, field...)
+			continue
+		}
+		raw, _ := protowire.ConsumeBytes(field[tagLen:])
+		var ok bool
+		if dst, ok = appendNested(dst, num, len(raw), func(dst []byte) ([]byte, bool) { return r.appendEncoded(dst, raw) }); !ok {
+			return dst, false
+		}
+	}
+	return dst, true
+}
