@@ -194,9 +194,11 @@ func newManager(cfg *rest.Config, opts Options, lock *renewalLock, opened *opene
 	}
 	cacheOpts := cacheOptions(opts)
 	cacheOpts.NewInformer = reconnectingInformer(ctrl.Log.WithName("reconnect"), ready, opened)
-	// The cache's lists and watches skip at decode what the transforms drop (wiretrim.go).
-	if cacheOpts.HTTPClient, err = cacheHTTPClient(cfg); err != nil {
-		return nil, fmt.Errorf("creating the HTTP client of the cache: %w", err)
+	if opts.TrimAtDecode {
+		// The cache's lists and watches skip at decode what the transforms drop (wiretrim.go).
+		if cacheOpts.HTTPClient, err = cacheHTTPClient(cfg); err != nil {
+			return nil, fmt.Errorf("creating the HTTP client of the cache: %w", err)
+		}
 	}
 	var newCache cache.NewCacheFunc
 	if opts.SubClusterKey != "" {

@@ -108,6 +108,11 @@ type Options struct {
 	// cluster's kube-scheduler has the gate.
 	DRANodeAllocatableResources bool
 
+	// TrimAtDecode has the cache's protobuf lists and watches skip, before decoding, the
+	// fields its transforms drop (managedFields; the workload owners' pod template spec).
+	// Off, every object is decoded whole and then transformed: the same cache, more CPU.
+	TrimAtDecode bool
+
 	// Clock drives TTLs and deadlines (default: the real clock; tests use a fake one).
 	Clock clock.WithTicker
 	// SkipControllerNameValidation lets several operators run in one process (tests).
@@ -135,6 +140,7 @@ func DefaultOptions() Options {
 		LowFreeThreshold:       0.1,
 		LowFreePeriod:          30 * time.Second,
 		VerifyPeriod:           time.Minute,
+		TrimAtDecode:           true,
 	}
 }
 
@@ -199,6 +205,8 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&o.DRANodeAllocatableResources, "dra-node-allocatable-resources", o.DRANodeAllocatableResources,
 		"Charge pods with the cpu, memory and other node-allocatable resources their DRA claims were allocated (pod.status.nodeAllocatableResourceClaimStatuses), "+
 			"as kube-scheduler does with its DRANodeAllocatableResources feature gate (alpha, off by default): set it as the cluster's gate is.")
+	fs.BoolVar(&o.TrimAtDecode, "trim-at-decode", o.TrimAtDecode,
+		"Skip, in the cache's protobuf lists and watches, the fields its transforms drop (managedFields, the workload owners' pod template spec) before decoding them; false decodes whole objects (the same cache, more CPU).")
 }
 
 // Validate returns an error naming every flag whose value cannot work.
