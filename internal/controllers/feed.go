@@ -13,9 +13,12 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
+	crhandler "sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
@@ -29,7 +32,8 @@ import (
 //     applies every notification at once, in the informer's delivery goroutine, with the
 //     informer's own object (no copy) or its tombstone; the handler derives the edge from
 //     what the stores hold (Handler.Sync*), so a resync or a relist of an unchanged object
-//     changes nothing;
+//     changes nothing; an update of the same version that still asks to be applied (the
+//     pod feed takes a relist's new object) goes to the queue at low priority instead;
 //   - the feed's controller (a workqueue of keys) applies again what failed, what the
 //     verify loop finds drifted (Refeeder) and what a change of scope concerns (a shard's
 //     node joining or leaving): Reconcile reads the manager's cache and applies the same way.
@@ -113,7 +117,17 @@ func (f *feed) onUpdate(oldObj, newObj any) {
 	if !okOld || !okNew {
 		return
 	}
-	if f.changed != nil && !f.changed(o, n) || f.changed == nil && o.GetResourceVersion() == n.GetResourceVersion() {
+	sameVersion := o.GetResourceVersion() == n.GetResourceVersion()
+	if f.changed != nil && !f.changed(o, n) || f.changed == nil && sameVersion {
+		return
+	}
+	if sameVersion {
+		// A relist decoded the object again, unchanged: the cache takes the new object only
+		// to let the old one go. A relist hands over every object at once, ahead of what
+		// changed meanwhile and of the watch after it, so such a swap goes to the queue at
+		// low priority (as controller-runtime's handlers queue an update of the same
+		// version) instead of holding those back: 30,000 pods took seconds.
+		f.enqueueLow(keyOfObject(n))
 		return
 	}
 	f.applyNow(keyOfObject(n), n, false)
@@ -199,6 +213,23 @@ func (f *feed) enqueue(key types.NamespacedName, after time.Duration) {
 	default:
 		f.queue.Add(req)
 	}
+}
+
+// enqueueLow puts a key into the feed's queue behind everything else queued (at
+// controller-runtime's handler.LowPriority when the queue has priorities).
+func (f *feed) enqueueLow(key types.NamespacedName) {
+	req := reconcile.Request{NamespacedName: key}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if pq, ok := f.queue.(priorityqueue.PriorityQueue[reconcile.Request]); ok {
+		pq.AddWithOpts(priorityqueue.AddOpts{Priority: ptr.To(crhandler.LowPriority)}, req)
+		return
+	}
+	if f.queue == nil {
+		f.pending = append(f.pending, req)
+		return
+	}
+	f.queue.Add(req)
 }
 
 // synced reports whether the feed applied its informer's initial list, retries included.

@@ -130,6 +130,7 @@ func (h *Harness) Setup(ctx context.Context) error {
 		"--reservation-default-ttl=" + h.Cfg.ReservationTTL.String(), "--reservation-gc-grace=" + h.Cfg.ReservationGCGrace.String(),
 		"--component-name=multicache-chaos", "--low-free-threshold=0",
 	}
+	common = append(common, h.Cfg.OperatorArgs...)
 	a, err := NewReplica("a", bin, h.Out, append(common,
 		"--chaos-scheduler-name="+SchedulerName, "--chaos-slow-bind="+h.Cfg.SlowBind.String(),
 		"--chaos-slow-bind-fraction=0.1", "--chaos-forget-fraction=0.05", fmt.Sprintf("--chaos-seed=%d", h.Cfg.Seed)), h.logf)
