@@ -42,6 +42,9 @@ type Harness struct {
 	metricsMu sync.Mutex
 	// lastRound is how long the last round of comparisons took (waitCompareEmptyTimeline).
 	lastRound time.Duration
+	// apiDisruptions are when the API server faults (restart, 410) were injected: client-go's
+	// reflectors back off longer with every relist in a 2-minute window (backoffWindow).
+	apiDisruptions []time.Time
 	// crProbe reads custom resources after an API server restart (noteCRsServed).
 	crProbe            client.Client
 	metrics            map[string]Metrics
