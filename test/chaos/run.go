@@ -60,7 +60,8 @@ func (h *Harness) cycle(ctx context.Context, seq int, f Fault) {
 	}
 	time.Sleep(load)
 	if f.Kind == APIRestart.Kind || f.Kind == Compaction410.Kind {
-		res.note("API server faults in the 2 min before", fmt.Sprint(h.recentAPIDisruptions(time.Now())))
+		res.apiFaultsBefore = h.recentAPIDisruptions(time.Now())
+		res.note("API server faults in the 2 min before", fmt.Sprint(res.apiFaultsBefore))
 		h.apiDisruptions = append(h.apiDisruptions, time.Now())
 	}
 	healed, err := f.Inject(ctx, h, res)
