@@ -58,6 +58,10 @@ type feed struct {
 	log          logr.Logger
 
 	reg toolscache.ResourceEventHandlerRegistration
+	// store is the informer's own store when it exposes one (client-go's SharedInformer
+	// GetStore): Reconcile hands the cache the informer's object itself, not the copy the
+	// manager's reader fills in, so that the cache and the informer share one object.
+	store toolscache.Store
 	// ctx is cancelled when the manager stops (Start): an apply waiting on a read must not
 	// hold the informer's delivery past it.
 	ctx    context.Context
@@ -88,6 +92,9 @@ func (f *feed) register(ctx context.Context, informers cache.Informers) error {
 	}
 	if err != nil {
 		return fmt.Errorf("%s: getting the informer of %T: %w", f.name, f.obj, err)
+	}
+	if s, ok := inf.(interface{ GetStore() toolscache.Store }); ok {
+		f.store = s.GetStore()
 	}
 	f.ctx, f.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	f.retrying = map[types.NamespacedName]struct{}{}
@@ -166,14 +173,12 @@ func (f *feed) applyNow(key types.NamespacedName, obj client.Object, initial boo
 	}
 }
 
-// Reconcile implements reconcile.Reconciler: the queue's path, reading the manager's cache.
+// Reconcile implements reconcile.Reconciler: the queue's path, reading the informer's store
+// (else the manager's cache).
 func (f *feed) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	obj := f.obj.DeepCopyObject().(client.Object)
-	if err := f.reader.Get(ctx, req.NamespacedName, obj); err != nil {
-		if !apierrors.IsNotFound(err) {
-			return ctrl.Result{}, err
-		}
-		obj = nil
+	obj, err := f.current(ctx, req.NamespacedName)
+	if err != nil {
+		return ctrl.Result{}, err
 	}
 	after, err := f.apply(ctx, req.NamespacedName, obj)
 	if err != nil {
@@ -183,6 +188,33 @@ func (f *feed) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, er
 	delete(f.retrying, req.NamespacedName)
 	f.mu.Unlock()
 	return ctrl.Result{RequeueAfter: after}, nil
+}
+
+// current returns the object the informer holds under key, nil when none.
+func (f *feed) current(ctx context.Context, key types.NamespacedName) (client.Object, error) {
+	if f.store != nil {
+		storeKey := key.Name
+		if key.Namespace != "" {
+			storeKey = key.Namespace + "/" + key.Name
+		}
+		item, exists, err := f.store.GetByKey(storeKey)
+		if err != nil || !exists {
+			return nil, err
+		}
+		obj, ok := item.(client.Object)
+		if !ok {
+			return nil, fmt.Errorf("%s: the informer holds a %T under %s", f.name, item, storeKey)
+		}
+		return obj, nil
+	}
+	obj := f.obj.DeepCopyObject().(client.Object)
+	if err := f.reader.Get(ctx, key, obj); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return nil, err
+		}
+		return nil, nil
+	}
+	return obj, nil
 }
 
 // source is the feed's queue as the controller's source: the keys queued so far, and the
