@@ -159,8 +159,9 @@ func TestCatchUp_DoneOnlyWhenEveryInitialObjectWasApplied(t *testing.T) {
 }
 
 // TestFeed_AppliesTheInformersObjects: updates whose version did not move are resyncs and
-// change nothing (pods: unless the informer holds a new object, a relist), deletes apply
-// "gone" even from a tombstone, and a shard's pod deletes go through the queue.
+// change nothing (pods: unless the informer holds a new object, a relist, which goes to the
+// queue), deletes apply "gone" even from a tombstone, and a shard's pod deletes go through
+// the queue.
 func TestFeed_AppliesTheInformersObjects(t *testing.T) {
 	rec := newRecorder()
 	f := &feed{name: "pod-feed", kind: stores.KindPod, obj: &corev1.Pod{}, apply: rec.apply, log: logr.Discard(),
@@ -177,14 +178,18 @@ func TestFeed_AppliesTheInformersObjects(t *testing.T) {
 	}
 	relisted := p1.DeepCopy()
 	f.onUpdate(p1, relisted)
-	if got, _ := rec.get(key); got != relisted {
-		t.Fatal("a relisted pod (same version, new object) was not applied")
+	if got, _ := rec.get(key); got != p1 {
+		t.Fatal("a relisted pod (same version, new object) was applied at once, not through the queue")
 	}
+	if len(f.pending) != 1 || f.pending[0].NamespacedName != key {
+		t.Fatalf("a relisted pod queued %v, want ns/p", f.pending)
+	}
+	f.pending = nil
 	f.changed = nil // the other kinds: only a new version counts
 	p2 := pod("ns", "p", "2")
 	f.onUpdate(relisted, relisted.DeepCopy())
-	if got, _ := rec.get(key); got != relisted {
-		t.Fatal("an update of the same version was applied for a kind other than Pod")
+	if got, _ := rec.get(key); got != p1 || len(f.pending) != 0 {
+		t.Fatal("an update of the same version was applied or queued for a kind other than Pod")
 	}
 	f.onUpdate(relisted, p2)
 	if got, _ := rec.get(key); got != p2 {

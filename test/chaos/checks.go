@@ -38,6 +38,8 @@ func (h *Harness) recoverAndCheck(ctx context.Context, healed time.Time, res *Fa
 		if n != lastN {
 			steps = append(steps, n+"@"+since(healed))
 			lastN = n
+			// Which objects, for the log: the report keeps the counts.
+			h.logf("fault %s: replica %s differs from the API %v after the heal: %s", res.Kind, replica, since(healed), sample(diffs, 5))
 		}
 	})
 	res.Recovery = time.Since(healed)

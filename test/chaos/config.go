@@ -33,6 +33,9 @@ type Config struct {
 	OutDir string
 	// Report, when set, receives the results as Markdown.
 	Report string
+	// OperatorArgs are added to both operators' flags (CHAOS_OPERATOR_ARGS, split at
+	// spaces), e.g. --zap-log-level=4 to log client-go's reflectors.
+	OperatorArgs []string
 	// RecoveryBound is how long the comparison may stay non-empty after a fault healed
 	// before the run fails: a correctness bound, not a performance target.
 	RecoveryBound time.Duration
@@ -80,7 +83,7 @@ func Long() Config {
 // FromEnv returns Short, or Long when CHAOS_LONG=true, changed by the CHAOS_* variables:
 // CHAOS_TIME, CHAOS_MIN_FAULTS, CHAOS_NODES, CHAOS_PODS, CHAOS_RESERVATIONS,
 // CHAOS_BURST_RESERVATIONS, CHAOS_BURST_PODS, CHAOS_RATE, CHAOS_WORKERS, CHAOS_SEED,
-// CHAOS_RACE, CHAOS_OUT, CHAOS_REPORT, CHAOS_RECOVERY_BOUND.
+// CHAOS_RACE, CHAOS_OUT, CHAOS_REPORT, CHAOS_RECOVERY_BOUND, CHAOS_OPERATOR_ARGS.
 func FromEnv() (Config, error) {
 	c := Short()
 	if os.Getenv("CHAOS_LONG") == "true" {
@@ -134,6 +137,7 @@ func FromEnv() (Config, error) {
 		c.Race = v == "true" || v == "1"
 	}
 	c.OutDir, c.Report = os.Getenv("CHAOS_OUT"), os.Getenv("CHAOS_REPORT")
+	c.OperatorArgs = strings.Fields(os.Getenv("CHAOS_OPERATOR_ARGS"))
 	if c.Nodes < 4 {
 		errs = append(errs, "CHAOS_NODES: want at least 4 nodes")
 	}

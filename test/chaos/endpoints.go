@@ -23,9 +23,14 @@ type Difference struct {
 	Kind    string `json:"kind"`
 	Key     string `json:"key"`
 	Problem string `json:"problem"`
+	// The resource versions the cache and the API hold ("" where one holds none).
+	CacheVersion string `json:"cacheVersion,omitempty"`
+	APIVersion   string `json:"apiVersion,omitempty"`
 }
 
-func (d Difference) String() string { return d.Kind + " " + d.Key + ": " + d.Problem }
+func (d Difference) String() string {
+	return fmt.Sprintf("%s %s: %s (cache %q, API %q)", d.Kind, d.Key, d.Problem, d.CacheVersion, d.APIVersion)
+}
 
 // Dump is /debug/cache.
 type Dump struct {

@@ -42,6 +42,9 @@ type Harness struct {
 	metricsMu sync.Mutex
 	// lastRound is how long the last round of comparisons took (waitCompareEmptyTimeline).
 	lastRound time.Duration
+	// apiDisruptions are when the API server faults (restart, 410) were injected: client-go's
+	// reflectors back off longer with every relist in a 2-minute window (backoffWindow).
+	apiDisruptions []time.Time
 	// crProbe reads custom resources after an API server restart (noteCRsServed).
 	crProbe            client.Client
 	metrics            map[string]Metrics
@@ -130,6 +133,7 @@ func (h *Harness) Setup(ctx context.Context) error {
 		"--reservation-default-ttl=" + h.Cfg.ReservationTTL.String(), "--reservation-gc-grace=" + h.Cfg.ReservationGCGrace.String(),
 		"--component-name=multicache-chaos", "--low-free-threshold=0",
 	}
+	common = append(common, h.Cfg.OperatorArgs...)
 	a, err := NewReplica("a", bin, h.Out, append(common,
 		"--chaos-scheduler-name="+SchedulerName, "--chaos-slow-bind="+h.Cfg.SlowBind.String(),
 		"--chaos-slow-bind-fraction=0.1", "--chaos-forget-fraction=0.05", fmt.Sprintf("--chaos-seed=%d", h.Cfg.Seed)), h.logf)

@@ -64,6 +64,9 @@ type FaultResult struct {
 	failoverKnown bool
 	relistsBefore map[string]int
 	slowBindRsv   string
+	// apiFaultsBefore counts, for an API server fault, those injected in the 2 minutes
+	// before it (recentAPIDisruptions).
+	apiFaultsBefore int
 }
 
 func (r *FaultResult) note(key, value string) { r.Notes = append(r.Notes, key+": "+value) }

@@ -59,6 +59,11 @@ func (h *Harness) cycle(ctx context.Context, seq int, f Fault) {
 		load += time.Duration(h.intn(int(spread/time.Millisecond))) * time.Millisecond
 	}
 	time.Sleep(load)
+	if f.Kind == APIRestart.Kind || f.Kind == Compaction410.Kind {
+		res.apiFaultsBefore = h.recentAPIDisruptions(time.Now())
+		res.note("API server faults in the 2 min before", fmt.Sprint(res.apiFaultsBefore))
+		h.apiDisruptions = append(h.apiDisruptions, time.Now())
+	}
 	healed, err := f.Inject(ctx, h, res)
 	h.W.Pause()
 	if err != nil {
@@ -72,6 +77,25 @@ func (h *Harness) cycle(ctx context.Context, seq int, f Fault) {
 	for _, v := range res.Violations {
 		h.logf("  VIOLATION %s", v)
 	}
+}
+
+// backoffWindow is how long client-go's reflectors keep growing their backoff (0.8 s,
+// doubled at every ListAndWatch that ends, jitter 1.0, cap 30 s) before it starts again
+// from 0.8 s (v0.37.1: defaultBackoffReset). After an API server restart every watch is
+// answered 410 and every reflector relists after that backoff, so the n-th API server fault
+// in a window waits up to 0.8 s x 2^n before the operators' informers relist.
+const backoffWindow = 2 * time.Minute
+
+// recentAPIDisruptions counts the API server faults injected in the backoff window before
+// now (a replica restarted meanwhile starts its reflectors afresh).
+func (h *Harness) recentAPIDisruptions(now time.Time) int {
+	n := 0
+	for _, at := range h.apiDisruptions {
+		if now.Sub(at) < backoffWindow {
+			n++
+		}
+	}
+	return n
 }
 
 // final lets the workload's follow-ups finish and the short TTLs and timeouts pass, checks
