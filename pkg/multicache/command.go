@@ -10,6 +10,7 @@ import (
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	crconfig "sigs.k8s.io/controller-runtime/pkg/client/config"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -89,6 +90,9 @@ func (c *Command) Run(args []string) int {
 		}
 	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&f.zap)))
+	// client-go's own log lines (a reflector's "Failed to watch", errors without a context)
+	// go through the same logger, structured, instead of plain text on stderr.
+	klog.SetLoggerWithOptions(ctrl.Log.WithName("client-go"), klog.ContextualLogger(true))
 	log := ctrl.Log.WithName("setup")
 	// A cache sized to its container must not be OOM-killed before the collector tries. A
 	// bad value is logged and the operator runs without a soft limit, as it would without

@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"os"
 
+	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
@@ -47,6 +48,9 @@ func run() int {
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+	// client-go's own log lines (a reflector's "Failed to watch", errors without a context)
+	// go through the same logger, structured, instead of plain text on stderr.
+	klog.SetLoggerWithOptions(ctrl.Log.WithName("client-go"), klog.ContextualLogger(true))
 	log := ctrl.Log.WithName("setup")
 
 	if err := opts.Validate(); err != nil {
