@@ -176,19 +176,52 @@ func (f *feed) applyNow(key types.NamespacedName, obj client.Object, initial boo
 
 // Reconcile implements reconcile.Reconciler: the queue's path, reading the informer's store
 // (else the manager's cache).
+//
+// The informer's delivery may apply a change of the key between the read and the apply
+// (a delete, above all): the apply would then bring back what was already gone. So the key
+// is read again after the apply, and what the informer holds then is applied, until the
+// two reads agree (an apply of the delivery that came in between is applied again, which
+// changes nothing).
 func (f *feed) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	obj, err := f.current(ctx, req.NamespacedName)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	after, err := f.apply(ctx, req.NamespacedName, obj)
-	if err != nil {
-		return ctrl.Result{}, err
+	var after time.Duration
+	for attempt := 0; ; attempt++ {
+		if after, err = f.apply(ctx, req.NamespacedName, obj); err != nil {
+			return ctrl.Result{}, err
+		}
+		now, err := f.current(ctx, req.NamespacedName)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if sameObject(obj, now) {
+			break
+		}
+		if attempt == maxReapplies {
+			// The key keeps changing: its notifications are applying it; look again.
+			f.enqueue(req.NamespacedName, 0)
+			return ctrl.Result{}, nil
+		}
+		obj = now
 	}
 	f.mu.Lock()
 	delete(f.retrying, req.NamespacedName)
 	f.mu.Unlock()
 	return ctrl.Result{RequeueAfter: after}, nil
+}
+
+// maxReapplies bounds how often a reconcile applies a key again because it changed meanwhile.
+const maxReapplies = 3
+
+// sameObject reports whether two reads of a key found the same object: the same pointer
+// from the informer's store, the same UID and version from a reader's copy, or none twice.
+func sameObject(a, b client.Object) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return a == b || a.GetUID() == b.GetUID() && a.GetResourceVersion() == b.GetResourceVersion()
 }
 
 // current returns the object the informer holds under key, nil when none.

@@ -3,11 +3,13 @@ package controllers
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 	crhandler "sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -101,5 +103,44 @@ func mustStore(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestFeed_ADeleteBetweenAReconcilesReadAndItsApplyStaysDeleted: the queue's path reads the
+// informer's store, then applies; the informer's delivery deletes the key in between (the
+// store first, then the handler). The reconcile must not leave the deleted object in the
+// cache: it reads the key again after its apply and applies what the informer holds then.
+func TestFeed_ADeleteBetweenAReconcilesReadAndItsApplyStaysDeleted(t *testing.T) {
+	for _, viaStore := range []bool{true, false} {
+		informer := toolscache.NewStore(toolscache.MetaNamespaceKeyFunc)
+		rec := newRecorder()
+		f := &feed{name: "pod-feed", kind: stores.KindPod, obj: &corev1.Pod{}, reader: storeReader{informer},
+			log: logr.Discard(), changed: podChanged, retrying: map[types.NamespacedName]struct{}{}}
+		if viaStore {
+			f.store = informer
+		}
+		f.ctx = context.Background()
+		a := types.NamespacedName{Namespace: "ns", Name: "a"}
+		a1 := pod("ns", "a", "1")
+		mustStore(t, informer.Add(a1))
+		inReconcile, deleted := false, false
+		f.apply = func(ctx context.Context, key types.NamespacedName, obj client.Object) (time.Duration, error) {
+			if inReconcile && obj != nil && !deleted {
+				// The delivery, between the reconcile's read and its apply: the store
+				// forgets the pod, the handler applies the delete.
+				deleted = true
+				mustStore(t, informer.Delete(a1))
+				f.onDelete(a1)
+			}
+			return rec.apply(ctx, key, obj)
+		}
+		f.onAdd(a1, true)
+		inReconcile = true
+		if _, err := f.Reconcile(context.Background(), reconcile.Request{NamespacedName: a}); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := rec.get(a); got != nil {
+			t.Errorf("via the informer's store %v: the cache holds %v after the delete, want nothing", viaStore, got)
+		}
 	}
 }

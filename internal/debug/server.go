@@ -70,7 +70,7 @@ func (s *Server) Runnable() (*manager.Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--debug-bind-address %q: %w", s.addr, err)
 	}
-	s.log.Info("serving debug endpoints", "address", ln.Addr().String())
+	s.log.Info("debug endpoints bound; served once the manager starts", "address", ln.Addr().String())
 	shutdown := 5 * time.Second
 	return &manager.Server{
 		Name:            "debug",

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"sync"
@@ -135,6 +136,15 @@ func New(cfg *rest.Config, opts Options) (*Operator, error) {
 		return nil, err
 	}
 	keep := keepInSubCluster(inScope, opts)
+	// The debug server binds its address here (a bad one fails New); a later failure of
+	// New must let it go, or a second New in the process finds it taken.
+	var debugListener io.Closer
+	built := false
+	defer func() {
+		if !built && debugListener != nil {
+			_ = debugListener.Close()
+		}
+	}()
 	if opts.DebugBindAddress != "0" {
 		op.Debug = debug.NewServer(opts.DebugBindAddress, h, mgr.GetAPIReader(), keep, ctrl.Log.WithName("debug"))
 		op.Debug.Listings = controllers.DriftListings(sources)
@@ -146,6 +156,7 @@ func New(cfg *rest.Config, opts Options) (*Operator, error) {
 		if err != nil {
 			return nil, err
 		}
+		debugListener = srv.Listener
 		if err := mgr.Add(srv); err != nil {
 			return nil, err
 		}
@@ -168,6 +179,7 @@ func New(cfg *rest.Config, opts Options) (*Operator, error) {
 	if err := op.addProbes(); err != nil {
 		return nil, err
 	}
+	built = true
 	return op, nil
 }
 

@@ -2,6 +2,7 @@ package operator
 
 import (
 	"net/http"
+	"slices"
 
 	"k8s.io/client-go/rest"
 
@@ -33,11 +34,11 @@ func trimmedKinds() []wiretrim.Kind {
 		{Group: "resource.k8s.io", Version: "v1", Resource: "resourceslices", Kind: "ResourceSlice", Drop: mf},
 		{Group: "resource.k8s.io", Version: "v1", Resource: "resourceclaims", Kind: "ResourceClaim", Drop: mf},
 		{Group: "resource.k8s.io", Version: "v1", Resource: "deviceclasses", Kind: "DeviceClass", Drop: mf},
-		{Group: "apps", Version: "v1", Resource: "replicasets", Kind: "ReplicaSet", Drop: append(mf, replicaSetTemplateSpec)},
-		{Group: "apps", Version: "v1", Resource: "statefulsets", Kind: "StatefulSet", Drop: append(mf, statefulSetTemplateSpec)},
-		{Group: "apps", Version: "v1", Resource: "daemonsets", Kind: "DaemonSet", Drop: append(mf, daemonSetTemplateSpec)},
-		{Group: "apps", Version: "v1", Resource: "deployments", Kind: "Deployment", Drop: append(mf, deploymentTemplateSpec)},
-		{Group: "batch", Version: "v1", Resource: "jobs", Kind: "Job", Drop: append(mf, jobTemplateSpec)},
+		{Group: "apps", Version: "v1", Resource: "replicasets", Kind: "ReplicaSet", Drop: slices.Concat(mf, []wiretrim.Path{replicaSetTemplateSpec})},
+		{Group: "apps", Version: "v1", Resource: "statefulsets", Kind: "StatefulSet", Drop: slices.Concat(mf, []wiretrim.Path{statefulSetTemplateSpec})},
+		{Group: "apps", Version: "v1", Resource: "daemonsets", Kind: "DaemonSet", Drop: slices.Concat(mf, []wiretrim.Path{daemonSetTemplateSpec})},
+		{Group: "apps", Version: "v1", Resource: "deployments", Kind: "Deployment", Drop: slices.Concat(mf, []wiretrim.Path{deploymentTemplateSpec})},
+		{Group: "batch", Version: "v1", Resource: "jobs", Kind: "Job", Drop: slices.Concat(mf, []wiretrim.Path{jobTemplateSpec})},
 	}
 }
 

@@ -47,6 +47,9 @@ func (b *listBody) Close() error { return b.src.Close() }
 // longer one and everything after it pass through.
 const maxFrame = 16 << 20
 
+// keptBuffer is the largest buffer a watch keeps between frames.
+const keptBuffer = 1 << 20
+
 // watchBody is a protobuf watch stream: frames of a 4-byte big-endian length and a
 // metav1.WatchEvent, each trimmed as soon as it is read whole.
 type watchBody struct {
@@ -75,6 +78,14 @@ func (b *watchBody) Read(p []byte) (int, error) {
 
 // next reads the next frame and makes it, trimmed, pending.
 func (b *watchBody) next() {
+	// A watch lives for minutes (a shard has one per node): a rare large frame's buffers
+	// are let go rather than kept for it.
+	if cap(b.in) > keptBuffer {
+		b.in = nil
+	}
+	if cap(b.out) > keptBuffer {
+		b.out = nil
+	}
 	b.out = append(b.out[:0], 0, 0, 0, 0)
 	n, err := io.ReadFull(b.src, b.out[:4])
 	if err != nil {

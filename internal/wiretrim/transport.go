@@ -47,6 +47,11 @@ type transport struct {
 	rules map[string]*rule
 }
 
+// WrappedRoundTripper returns the transport below, so that client-go's and
+// k8s.io/apimachinery's helpers that unwrap transports (closing idle connections, say)
+// reach it.
+func (t *transport) WrappedRoundTripper() http.RoundTripper { return t.next }
+
 // RoundTrip implements http.RoundTripper.
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.next.RoundTrip(req)

@@ -37,7 +37,8 @@ var (
 	Kinds = []Fault{KillLeader, KillStandby, PauseLeader, APIRestart, Compaction410, Burst, NodeDelete, SlowBind}
 	// FirstPass injects every kind once, in this order: the 410 comes first of the API
 	// server faults, so that it is measured before client-go's reflector backoff (which
-	// grows with every outage and resets only after two quiet minutes) has built up.
+	// doubles with every relist and goes back to its first step only once 2 minutes have
+	// passed since it last did: wait.Backoff.DelayWithReset) has built up.
 	FirstPass = []Fault{KillLeader, KillStandby, PauseLeader, Compaction410, APIRestart, Burst, NodeDelete, SlowBind}
 )
 
