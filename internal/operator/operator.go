@@ -146,8 +146,15 @@ func New(cfg *rest.Config, opts Options) (*Operator, error) {
 		}
 	}()
 	if opts.DebugBindAddress != "0" {
-		op.Debug = debug.NewServer(opts.DebugBindAddress, h, mgr.GetAPIReader(), keep, ctrl.Log.WithName("debug"))
-		op.Debug.Listings = controllers.DriftListings(sources)
+		listings := controllers.DriftListings(sources)
+		var api client.Reader = mgr.GetAPIReader()
+		if opts.TrimAtDecode {
+			if api, err = compareReader(cfg, mgr.GetScheme(), mgr.GetRESTMapper(), listings); err != nil {
+				return nil, fmt.Errorf("creating the client of /debug/cache/compare: %w", err)
+			}
+		}
+		op.Debug = debug.NewServer(opts.DebugBindAddress, h, api, keep, ctrl.Log.WithName("debug"))
+		op.Debug.Listings = listings
 		if shard, ok := mgr.GetCache().(*nodepods.Cache); ok {
 			// A shard compares the pods of its nodes, listed node by node.
 			op.Debug.Source = drift.NodePods{API: drift.APISource{Reader: mgr.GetAPIReader()}, Nodes: shard.Set.Nodes}

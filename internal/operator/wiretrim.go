@@ -4,8 +4,14 @@ import (
 	"net/http"
 	"slices"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
+	"github.com/seed0f91f25e/multicache/internal/drift"
 	"github.com/seed0f91f25e/multicache/internal/wiretrim"
 )
 
@@ -50,4 +56,34 @@ func cacheHTTPClient(cfg *rest.Config) (*http.Client, error) {
 	c := rest.CopyConfig(cfg)
 	c.Wrap(wiretrim.Wrapper(trimmedKinds()...))
 	return rest.HTTPClientFor(c)
+}
+
+// compareReader is the reader of /debug/cache/compare: the manager's uncached reads, with
+// managedFields skipped at the wire in the metadata-only lists the comparison makes of
+// every kind it lists (it reads names and resource versions only). Half of a listed
+// object's metadata is its managedFields, and decoding it inside a process that holds the
+// whole cache costs collections of that cache. Kinds the API server does not map are left
+// out of the trim (their lists pass whole); the reader falls back to the manager's when
+// the client cannot be built.
+func compareReader(cfg *rest.Config, scheme *runtime.Scheme, mapper meta.RESTMapper, listings []drift.Listing) (client.Reader, error) {
+	var kinds []wiretrim.Kind
+	for _, l := range listings {
+		gvk, err := apiutil.GVKForObject(l.Object, scheme)
+		if err != nil {
+			continue
+		}
+		m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+		if err != nil {
+			continue
+		}
+		kinds = append(kinds, wiretrim.Kind{Group: m.Resource.Group, Version: m.Resource.Version, Resource: m.Resource.Resource,
+			Kind: "PartialObjectMetadata", APIVersion: metav1.SchemeGroupVersion.String(), Drop: []wiretrim.Path{wiretrim.ManagedFields}})
+	}
+	c := rest.CopyConfig(cfg)
+	c.Wrap(wiretrim.Wrapper(kinds...))
+	httpClient, err := rest.HTTPClientFor(c)
+	if err != nil {
+		return nil, err
+	}
+	return client.New(c, client.Options{Scheme: scheme, Mapper: mapper, HTTPClient: httpClient})
 }

@@ -20,8 +20,10 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
+	"github.com/seed0f91f25e/multicache/internal/drift"
 	"github.com/seed0f91f25e/multicache/internal/scheme"
 	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
 )
@@ -235,4 +237,56 @@ func TestWireTrim_ACompressedListIsTrimmedOnceDecompressed(t *testing.T) {
 			t.Fatalf("pod %s: managedFields %v, annotation of %d bytes; want none and the whole annotation", p.Name, p.ManagedFields, len(p.Annotations["big"]))
 		}
 	}
+}
+
+// TestWireTrim_TheComparisonsMetadataListsArriveWithoutManagedFields: the reader of
+// /debug/cache/compare lists metadata only; through the real API server its lists of pods
+// (built in) and PodGroups (a custom resource) arrive without managedFields and with every
+// name and resource version, and the manager's own reader still gets managedFields.
+func TestWireTrim_TheComparisonsMetadataListsArriveWithoutManagedFields(t *testing.T) {
+	ns := newNamespace(t)
+	create(t, withoutUID(ts.MakePod(ns, "p", ts.OnNode("n"), ts.Requests("1m", "1Mi"))))
+	create(t, ts.MakePodGroup(ns, "g", 1))
+	s := scheme.New()
+	mapper, err := apiutil.NewDynamicRESTMapper(env.Config, mustHTTPClient(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	trimmed, err := compareReader(env.Config, s, mapper, drift.Listings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole, err := client.New(env.Config, client.Options{Scheme: s, Mapper: mapper})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, kind := range []string{"PodList", "PodGroupList"} {
+		gv := corev1.SchemeGroupVersion
+		if kind == "PodGroupList" {
+			gv = v1alpha1.GroupVersion
+		}
+		for _, c := range []struct {
+			reader      client.Reader
+			wantManaged bool
+		}{{trimmed, false}, {whole, true}} {
+			list := &metav1.PartialObjectMetadataList{}
+			list.SetGroupVersionKind(gv.WithKind(kind))
+			if err := c.reader.List(ctx(), list, client.InNamespace(ns)); err != nil {
+				t.Fatal(err)
+			}
+			if len(list.Items) != 1 || list.Items[0].ResourceVersion == "" || list.Items[0].Name == "" ||
+				(len(list.Items[0].ManagedFields) > 0) != c.wantManaged {
+				t.Errorf("%s, managedFields wanted %v: %+v", kind, c.wantManaged, list.Items)
+			}
+		}
+	}
+}
+
+func mustHTTPClient(t *testing.T) *http.Client {
+	t.Helper()
+	hc, err := rest.HTTPClientFor(env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hc
 }

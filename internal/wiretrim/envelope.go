@@ -35,6 +35,9 @@ func newRule(k Kind) *rule {
 	if k.Group != "" {
 		apiVersion = k.Group + "/" + k.Version
 	}
+	if k.APIVersion != "" {
+		apiVersion = k.APIVersion
+	}
 	return &rule{apiVersion: apiVersion, kind: k.Kind, listKind: k.Kind + "List", object: obj,
 		list: &tree{into: []subtree{{listItems, obj}}}}
 }

@@ -23,6 +23,9 @@ type Kind struct {
 	Group, Version, Resource string
 	// Kind is the objects' kind in their envelope (its list is Kind+"List").
 	Kind string
+	// APIVersion is the envelope's apiVersion when it is not Group/Version: a list of
+	// the resource's metadata only (Kind PartialObjectMetadata) says meta.k8s.io/v1.
+	APIVersion string
 	// Drop are the fields to drop from every object.
 	Drop []Path
 }
