@@ -110,7 +110,8 @@ type Options struct {
 
 	// TrimAtDecode has the cache's protobuf lists and watches skip, before decoding, the
 	// fields its transforms drop (managedFields; the workload owners' pod template spec).
-	// Off, every object is decoded whole and then transformed: the same cache, more CPU.
+	// The metadata lists of /debug/cache/compare skip managedFields the same way. Off,
+	// every object is decoded whole and then transformed: the same cache, more CPU.
 	TrimAtDecode bool
 
 	// Clock drives TTLs and deadlines (default: the real clock; tests use a fake one).
@@ -206,7 +207,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 		"Charge pods with the cpu, memory and other node-allocatable resources their DRA claims were allocated (pod.status.nodeAllocatableResourceClaimStatuses), "+
 			"as kube-scheduler does with its DRANodeAllocatableResources feature gate (alpha, off by default): set it as the cluster's gate is.")
 	fs.BoolVar(&o.TrimAtDecode, "trim-at-decode", o.TrimAtDecode,
-		"Skip, in the cache's protobuf lists and watches, the fields its transforms drop (managedFields, the workload owners' pod template spec) before decoding them; false decodes whole objects (the same cache, more CPU).")
+		"Skip, in the cache's protobuf lists and watches, the fields its transforms drop (managedFields, the workload owners' pod template spec), and managedFields in the metadata lists of /debug/cache/compare, before decoding them; false decodes whole objects (the same cache and comparison, more CPU).")
 }
 
 // Validate returns an error naming every flag whose value cannot work.
