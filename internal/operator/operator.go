@@ -215,7 +215,7 @@ func newManager(cfg *rest.Config, opts Options, lock *renewalLock, opened *opene
 	cacheOpts.NewInformer = reconnectingInformer(ctrl.Log.WithName("reconnect"), ready, opened)
 	if opts.TrimAtDecode {
 		// The cache's lists and watches skip at decode what the transforms drop (wiretrim.go).
-		if cacheOpts.HTTPClient, err = cacheHTTPClient(cfg); err != nil {
+		if cacheOpts.HTTPClient, err = cacheHTTPClient(cfg, opts.WholePods); err != nil {
 			return nil, fmt.Errorf("creating the HTTP client of the cache: %w", err)
 		}
 	}
@@ -255,8 +255,9 @@ func cacheOptions(opts Options) cache.Options {
 		DefaultUnsafeDisableDeepCopy: ptr.To(true),
 		ByObject:                     ownerTransforms(),
 	}
-	// Pods share their resource lists (podTransform); a shard's per-node watches take it too.
-	cacheOpts.ByObject[&corev1.Pod{}] = cache.ByObject{Transform: podTransform(newSharedResourceLists())}
+	// Pods share their resource lists and leave out what only the kubelet reads
+	// (podTransform); a shard's per-node watches take it too.
+	cacheOpts.ByObject[&corev1.Pod{}] = cache.ByObject{Transform: podTransform(newSharedResourceLists(), opts.WholePods)}
 	if opts.SubClusterKey != "" {
 		// Only the Nodes are selected by label: an NMNode or CNR follows its Node's shard
 		// (the feeds filter them by name), whatever labels its agent gave it.

@@ -114,6 +114,13 @@ type Options struct {
 	// every object is decoded whole and then transformed: the same cache, more CPU.
 	TrimAtDecode bool
 
+	// WholePods keeps every field of the cache's pods. Off (the default), the cache's pods
+	// leave out what only the kubelet and the container runtime read (images, commands,
+	// environment, probes, mounts, DNS and service account settings, IPs, container
+	// states: podfields.go), skipped at decode with TrimAtDecode; every field a
+	// placement decision reads stays. The API reader always reads whole pods.
+	WholePods bool
+
 	// Clock drives TTLs and deadlines (default: the real clock; tests use a fake one).
 	Clock clock.WithTicker
 	// SkipControllerNameValidation lets several operators run in one process (tests).
@@ -206,6 +213,9 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&o.DRANodeAllocatableResources, "dra-node-allocatable-resources", o.DRANodeAllocatableResources,
 		"Charge pods with the cpu, memory and other node-allocatable resources their DRA claims were allocated (pod.status.nodeAllocatableResourceClaimStatuses), "+
 			"as kube-scheduler does with its DRANodeAllocatableResources feature gate (alpha, off by default): set it as the cluster's gate is.")
+	fs.BoolVar(&o.WholePods, "whole-pods", o.WholePods,
+		"Keep every field of the cached pods, for siblings that read them from the cache; by default the cache's pods leave out what only the kubelet and the container runtime read "+
+			"(images, commands, env, probes, mounts, DNS and service account settings, IPs, container states), and keep everything placement reads.")
 	fs.BoolVar(&o.TrimAtDecode, "trim-at-decode", o.TrimAtDecode,
 		"Skip, in the cache's protobuf lists and watches, the fields its transforms drop (managedFields, the workload owners' pod template spec), and managedFields in the metadata lists of /debug/cache/compare, before decoding them; false decodes whole objects (the same cache and comparison, more CPU).")
 }

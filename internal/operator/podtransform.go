@@ -10,7 +10,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 )
 
-// podTransform strips managedFields, as from every object, and makes the pod's resource
+// podTransform strips managedFields, as from every object, clears the fields only the
+// kubelet and the runtime read unless wholePods (clearRuntimeFields), and makes the pod's resource
 // lists shared with every other pod that lists the same quantities (sharedResourceLists).
 // A decoded ResourceList is a map of its own, about 700 bytes for cpu and memory, and a pod
 // has one per container for requests and one for limits: at 150,000 pods they were 30% of
@@ -18,7 +19,7 @@ import (
 // of one workload, and the requests and limits of a Guaranteed container, list the same
 // quantities. Cached objects are never modified (the informers hand them out without a
 // copy), so sharing a map changes nothing a reader can see.
-func podTransform(lists *sharedResourceLists) toolscache.TransformFunc {
+func podTransform(lists *sharedResourceLists, wholePods bool) toolscache.TransformFunc {
 	strip := cache.TransformStripManagedFields()
 	return func(in any) (any, error) {
 		out, err := strip(in)
@@ -26,6 +27,9 @@ func podTransform(lists *sharedResourceLists) toolscache.TransformFunc {
 			return out, err
 		}
 		if pod, ok := out.(*corev1.Pod); ok {
+			if !wholePods {
+				clearRuntimeFields(pod)
+			}
 			lists.sharePod(pod)
 		}
 		return out, nil

@@ -60,7 +60,7 @@ func mapID(rl corev1.ResourceList) uintptr { return reflect.ValueOf(rl).Pointer(
 // object but for managedFields), and kube-scheduler's requests (component-helpers) are
 // unchanged.
 func TestPodTransform_PodsListingTheSameQuantitiesShareOneMapAndChargeTheSame(t *testing.T) {
-	transform := podTransform(newSharedResourceLists())
+	transform := podTransform(newSharedResourceLists(), false)
 	var pods []*corev1.Pod
 	for i := range 3 {
 		in := decoded(t, everyList(fmt.Sprint("p", i), "500m", "1Gi"))

@@ -28,13 +28,18 @@ var (
 
 // trimmedKinds are the built-in kinds the cache watches and what their transforms drop
 // that is skipped at decode (see cacheHTTPClient): managedFields of every one
-// (DefaultTransform, podTransform and ownerMeta drop them), and of the workload owners the
-// pod template's spec (templateLabels keeps only its metadata). TestWireTrim_* decode
-// each with and without the trim and compare what the transforms keep.
-func trimmedKinds() []wiretrim.Kind {
+// (DefaultTransform, podTransform and ownerMeta drop them), of the pods the fields only
+// the kubelet reads unless wholePods (podfields.go), and of the workload owners the pod
+// template's spec (templateLabels keeps only its metadata). TestWireTrim_* decode each
+// with and without the trim and compare what the transforms keep.
+func trimmedKinds(wholePods bool) []wiretrim.Kind {
 	mf := []wiretrim.Path{wiretrim.ManagedFields}
+	pod := mf
+	if !wholePods {
+		pod = slices.Concat(mf, podWirePaths())
+	}
 	return []wiretrim.Kind{
-		{Version: "v1", Resource: "pods", Kind: "Pod", Drop: mf},
+		{Version: "v1", Resource: "pods", Kind: "Pod", Drop: pod},
 		{Version: "v1", Resource: "nodes", Kind: "Node", Drop: mf},
 		{Group: "policy", Version: "v1", Resource: "poddisruptionbudgets", Kind: "PodDisruptionBudget", Drop: mf},
 		{Group: "resource.k8s.io", Version: "v1", Resource: "resourceslices", Kind: "ResourceSlice", Drop: mf},
@@ -52,9 +57,9 @@ func trimmedKinds() []wiretrim.Kind {
 // watches of trimmedKinds arrive without what the transforms would drop after decoding
 // them (package wiretrim), so that it is never decoded. The API reader, the client's
 // writes and the siblings' own clients use the manager's client and see whole objects.
-func cacheHTTPClient(cfg *rest.Config) (*http.Client, error) {
+func cacheHTTPClient(cfg *rest.Config, wholePods bool) (*http.Client, error) {
 	c := rest.CopyConfig(cfg)
-	c.Wrap(wiretrim.Wrapper(trimmedKinds()...))
+	c.Wrap(wiretrim.Wrapper(trimmedKinds(wholePods)...))
 	return rest.HTTPClientFor(c)
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	goruntime "runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -29,8 +30,9 @@ import (
 )
 
 // BenchmarkWireTrim_Watch decodes a recorded protobuf watch stream (30,000 pods; 3,000
-// ReplicaSets) through client-go's watch decoder and the cache's transform, whole and
-// trimmed: one op is the whole stream.
+// ReplicaSets) through client-go's watch decoder and the cache's transform, whole, with
+// managedFields skipped (pods as --whole-pods has them) and trimmed as the cache does: one
+// op is the whole stream.
 //
 //	go test ./internal/operator/ -run '^$' -bench BenchmarkWireTrim_Watch -benchmem -benchtime 3x -count 5
 func BenchmarkWireTrim_Watch(b *testing.B) {
@@ -51,7 +53,7 @@ func BenchmarkWireTrim_Watch(b *testing.B) {
 			b.Fatal(err)
 		}
 		var k wiretrim.Kind
-		for _, tk := range trimmedKinds() {
+		for _, tk := range trimmedKinds(false) {
 			if tk.Kind == c.kind {
 				k = tk
 			}
@@ -60,15 +62,21 @@ func BenchmarkWireTrim_Watch(b *testing.B) {
 		for _, v := range []struct {
 			name string
 			rt   http.RoundTripper
-		}{{"whole", responder}, {"trimmed", wiretrim.Wrapper(trimmedKinds()...)(responder)}} {
+			opts Options
+		}{
+			{"whole", responder, Options{WholePods: true}},                                                  // --trim-at-decode=false --whole-pods
+			{"managedFields", wiretrim.Wrapper(trimmedKinds(true)...)(responder), Options{WholePods: true}}, // --whole-pods
+			{"trimmed", wiretrim.Wrapper(trimmedKinds(false)...)(responder), Options{}},                     // the defaults
+		} {
 			b.Run(c.kind+"/"+v.name, func(b *testing.B) {
 				cpu := processCPU()
 				for b.Loop() {
-					if got := watchTransformed(b, k, v.rt); got != c.n {
+					if got := len(watchTransformed(b, k, v.rt, v.opts, false)); got != c.n {
 						b.Fatalf("watched %d, want %d", got, c.n)
 					}
 				}
 				b.ReportMetric(float64(processCPU()-cpu)/float64(b.N)/1e6, "cpu-ms/op")
+				b.ReportMetric(float64(heldBytes(func() any { return watchTransformed(b, k, v.rt, v.opts, true) }))/float64(c.n), "heldB/obj")
 				b.ReportMetric(float64(len(stream))/float64(c.n), "wireB/obj")
 				b.ReportMetric(float64(decodedBytes(b, k, v.rt))/float64(c.n), "decodedB/obj")
 			})
@@ -76,9 +84,21 @@ func BenchmarkWireTrim_Watch(b *testing.B) {
 	}
 }
 
+// heldBytes is the live heap that what fill returns holds, after a collection.
+func heldBytes(fill func() any) uint64 {
+	var before, after goruntime.MemStats
+	goruntime.GC()
+	goruntime.ReadMemStats(&before)
+	held := fill()
+	goruntime.GC()
+	goruntime.ReadMemStats(&after)
+	goruntime.KeepAlive(held)
+	return after.HeapAlloc - before.HeapAlloc
+}
+
 // watchTransformed watches k through rt as the cache's informers do and transforms every
-// object as the cache does; it returns how many it watched.
-func watchTransformed(b *testing.B, k wiretrim.Kind, rt http.RoundTripper) int {
+// object as the cache does with opts; it returns what it watched, every object when keep, else nils.
+func watchTransformed(b *testing.B, k wiretrim.Kind, rt http.RoundTripper, opts Options, keep bool) []runtime.Object {
 	gv := schema.GroupVersion{Group: k.Group, Version: k.Version}
 	mapper := meta.NewDefaultRESTMapper(nil)
 	mapper.AddSpecific(gv.WithKind(k.Kind), gv.WithResource(k.Resource), gv.WithResource(k.Resource), meta.RESTScopeRoot)
@@ -87,19 +107,24 @@ func watchTransformed(b *testing.B, k wiretrim.Kind, rt http.RoundTripper) int {
 	if err != nil {
 		b.Fatal(err)
 	}
-	transform := cacheTransform(b, gv.WithKind(k.Kind))
+	transform := cacheTransformOf(b, opts, gv.WithKind(k.Kind))
 	w, err := c.Watch(context.Background(), newObject(b, gv.WithKind(k.Kind+"List")).(client.ObjectList))
 	if err != nil {
 		b.Fatal(err)
 	}
-	n := 0
+	var objs []runtime.Object
 	for e := range w.ResultChan() {
-		if _, err := transform(e.Object); err != nil {
+		obj, err := transform(e.Object)
+		if err != nil {
 			b.Fatal(err)
 		}
-		n++
+		if keep {
+			objs = append(objs, obj.(runtime.Object))
+		} else {
+			objs = append(objs, nil)
+		}
 	}
-	return n
+	return objs
 }
 
 // benchFieldsV1 is a managedFields entry as the API server writes it for a client's create

@@ -47,7 +47,7 @@ func TestWireTrim_TheCacheClientTrimsTheAPIServersProtobufOnly(t *testing.T) {
 	create(t, wireTrimReplicaSet(ns, "rs"))
 	create(t, ts.MakePodGroup(ns, "g", 1))
 
-	hc, err := cacheHTTPClient(env.Config)
+	hc, err := cacheHTTPClient(env.Config, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func TestWireTrim_TheCacheHoldsWhatItHeldWithoutTheTrim(t *testing.T) {
 		create(t, p)
 		create(t, wireTrimReplicaSet(ns, fmt.Sprintf("rs-%02d", i)))
 	}
-	hc, err := cacheHTTPClient(env.Config)
+	hc, err := cacheHTTPClient(env.Config, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +217,7 @@ func TestWireTrim_ACompressedListIsTrimmedOnceDecompressed(t *testing.T) {
 		t.Fatalf("the API server did not compress a list of 200 pods (%d bytes): the test proves nothing", len(body))
 	}
 
-	hc, err := cacheHTTPClient(env.Config)
+	hc, err := cacheHTTPClient(env.Config, false)
 	if err != nil {
 		t.Fatal(err)
 	}

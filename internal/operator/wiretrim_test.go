@@ -36,7 +36,7 @@ func TestWireTrim_TheTransformsKeepTheSameFromTrimmedResponses(t *testing.T) {
 	seed := rand.Int63()
 	t.Logf("seed %d", seed)
 	f := fuzzer.FuzzerFor(genericfuzzer.Funcs, rand.NewSource(seed), scheme.Codecs).NilChance(.3).NumElements(1, 2)
-	for _, k := range trimmedKinds() {
+	for _, k := range trimmedKinds(false) {
 		t.Run(k.Kind, func(t *testing.T) {
 			gvk := schema.GroupVersionKind{Group: k.Group, Version: k.Version, Kind: k.Kind}
 			objs := make([]runtime.Object, 0, 60)
@@ -65,7 +65,7 @@ func TestWireTrim_TheTransformsKeepTheSameFromTrimmedResponses(t *testing.T) {
 			}
 			responder := wiretrimtest.Responder{List: listBytes, Watch: watchBytes}
 			whole := listAndWatch(t, k, responder)
-			trimmed := listAndWatch(t, k, wiretrim.Wrapper(trimmedKinds()...)(responder))
+			trimmed := listAndWatch(t, k, wiretrim.Wrapper(trimmedKinds(false)...)(responder))
 			if len(whole) != len(objs)*2+1 || len(trimmed) != len(whole) {
 				t.Fatalf("decoded %d objects whole and %d trimmed, want %d", len(whole), len(trimmed), len(objs)*2+1)
 			}
@@ -153,7 +153,12 @@ func listAndWatch(t *testing.T, k wiretrim.Kind, rt http.RoundTripper) []runtime
 
 // cacheTransform is the transform the manager's cache applies to objects of gvk.
 func cacheTransform(t testing.TB, gvk schema.GroupVersionKind) toolscache.TransformFunc {
-	opts := cacheOptions(Options{})
+	return cacheTransformOf(t, Options{}, gvk)
+}
+
+// cacheTransformOf is the transform of objects of gvk in the cache that o configures.
+func cacheTransformOf(t testing.TB, o Options, gvk schema.GroupVersionKind) toolscache.TransformFunc {
+	opts := cacheOptions(o)
 	want := reflect.TypeOf(newObject(t, gvk))
 	for obj, by := range opts.ByObject {
 		if reflect.TypeOf(obj) == want && by.Transform != nil {
@@ -179,7 +184,7 @@ func field(v reflect.Value, path ...string) reflect.Value {
 // A configuration client-go cannot build a transport from fails the cache's client with
 // client-go's reason (the file it could not read).
 func TestWireTrim_TheCacheClientFailsOnABadTLSConfig(t *testing.T) {
-	_, err := cacheHTTPClient(&rest.Config{Host: "https://example.invalid", TLSClientConfig: rest.TLSClientConfig{CAFile: "/nonexistent/ca.crt"}})
+	_, err := cacheHTTPClient(&rest.Config{Host: "https://example.invalid", TLSClientConfig: rest.TLSClientConfig{CAFile: "/nonexistent/ca.crt"}}, false)
 	if err == nil || !strings.Contains(err.Error(), "/nonexistent/ca.crt") {
 		t.Fatalf("err = %v, want one naming the CA file", err)
 	}
