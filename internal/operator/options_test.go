@@ -139,7 +139,7 @@ func TestOptions_FlagsSetEveryOption(t *testing.T) {
 	err := fs.Parse([]string{"--stores=reservations, podgroups", "--pod-assumed-ttl=1m", "--period=2s", "--reservation-ttl=3m",
 		"--reservation-default-ttl=5m", "--reservation-gc-grace=4m", "--component-name=c", "--scheduler-name=s", "--sub-cluster-key=zone", "--sub-cluster=a",
 		"--debug-bind-address=0", "--low-free-threshold=0", "--verify-period=0", "--podgroup-sources=native, scheduler-plugins",
-		"--leader-elect-lease-duration=6s", "--leader-elect-renew-deadline=5s", "--leader-elect-retry-period=1s", "--dra-node-allocatable-resources", "--trim-at-decode=false"})
+		"--leader-elect-lease-duration=6s", "--leader-elect-renew-deadline=5s", "--leader-elect-retry-period=1s", "--dra-node-allocatable-resources", "--trim-at-decode=false", "--whole-pods"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func TestOptions_FlagsSetEveryOption(t *testing.T) {
 		o.ReservationTTL != 3*time.Minute || o.ReservationDefaultTTL != 5*time.Minute || o.ReservationGCGrace != 4*time.Minute || o.ComponentName != "c" || o.SchedulerName != "s" ||
 		o.SubClusterKey != "zone" || o.SubCluster != "a" || o.DebugBindAddress != "0" || o.LowFreeThreshold != 0 || o.VerifyPeriod != 0 ||
 		*o.LeaseDuration != 6*time.Second || *o.RenewDeadline != 5*time.Second || *o.RetryPeriod != time.Second ||
-		!slices.Equal(o.PodGroupSources, []string{"native", "scheduler-plugins"}) || !o.DRANodeAllocatableResources || o.TrimAtDecode {
+		!slices.Equal(o.PodGroupSources, []string{"native", "scheduler-plugins"}) || !o.DRANodeAllocatableResources || o.TrimAtDecode || !o.WholePods {
 		t.Errorf("options %+v", o)
 	}
 }

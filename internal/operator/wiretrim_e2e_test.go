@@ -147,7 +147,13 @@ func TestWireTrim_TheCacheHoldsWhatItHeldWithoutTheTrim(t *testing.T) {
 // startCache starts a cache of ns with the manager's cache options and hc, synced.
 func startCache(t *testing.T, hc *http.Client, ns string) cache.Cache {
 	t.Helper()
-	opts := cacheOptions(Options{})
+	return startCacheWith(t, Options{}, hc, ns)
+}
+
+// startCacheWith starts a cache of ns with the cache options o gives and hc, synced.
+func startCacheWith(t *testing.T, o Options, hc *http.Client, ns string) cache.Cache {
+	t.Helper()
+	opts := cacheOptions(o)
 	opts.HTTPClient, opts.Scheme = hc, scheme.New()
 	opts.DefaultNamespaces = map[string]cache.Config{ns: {}}
 	c, err := cache.New(env.Config, opts)
