@@ -39,7 +39,7 @@ func newRule(k Kind) *rule {
 		apiVersion = k.APIVersion
 	}
 	return &rule{apiVersion: apiVersion, kind: k.Kind, listKind: k.Kind + "List", object: obj,
-		list: &tree{into: []subtree{{listItems, obj}}}}
+		list: newTreeInto(listItems, obj)}
 }
 
 // appendEncoded appends data, an object or list as the API server encodes it (magic and

@@ -15,10 +15,12 @@ type Path []protowire.Number
 var ManagedFields = Path{1, 17}
 
 // tree is the fields to drop of one message and the sub-messages to trim (a few each:
-// slices, searched faster than maps).
+// slices, searched faster than maps; numbers under 64, most of them, also in bit masks).
 type tree struct {
 	drop []protowire.Number
 	into []subtree
+	// dropMask and intoMask have bit n set for field n < 64 in drop and into.
+	dropMask, intoMask uint64
 }
 
 type subtree struct {
@@ -33,12 +35,14 @@ func newTree(paths []Path) *tree {
 		for i, num := range p {
 			if i == len(p)-1 {
 				n.drop = append(n.drop, num)
+				n.dropMask |= bit(num)
 				break
 			}
 			next := n.sub(num)
 			if next == nil {
 				next = &tree{}
 				n.into = append(n.into, subtree{num, next})
+				n.intoMask |= bit(num)
 			}
 			n = next
 		}
@@ -46,8 +50,32 @@ func newTree(paths []Path) *tree {
 	return t
 }
 
+// newTreeInto is the tree that trims field num with sub and keeps everything else.
+func newTreeInto(num protowire.Number, sub *tree) *tree {
+	return &tree{into: []subtree{{num, sub}}, intoMask: bit(num)}
+}
+
+// bit is num's bit in a mask, 0 for numbers of 64 and over.
+func bit(num protowire.Number) uint64 {
+	if num < 64 {
+		return 1 << num
+	}
+	return 0
+}
+
+// drops reports whether t drops field num.
+func (t *tree) drops(num protowire.Number) bool {
+	if num < 64 {
+		return t.dropMask&(1<<num) != 0
+	}
+	return slices.Contains(t.drop, num)
+}
+
 // sub is the tree of field num, nil when it is not trimmed.
 func (t *tree) sub(num protowire.Number) *tree {
+	if num < 64 && t.intoMask&(1<<num) == 0 {
+		return nil
+	}
 	for _, s := range t.into {
 		if s.num == num {
 			return s.tree
@@ -59,21 +87,28 @@ func (t *tree) sub(num protowire.Number) *tree {
 // appendTrimmed appends msg without the fields t drops to dst; false when msg is not a
 // well-formed message (dst is then to be discarded).
 func (t *tree) appendTrimmed(dst, msg []byte) ([]byte, bool) {
-	for len(msg) > 0 {
-		num, typ, tagLen := protowire.ConsumeTag(msg)
+	// Kept fields are copied a run at a time: msg[run:at] is the run not yet copied.
+	run, at := 0, 0
+	for at < len(msg) {
+		num, typ, tagLen := protowire.ConsumeTag(msg[at:])
 		if tagLen < 0 {
 			return dst, false
 		}
-		valLen := protowire.ConsumeFieldValue(num, typ, msg[tagLen:])
+		valLen := protowire.ConsumeFieldValue(num, typ, msg[at+tagLen:])
 		if valLen < 0 {
 			return dst, false
 		}
-		field := msg[:tagLen+valLen]
-		msg = msg[tagLen+valLen:]
-		if slices.Contains(t.drop, num) {
+		field := msg[at : at+tagLen+valLen]
+		if t.drops(num) {
+			dst = append(dst, msg[run:at]...)
+			at += len(field)
+			run = at
 			continue
 		}
 		if sub := t.sub(num); sub != nil && typ == protowire.BytesType {
+			dst = append(dst, msg[run:at]...)
+			at += len(field)
+			run = at
 			v, _ := protowire.ConsumeBytes(field[tagLen:])
 			var ok bool
 			if dst, ok = appendNested(dst, num, len(v), func(dst []byte) ([]byte, bool) { return sub.appendTrimmed(dst, v) }); !ok {
@@ -81,9 +116,9 @@ func (t *tree) appendTrimmed(dst, msg []byte) ([]byte, bool) {
 			}
 			continue
 		}
-		dst = append(dst, field...)
+		at += len(field)
 	}
-	return dst, true
+	return append(dst, msg[run:]...), true
 }
 
 // appendNested appends field num as a length-delimited value that fill appends, at most
