@@ -16,22 +16,31 @@ import (
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
 	"github.com/seed0f91f25e/multicache/internal/stores"
+	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
 )
 
 // fillWorld is `make bench-e2e SIZE=large`'s objects as the cache's informers hand them to
-// the feeds (bench/e2e/objects.go, another module, mirrored here): 5,000 nodes; ReplicaSets
-// of 10 pods, one in ten a gang with its PodGroup, each with its PDB; 150,000 pods bound
-// round-robin, one in three with a sidecar, requests == limits, their resource lists shared
-// between pods of the same content as the operator's podTransform makes them.
+// the feeds (bench/e2e/objects.go, another module, mirrored here): 5,000 nodes with their
+// NMNodes and CNRs, a Reservation every 10 nodes; ReplicaSets of 10 pods, one in ten a gang
+// with its PodGroup, one in five covered by a PDB; 150,000 pods bound round-robin, one in
+// three with a sidecar, requests == limits, their resource lists shared between pods of the
+// same content as the operator's podTransform makes them.
 type fillWorld struct {
-	nodes  []*corev1.Node
-	owners []*stores.Owner
-	groups []*v1alpha1.PodGroup
-	pdbs   []*policyv1.PodDisruptionBudget
-	pods   []*corev1.Pod
+	nodes        []*corev1.Node
+	nmNodes      []*v1alpha1.NMNode
+	cnrs         []*v1alpha1.CustomNodeResource
+	reservations []*v1alpha1.Reservation
+	owners       []*stores.Owner
+	groups       []*v1alpha1.PodGroup
+	pdbs         []*policyv1.PodDisruptionBudget
+	pods         []*corev1.Pod
 }
 
-const fillNodes, fillPods, fillPodsPerRS, fillRSPerGroup, fillPodsPerNamespace = 5000, 150000, 10, 10, 3000
+// The sizes of bench/e2e/size.go at SIZE=large.
+const (
+	fillNodes, fillPods, fillPodsPerRS, fillPodsPerNamespace = 5000, 150000, 10, 3000
+	fillRSPerGroup, fillRSPerPDB, fillNodesPerReservation    = 10, 5, 10
+)
 
 func newFillWorld() *fillWorld {
 	w := &fillWorld{}
@@ -50,6 +59,14 @@ func newFillWorld() *fillWorld {
 				Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}},
 			},
 		})
+		w.nmNodes = append(w.nmNodes, ts.MakeNMNode(name, "64", "256Gi", "62", "252Gi"))
+		w.cnrs = append(w.cnrs, ts.MakeCNR(name, "8", "16Gi"))
+		if i%fillNodesPerReservation == 0 {
+			k := i / fillNodesPerReservation
+			r := ts.MakeReservation("bench-00", fmt.Sprintf("rsv-%05d", k), name, "2", "4Gi", "bench.multicache.dev/reservation", fmt.Sprintf("rsv-%05d", k))
+			r.Spec.TTLSeconds = ptr.To(int64(86400))
+			w.reservations = append(w.reservations, r)
+		}
 	}
 	// shared is podTransform's table: one ResourceList per content.
 	shared := map[string]corev1.ResourceList{}
@@ -74,13 +91,15 @@ func newFillWorld() *fillWorld {
 			Type: v1alpha1.OwnerReplicaSet, Namespace: ns, Name: rs, UID: rsUID, ResourceVersion: "1",
 			Labels: map[string]string{"app": rs, "tier": tier}, Replicas: ptr.To(int32(fillPodsPerRS)),
 		})
-		w.pdbs = append(w.pdbs, &policyv1.PodDisruptionBudget{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "pdb-" + rs, UID: types.UID("uid-pdb-" + rs), ResourceVersion: "1"},
-			Spec: policyv1.PodDisruptionBudgetSpec{
-				MinAvailable: ptr.To(intstr.FromInt32(fillPodsPerRS - 1)),
-				Selector:     &metav1.LabelSelector{MatchLabels: map[string]string{"app": rs}},
-			},
-		})
+		if r%fillRSPerPDB == 0 {
+			w.pdbs = append(w.pdbs, &policyv1.PodDisruptionBudget{
+				ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "pdb-" + rs, UID: types.UID("uid-pdb-" + rs), ResourceVersion: "1"},
+				Spec: policyv1.PodDisruptionBudgetSpec{
+					MinAvailable: ptr.To(intstr.FromInt32(fillPodsPerRS - 1)),
+					Selector:     &metav1.LabelSelector{MatchLabels: map[string]string{"app": rs}},
+				},
+			})
+		}
 		gang := r%fillRSPerGroup == 0
 		if gang {
 			w.groups = append(w.groups, &v1alpha1.PodGroup{
@@ -116,8 +135,13 @@ func newFillWorld() *fillWorld {
 
 // fillObjects feeds everything but the pods to h, as the feeds do (Sync*).
 func (w *fillWorld) fillObjects(b *testing.B, h *Handler) {
-	for _, n := range w.nodes {
+	for i, n := range w.nodes {
 		must(b, h.SyncNode(n.Name, n))
+		must(b, h.SyncNMNode(n.Name, w.nmNodes[i]))
+		must(b, h.SyncCNR(n.Name, w.cnrs[i]))
+	}
+	for _, r := range w.reservations {
+		must(b, h.SyncReservation(types.NamespacedName{Namespace: r.Namespace, Name: r.Name}, r))
 	}
 	for _, o := range w.owners {
 		must(b, h.SyncOwner(o.Key(), o))
@@ -168,4 +192,17 @@ func BenchmarkFill_Pods(b *testing.B) {
 		cpu += rusageCPU(b) - start
 	}
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N)/fillPods, "cpu-ns/pod")
+}
+
+// BenchmarkFill_Others is the same cold start's other objects (nodes, NMNodes, CNRs,
+// Reservations, owners, PodGroups, PDBs) into an empty cache, as their feeds apply them.
+func BenchmarkFill_Others(b *testing.B) {
+	w := newFillWorld()
+	b.ReportAllocs()
+	for b.Loop() {
+		b.StopTimer()
+		h, _ := newQuietHandler(b)
+		b.StartTimer()
+		w.fillObjects(b, h)
+	}
 }
