@@ -27,9 +27,11 @@ type requestsMemo struct {
 	m    map[requestsKey]stores.Resources
 }
 
-// maxRequestsMemo bounds the memo: past it, it starts over. The key holds the maps it
-// names (so no other map can take their address), at most this many sets of them.
-const maxRequestsMemo = 1024
+// maxRequestsMemo bounds the memo: past it, it starts over. It is the size of podTransform's
+// table of shared lists, so a cluster whose pods list that many distinct lists still hits.
+// The key holds the maps it names (so no other map can take their address): at most this
+// many sets of them, nearly all the transform's own.
+const maxRequestsMemo = 4096
 
 // maxKeyedContainers is how many containers and init containers together a key holds.
 const maxKeyedContainers = 6
