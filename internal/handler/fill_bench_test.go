@@ -178,8 +178,22 @@ func rusageCPU(b *testing.B) time.Duration {
 // are per fill; cpu-ns/pod is the process's CPU per pod (the garbage collector's included),
 // the figure a cold start's CPU to full is made of, less the informers' decoding. Run:
 // go test -run '^$' -bench BenchmarkFill_Pods -benchmem ./internal/handler
-func BenchmarkFill_Pods(b *testing.B) {
+func BenchmarkFill_Pods(b *testing.B) { benchmarkFillPods(b, newFillWorld()) }
+
+// BenchmarkFill_PodsUnsharedLists is BenchmarkFill_Pods with every pod's resource lists its
+// own (no podTransform): what a pod costs when the NodeStore's requests memo never hits.
+func BenchmarkFill_PodsUnsharedLists(b *testing.B) {
 	w := newFillWorld()
+	for _, p := range w.pods {
+		for i := range p.Spec.Containers {
+			r := &p.Spec.Containers[i].Resources
+			r.Requests, r.Limits = r.Requests.DeepCopy(), r.Limits.DeepCopy()
+		}
+	}
+	benchmarkFillPods(b, w)
+}
+
+func benchmarkFillPods(b *testing.B, w *fillWorld) {
 	var cpu time.Duration
 	b.ReportAllocs()
 	for b.Loop() {
