@@ -1,6 +1,7 @@
 package nodestore
 
 import (
+	"hash/maphash"
 	"reflect"
 	"unsafe"
 
@@ -24,7 +25,18 @@ import (
 // It is used under the handler's write lock (stores are), so it needs no lock of its own.
 type requestsMemo struct {
 	acct stores.Accounting
-	m    map[requestsKey]stores.Resources
+	// entries are the sets of inputs seen and their requests, found by the hash of their key
+	// in index: a map keyed by requestsKey itself would allocate every key it holds (the
+	// runtime stores keys over 128 bytes out of line). A hash shared by two keys keeps the
+	// later one.
+	entries []memoEntry
+	index   map[uint64]int32
+	hash    func(requestsKey) uint64
+}
+
+type memoEntry struct {
+	key requestsKey
+	req stores.Resources
 }
 
 // maxRequestsMemo bounds the memo: past it, it starts over. It is the size of podTransform's
@@ -60,7 +72,8 @@ type requestsKey struct {
 }
 
 func newRequestsMemo(acct stores.Accounting) *requestsMemo {
-	return &requestsMemo{acct: acct, m: map[requestsKey]stores.Resources{}}
+	seed := maphash.MakeSeed()
+	return &requestsMemo{acct: acct, index: map[uint64]int32{}, hash: func(k requestsKey) uint64 { return maphash.Comparable(seed, k) }}
 }
 
 // podRequests is acct.PodRequests(pod), from the memo when the same inputs were seen.
@@ -69,16 +82,28 @@ func (m *requestsMemo) podRequests(pod *corev1.Pod) stores.Resources {
 	if !ok {
 		return m.acct.PodRequests(pod)
 	}
-	if req, ok := m.m[key]; ok {
-		return req.Clone() // Clone copies only Scalar, which few pods have
+	h := m.hash(key)
+	i, found := m.index[h]
+	if found && m.entries[i].key == key {
+		return m.entries[i].req.Clone() // Clone copies only Scalar, which few pods have
 	}
 	req := m.acct.PodRequests(pod)
-	if len(m.m) >= maxRequestsMemo {
-		clear(m.m)
+	if found {
+		m.entries[i] = memoEntry{key: key, req: req.Clone()}
+		return req
 	}
-	m.m[key] = req.Clone()
+	if len(m.entries) >= maxRequestsMemo {
+		clear(m.entries) // lets go of the maps the keys name
+		m.entries = m.entries[:0]
+		clear(m.index)
+	}
+	m.index[h] = int32(len(m.entries))
+	m.entries = append(m.entries, memoEntry{key: key, req: req.Clone()})
 	return req
 }
+
+// len is the number of sets of inputs the memo holds.
+func (m *requestsMemo) len() int { return len(m.entries) }
 
 // key returns pod's requestsKey, false when it has none (see requestsMemo).
 func (m *requestsMemo) key(pod *corev1.Pod) (requestsKey, bool) {

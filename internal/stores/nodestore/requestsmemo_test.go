@@ -127,10 +127,26 @@ func TestRequestsMemo_EqualsTheHelperOnRandomPods(t *testing.T) {
 					}
 				}
 			}
-			if len(m.m) == 0 || len(m.m) >= pods/2 {
-				t.Errorf("the memo holds %d sets of inputs after %d pods: expected hits", len(m.m), pods)
+			if m.len() == 0 || m.len() >= pods/2 {
+				t.Errorf("the memo holds %d sets of inputs after %d pods: expected hits", m.len(), pods)
 			}
 		})
+	}
+}
+
+// TestRequestsMemo_KeysOfOneHashTakeTurns: with every key hashed alike, the memo still
+// answers what PodRequests answers (the last key of a hash is the one it holds).
+func TestRequestsMemo_KeysOfOneHashTakeTurns(t *testing.T) {
+	g, m := newPodGen(2), newRequestsMemo(stores.Accounting{})
+	m.hash = func(requestsKey) uint64 { return 42 }
+	for i := range 2000 {
+		pod := g.pod()
+		if got, want := m.podRequests(pod), m.acct.PodRequests(pod); !got.Equal(want) {
+			t.Fatalf("pod %d: memo %v, PodRequests %v", i, got.ResourceList(), want.ResourceList())
+		}
+	}
+	if m.len() != 1 {
+		t.Errorf("the memo holds %d sets of inputs under one hash, want 1", m.len())
 	}
 }
 
@@ -143,8 +159,8 @@ func TestRequestsMemo_IsBounded(t *testing.T) {
 		if got := m.podRequests(pod); got.MilliCPU != int64(i+1) {
 			t.Fatalf("pod %d: memo says %d milli-CPU", i, got.MilliCPU)
 		}
-		if len(m.m) > maxRequestsMemo {
-			t.Fatalf("the memo holds %d sets of inputs, bound %d", len(m.m), maxRequestsMemo)
+		if m.len() > maxRequestsMemo {
+			t.Fatalf("the memo holds %d sets of inputs, bound %d", m.len(), maxRequestsMemo)
 		}
 	}
 }
