@@ -81,7 +81,7 @@ func newFillWorld() *fillWorld {
 	}
 	container := func(name, cpu, memory string) corev1.Container {
 		rl := list(cpu, memory)
-		return corev1.Container{Name: name, Image: "registry.k8s.io/pause:3.10", Resources: corev1.ResourceRequirements{Requests: rl, Limits: rl}}
+		return corev1.Container{Name: name, Resources: corev1.ResourceRequirements{Requests: rl, Limits: rl}}
 	}
 	for r := range fillPods / fillPodsPerRS {
 		ns, rs := fmt.Sprintf("bench-%02d", r*fillPodsPerRS/fillPodsPerNamespace), fmt.Sprintf("rs-%06d", r)
