@@ -74,8 +74,9 @@ func TestDifferential_NodeChargeMatchesKubeScheduler(t *testing.T) {
 		divergentPods[pod.Name] = true
 	}
 	pods := make([]*corev1.Pod, diffPods)
+	lists := sharedLists{}
 	for i := range pods {
-		pod := g.pod(i, nodes[i%diffNodes])
+		pod := lists.sharePod(g.pod(i, nodes[i%diffNodes]))
 		pods[i] = pod
 		name := pod.Spec.NodeName
 		mcBefore, kubeBefore := mcRequested(t, h, name), kubeRequested(kube[name])
@@ -95,7 +96,7 @@ func TestDifferential_NodeChargeMatchesKubeScheduler(t *testing.T) {
 		if i%diffUpdates != 0 {
 			continue
 		}
-		pod := g.update(old)
+		pod := lists.sharePod(g.update(old))
 		updates++
 		name := pod.Spec.NodeName
 		mcBefore, kubeBefore := mcRequested(t, h, name), kubeRequested(kube[name])
@@ -137,6 +138,7 @@ func TestDifferential_NodeChargeMatchesKubeScheduler(t *testing.T) {
 
 	t.Logf("%d pods, %d divergent (charged differently on %d of %d adds, %d of %d updates); %d of %d nodes divergent",
 		diffPods, len(divergentPods), divergentAdds, diffPods, divergentUpdates, updates, divergentNodes, diffNodes)
+	t.Logf("the pods shared %d distinct resource lists", len(lists))
 	if len(divergent) > 0 {
 		fields := make([]string, 0, len(divergent))
 		for f, n := range divergent {

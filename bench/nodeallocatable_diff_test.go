@@ -75,13 +75,14 @@ func nodeAllocatableRun(t *testing.T, gate bool) {
 		}
 	}
 	pods := make([]*corev1.Pod, nodeAllocPods)
+	lists := sharedLists{}
 	for i := range pods {
 		pod := g.pod(i, nodes[i%nodeAllocNodes])
 		if r.IntN(3) > 0 {
 			pod.Status.NodeAllocatableResourceClaimStatuses = randomClaimStatuses(r, pod)
 			withClaims++
 		}
-		pods[i] = pod
+		pods[i] = lists.sharePod(pod)
 		name := pod.Spec.NodeName
 		mcBefore, kubeBefore := mcRequested(t, h, name), kubeRequested(kube[name])
 		must(t, h.AddPod(pod))
@@ -100,6 +101,7 @@ func nodeAllocatableRun(t *testing.T, gate bool) {
 		default:
 			pod.Status.NodeAllocatableResourceClaimStatuses = randomClaimStatuses(r, pod)
 		}
+		lists.sharePod(pod)
 		name := pod.Spec.NodeName
 		mcBefore, kubeBefore := mcRequested(t, h, name), kubeRequested(kube[name])
 		must(t, h.UpdatePod(old, pod))

@@ -23,8 +23,10 @@ type Store struct {
 	// checks counts invariant checks, to rotate which pods' charges one recomputes. Checks
 	// run under the handler's read lock, possibly several at once.
 	checks atomic.Uint64
-	// acct is how pods are charged (the feature gates the flags mirror).
-	acct stores.Accounting
+	// acct is how pods are charged (the feature gates the flags mirror); requests computes
+	// it once per distinct set of inputs (requestsmemo.go).
+	acct     stores.Accounting
+	requests *requestsMemo
 }
 
 var (
@@ -40,6 +42,7 @@ func New(h *stores.CacheHandler) *Store {
 	s := &Store{
 		h: h, nodes: stores.NewVersioned[string, *stores.NodeInfo](h.Generations()),
 		charges: map[*corev1.Pod]stores.Resources{}, acct: h.Accounting(),
+		requests: newRequestsMemo(h.Accounting()),
 	}
 	h.SetNodeHandler(s.Get)
 	h.SetExtendedResourcesChangedFunc(s.extendedResourcesChanged)
@@ -67,7 +70,7 @@ func (s *Store) AddPod(pod *corev1.Pod) {
 		return
 	}
 	info := s.getOrCreate(pod.Spec.NodeName)
-	req := s.acct.PodRequests(pod)
+	req := s.requests.podRequests(pod)
 	s.chargePod(info, pod, req)
 	s.charges[pod] = req
 	s.changed(info)
@@ -84,7 +87,7 @@ func (s *Store) UpdatePod(oldPod, newPod *corev1.Pod) {
 			s.AddPod(newPod)
 			return
 		}
-		oldReq, newReq := s.chargeOf(info, oldPod), s.acct.PodRequests(newPod)
+		oldReq, newReq := s.chargeOf(info, oldPod), s.requests.podRequests(newPod)
 		if oldReq.Equal(newReq) && stores.IsBestEffort(oldPod) == stores.IsBestEffort(newPod) {
 			if stored := replacePod(info, oldPod, newPod); stored != nil {
 				delete(s.charges, stored)
@@ -139,7 +142,7 @@ func (s *Store) chargeOf(info *stores.NodeInfo, pod *corev1.Pod) stores.Resource
 			return req
 		}
 	}
-	return s.acct.PodRequests(pod)
+	return s.requests.podRequests(pod)
 }
 
 // AddNode sets the Node of a NodeInfo.
