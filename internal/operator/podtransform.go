@@ -51,7 +51,7 @@ func newSharedResourceLists() *sharedResourceLists {
 }
 
 // sharePod replaces the resource lists of pod's containers (spec and status) and of the pod
-// itself with the shared ones of the same content.
+// itself (spec and status) with the shared ones of the same content.
 func (t *sharedResourceLists) sharePod(pod *corev1.Pod) {
 	for _, cs := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
 		for i := range cs {
@@ -62,6 +62,10 @@ func (t *sharedResourceLists) sharePod(pod *corev1.Pod) {
 		t.shareRequirements(r)
 	}
 	pod.Spec.Overhead = t.share(pod.Spec.Overhead)
+	pod.Status.AllocatedResources = t.share(pod.Status.AllocatedResources)
+	if r := pod.Status.Resources; r != nil {
+		t.shareRequirements(r)
+	}
 	for _, ss := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {
 		for i := range ss {
 			ss[i].AllocatedResources = t.share(ss[i].AllocatedResources)

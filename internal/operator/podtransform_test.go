@@ -46,7 +46,7 @@ func everyList(name, cpu, memory string) *corev1.Pod {
 			Resources: &corev1.ResourceRequirements{Requests: list("2", "4Gi")},
 			Overhead:  list("10m", "32Mi"),
 		},
-		Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{
+		Status: corev1.PodStatus{AllocatedResources: list("2", "4Gi"), Resources: &corev1.ResourceRequirements{Requests: list("2", "4Gi")}, ContainerStatuses: []corev1.ContainerStatus{{
 			Name: "main", AllocatedResources: rl, Resources: &corev1.ResourceRequirements{Requests: list(cpu, memory)},
 		}}},
 	}
@@ -86,13 +86,15 @@ func TestPodTransform_PodsListingTheSameQuantitiesShareOneMapAndChargeTheSame(t 
 		t.Error("a Guaranteed container's requests and limits are two maps")
 	}
 	for name, pair := range map[string][2]corev1.ResourceList{
-		"main requests":      {main.Requests, second.Spec.Containers[0].Resources.Requests},
-		"sidecar requests":   {first.Spec.Containers[1].Resources.Requests, second.Spec.Containers[1].Resources.Requests},
-		"init requests":      {first.Spec.InitContainers[0].Resources.Requests, second.Spec.InitContainers[0].Resources.Requests},
-		"pod-level requests": {first.Spec.Resources.Requests, second.Spec.Resources.Requests},
-		"overhead":           {first.Spec.Overhead, second.Spec.Overhead},
-		"allocated":          {first.Status.ContainerStatuses[0].AllocatedResources, second.Status.ContainerStatuses[0].AllocatedResources},
-		"status resources":   {first.Status.ContainerStatuses[0].Resources.Requests, second.Status.ContainerStatuses[0].Resources.Requests},
+		"main requests":        {main.Requests, second.Spec.Containers[0].Resources.Requests},
+		"sidecar requests":     {first.Spec.Containers[1].Resources.Requests, second.Spec.Containers[1].Resources.Requests},
+		"init requests":        {first.Spec.InitContainers[0].Resources.Requests, second.Spec.InitContainers[0].Resources.Requests},
+		"pod-level requests":   {first.Spec.Resources.Requests, second.Spec.Resources.Requests},
+		"overhead":             {first.Spec.Overhead, second.Spec.Overhead},
+		"allocated":            {first.Status.ContainerStatuses[0].AllocatedResources, second.Status.ContainerStatuses[0].AllocatedResources},
+		"status resources":     {first.Status.ContainerStatuses[0].Resources.Requests, second.Status.ContainerStatuses[0].Resources.Requests},
+		"pod allocated":        {first.Status.AllocatedResources, second.Status.AllocatedResources},
+		"pod status resources": {first.Status.Resources.Requests, second.Status.Resources.Requests},
 	} {
 		if mapID(pair[0]) != mapID(pair[1]) {
 			t.Errorf("%s: two pods of one shape hold two maps", name)
