@@ -10,16 +10,18 @@ import (
 )
 
 // The fields of a pod that only the kubelet and the container runtime read: how to start
-// and probe its containers, its network identity, what the runtime reported of them. The
-// cache leaves them out of its pods unless --whole-pods is set (Options.WholePods):
+// and probe its containers, its network identity, the identity of what runs. The cache
+// leaves them out of its pods unless --whole-pods is set (Options.WholePods):
 // podTransform clears them and, with --trim-at-decode, they are not even decoded
-// (podWirePaths). Everything a placement decision reads stays: resources, ports,
-// affinities, tolerations, node selectors, topology spread, volumes, claims, security
-// contexts (SELinux labels), priorities, scheduling gates, conditions, start time,
-// container statuses' names, readiness and resources. The lists below are field numbers
-// of k8s.io/api/core/v1/generated.proto; TestPodFields_* check them against the Go
-// clearing one field at a time, and TestPodFields_NoCodeReadsAFieldTheCacheLeavesOut
-// fails when code of this module starts reading one of them.
+// (podWirePaths). What kube-scheduler and the descheduler read of running pods stays:
+// resources, ports, affinities, tolerations, node selectors, topology spread, volumes,
+// claims, security contexts (SELinux labels), priorities, scheduling gates, conditions,
+// phase, reason, start time, QoS class, and of container statuses their names, readiness,
+// restarts, states (waiting and termination reasons, exit codes) and resources. The lists
+// below are field numbers of k8s.io/api/core/v1/generated.proto; TestPodFields_* check
+// them against the Go clearing one field at a time, and
+// TestPodFields_NoCodeReadsAFieldTheCacheLeavesOut fails when code of this module (or a
+// library it hands cached pods to) starts reading one of them.
 var (
 	// containerRuntimeFields of a Container (and an EphemeralContainer's common part):
 	// image 2, command 3, args 4, workingDir 5, env 7, volumeMounts 9, the probes 10, 11
@@ -31,12 +33,12 @@ var (
 	// hostAliases 23, dnsConfig 26, shareProcessNamespace 27, readinessGates 28,
 	// enableServiceLinks 30, setHostnameAsFQDN 35, hostnameOverride 41.
 	podSpecRuntimeFields = []protowire.Number{6, 8, 9, 15, 16, 17, 21, 23, 26, 27, 28, 30, 35, 41}
-	// podStatusRuntimeFields of a PodStatus: message 3, reason 4, hostIP 5, podIP 6,
-	// podIPs 12, ephemeralContainerStatuses 13, hostIPs 16.
-	podStatusRuntimeFields = []protowire.Number{3, 4, 5, 6, 12, 13, 16}
-	// containerStatusRuntimeFields of a ContainerStatus: state 2, lastState 3, image 6,
-	// imageID 7, containerID 8, volumeMounts 12, user 13, stopSignal 15.
-	containerStatusRuntimeFields = []protowire.Number{2, 3, 6, 7, 8, 12, 13, 15}
+	// podStatusRuntimeFields of a PodStatus: message 3, hostIP 5, podIP 6, podIPs 12,
+	// ephemeralContainerStatuses 13, hostIPs 16.
+	podStatusRuntimeFields = []protowire.Number{3, 5, 6, 12, 13, 16}
+	// containerStatusRuntimeFields of a ContainerStatus: image 6, imageID 7, containerID 8,
+	// volumeMounts 12, user 13, stopSignal 15.
+	containerStatusRuntimeFields = []protowire.Number{6, 7, 8, 12, 13, 15}
 )
 
 // Field numbers of the messages on the way to those fields.
@@ -84,7 +86,7 @@ func clearRuntimeFields(pod *corev1.Pod) {
 	s.ImagePullSecrets, s.EnableServiceLinks, s.ShareProcessNamespace, s.ReadinessGates = nil, nil, nil, nil
 	s.Hostname, s.Subdomain, s.SetHostnameAsFQDN, s.HostnameOverride = "", "", nil, nil
 	st := &pod.Status
-	st.Message, st.Reason = "", ""
+	st.Message = ""
 	st.HostIP, st.HostIPs, st.PodIP, st.PodIPs = "", nil, "", nil
 	st.EphemeralContainerStatuses = nil
 	for i := range st.ContainerStatuses {
@@ -104,7 +106,6 @@ func clearContainer(c *corev1.Container) {
 }
 
 func clearContainerStatus(s *corev1.ContainerStatus) {
-	s.State, s.LastTerminationState = corev1.ContainerState{}, corev1.ContainerState{}
 	s.Image, s.ImageID, s.ContainerID = "", "", ""
 	s.VolumeMounts, s.User, s.StopSignal = nil, nil, nil
 }
