@@ -126,7 +126,7 @@ func fillCache(b *testing.B, h *handler.Handler) {
 }
 
 // freeAddr returns a local address free a moment ago.
-func freeAddr(b *testing.B) string {
+func freeAddr(b testing.TB) string {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
@@ -136,7 +136,7 @@ func freeAddr(b *testing.B) string {
 }
 
 // waitServing waits until url answers 200.
-func waitServing(b *testing.B, url string) {
+func waitServing(b testing.TB, url string) {
 	deadline := time.Now().Add(time.Minute)
 	for {
 		resp, err := http.Get(url)
