@@ -140,7 +140,8 @@ func (h *Handler) writePods(ctx context.Context, out *jsonStream) error {
 		statuses = append(statuses, podstore.KeyedStatus{Key: key, Status: e.PodStatus})
 	}, func() error {
 		for _, st := range statuses {
-			out.field(st.Key.String(), podstore.DumpPod(st.Status))
+			out.keyParts(st.Key.Namespace, "/", st.Key.Name)
+			out.encode(podstore.DumpPod(st.Status))
 		}
 		statuses = statuses[:0]
 		return out.flushPart(ctx)
@@ -158,6 +159,8 @@ type jsonStream struct {
 	enc *json.Encoder
 	// members counts, for every object open, the members written so far.
 	members []int
+	// indents are the line prefixes by depth, built once.
+	indents []string
 	err     error
 }
 
@@ -191,8 +194,52 @@ func (s *jsonStream) key(k string) {
 	}
 	s.members[last]++
 	s.newline()
-	s.encode(k)
+	s.writeString(k)
 	s.w.WriteString(": ")
+}
+
+// keyParts starts a member keyed by the joined parts (a pod's "namespace/name"), without
+// building the key.
+func (s *jsonStream) keyParts(a, sep, b string) {
+	if !plainJSON(a) || !plainJSON(sep) || !plainJSON(b) {
+		s.key(a + sep + b)
+		return
+	}
+	last := len(s.members) - 1
+	if s.members[last] > 0 {
+		s.w.WriteByte(',')
+	}
+	s.members[last]++
+	s.newline()
+	s.w.WriteByte('"')
+	s.w.WriteString(a)
+	s.w.WriteString(sep)
+	s.w.WriteString(b)
+	s.w.WriteString(`": `)
+}
+
+// writeString writes k as encoding/json encodes a string: quoted as is when no byte needs
+// escaping (object names never do), else through the encoder.
+func (s *jsonStream) writeString(k string) {
+	if !plainJSON(k) {
+		s.encode(k)
+		return
+	}
+	s.w.WriteByte('"')
+	s.w.WriteString(k)
+	s.w.WriteByte('"')
+}
+
+// plainJSON reports whether encoding/json writes k between quotes unchanged: printable ASCII
+// but the quote, the backslash and what it escapes for HTML (<, >, &).
+func plainJSON(k string) bool {
+	for i := 0; i < len(k); i++ {
+		switch c := k[i]; {
+		case c < 0x20 || c > 0x7e, c == '"', c == '\\', c == '<', c == '>', c == '&':
+			return false
+		}
+	}
+	return true
 }
 
 // field writes a member whose value is encoded whole.
@@ -204,11 +251,19 @@ func (s *jsonStream) field(k string, v any) {
 // encode writes v, its lines indented to the depth of the innermost object.
 func (s *jsonStream) encode(v any) {
 	s.buf.Reset()
-	s.enc.SetIndent(strings.Repeat("  ", len(s.members)), "  ")
+	s.enc.SetIndent(s.indent(), "  ")
 	if err := s.enc.Encode(v); err != nil && s.err == nil {
 		s.err = err
 	}
 	s.w.Write(bytes.TrimSuffix(s.buf.Bytes(), []byte("\n")))
+}
+
+// indent is the prefix of a line at the depth of the innermost object.
+func (s *jsonStream) indent() string {
+	for len(s.indents) <= len(s.members) {
+		s.indents = append(s.indents, strings.Repeat("  ", len(s.indents)))
+	}
+	return s.indents[len(s.members)]
 }
 
 func (s *jsonStream) newline() {
