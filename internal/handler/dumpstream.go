@@ -116,6 +116,7 @@ func (h *Handler) writeNodes(ctx context.Context, out *jsonStream) error {
 	h.mu.RUnlock()
 	slices.Sort(names)
 	clones := make([]*stores.NodeInfo, 0, nodesPerHold)
+	var view nodestore.NodeDump
 	out.open()
 	err := h.nodesInParts(names, func(infos []*stores.NodeInfo) {
 		clones = clones[:0]
@@ -124,7 +125,9 @@ func (h *Handler) writeNodes(ctx context.Context, out *jsonStream) error {
 		}
 	}, func() error {
 		for _, info := range clones {
-			out.field(info.Name, nodestore.DumpNode(info))
+			out.key(info.Name)
+			view = nodestore.DumpNode(info)
+			out.encode(&view) // as writePods does
 		}
 		return out.flushPart(ctx)
 	})
@@ -135,13 +138,17 @@ func (h *Handler) writeNodes(ctx context.Context, out *jsonStream) error {
 // writePods writes the PodStore's view, podsPerHold pods per part.
 func (h *Handler) writePods(ctx context.Context, out *jsonStream) error {
 	statuses := make([]podstore.KeyedStatus, 0, podsPerHold)
+	var view podstore.PodDump
 	out.open()
 	err := h.podsInParts(h.podKeys(), func(key types.NamespacedName, e *podstore.Entry) {
 		statuses = append(statuses, podstore.KeyedStatus{Key: key, Status: e.PodStatus})
 	}, func() error {
 		for _, st := range statuses {
 			out.keyParts(st.Key.Namespace, "/", st.Key.Name)
-			out.encode(podstore.DumpPod(st.Status))
+			// Through one pointer (encoded as the value): a value in an interface is
+			// allocated once per pod.
+			view = podstore.DumpPod(st.Status)
+			out.encode(&view)
 		}
 		statuses = statuses[:0]
 		return out.flushPart(ctx)
