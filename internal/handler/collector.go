@@ -8,12 +8,12 @@ import (
 	"github.com/seed0f91f25e/multicache/internal/stores/devicestore"
 )
 
-// Collector exposes the cache's gauges, read at scrape time under the cache's read lock:
-// multicache_store_objects{store}, multicache_assumed_pods, multicache_assumed_claims,
-// multicache_reservations{phase}, multicache_devices{class, state}. Each read is cheap (no
-// count over the objects: the devices store keeps its totals as events arrive), since
-// controller-runtime's handler gathers every collector on each read of /metrics, whatever
-// names it asks for.
+// Collector exposes the cache's gauges, read at scrape time: multicache_store_objects{store},
+// multicache_assumed_pods, multicache_assumed_claims, multicache_reservations{phase},
+// multicache_devices{class, state}. It copies the numbers under one short hold of the cache's
+// read lock (each read is cheap: no count over the objects but the reservations', the devices
+// store keeps its totals as events arrive) and builds and sends the samples after, so that a
+// scrape never keeps an event waiting while the registry takes them.
 type Collector struct {
 	h            *Handler
 	objects      *prometheus.Desc
@@ -22,6 +22,15 @@ type Collector struct {
 	reservations *prometheus.Desc
 	devices      *prometheus.Desc
 }
+
+// The names of the gauges (MetricNames).
+const (
+	storeObjectsName = "multicache_store_objects"
+	assumedPodsName  = "multicache_assumed_pods"
+	assumedClaimName = "multicache_assumed_claims"
+	reservationsName = "multicache_reservations"
+	devicesName      = "multicache_devices"
+)
 
 // deviceCounter is the devices store as the gauges read it.
 type deviceCounter interface {
@@ -34,19 +43,29 @@ var _ deviceCounter = (*devicestore.Store)(nil)
 // deviceStates are the values of multicache_devices' state label.
 var deviceStates = []string{"total", "allocated", "free"}
 
+// reservationPhases are the values of multicache_reservations' phase label.
+var reservationPhases = []v1alpha1.ReservationPhase{v1alpha1.ReservationPending, v1alpha1.ReservationReserved,
+	v1alpha1.ReservationMatched, v1alpha1.ReservationExpired}
+
 // NewCollector returns the gauges of h, to register with metrics.Register.
 func NewCollector(h *Handler) *Collector {
 	return &Collector{
 		h:            h,
-		objects:      prometheus.NewDesc("multicache_store_objects", "Objects held per store.", []string{"store"}, nil),
-		assumed:      prometheus.NewDesc("multicache_assumed_pods", "Pods assumed and not yet confirmed by the API.", nil, nil),
-		claims:       prometheus.NewDesc("multicache_assumed_claims", "ResourceClaims whose allocation a scheduler assumed and the API does not show yet.", nil, nil),
-		reservations: prometheus.NewDesc("multicache_reservations", "Reservations per phase.", []string{"phase"}, nil),
-		devices: prometheus.NewDesc("multicache_devices",
+		objects:      prometheus.NewDesc(storeObjectsName, "Objects held per store.", []string{"store"}, nil),
+		assumed:      prometheus.NewDesc(assumedPodsName, "Pods assumed and not yet confirmed by the API.", nil, nil),
+		claims:       prometheus.NewDesc(assumedClaimName, "ResourceClaims whose allocation a scheduler assumed and the API does not show yet.", nil, nil),
+		reservations: prometheus.NewDesc(reservationsName, "Reservations per phase.", []string{"phase"}, nil),
+		devices: prometheus.NewDesc(devicesName,
 			"DRA devices published (total), held by claims (allocated) and free, each device counted once however many nodes it reaches; "+
 				"per DeviceClass, and with class=\"\" every device whatever its classes (a device may be in several classes: do not sum over class).",
 			[]string{"class", "state"}, nil),
 	}
+}
+
+// MetricNames implements metrics.Named: a read of /metrics naming only these gathers this
+// collector alone.
+func (c *Collector) MetricNames() []string {
+	return []string{storeObjectsName, assumedPodsName, assumedClaimName, reservationsName, devicesName}
 }
 
 // Describe implements prometheus.Collector.
@@ -58,26 +77,57 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.devices
 }
 
-// Collect implements prometheus.Collector.
-func (c *Collector) Collect(ch chan<- prometheus.Metric) {
+// gaugeValues are the numbers one Collect reads under the lock.
+type gaugeValues struct {
+	objects         []storeLen
+	assumed, claims int
+	// hasReservations and hasDevices say whether those stores are on.
+	hasReservations, hasDevices bool
+	reservations                map[v1alpha1.ReservationPhase]int
+	allDevices                  devicestore.Counts
+	devicesByClass              map[string]devicestore.Counts
+}
+
+type storeLen struct {
+	name stores.Name
+	len  int
+}
+
+// read copies the numbers under one hold of the read lock.
+func (c *Collector) read() gaugeValues {
 	c.h.mu.RLock()
 	defer c.h.mu.RUnlock()
+	v := gaugeValues{objects: make([]storeLen, 0, len(c.h.stores))}
 	for _, s := range c.h.stores {
-		ch <- prometheus.MustNewConstMetric(c.objects, prometheus.GaugeValue, float64(s.Len()), string(s.Name()))
+		v.objects = append(v.objects, storeLen{s.Name(), s.Len()})
 	}
-	ch <- prometheus.MustNewConstMetric(c.assumed, prometheus.GaugeValue, float64(c.h.pods.AssumedLen()))
-	ch <- prometheus.MustNewConstMetric(c.claims, prometheus.GaugeValue, float64(len(c.h.claims.assumed)))
+	v.assumed, v.claims = c.h.pods.AssumedLen(), len(c.h.claims.assumed)
 	if rs, ok := lookup[reservationQuerier](c.h, stores.ReservationStoreName); ok {
-		counts := rs.CountByPhase()
-		for _, phase := range []v1alpha1.ReservationPhase{v1alpha1.ReservationPending, v1alpha1.ReservationReserved,
-			v1alpha1.ReservationMatched, v1alpha1.ReservationExpired} {
-			ch <- prometheus.MustNewConstMetric(c.reservations, prometheus.GaugeValue, float64(counts[phase]), string(phase))
-		}
+		v.hasReservations, v.reservations = true, rs.CountByPhase()
 	}
 	if ds, ok := lookup[deviceCounter](c.h, stores.DeviceStoreName); ok {
-		all, byClass := ds.ClusterCounts()
-		c.collectDevices(ch, "", all)
-		for class, counts := range byClass {
+		v.hasDevices = true
+		v.allDevices, v.devicesByClass = ds.ClusterCounts()
+	}
+	return v
+}
+
+// Collect implements prometheus.Collector.
+func (c *Collector) Collect(ch chan<- prometheus.Metric) {
+	v := c.read()
+	for _, s := range v.objects {
+		ch <- prometheus.MustNewConstMetric(c.objects, prometheus.GaugeValue, float64(s.len), string(s.name))
+	}
+	ch <- prometheus.MustNewConstMetric(c.assumed, prometheus.GaugeValue, float64(v.assumed))
+	ch <- prometheus.MustNewConstMetric(c.claims, prometheus.GaugeValue, float64(v.claims))
+	if v.hasReservations {
+		for _, phase := range reservationPhases {
+			ch <- prometheus.MustNewConstMetric(c.reservations, prometheus.GaugeValue, float64(v.reservations[phase]), string(phase))
+		}
+	}
+	if v.hasDevices {
+		c.collectDevices(ch, "", v.allDevices)
+		for class, counts := range v.devicesByClass {
 			c.collectDevices(ch, class, counts)
 		}
 	}

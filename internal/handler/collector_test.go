@@ -2,6 +2,8 @@ package handler
 
 import (
 	"maps"
+	"regexp"
+	"slices"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -81,4 +83,42 @@ func TestCollector_DeviceGaugesFollowEveryEvent(t *testing.T) {
 	must(t, h.DeleteDeviceClass(deviceClass("gpus", `device.driver == "gpu.example.com"`)))
 	want("gpus removed, none added", map[string]float64{"/total": 4, "/allocated": 0, "/free": 4, "none/total": 0, "none/allocated": 0, "none/free": 0})
 	checkInvariants(t, h)
+}
+
+// TestCollector_SendsWithTheLockReleased: the gauges are read under the lock and sent after,
+// so a scrape whose registry is slow to take them (here: not at all) keeps no event
+// waiting. The first sample received, the write lock is free and an event applies.
+func TestCollector_SendsWithTheLockReleased(t *testing.T) {
+	h, _ := newHandler(t)
+	must(t, h.AddNode(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", UID: "uid-n1"}}))
+	ch := make(chan prometheus.Metric)
+	go func() {
+		defer close(ch)
+		NewCollector(h).Collect(ch)
+	}()
+	<-ch // Collect now waits to send the second sample.
+	if !h.mu.TryLock() {
+		t.Fatal("the cache's lock is held while the collector waits for the registry")
+	}
+	h.mu.Unlock()
+	must(t, h.AddNode(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n2", UID: "uid-n2"}}))
+	for range ch {
+	}
+}
+
+// TestCollector_MetricNamesAreTheDescribedFamilies: MetricNames (what a filtered read of
+// /metrics is answered from, metrics.Served) names every family Describe gives.
+func TestCollector_MetricNamesAreTheDescribedFamilies(t *testing.T) {
+	fqName := regexp.MustCompile(`fqName: "([a-z0-9_]+)"`)
+	c := NewCollector(nil)
+	descs := make(chan *prometheus.Desc, 8)
+	c.Describe(descs)
+	close(descs)
+	var described []string
+	for d := range descs {
+		described = append(described, fqName.FindStringSubmatch(d.String())[1])
+	}
+	if names := c.MetricNames(); !slices.Equal(names, described) {
+		t.Errorf("MetricNames %v, Describe %v", names, described)
+	}
 }

@@ -116,6 +116,7 @@ func (h *Handler) writeNodes(ctx context.Context, out *jsonStream) error {
 	h.mu.RUnlock()
 	slices.Sort(names)
 	clones := make([]*stores.NodeInfo, 0, nodesPerHold)
+	var view nodestore.NodeDump
 	out.open()
 	err := h.nodesInParts(names, func(infos []*stores.NodeInfo) {
 		clones = clones[:0]
@@ -124,7 +125,9 @@ func (h *Handler) writeNodes(ctx context.Context, out *jsonStream) error {
 		}
 	}, func() error {
 		for _, info := range clones {
-			out.field(info.Name, nodestore.DumpNode(info))
+			out.key(info.Name)
+			view = nodestore.DumpNode(info)
+			out.encode(&view) // as writePods does
 		}
 		return out.flushPart(ctx)
 	})
@@ -135,12 +138,17 @@ func (h *Handler) writeNodes(ctx context.Context, out *jsonStream) error {
 // writePods writes the PodStore's view, podsPerHold pods per part.
 func (h *Handler) writePods(ctx context.Context, out *jsonStream) error {
 	statuses := make([]podstore.KeyedStatus, 0, podsPerHold)
+	var view podstore.PodDump
 	out.open()
 	err := h.podsInParts(h.podKeys(), func(key types.NamespacedName, e *podstore.Entry) {
 		statuses = append(statuses, podstore.KeyedStatus{Key: key, Status: e.PodStatus})
 	}, func() error {
 		for _, st := range statuses {
-			out.field(st.Key.String(), podstore.DumpPod(st.Status))
+			out.keyParts(st.Key.Namespace, "/", st.Key.Name)
+			// Through one pointer (encoded as the value): a value in an interface is
+			// allocated once per pod.
+			view = podstore.DumpPod(st.Status)
+			out.encode(&view)
 		}
 		statuses = statuses[:0]
 		return out.flushPart(ctx)
@@ -158,6 +166,8 @@ type jsonStream struct {
 	enc *json.Encoder
 	// members counts, for every object open, the members written so far.
 	members []int
+	// indents are the line prefixes by depth, built once.
+	indents []string
 	err     error
 }
 
@@ -191,8 +201,52 @@ func (s *jsonStream) key(k string) {
 	}
 	s.members[last]++
 	s.newline()
-	s.encode(k)
+	s.writeString(k)
 	s.w.WriteString(": ")
+}
+
+// keyParts starts a member keyed by the joined parts (a pod's "namespace/name"), without
+// building the key.
+func (s *jsonStream) keyParts(a, sep, b string) {
+	if !plainJSON(a) || !plainJSON(sep) || !plainJSON(b) {
+		s.key(a + sep + b)
+		return
+	}
+	last := len(s.members) - 1
+	if s.members[last] > 0 {
+		s.w.WriteByte(',')
+	}
+	s.members[last]++
+	s.newline()
+	s.w.WriteByte('"')
+	s.w.WriteString(a)
+	s.w.WriteString(sep)
+	s.w.WriteString(b)
+	s.w.WriteString(`": `)
+}
+
+// writeString writes k as encoding/json encodes a string: quoted as is when no byte needs
+// escaping (object names never do), else through the encoder.
+func (s *jsonStream) writeString(k string) {
+	if !plainJSON(k) {
+		s.encode(k)
+		return
+	}
+	s.w.WriteByte('"')
+	s.w.WriteString(k)
+	s.w.WriteByte('"')
+}
+
+// plainJSON reports whether encoding/json writes k between quotes unchanged: printable ASCII
+// but the quote, the backslash and what it escapes for HTML (<, >, &).
+func plainJSON(k string) bool {
+	for i := 0; i < len(k); i++ {
+		switch c := k[i]; {
+		case c < 0x20 || c > 0x7e, c == '"', c == '\\', c == '<', c == '>', c == '&':
+			return false
+		}
+	}
+	return true
 }
 
 // field writes a member whose value is encoded whole.
@@ -204,11 +258,19 @@ func (s *jsonStream) field(k string, v any) {
 // encode writes v, its lines indented to the depth of the innermost object.
 func (s *jsonStream) encode(v any) {
 	s.buf.Reset()
-	s.enc.SetIndent(strings.Repeat("  ", len(s.members)), "  ")
+	s.enc.SetIndent(s.indent(), "  ")
 	if err := s.enc.Encode(v); err != nil && s.err == nil {
 		s.err = err
 	}
 	s.w.Write(bytes.TrimSuffix(s.buf.Bytes(), []byte("\n")))
+}
+
+// indent is the prefix of a line at the depth of the innermost object.
+func (s *jsonStream) indent() string {
+	for len(s.indents) <= len(s.members) {
+		s.indents = append(s.indents, strings.Repeat("  ", len(s.indents)))
+	}
+	return s.indents[len(s.members)]
 }
 
 func (s *jsonStream) newline() {

@@ -12,27 +12,27 @@ const namespace = "multicache"
 var (
 	// EventsTotal counts events the handler received, by kind, op and result ("ok" or the
 	// reason it was rejected, e.g. "already_assumed").
-	EventsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
+	EventsTotal = counterVec(prometheus.CounterOpts{
 		Namespace: namespace, Name: "events_total",
 		Help: "Events received by the cache handler, by kind, operation and result (ok or the rejection reason).",
 	}, []string{"kind", "op", "result"})
 
 	// StoreOpDuration is how long one store takes for one event. It observes one event in
 	// SampleEvery, so the hot path stays cheap; use EventsTotal for rates.
-	StoreOpDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+	StoreOpDuration = histogramVec(prometheus.HistogramOpts{
 		Namespace: namespace, Name: "store_op_duration_seconds",
 		Help:    "Time one store takes to apply one event (sampled: one event in 16).",
 		Buckets: prometheus.ExponentialBuckets(100e-9, 4, 10), // 100ns .. 26ms
 	}, []string{"store", "op"})
 
 	// ExpiredPodsTotal counts assumed pods that expired without the API confirming them.
-	ExpiredPodsTotal = prometheus.NewCounter(prometheus.CounterOpts{
+	ExpiredPodsTotal = counter(prometheus.CounterOpts{
 		Namespace: namespace, Name: "expired_pods_total",
 		Help: "Assumed pods that expired (binding finished, TTL passed, never confirmed by the API).",
 	})
 
 	// ReaperExpiredTotal counts reservations the reaper expired.
-	ReaperExpiredTotal = prometheus.NewCounter(prometheus.CounterOpts{
+	ReaperExpiredTotal = counter(prometheus.CounterOpts{
 		Namespace: namespace, Name: "reaper_expired_total",
 		Help: "Reservations the reaper moved to Expired because their TTL ran out unmatched.",
 	})
@@ -44,20 +44,20 @@ var (
 	// wants a replacement), consumed (its replacement took the place), expired (the TTL
 	// ran out first), invalid_annotation (not a boolean), cannot_keep (nothing to hold, or no
 	// labels to select a replacement by). Each replica counts its own view.
-	ReserveOnDeleteTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
+	ReserveOnDeleteTotal = counterVec(prometheus.CounterOpts{
 		Namespace: namespace, Name: "reserve_on_delete_total",
 		Help: "Deleted pods annotated multicache.dev/reserve-on-delete, by result (held, not_needed, released_scale_down, consumed, expired, invalid_annotation, cannot_keep).",
 	}, []string{"result"})
 
 	// SnapshotDuration is how long UpdateSnapshot takes.
-	SnapshotDuration = prometheus.NewHistogram(prometheus.HistogramOpts{
+	SnapshotDuration = histogram(prometheus.HistogramOpts{
 		Namespace: namespace, Name: "snapshot_duration_seconds",
 		Help:    "Time to bring a snapshot up to date.",
 		Buckets: prometheus.ExponentialBuckets(1e-6, 4, 10), // 1us .. 262ms
 	})
 
 	// InvariantViolationsTotal counts violated invariants found by CheckInvariants.
-	InvariantViolationsTotal = prometheus.NewCounter(prometheus.CounterOpts{
+	InvariantViolationsTotal = counter(prometheus.CounterOpts{
 		Namespace: namespace, Name: "invariant_violations_total",
 		Help: "Invariant violations found when the cache checked itself.",
 	})
@@ -65,33 +65,33 @@ var (
 
 var (
 	// CaughtUp is 1 once the cache applied everything its informers held at sync.
-	CaughtUp = prometheus.NewGauge(prometheus.GaugeOpts{
+	CaughtUp = gauge(prometheus.GaugeOpts{
 		Namespace: namespace, Name: "cache_caught_up",
 		Help: "1 once every feed applied every object its informer held when it synced (what /readyz waits for), else 0.",
 	})
 
 	// CatchUpSeconds is how long the cache took to catch up after start.
-	CatchUpSeconds = prometheus.NewGauge(prometheus.GaugeOpts{
+	CatchUpSeconds = gauge(prometheus.GaugeOpts{
 		Namespace: namespace, Name: "cache_catch_up_seconds",
 		Help: "Seconds from the start of the operator until the cache caught up (0 until then).",
 	})
 
 	// CatchUpObjects is how many objects the informers held at sync, all applied when the
 	// cache caught up.
-	CatchUpObjects = prometheus.NewGauge(prometheus.GaugeOpts{
+	CatchUpObjects = gauge(prometheus.GaugeOpts{
 		Namespace: namespace, Name: "cache_catch_up_objects",
 		Help: "Objects the informers held at sync, every one applied by the time the cache caught up.",
 	})
 
 	// DriftTotal counts objects on which the cache and the informers disagreed for longer
 	// than an event takes to arrive, by kind; each was repaired by feeding it again.
-	DriftTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
+	DriftTotal = counterVec(prometheus.CounterOpts{
 		Namespace: namespace, Name: "drift_total",
 		Help: "Objects found by the verify loop on which the cache and the informers disagreed (then re-fed), by kind.",
 	}, []string{"kind"})
 
 	// VerifyDuration is how long one run of the verify loop takes.
-	VerifyDuration = prometheus.NewHistogram(prometheus.HistogramOpts{
+	VerifyDuration = histogram(prometheus.HistogramOpts{
 		Namespace: namespace, Name: "verify_duration_seconds",
 		Help:    "Time one run of the verify loop takes (invariants and the comparison with the informers).",
 		Buckets: prometheus.ExponentialBuckets(1e-3, 4, 8), // 1ms .. 16s
@@ -127,4 +127,32 @@ func All() []prometheus.Collector {
 		EventsTotal, StoreOpDuration, ExpiredPodsTotal, ReaperExpiredTotal, ReserveOnDeleteTotal, SnapshotDuration, InvariantViolationsTotal,
 		CaughtUp, CatchUpSeconds, CatchUpObjects, DriftTotal, VerifyDuration,
 	}
+}
+
+// builtNames is the family name of every metric this package built (see Served).
+var builtNames = map[prometheus.Collector]string{}
+
+func built[C prometheus.Collector](c C, namespace, subsystem, name string) C {
+	builtNames[c] = prometheus.BuildFQName(namespace, subsystem, name)
+	return c
+}
+
+func counter(o prometheus.CounterOpts) prometheus.Counter {
+	return built(prometheus.NewCounter(o), o.Namespace, o.Subsystem, o.Name)
+}
+
+func counterVec(o prometheus.CounterOpts, labels []string) *prometheus.CounterVec {
+	return built(prometheus.NewCounterVec(o, labels), o.Namespace, o.Subsystem, o.Name)
+}
+
+func gauge(o prometheus.GaugeOpts) prometheus.Gauge {
+	return built(prometheus.NewGauge(o), o.Namespace, o.Subsystem, o.Name)
+}
+
+func histogram(o prometheus.HistogramOpts) prometheus.Histogram {
+	return built(prometheus.NewHistogram(o), o.Namespace, o.Subsystem, o.Name)
+}
+
+func histogramVec(o prometheus.HistogramOpts, labels []string) *prometheus.HistogramVec {
+	return built(prometheus.NewHistogramVec(o, labels), o.Namespace, o.Subsystem, o.Name)
 }

@@ -180,7 +180,7 @@ func New(cfg *rest.Config, opts Options) (*Operator, error) {
 	if err := op.startSiblings(opts, ctrl.Log, ctrlmetrics.Registry); err != nil {
 		return nil, err
 	}
-	if err := registerMetrics(ctrlmetrics.Registry, h); err != nil {
+	if err := registerMetrics(metrics.ControllerRuntime, h); err != nil {
 		return nil, err
 	}
 	if err := op.addProbes(); err != nil {
@@ -201,9 +201,12 @@ func newManager(cfg *rest.Config, opts Options, lock *renewalLock, opened *opene
 		// (Validate checked they load: it would silently fall back to a self-signed one).
 		metricsOpts.CertDir, metricsOpts.CertName, metricsOpts.KeyName = opts.MetricsCertPath, opts.MetricsCertName, opts.MetricsCertKey
 	}
+	var authorize func(*rest.Config, *http.Client) (metricsserver.Filter, error)
 	if opts.MetricsSecure {
-		metricsOpts.FilterProvider = filters.WithAuthenticationAndAuthorization
+		authorize = filters.WithAuthenticationAndAuthorization
 	}
+	// A read naming only multicache's families gathers only their collectors (metrics.Served).
+	metricsOpts.FilterProvider = metrics.ControllerRuntime.FilterProvider(authorize)
 	if !opts.EnableHTTP2 {
 		metricsOpts.TLSOpts = append(metricsOpts.TLSOpts, disableHTTP2)
 	}
