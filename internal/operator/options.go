@@ -117,8 +117,9 @@ type Options struct {
 	// WholePods keeps every field of the cache's pods. Off (the default), the cache's pods
 	// leave out what only the kubelet and the container runtime read (images, commands,
 	// environment, probes, mounts, DNS and service account settings, IPs, container
-	// states: podfields.go), skipped at decode with TrimAtDecode; every field a
-	// placement decision reads stays. The API reader always reads whole pods.
+	// images and IDs: podfields.go), skipped at decode with TrimAtDecode; what
+	// kube-scheduler and the descheduler read of running pods stays. The API reader
+	// always reads whole pods.
 	WholePods bool
 
 	// Clock drives TTLs and deadlines (default: the real clock; tests use a fake one).
@@ -215,7 +216,7 @@ func (o *Options) BindFlags(fs *flag.FlagSet) {
 			"as kube-scheduler does with its DRANodeAllocatableResources feature gate (alpha, off by default): set it as the cluster's gate is.")
 	fs.BoolVar(&o.WholePods, "whole-pods", o.WholePods,
 		"Keep every field of the cached pods, for siblings that read them from the cache; by default the cache's pods leave out what only the kubelet and the container runtime read "+
-			"(images, commands, env, probes, mounts, DNS and service account settings, IPs, container states), and keep everything placement reads.")
+			"(images, commands, env, probes, mounts, DNS and service account settings, IPs, container IDs), and keep what kube-scheduler and the descheduler read of running pods.")
 	fs.BoolVar(&o.TrimAtDecode, "trim-at-decode", o.TrimAtDecode,
 		"Skip, in the cache's protobuf lists and watches, the fields its transforms drop (managedFields, the workload owners' pod template spec), and managedFields in the metadata lists of /debug/cache/compare, before decoding them; false decodes whole objects (the same cache and comparison, more CPU).")
 }

@@ -35,6 +35,15 @@ func TestPodFields_TheCachesPodsLeaveOutOnlyTheRuntimeFields(t *testing.T) {
 	if err := env.Client.Create(ctx(), created); err != nil {
 		t.Fatal(err)
 	}
+	// What a kubelet reports of the running pod.
+	created.Status = corev1.PodStatus{Phase: corev1.PodRunning, Reason: "Started", Message: "all good",
+		HostIP: "10.0.0.7", HostIPs: []corev1.HostIP{{IP: "10.0.0.7"}}, PodIP: "10.244.0.9", PodIPs: []corev1.PodIP{{IP: "10.244.0.9"}},
+		ContainerStatuses: []corev1.ContainerStatus{{Name: "main", Ready: true, RestartCount: 2, Image: "registry.example.com/app:v1",
+			ImageID: "registry.example.com/app@sha256:0123", ContainerID: "containerd://abc",
+			State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}}}}
+	if err := env.Client.Status().Update(ctx(), created); err != nil {
+		t.Fatal(err)
+	}
 	hc, err := cacheHTTPClient(env.Config, false)
 	if err != nil {
 		t.Fatal(err)
@@ -67,6 +76,11 @@ func TestPodFields_TheCachesPodsLeaveOutOnlyTheRuntimeFields(t *testing.T) {
 		c.Ports[0].HostPort != 18080 || c.Resources.Requests.Cpu().String() != "250m" ||
 		got.Spec.Tolerations[0].Key != "dedicated" || got.Spec.NodeSelector["zone"] != "a" || got.Spec.NodeName != "n1" {
 		t.Fatalf("the cache's pod: %+v", got.Spec)
+	}
+	if st := got.Status; st.HostIP != "" || st.PodIP != "" || len(st.PodIPs) > 0 || st.Message != "" || st.Reason != "Started" ||
+		st.ContainerStatuses[0].Image != "" || st.ContainerStatuses[0].ContainerID != "" || !st.ContainerStatuses[0].Ready ||
+		st.ContainerStatuses[0].RestartCount != 2 || st.ContainerStatuses[0].State.Waiting == nil {
+		t.Fatalf("the cache's pod status: %+v", st)
 	}
 	// A watched update arrives trimmed too.
 	api.Labels["app"] = "b"

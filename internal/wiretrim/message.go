@@ -55,9 +55,9 @@ func newTreeInto(num protowire.Number, sub *tree) *tree {
 	return &tree{into: []subtree{{num, sub}}, intoMask: bit(num)}
 }
 
-// bit is num's bit in a mask, 0 for numbers of 64 and over.
+// bit is num's bit in a mask, 0 for numbers out of [0, 64).
 func bit(num protowire.Number) uint64 {
-	if num < 64 {
+	if uint32(num) < 64 {
 		return 1 << num
 	}
 	return 0
@@ -65,7 +65,7 @@ func bit(num protowire.Number) uint64 {
 
 // drops reports whether t drops field num.
 func (t *tree) drops(num protowire.Number) bool {
-	if num < 64 {
+	if uint32(num) < 64 {
 		return t.dropMask&(1<<num) != 0
 	}
 	return slices.Contains(t.drop, num)
@@ -73,7 +73,7 @@ func (t *tree) drops(num protowire.Number) bool {
 
 // sub is the tree of field num, nil when it is not trimmed.
 func (t *tree) sub(num protowire.Number) *tree {
-	if num < 64 && t.intoMask&(1<<num) == 0 {
+	if uint32(num) < 64 && t.intoMask&(1<<num) == 0 {
 		return nil
 	}
 	for _, s := range t.into {

@@ -17,7 +17,8 @@ import (
 // Err* values and changes nothing.
 type Assumer interface {
 	// AssumePod charges a pod the scheduler placed (pod.Spec.NodeName set) before the
-	// API confirms it.
+	// API confirms it. As with kube-scheduler's cache, the pod and everything it points
+	// to (its resource lists) belong to the cache from then on: never modify them.
 	AssumePod(pod *corev1.Pod) error
 	// FinishBinding starts the expiry clock of an assumed pod: unless the API confirms it
 	// within the assumed-pod TTL, the cache forgets it.
