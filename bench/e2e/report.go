@@ -169,7 +169,7 @@ func WriteReport(w io.Writer, res *Result, machine string) {
 			p("| %.0f | %s | %.0f | %d | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.0f | %.2f | %s |\n", r.Step.Rate, opNames[r.Op], r.Achieved, r.Writes,
 				msf(r.Write.P50), msf(r.Lag.P50), msf(r.Lag.P99), msf(r.Lag.Max), msf(r.Floor.P50), msf(r.Floor.P99), msf(r.Drain), cores, yes(r.KeptUp))
 		}
-		p("\nThe measurement's cost: `/metrics?name[]=multicache_events_total` is %d bytes, but the handler gathers every collector; idle, multicache used %.3f cores, %.3f while it was read every %v (included in the CPU column).\n",
+		p("\nThe measurement's cost: `/metrics?name[]=multicache_events_total` is %d bytes (multicache answers a read naming only its own families from their collectors alone); idle, multicache used %.3f cores, %.3f while it was read every %v (included in the CPU column).\n",
 			res.Churn.ScrapeBytes, res.Churn.IdleCPU, res.Churn.PolledCPU, cfg.Churn.Poll)
 		if res.VerifyRuns > 0 {
 			p("\nmulticache's verify loop ran %d times while it served the churn, %.0f ms each on average.\n",
