@@ -35,11 +35,13 @@ func (t *sharedPodMeta) sharePod(pod *corev1.Pod) {
 	if len(pod.Labels) > 0 {
 		pod.Labels = t.labels.share(pod.Labels, appendLabelsID)
 	}
+	// The slices are clipped to their length, so that an append to a shared one (which no
+	// reader may do) copies it rather than writing into another pod's spare room.
 	if len(pod.OwnerReferences) > 0 {
-		pod.OwnerReferences = t.owners.share(pod.OwnerReferences, appendOwnersID)
+		pod.OwnerReferences = t.owners.share(slices.Clip(pod.OwnerReferences), appendOwnersID)
 	}
 	if len(pod.Spec.Tolerations) > 0 {
-		pod.Spec.Tolerations = t.tolerations.share(pod.Spec.Tolerations, appendTolerationsID)
+		pod.Spec.Tolerations = t.tolerations.share(slices.Clip(pod.Spec.Tolerations), appendTolerationsID)
 	}
 }
 

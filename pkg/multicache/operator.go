@@ -32,7 +32,10 @@ type Sibling interface {
 
 // SiblingDeps are what a sibling is built from.
 type SiblingDeps struct {
-	// Manager is the operator's manager: its client, informers and API reader.
+	// Manager is the operator's manager: its client, informers and API reader. Objects
+	// read through its client and informers are the cache's own and share maps and slices
+	// (a pod's labels, owners, tolerations and resource lists with the other pods of its
+	// workload): change a deep copy, never them (docs/EXTENDING.md).
 	Manager manager.Manager
 	// Reader reads the cache (read-only; snapshots for the stores registered out of tree).
 	Reader Reader
