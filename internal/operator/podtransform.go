@@ -2,7 +2,6 @@ package operator
 
 import (
 	"slices"
-	"strings"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -48,6 +47,10 @@ const maxSharedResourceLists = 4096
 type sharedResourceLists struct {
 	mu   sync.Mutex
 	byID map[string]corev1.ResourceList
+	// id and scratch are the space the ID of the list at hand is written in: a list
+	// already held is found without allocating (the transform runs for every pod stored).
+	id      []byte
+	scratch listIDScratch
 }
 
 func newSharedResourceLists() *sharedResourceLists {
@@ -90,34 +93,67 @@ func (t *sharedResourceLists) share(rl corev1.ResourceList) corev1.ResourceList 
 	if len(rl) == 0 {
 		return rl
 	}
-	id := listID(rl)
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if shared, ok := t.byID[id]; ok {
+	t.id = t.scratch.appendID(t.id[:0], rl)
+	if shared, ok := t.byID[string(t.id)]; ok {
 		return shared
 	}
 	if len(t.byID) >= maxSharedResourceLists {
 		clear(t.byID)
 	}
-	t.byID[id] = rl
+	t.byID[string(t.id)] = rl
 	return rl
 }
 
 // listID is rl's content: each name with its quantity in canonical form, sorted by name. Two
 // lists of one ID hold quantities that compare equal and print (and serialize) the same.
 func listID(rl corev1.ResourceList) string {
-	names := make([]corev1.ResourceName, 0, len(rl))
-	for n := range rl {
-		names = append(names, n)
+	var scratch listIDScratch
+	return string(scratch.appendID(nil, rl))
+}
+
+// commonResourceNames are the names most resource lists hold, sorted.
+var commonResourceNames = []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceEphemeralStorage, corev1.ResourceMemory}
+
+// listIDScratch is the space appendID sorts names and writes quantities in.
+type listIDScratch struct {
+	names  []corev1.ResourceName
+	number []byte
+}
+
+// appendID appends listID(rl) to id, writing each quantity as Quantity.String does
+// (CanonicalizeBytes) but into s.number, so that nothing is allocated once id and s have
+// grown to the size of the lists at hand.
+func (s *listIDScratch) appendID(id []byte, rl corev1.ResourceList) []byte {
+	s.names = s.names[:0]
+	// Most lists name only common resources: looking them up in name order finds them
+	// sorted, at less than the cost of starting an iteration of the map.
+	for _, n := range commonResourceNames {
+		if _, ok := rl[n]; ok {
+			s.names = append(s.names, n)
+		}
 	}
-	slices.Sort(names)
-	var b strings.Builder
-	for _, n := range names {
+	if len(s.names) != len(rl) {
+		s.names = s.names[:0]
+		for n := range rl {
+			s.names = append(s.names, n)
+		}
+		slices.Sort(s.names)
+	}
+	if s.number == nil {
+		// Room for any int64 amount: CanonicalizeBytes then writes into it. The result is
+		// never kept as the buffer, which may be the library's own (its zero's bytes).
+		s.number = make([]byte, 0, 64)
+	}
+	for _, n := range s.names {
 		q := rl[n]
-		b.WriteString(string(n))
-		b.WriteByte('=')
-		b.WriteString(q.String())
-		b.WriteByte(';')
+		id = append(id, n...)
+		id = append(id, '=')
+		number, suffix := q.CanonicalizeBytes(s.number[:0])
+		id = append(id, number...)
+		id = append(id, suffix...)
+		id = append(id, ';')
 	}
-	return b.String()
+	return id
 }

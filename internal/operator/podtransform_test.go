@@ -3,6 +3,7 @@ package operator
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -138,5 +139,39 @@ func TestPodTransform_TheTableStartsOverWhenFull(t *testing.T) {
 	a, b := lists.share(list("7", "7Gi")), lists.share(list("7", "7Gi"))
 	if mapID(a) != mapID(b) {
 		t.Error("no sharing after the table started over")
+	}
+}
+
+// TestListID_WritesWhatQuantityStringPrints: the ID written in scratch space is each name
+// with Quantity.String's canonical form, sorted by name, for every format a quantity may
+// take (zero, whose canonical bytes are the library's own, included); reusing the scratch
+// space from list to list changes nothing.
+func TestListID_WritesWhatQuantityStringPrints(t *testing.T) {
+	values := []string{"0", "1", "1000m", "250m", "1Gi", "1536Mi", "1073741824", "1e3", "12e-3", "0.5",
+		"123456789012345678901234567890", "-2", "1.5Ki", "999999999999999999", "100Ei", "0.000000001"}
+	var scratch listIDScratch
+	var id []byte
+	for i := 0; i < 400; i++ {
+		rl := corev1.ResourceList{}
+		for j := 0; j <= i%4; j++ {
+			rl[corev1.ResourceName(fmt.Sprintf("r%d", (i*7+j*3)%5))] = resource.MustParse(values[(i*3+j*5)%len(values)])
+		}
+		want := ""
+		names := make([]string, 0, len(rl))
+		for n := range rl {
+			names = append(names, string(n))
+		}
+		slices.Sort(names)
+		for _, n := range names {
+			q := rl[corev1.ResourceName(n)]
+			want += n + "=" + q.String() + ";"
+		}
+		id = scratch.appendID(id[:0], rl)
+		if string(id) != want || listID(rl) != want {
+			t.Fatalf("list %v: ID %q (fresh %q), want %q", rl, id, listID(rl), want)
+		}
+	}
+	if zero := resource.MustParse("0"); zero.String() != "0" {
+		t.Errorf("the library's zero now prints %q", zero.String())
 	}
 }
