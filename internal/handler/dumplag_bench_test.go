@@ -1,0 +1,222 @@
+package handler
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/metrics"
+	"runtime/trace"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// dumpLagRate is bench-e2e's churn rate for the phase during dumps (label updates a second).
+const dumpLagRate = 60
+
+// dumpLagWindow is how long each case updates labels: 600 updates at 60/s (p99 is the
+// sixth worst). DUMPLAG_WINDOW (a duration) changes it.
+func dumpLagWindow(b *testing.B) time.Duration {
+	if s := os.Getenv("DUMPLAG_WINDOW"); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			b.Fatalf("DUMPLAG_WINDOW=%q: %v (want a duration such as 10s)", s, err)
+		}
+		return d
+	}
+	return 10 * time.Second
+}
+
+// BenchmarkDumpLag is bench-e2e's "label update while /debug/cache is read back to back" in
+// process, on bench-e2e's large cache (fillWorld: 5,000 nodes, 150,000 pods): one goroutine
+// applies pod label updates at 60/s (SyncPod, as the pod feed does) while, in the dumping
+// cases, another dumps back to back into io.Discard ("discard") or through an HTTP server
+// whose client reads the body ("http"). It reports, per update, the lag (from the moment the
+// update was due to the handler having applied it: the updater's wake-up, the wait for the
+// lock and the work) and the apply (SyncPod alone), p50, p99 and max, and the dumps run.
+// Run with the CPUs of bench-e2e's machine:
+//
+//	go test -run '^$' -bench BenchmarkDumpLag -benchtime 1x -cpu 2 ./internal/handler
+//
+// DUMPLAG_TRACE=<prefix> writes a runtime/trace of each case's window to <prefix>-<case>.trace
+// (go tool trace).
+func BenchmarkDumpLag(b *testing.B) {
+	w := newFillWorld()
+	h, _ := newQuietHandler(b)
+	w.fillObjects(b, h)
+	w.fillPods(b, h)
+	runtime.GC()
+	window := dumpLagWindow(b)
+	discard := func(ctx context.Context) error { return h.WriteDump(ctx, io.Discard) }
+	served := httpDumper(b, h)
+	for _, c := range []struct {
+		name string
+		duty float64
+		dump func(ctx context.Context) error
+	}{
+		{"idle", 1, nil},
+		{"discard-unpaced", 1, discard},
+		{"discard", dumpDuty, discard},
+		{"http-unpaced", 1, served},
+		{"http", dumpDuty, served},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			defer func(d float64) { dumpDuty = d }(dumpDuty)
+			dumpDuty = c.duty
+			for b.Loop() {
+				before := readDumpLagCounters()
+				r := dumpLag(b, h, w.pods[len(w.pods)/2], window, c.dump)
+				after := readDumpLagCounters()
+				reportLags(b, "lag", r.lags)
+				reportLags(b, "apply", r.applies)
+				reportLags(b, "wake", r.wakes)
+				b.ReportMetric(float64(r.dumps), "dumps")
+				b.ReportMetric(float64(after.gcs-before.gcs), "gcs")
+				b.ReportMetric((after.gcPause-before.gcPause).Seconds()*1e3, "gc-stw-ms")
+				b.ReportMetric((after.assist-before.assist).Seconds()*1e3, "gc-assist-cpu-ms")
+				b.ReportMetric((after.osWait-before.osWait).Seconds()*1e3, "os-runqueue-ms")
+			}
+		})
+	}
+}
+
+// httpDumper serves WriteDump as the debug server does and returns a dump that GETs it and
+// reads the body to the end.
+func httpDumper(b *testing.B, h *Handler) func(context.Context) error {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = h.WriteDump(r.Context(), w)
+	}))
+	b.Cleanup(srv.Close)
+	return func(ctx context.Context) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+		if err != nil {
+			return err
+		}
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		_, err = io.Copy(io.Discard, resp.Body)
+		return err
+	}
+}
+
+// dumpLagRun is what one window measured: per update, the lag (due to applied), the apply
+// (SyncPod) and the wake (due to the updater running again); the dumps completed.
+type dumpLagRun struct {
+	lags, applies, wakes []time.Duration
+	dumps                int
+}
+
+// dumpLag updates pod's labels at dumpLagRate for window while dump (when not nil) runs back
+// to back.
+func dumpLag(b *testing.B, h *Handler, pod *corev1.Pod, window time.Duration, dump func(context.Context) error) (r dumpLagRun) {
+	b.StopTimer()
+	defer b.StartTimer()
+	if prefix := os.Getenv("DUMPLAG_TRACE"); prefix != "" {
+		f, err := os.Create(fmt.Sprintf("%s-%s.trace", prefix, b.Name()[len("BenchmarkDumpLag/"):]))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer f.Close()
+		if err := trace.Start(f); err != nil {
+			b.Fatal(err)
+		}
+		defer trace.Stop()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	if dump != nil {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				if err := dump(ctx); err != nil {
+					if ctx.Err() == nil {
+						b.Error(err)
+					}
+					return
+				}
+				r.dumps++
+			}
+		})
+		time.Sleep(100 * time.Millisecond) // into the first dump
+	}
+	key := types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}
+	interval := time.Second / dumpLagRate
+	start := time.Now()
+	for i := 1; ; i++ {
+		due := start.Add(time.Duration(i) * interval)
+		if due.Sub(start) > window {
+			break
+		}
+		next := pod.DeepCopy()
+		next.Labels["churn"] = fmt.Sprint(i)
+		next.ResourceVersion = fmt.Sprint(1000 + i)
+		time.Sleep(time.Until(due))
+		begin := time.Now()
+		if err := h.SyncPod(key, next, true); err != nil {
+			b.Fatal(err)
+		}
+		end := time.Now()
+		r.lags = append(r.lags, end.Sub(due))
+		r.applies = append(r.applies, end.Sub(begin))
+		r.wakes = append(r.wakes, begin.Sub(due))
+	}
+	cancel()
+	wg.Wait()
+	return r
+}
+
+// dumpLagCounters are the process's counters a window's attribution is read from.
+type dumpLagCounters struct {
+	gcs     uint64
+	gcPause time.Duration // stop-the-world
+	assist  time.Duration // CPU the mutators spent assisting the GC
+	osWait  time.Duration // the threads' wait on the OS's run queue
+}
+
+func readDumpLagCounters() dumpLagCounters {
+	samples := []metrics.Sample{
+		{Name: "/gc/cycles/total:gc-cycles"},
+		{Name: "/sched/pauses/total/gc:seconds"},
+		{Name: "/cpu/classes/gc/mark/assist:cpu-seconds"},
+	}
+	metrics.Read(samples)
+	c := dumpLagCounters{gcs: samples[0].Value.Uint64()}
+	hist := samples[1].Value.Float64Histogram()
+	for i, n := range hist.Counts {
+		// Each pause at its bucket's lower bound.
+		c.gcPause += time.Duration(float64(n) * max(hist.Buckets[i], 0) * 1e9)
+	}
+	c.assist = time.Duration(samples[2].Value.Float64() * 1e9)
+	// The second field of /proc/<pid>/task/<tid>/schedstat: ns waited on a run queue.
+	tasks, _ := filepath.Glob("/proc/self/task/*/schedstat")
+	for _, t := range tasks {
+		if data, err := os.ReadFile(t); err == nil {
+			var run, wait int64
+			if _, err := fmt.Sscan(string(data), &run, &wait); err == nil {
+				c.osWait += time.Duration(wait)
+			}
+		}
+	}
+	return c
+}
+
+// reportLags reports the p50, p99 and max of d in microseconds.
+func reportLags(b *testing.B, name string, d []time.Duration) {
+	d = slices.Clone(d)
+	slices.Sort(d)
+	b.ReportMetric(float64(d[len(d)/2].Microseconds()), name+"-p50-us")
+	b.ReportMetric(float64(d[len(d)*99/100].Microseconds()), name+"-p99-us")
+	b.ReportMetric(float64(d[len(d)-1].Microseconds()), name+"-max-us")
+}
