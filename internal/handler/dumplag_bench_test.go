@@ -42,10 +42,16 @@ func dumpLagWindow(b *testing.B) time.Duration {
 // process, on bench-e2e's large cache (fillWorld: 5,000 nodes, 150,000 pods): one goroutine
 // applies pod label updates at 60/s (SyncPod, as the pod feed does) while, in the dumping
 // cases, another dumps back to back into io.Discard ("discard") or through an HTTP server
-// whose client reads the body ("http"). It reports, per update, the lag (from the moment the
-// update was due to the handler having applied it: the updater's wake-up, the wait for the
-// lock and the work) and the apply (SyncPod alone), p50, p99 and max, and the dumps run.
-// Run with the CPUs of bench-e2e's machine:
+// whose client reads the body ("http"); "-before" dumps as WriteDump did before it gave way
+// (at the process's priority, unpaced), "-lowprio" at the lowest priority but unpaced. The
+// cases alternate, a window each, round after round. Each reports, per update, the lag (from
+// the moment the update was due to the handler having applied it), the wake (due to the
+// updater running again: the scheduling of its goroutine and thread) and the apply (SyncPod
+// alone: the wait for the lock and the work), p50, p99 and max; the dumps completed; and over
+// its windows the garbage collections, their stop-the-world pauses, the CPU the goroutines
+// spent assisting them, the time the process's threads waited on the OS's run queue
+// (/proc/self/task/*/schedstat) and the process's CPU. Run with the CPUs of bench-e2e's
+// machine:
 //
 //	go test -run '^$' -bench BenchmarkDumpLag -benchtime 1x -cpu 2 ./internal/handler
 //
@@ -58,18 +64,22 @@ func BenchmarkDumpLag(b *testing.B) {
 	w.fillPods(b, h)
 	runtime.GC()
 	window := dumpLagWindow(b)
-	discard := func(ctx context.Context) error { return h.WriteDump(ctx, io.Discard) }
-	served := httpDumper(b, h)
+	// before is a dump as it was before it gave way: at the process's priority, unpaced.
+	before := func(ctx context.Context, w io.Writer) error { return h.writeDump(ctx, w) }
+	discard := func(write func(context.Context, io.Writer) error) func(context.Context) error {
+		return func(ctx context.Context) error { return write(ctx, io.Discard) }
+	}
 	cases := []struct {
 		name string
 		duty float64
 		dump func(ctx context.Context) error
 	}{
 		{"idle", 1, nil},
-		{"discard-unpaced", 1, discard},
-		{"discard", dumpDuty, discard},
-		{"http-unpaced", 1, served},
-		{"http", dumpDuty, served},
+		{"discard-before", 1, discard(before)},
+		{"discard-lowprio", 1, discard(h.WriteDump)},
+		{"discard", dumpDuty, discard(h.WriteDump)},
+		{"http-before", 1, httpDumper(b, before)},
+		{"http", dumpDuty, httpDumper(b, h.WriteDump)},
 	}
 	// The cases alternate, a window each, round after round (the machine is shared: its load
 	// drifts), and each reports what its windows measured together.
@@ -115,12 +125,12 @@ func dumpLagRounds(b *testing.B) int {
 	return 3
 }
 
-// httpDumper serves WriteDump as the debug server does and returns a dump that GETs it and
-// reads the body to the end.
-func httpDumper(b *testing.B, h *Handler) func(context.Context) error {
+// httpDumper serves write as the debug server serves WriteDump and returns a dump that GETs
+// it and reads the body to the end.
+func httpDumper(b *testing.B, write func(context.Context, io.Writer) error) func(context.Context) error {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		_ = h.WriteDump(r.Context(), w)
+		_ = write(r.Context(), w)
 	}))
 	b.Cleanup(srv.Close)
 	return func(ctx context.Context) error {
