@@ -225,16 +225,24 @@ type dumpLagCounters struct {
 	gcs     uint64
 	gcPause time.Duration // stop-the-world
 	assist  time.Duration // CPU the mutators spent assisting the GC
-	osWait  time.Duration // the threads' wait on the OS's run queue
+	// osWait is the threads' wait on the OS's run queue: of the threads alive at the end, by
+	// thread ID (one that ended meanwhile, a dump's niced thread, is not counted).
+	osWait  time.Duration
+	threads map[int]time.Duration
 	cpu     time.Duration // the process's CPU (user and system)
 }
 
+// minus is what the counters grew by since o.
 func (c dumpLagCounters) minus(o dumpLagCounters) dumpLagCounters {
-	return dumpLagCounters{c.gcs - o.gcs, c.gcPause - o.gcPause, c.assist - o.assist, c.osWait - o.osWait, c.cpu - o.cpu}
+	d := dumpLagCounters{gcs: c.gcs - o.gcs, gcPause: c.gcPause - o.gcPause, assist: c.assist - o.assist, cpu: c.cpu - o.cpu}
+	for tid, wait := range c.threads {
+		d.osWait += wait - o.threads[tid]
+	}
+	return d
 }
 
 func (c dumpLagCounters) plus(o dumpLagCounters) dumpLagCounters {
-	return dumpLagCounters{c.gcs + o.gcs, c.gcPause + o.gcPause, c.assist + o.assist, c.osWait + o.osWait, c.cpu + o.cpu}
+	return dumpLagCounters{gcs: c.gcs + o.gcs, gcPause: c.gcPause + o.gcPause, assist: c.assist + o.assist, osWait: c.osWait + o.osWait, cpu: c.cpu + o.cpu}
 }
 
 func readDumpLagCounters() dumpLagCounters {
@@ -256,12 +264,17 @@ func readDumpLagCounters() dumpLagCounters {
 		c.cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 	}
 	// The second field of /proc/<pid>/task/<tid>/schedstat: ns waited on a run queue.
+	c.threads = map[int]time.Duration{}
 	tasks, _ := filepath.Glob("/proc/self/task/*/schedstat")
 	for _, t := range tasks {
+		tid, err := strconv.Atoi(filepath.Base(filepath.Dir(t)))
+		if err != nil {
+			continue
+		}
 		if data, err := os.ReadFile(t); err == nil {
 			var run, wait int64
 			if _, err := fmt.Sscan(string(data), &run, &wait); err == nil {
-				c.osWait += time.Duration(wait)
+				c.threads[tid] = time.Duration(wait)
 			}
 		}
 	}
