@@ -8,11 +8,11 @@ import (
 // dumpDuty is the share of the wall time a dump (WriteDump) works: after each part it rests
 // as long as it takes to bring the time it worked since its last rest down to that share.
 // A dump at 150,000 pods keeps a CPU busy for over a second; on a machine whose CPUs are all
-// taken (bench-e2e's two, shared with the API server and etcd) the OS then has the event path
-// wait for a CPU while the dump runs, and label updates were applied up to 7.5x later than an
-// informer sees them (BenchmarkDumpLag: the process waited on the OS's run queue 40x longer
-// than without the dump; the lock, the garbage collector and Go's scheduler were not the
-// tail). Resting gives the CPU back between parts: the dump takes longer, events do not.
+// taken (bench-e2e's two, shared with the API server and etcd) the event path then waits for
+// a CPU while the dump runs: in BenchmarkDumpLag the tail of the label updates' lag was the
+// updater's wake-up, not the lock nor the garbage collector. Resting leaves the CPU to the
+// rest of the machine between parts: the dump takes longer, the events do not. The time
+// worked is wall time: a dump slowed by its client or by a busy machine rests longer.
 var dumpDuty = 0.5
 
 // dumpPacer rests between a dump's parts so that it works dumpDuty of the wall time.
