@@ -42,9 +42,8 @@ func dumpLagWindow(b *testing.B) time.Duration {
 // process, on bench-e2e's large cache (fillWorld: 5,000 nodes, 150,000 pods): one goroutine
 // applies pod label updates at 60/s (SyncPod, as the pod feed does) while, in the dumping
 // cases, another dumps back to back into io.Discard ("discard") or through an HTTP server
-// whose client reads the body ("http"); "-before" dumps as WriteDump did before it gave way
-// (at the process's priority, unpaced), "-lowprio" at the lowest priority but unpaced. The
-// cases alternate, a window each, round after round. Each reports, per update, the lag (from
+// whose client reads the body ("http"); "-before" dumps as WriteDump did before it rested
+// between parts (dumpDuty 1). The cases alternate, a window each, round after round. Each reports, per update, the lag (from
 // the moment the update was due to the handler having applied it), the wake (due to the
 // updater running again: the scheduling of its goroutine and thread) and the apply (SyncPod
 // alone: the wait for the lock and the work), p50, p99 and max; the dumps completed; and over
@@ -64,8 +63,6 @@ func BenchmarkDumpLag(b *testing.B) {
 	w.fillPods(b, h)
 	runtime.GC()
 	window := dumpLagWindow(b)
-	// before is a dump as it was before it gave way: at the process's priority, unpaced.
-	before := func(ctx context.Context, w io.Writer) error { return h.writeDump(ctx, w) }
 	discard := func(write func(context.Context, io.Writer) error) func(context.Context) error {
 		return func(ctx context.Context) error { return write(ctx, io.Discard) }
 	}
@@ -75,10 +72,9 @@ func BenchmarkDumpLag(b *testing.B) {
 		dump func(ctx context.Context) error
 	}{
 		{"idle", 1, nil},
-		{"discard-before", 1, discard(before)},
-		{"discard-lowprio", 1, discard(h.WriteDump)},
+		{"discard-before", 1, discard(h.WriteDump)},
 		{"discard", dumpDuty, discard(h.WriteDump)},
-		{"http-before", 1, httpDumper(b, before)},
+		{"http-before", 1, httpDumper(b, h.WriteDump)},
 		{"http", dumpDuty, httpDumper(b, h.WriteDump)},
 	}
 	// The cases alternate, a window each, round after round (the machine is shared: its load
@@ -226,7 +222,7 @@ type dumpLagCounters struct {
 	gcPause time.Duration // stop-the-world
 	assist  time.Duration // CPU the mutators spent assisting the GC
 	// osWait is the threads' wait on the OS's run queue: of the threads alive at the end, by
-	// thread ID (one that ended meanwhile, a dump's niced thread, is not counted).
+	// thread ID (one that ended meanwhile is not counted).
 	osWait  time.Duration
 	threads map[int]time.Duration
 	cpu     time.Duration // the process's CPU (user and system)

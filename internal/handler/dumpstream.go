@@ -24,14 +24,9 @@ import (
 // holds only the pods' keys, read first. The maps are written in key order, as encoding/json
 // writes Dump's. It stops at the first error writing to w or when ctx is done.
 //
-// A dump gives way to the events: it runs on a thread at the lowest priority (atLowPriority)
-// and rests between parts (dumpDuty), so that it takes what CPU the rest of the machine
-// leaves, and half of it at most.
+// A dump gives way to the events: it rests between parts (dumpDuty), so that it leaves the
+// CPU it would take to the rest of the machine half of the time.
 func (h *Handler) WriteDump(ctx context.Context, w io.Writer) error {
-	return atLowPriority(func() error { return h.writeDump(ctx, w) })
-}
-
-func (h *Handler) writeDump(ctx context.Context, w io.Writer) error {
 	out := newJSONStream(w)
 	out.pace = newDumpPacer()
 	h.mu.RLock()
