@@ -43,7 +43,7 @@ func dumpLagWindow(b *testing.B) time.Duration {
 // applies pod label updates at 60/s (SyncPod, as the pod feed does) while, in the dumping
 // cases, another dumps back to back into io.Discard ("discard") or through an HTTP server
 // whose client reads the body ("http"); "-before" dumps as WriteDump did before it rested
-// between parts (dumpDuty 1). The cases alternate, a window each, round after round. Each reports, per update, the lag (from
+// between parts (dumpDuty 1), "-quarter" at dumpDuty 0.25. The cases alternate, a window each, round after round. Each reports, per update, the lag (from
 // the moment the update was due to the handler having applied it), the wake (due to the
 // updater running again: the scheduling of its goroutine and thread) and the apply (SyncPod
 // alone: the wait for the lock and the work), p50, p99 and max; the dumps completed; and over
@@ -76,6 +76,8 @@ func BenchmarkDumpLag(b *testing.B) {
 		{"discard", dumpDuty, discard(h.WriteDump)},
 		{"http-before", 1, httpDumper(b, h.WriteDump)},
 		{"http", dumpDuty, httpDumper(b, h.WriteDump)},
+		{"discard-quarter", 0.25, discard(h.WriteDump)},
+		{"http-quarter", 0.25, httpDumper(b, h.WriteDump)},
 	}
 	// The cases alternate, a window each, round after round (the machine is shared: its load
 	// drifts), and each reports what its windows measured together.
