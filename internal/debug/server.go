@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -40,6 +41,8 @@ type Server struct {
 	// Source, when set, is what the comparison lists the API through (a shard lists its
 	// nodes' pods node by node); nil means every object through the uncached reader.
 	Source drift.Source
+	// dumping is set while a dump is written: one at a time.
+	dumping atomic.Bool
 }
 
 // NewServer returns a server for addr that reads the cache from h and the API through api
@@ -98,8 +101,17 @@ type ReservationRef struct {
 }
 
 // dump streams the cache's dump (handler.WriteDump): the status is sent before the cache is
-// read, so an error past that point ends the response early, and is logged.
+// read, so an error past that point ends the response early, and is logged. One dump is
+// written at a time: each keeps a CPU busy half the time it runs (at 150,000 pods, seconds),
+// and that CPU is what events wait for on a busy machine; a second client is answered 429.
 func (s *Server) dump(w http.ResponseWriter, r *http.Request) {
+	if !s.dumping.CompareAndSwap(false, true) {
+		writeJSON(w, http.StatusTooManyRequests, map[string]string{
+			"error": "a dump of the cache is being written to another client; one is written at a time: retry when it ends",
+		})
+		return
+	}
+	defer s.dumping.Store(false)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	if err := s.handler.WriteDump(r.Context(), w); err != nil {

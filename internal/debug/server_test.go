@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/go-logr/logr"
@@ -57,5 +58,51 @@ func TestServer_DumpStreamsTheDocumentDumpBuilds(t *testing.T) {
 	}
 	if !bytes.Equal(body, want.Bytes()) {
 		t.Errorf("GET /debug/cache (%d bytes) is not Dump's document (%d bytes)", len(body), want.Len())
+	}
+}
+
+// TestServer_OneDumpAtATime: while a dump is written, another GET /debug/cache is answered
+// 429 with an error that says to retry; once it ends, dumps are served again, one after the
+// other.
+func TestServer_OneDumpAtATime(t *testing.T) {
+	config, err := stores.NewCacheHandlerBuilder().Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := handler.New(config, logr.Discard())
+	if err := h.AddNode(ts.MakeNode("n-0", "8", "32Gi")); err != nil {
+		t.Fatal(err)
+	}
+	s := NewServer("", h, nil, nil, logr.Discard())
+	srv := httptest.NewServer(s.Handler())
+	defer srv.Close()
+	get := func() (int, map[string]any) {
+		t.Helper()
+		resp, err := http.Get(srv.URL + "/debug/cache")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = resp.Body.Close() }()
+		var body map[string]any
+		if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+			t.Fatalf("status %d: the body is not JSON: %v", resp.StatusCode, err)
+		}
+		return resp.StatusCode, body
+	}
+
+	s.dumping.Store(true) // a dump under way
+	code, body := get()
+	if code != http.StatusTooManyRequests {
+		t.Fatalf("a second dump while one is written: status %d, want 429", code)
+	}
+	if msg, _ := body["error"].(string); !strings.Contains(msg, "one is written at a time") || !strings.Contains(msg, "retry") {
+		t.Errorf("the 429's error %q does not say that one dump is written at a time and to retry", msg)
+	}
+
+	s.dumping.Store(false) // it ended
+	for i := range 2 {
+		if code, body := get(); code != http.StatusOK || body["nodes"] == nil {
+			t.Errorf("dump %d after the other ended: status %d, nodes %v", i+1, code, body["nodes"])
+		}
 	}
 }

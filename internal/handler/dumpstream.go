@@ -23,8 +23,12 @@ import (
 // its encoding held hundreds of megabytes) and events are applied between two parts. It
 // holds only the pods' keys, read first. The maps are written in key order, as encoding/json
 // writes Dump's. It stops at the first error writing to w or when ctx is done.
+//
+// A dump gives way to the events: it rests between parts (dumpDuty), so that it leaves the
+// CPU it would take to the rest of the machine half of the time.
 func (h *Handler) WriteDump(ctx context.Context, w io.Writer) error {
 	out := newJSONStream(w)
+	out.pace = newDumpPacer()
 	h.mu.RLock()
 	generation := h.config.Generations().Current()
 	h.mu.RUnlock()
@@ -169,6 +173,8 @@ type jsonStream struct {
 	// indents are the line prefixes by depth, built once.
 	indents []string
 	err     error
+	// pace, when not nil, rests after each part (flushPart).
+	pace *dumpPacer
 }
 
 func newJSONStream(w io.Writer) *jsonStream {
@@ -280,14 +286,18 @@ func (s *jsonStream) newline() {
 	}
 }
 
-// flushPart writes what is buffered (a bufio.Writer keeps its first error, returned here)
-// and reports the first error so far, or ctx's when it is done: the stream stops there.
+// flushPart writes what is buffered (a bufio.Writer keeps its first error, returned here),
+// rests (pace) and reports the first error so far, or ctx's when it is done: the stream
+// stops there.
 func (s *jsonStream) flushPart(ctx context.Context) error {
 	if s.err != nil {
 		return s.err
 	}
 	if err := s.w.Flush(); err != nil {
 		return err
+	}
+	if s.pace != nil {
+		return s.pace.rest(ctx)
 	}
 	return ctx.Err()
 }

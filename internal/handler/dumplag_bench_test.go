@@ -1,0 +1,289 @@
+package handler
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/metrics"
+	"runtime/trace"
+	"slices"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// dumpLagRate is bench-e2e's churn rate for the phase during dumps (label updates a second).
+const dumpLagRate = 60
+
+// dumpLagWindow is how long each case updates labels per round: 300 updates at 60/s.
+// DUMPLAG_WINDOW (a duration) changes it.
+func dumpLagWindow(b *testing.B) time.Duration {
+	if s := os.Getenv("DUMPLAG_WINDOW"); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			b.Fatalf("DUMPLAG_WINDOW=%q: %v (want a duration such as 10s)", s, err)
+		}
+		return d
+	}
+	return 5 * time.Second
+}
+
+// BenchmarkDumpLag is bench-e2e's "label update while /debug/cache is read back to back" in
+// process, on bench-e2e's large cache (fillWorld: 5,000 nodes, 150,000 pods): one goroutine
+// applies pod label updates at 60/s (SyncPod, as the pod feed does) while, in the dumping
+// cases, another dumps back to back into io.Discard ("discard") or through an HTTP server
+// whose client reads the body ("http"); "-before" dumps as WriteDump did before it rested
+// between parts (dumpDuty 1), "-quarter" at dumpDuty 0.25. The cases alternate, a window each, round after round. Each reports, per update, the lag (from
+// the moment the update was due to the handler having applied it), the wake (due to the
+// updater running again: the scheduling of its goroutine and thread) and the apply (SyncPod
+// alone: the wait for the lock and the work), p50, p99 and max; the dumps completed; and over
+// its windows the garbage collections, their stop-the-world pauses, the CPU the goroutines
+// spent assisting them, the time the process's threads waited on the OS's run queue
+// (/proc/self/task/*/schedstat) and the process's CPU. Run with the CPUs of bench-e2e's
+// machine:
+//
+//	go test -run '^$' -bench BenchmarkDumpLag -benchtime 1x -cpu 2 ./internal/handler
+//
+// DUMPLAG_TRACE=<prefix> writes a runtime/trace of each case's window to <prefix>-<case>.trace
+// (go tool trace).
+func BenchmarkDumpLag(b *testing.B) {
+	w := newFillWorld()
+	h, _ := newQuietHandler(b)
+	w.fillObjects(b, h)
+	w.fillPods(b, h)
+	runtime.GC()
+	window := dumpLagWindow(b)
+	discard := func(write func(context.Context, io.Writer) error) func(context.Context) error {
+		return func(ctx context.Context) error { return write(ctx, io.Discard) }
+	}
+	cases := []struct {
+		name string
+		duty float64
+		dump func(ctx context.Context) error
+	}{
+		{"idle", 1, nil},
+		{"discard-before", 1, discard(h.WriteDump)},
+		{"discard", dumpDuty, discard(h.WriteDump)},
+		{"http-before", 1, httpDumper(b, h.WriteDump)},
+		{"http", dumpDuty, httpDumper(b, h.WriteDump)},
+		{"discard-quarter", 0.25, discard(h.WriteDump)},
+		{"http-quarter", 0.25, httpDumper(b, h.WriteDump)},
+	}
+	// The cases alternate, a window each, round after round (the machine is shared: its load
+	// drifts), and each reports what its windows measured together.
+	runs := make([]dumpLagRun, len(cases))
+	duty := dumpDuty
+	defer func() { dumpDuty = duty }()
+	for round := range dumpLagRounds(b) {
+		for i, c := range cases {
+			dumpDuty = c.duty
+			before := readDumpLagCounters()
+			r := dumpLag(b, h, w.pods[len(w.pods)/2], window, c.dump, fmt.Sprintf("%s-%d", c.name, round))
+			after := readDumpLagCounters()
+			runs[i].add(r, after.minus(before))
+		}
+	}
+	for i, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				r := runs[i]
+				reportLags(b, "lag", r.lags)
+				reportLags(b, "apply", r.applies)
+				reportLags(b, "wake", r.wakes)
+				b.ReportMetric(float64(r.dumps), "dumps")
+				b.ReportMetric(float64(r.counters.gcs), "gcs")
+				b.ReportMetric(r.counters.gcPause.Seconds()*1e3, "gc-stw-ms")
+				b.ReportMetric(r.counters.assist.Seconds()*1e3, "gc-assist-cpu-ms")
+				b.ReportMetric(r.counters.osWait.Seconds()*1e3, "os-runqueue-ms")
+				b.ReportMetric(r.counters.cpu.Seconds()*1e3, "cpu-ms")
+			}
+		})
+	}
+}
+
+// dumpLagRounds is how many windows each case runs: DUMPLAG_ROUNDS, 3 by default.
+func dumpLagRounds(b *testing.B) int {
+	if s := os.Getenv("DUMPLAG_ROUNDS"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			b.Fatalf("DUMPLAG_ROUNDS=%q: want a count of at least 1", s)
+		}
+		return n
+	}
+	return 3
+}
+
+// httpDumper serves write as the debug server serves WriteDump and returns a dump that GETs
+// it and reads the body to the end.
+func httpDumper(b *testing.B, write func(context.Context, io.Writer) error) func(context.Context) error {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = write(r.Context(), w)
+	}))
+	b.Cleanup(srv.Close)
+	return func(ctx context.Context) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+		if err != nil {
+			return err
+		}
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		_, err = io.Copy(io.Discard, resp.Body)
+		return err
+	}
+}
+
+// dumpLagRun is what one window measured: per update, the lag (due to applied), the apply
+// (SyncPod) and the wake (due to the updater running again); the dumps completed.
+type dumpLagRun struct {
+	lags, applies, wakes []time.Duration
+	dumps                int
+	counters             dumpLagCounters
+}
+
+func (r *dumpLagRun) add(o dumpLagRun, c dumpLagCounters) {
+	r.lags = append(r.lags, o.lags...)
+	r.applies = append(r.applies, o.applies...)
+	r.wakes = append(r.wakes, o.wakes...)
+	r.dumps += o.dumps
+	r.counters = r.counters.plus(c)
+}
+
+// dumpLag updates pod's labels at dumpLagRate for window while dump (when not nil) runs back
+// to back.
+func dumpLag(b *testing.B, h *Handler, pod *corev1.Pod, window time.Duration, dump func(context.Context) error, name string) (r dumpLagRun) {
+	if prefix := os.Getenv("DUMPLAG_TRACE"); prefix != "" {
+		f, err := os.Create(fmt.Sprintf("%s-%s.trace", prefix, name))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer f.Close()
+		if err := trace.Start(f); err != nil {
+			b.Fatal(err)
+		}
+		defer trace.Stop()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	if dump != nil {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				if err := dump(ctx); err != nil {
+					if ctx.Err() == nil {
+						b.Error(err)
+					}
+					return
+				}
+				r.dumps++
+			}
+		})
+		time.Sleep(100 * time.Millisecond) // into the first dump
+	}
+	key := types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}
+	interval := time.Second / dumpLagRate
+	start := time.Now()
+	for i := 1; ; i++ {
+		due := start.Add(time.Duration(i) * interval)
+		if due.Sub(start) > window {
+			break
+		}
+		next := pod.DeepCopy()
+		next.Labels["churn"] = fmt.Sprint(i)
+		next.ResourceVersion = fmt.Sprint(1000 + i)
+		time.Sleep(time.Until(due))
+		begin := time.Now()
+		if err := h.SyncPod(key, next, true); err != nil {
+			b.Fatal(err)
+		}
+		end := time.Now()
+		r.lags = append(r.lags, end.Sub(due))
+		r.applies = append(r.applies, end.Sub(begin))
+		r.wakes = append(r.wakes, begin.Sub(due))
+	}
+	cancel()
+	wg.Wait()
+	return r
+}
+
+// dumpLagCounters are the process's counters a window's attribution is read from.
+type dumpLagCounters struct {
+	gcs     uint64
+	gcPause time.Duration // stop-the-world
+	assist  time.Duration // CPU the mutators spent assisting the GC
+	// osWait is the threads' wait on the OS's run queue: of the threads alive at the end, by
+	// thread ID (one that ended meanwhile is not counted).
+	osWait  time.Duration
+	threads map[int]time.Duration
+	cpu     time.Duration // the process's CPU (user and system)
+}
+
+// minus is what the counters grew by since o.
+func (c dumpLagCounters) minus(o dumpLagCounters) dumpLagCounters {
+	d := dumpLagCounters{gcs: c.gcs - o.gcs, gcPause: c.gcPause - o.gcPause, assist: c.assist - o.assist, cpu: c.cpu - o.cpu}
+	for tid, wait := range c.threads {
+		d.osWait += wait - o.threads[tid]
+	}
+	return d
+}
+
+func (c dumpLagCounters) plus(o dumpLagCounters) dumpLagCounters {
+	return dumpLagCounters{gcs: c.gcs + o.gcs, gcPause: c.gcPause + o.gcPause, assist: c.assist + o.assist, osWait: c.osWait + o.osWait, cpu: c.cpu + o.cpu}
+}
+
+func readDumpLagCounters() dumpLagCounters {
+	samples := []metrics.Sample{
+		{Name: "/gc/cycles/total:gc-cycles"},
+		{Name: "/sched/pauses/total/gc:seconds"},
+		{Name: "/cpu/classes/gc/mark/assist:cpu-seconds"},
+	}
+	metrics.Read(samples)
+	c := dumpLagCounters{gcs: samples[0].Value.Uint64()}
+	hist := samples[1].Value.Float64Histogram()
+	for i, n := range hist.Counts {
+		// Each pause at its bucket's lower bound.
+		c.gcPause += time.Duration(float64(n) * max(hist.Buckets[i], 0) * 1e9)
+	}
+	c.assist = time.Duration(samples[2].Value.Float64() * 1e9)
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err == nil {
+		c.cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	// The second field of /proc/<pid>/task/<tid>/schedstat: ns waited on a run queue.
+	c.threads = map[int]time.Duration{}
+	tasks, _ := filepath.Glob("/proc/self/task/*/schedstat")
+	for _, t := range tasks {
+		tid, err := strconv.Atoi(filepath.Base(filepath.Dir(t)))
+		if err != nil {
+			continue
+		}
+		if data, err := os.ReadFile(t); err == nil {
+			var run, wait int64
+			if _, err := fmt.Sscan(string(data), &run, &wait); err == nil {
+				c.threads[tid] = time.Duration(wait)
+			}
+		}
+	}
+	return c
+}
+
+// reportLags reports the p50, p99 and max of d in microseconds.
+func reportLags(b *testing.B, name string, d []time.Duration) {
+	d = slices.Clone(d)
+	slices.Sort(d)
+	b.ReportMetric(float64(d[len(d)/2].Microseconds()), name+"-p50-us")
+	b.ReportMetric(float64(d[len(d)*99/100].Microseconds()), name+"-p99-us")
+	b.ReportMetric(float64(d[len(d)-1].Microseconds()), name+"-max-us")
+}
