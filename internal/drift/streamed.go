@@ -18,27 +18,31 @@ import (
 func compareStreamed(ctx context.Context, c VersionReader, src Source, keep KeepFunc, listings []Listing, kind stores.Kind) ([]Difference, error) {
 	var diffs []Difference
 	listed := map[heldRef]struct{}{}
+	vs, versionsOnly := src.(versionSource)
 	for _, l := range listings {
 		if l.Kind != kind {
 			continue
 		}
-		err := src.Each(ctx, l, func(obj client.Object) error {
-			if keep != nil {
-				if ok, err := keep(ctx, kind, obj); err != nil || !ok {
-					return err
+		var err error
+		if versionsOnly && keep == nil {
+			err = vs.eachVersion(ctx, l, func(key types.NamespacedName, version []byte) error {
+				listed[heldRef{l.ownerType, key}] = struct{}{}
+				diffs = compareListed(c, kind, l.ownerType, key, version, diffs)
+				return nil
+			})
+		} else {
+			err = src.Each(ctx, l, func(obj client.Object) error {
+				if keep != nil {
+					if ok, err := keep(ctx, kind, obj); err != nil || !ok {
+						return err
+					}
 				}
-			}
-			ref := heldRef{l.ownerType, types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()}}
-			listed[ref] = struct{}{}
-			clusterRV := obj.GetResourceVersion()
-			switch cacheRV, ok := c.LastSeenVersion(kind, ref.ownerType, ref.key); {
-			case !ok:
-				diffs = append(diffs, Difference{Kind: kind, Key: renderKey(ref.ownerType, ref.key), Problem: MissingFromCache, APIVersion: clusterRV})
-			case cacheRV != clusterRV:
-				diffs = append(diffs, Difference{Kind: kind, Key: renderKey(ref.ownerType, ref.key), Problem: StaleInCache, CacheVersion: cacheRV, APIVersion: clusterRV})
-			}
-			return nil
-		})
+				key := types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()}
+				listed[heldRef{l.ownerType, key}] = struct{}{}
+				diffs = compareListed(c, kind, l.ownerType, key, obj.GetResourceVersion(), diffs)
+				return nil
+			})
+		}
 		if err != nil {
 			return nil, fmt.Errorf("listing %s: %w", kind, err)
 		}
@@ -52,4 +56,16 @@ func compareStreamed(ctx context.Context, c VersionReader, src Source, keep Keep
 		}
 	})
 	return diffs, nil
+}
+
+// compareListed appends to diffs the difference, if any, between one listed object and the
+// cache; version may be a buffer of the source's (rendered only in a difference).
+func compareListed[V string | []byte](c VersionReader, kind stores.Kind, ownerType string, key types.NamespacedName, version V, diffs []Difference) []Difference {
+	switch cacheRV, ok := c.LastSeenVersion(kind, ownerType, key); {
+	case !ok:
+		return append(diffs, Difference{Kind: kind, Key: renderKey(ownerType, key), Problem: MissingFromCache, APIVersion: string(version)})
+	case cacheRV != string(version):
+		return append(diffs, Difference{Kind: kind, Key: renderKey(ownerType, key), Problem: StaleInCache, CacheVersion: cacheRV, APIVersion: string(version)})
+	}
+	return diffs
 }

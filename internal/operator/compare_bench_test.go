@@ -32,8 +32,8 @@ import (
 	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
 )
 
-// BenchmarkCompare_API runs /debug/cache/compare's comparison (debug.Server.Compare, through
-// compareReader's client and its wire trim) at 5,000 nodes and 150,000 pods that agree with
+// BenchmarkCompare_API runs /debug/cache/compare's comparison (debug.Server.Compare with
+// the source New gives a whole replica) at 5,000 nodes and 150,000 pods that agree with
 // the cache, against an in-process API that answers the metadata-only protobuf lists as the
 // API server does (every object's metadata whole, managedFields included, in key order, in
 // pages of the requested limit). The heap holds the cache meanwhile, with the steady GC
@@ -81,12 +81,16 @@ func BenchmarkCompare_API(b *testing.B) {
 		}
 		mapper.Add(gvk, meta.RESTScopeNamespace)
 	}
-	reader, err := compareReader(&rest.Config{Host: "http://compare.invalid", Transport: api}, s, mapper, drift.Listings)
+	reader, err := compareReader(&rest.Config{Host: "http://compare.invalid", Transport: api, QPS: -1}, s, mapper, drift.Listings)
 	if err != nil {
 		b.Fatal(err)
 	}
 	srv := debugserver.NewServer("0", h, reader, nil, logr.Discard())
 	srv.Listings = drift.Listings
+	// As New wires a whole replica's.
+	if srv.Source, err = compareStream(&rest.Config{Host: "http://compare.invalid", QPS: -1}, &http.Client{Transport: api}, s, mapper, reader); err != nil {
+		b.Fatal(err)
+	}
 
 	// The first comparison encodes the pages of its limit.
 	if diffs, err := srv.Compare(context.Background()); err != nil || len(diffs) != 0 {
