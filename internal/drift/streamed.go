@@ -13,11 +13,12 @@ import (
 // compareStreamed is compareKind for a VersionReader and a source that lists in pages (the
 // API): each listed object is looked up in the cache as its page arrives, so neither the
 // cache's versions nor the cluster's are copied into maps of rendered keys. What it keeps
-// is the names of the listed objects (the strings the page decoded, not copies), to find
-// afterwards what the cache holds that the cluster does not; only differences are rendered.
+// is the names of the listed objects (the strings the page decoded, not copies; see
+// listedNames), to find afterwards what the cache holds that the cluster does not; only
+// differences are rendered.
 func compareStreamed(ctx context.Context, c VersionReader, src Source, keep KeepFunc, listings []Listing, kind stores.Kind) ([]Difference, error) {
 	var diffs []Difference
-	listed := map[heldRef]struct{}{}
+	var listed listedNames
 	vs, versionsOnly := src.(versionSource)
 	for _, l := range listings {
 		if l.Kind != kind {
@@ -26,7 +27,7 @@ func compareStreamed(ctx context.Context, c VersionReader, src Source, keep Keep
 		var err error
 		if versionsOnly && keep == nil {
 			err = vs.eachVersion(ctx, l, func(key types.NamespacedName, version []byte) error {
-				listed[heldRef{l.ownerType, key}] = struct{}{}
+				listed.add(l.ownerType, key)
 				diffs = compareListed(c, kind, l.ownerType, key, version, diffs)
 				return nil
 			})
@@ -38,7 +39,7 @@ func compareStreamed(ctx context.Context, c VersionReader, src Source, keep Keep
 					}
 				}
 				key := types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()}
-				listed[heldRef{l.ownerType, key}] = struct{}{}
+				listed.add(l.ownerType, key)
 				diffs = compareListed(c, kind, l.ownerType, key, obj.GetResourceVersion(), diffs)
 				return nil
 			})
@@ -51,7 +52,7 @@ func compareStreamed(ctx context.Context, c VersionReader, src Source, keep Keep
 	// asks only for the kinds the cache watches; were it false, every listed object is
 	// reported missing above, as the map path reports it.
 	c.RangeVersions(kind, func(ownerType string, key types.NamespacedName, version string) {
-		if _, ok := listed[heldRef{ownerType, key}]; !ok {
+		if !listed.has(ownerType, key) {
 			diffs = append(diffs, Difference{Kind: kind, Key: renderKey(ownerType, key), Problem: NotInCluster, CacheVersion: version})
 		}
 	})
