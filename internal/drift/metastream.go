@@ -28,13 +28,14 @@ import (
 // and read as they arrive, field by field, without decoding an object. Of each object it
 // keeps its namespace and name (one string when consecutive objects share a namespace, as
 // the API server's key order has them) and looks at its resource version where it lies in
-// a buffer reused from object to object. A page of 2,000 pods decoded whole
+// a buffer reused from object to object (the comparison keeps the names it is given). A page of 2,000 pods decoded whole
 // (PartialObjectMetadataList) allocates its body twice over, every object's labels, owners
 // and timestamps, and the items' slice; in a process whose heap is the cache, every byte
 // of it brings the next collection nearer and RSS higher. Every other read (Each, Get)
 // goes to API.
 type MetadataStream struct {
-	// API reads whole objects: Each and Get, and the kinds the stream cannot map.
+	// API reads what the stream does not: Each (objects, for a KeepFunc or a listing keyed
+	// otherwise than by names) and Get. Its PageSize is the stream's too.
 	API    APISource
 	rest   rest.Interface
 	mapper meta.RESTMapper
