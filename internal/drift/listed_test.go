@@ -39,7 +39,7 @@ func TestKeyOrder_IsTheOrderOfTheAPIServersKeys(t *testing.T) {
 // is found, under its owner type only, and no other.
 func TestListedNames_FindsWhatWasListedInAnyOrder(t *testing.T) {
 	var names []types.NamespacedName
-	for i := range 300 {
+	for i := range 3000 {
 		names = append(names, types.NamespacedName{Namespace: []string{"a", "a-b", "ab"}[i%3], Name: fmt.Sprintf("p%03d", i)})
 	}
 	sorted := append([]types.NamespacedName(nil), names...)
@@ -56,14 +56,14 @@ func TestListedNames_FindsWhatWasListedInAnyOrder(t *testing.T) {
 		wantUnsorted bool
 	}{{"in key order", sorted, false}, {"shuffled", shuffled, true}} {
 		var l listedNames
-		for _, n := range c.order[:250] {
+		for _, n := range c.order[:2500] {
 			l.add("ReplicaSet", n)
 		}
 		if l.byType["ReplicaSet"].unsorted != c.wantUnsorted {
 			t.Errorf("%s: unsorted %v", c.name, l.byType["ReplicaSet"].unsorted)
 		}
 		for i, n := range c.order {
-			if got, want := l.has("ReplicaSet", n), i < 250; got != want {
+			if got, want := l.has("ReplicaSet", n), i < 2500; got != want {
 				t.Errorf("%s: has(%v) = %v, want %v", c.name, n, got, want)
 			}
 			if l.has("", n) || l.has("Deployment", n) {
