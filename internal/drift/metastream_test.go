@@ -326,3 +326,12 @@ func TestMetadataStream_AllocatesAboutOnePerObject(t *testing.T) {
 		t.Errorf("comparing 10,000 pods allocated %.0f times, want about one a pod", allocs)
 	}
 }
+
+// TestNewMetadataStream_ABadConfigIsAnError: a host that is no URL fails with an error
+// naming the client and the host.
+func TestNewMetadataStream_ABadConfigIsAnError(t *testing.T) {
+	_, err := NewMetadataStream(&rest.Config{Host: "http://[::1"}, &http.Client{}, scheme.New(), meta.NewDefaultRESTMapper(nil), APISource{})
+	if err == nil || !strings.Contains(err.Error(), "creating the client of the metadata lists") || !strings.Contains(err.Error(), "[::1") {
+		t.Errorf("error %v", err)
+	}
+}
