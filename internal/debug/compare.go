@@ -22,8 +22,9 @@ func (s *Server) compare(w http.ResponseWriter, r *http.Request) {
 }
 
 // Compare lists, for every kind the cache watches, the objects on which the cache and the
-// API (read through the uncached reader) disagree. Assumed pods the API has not reported yet
-// are not differences.
+// API disagree: the API as Source reads it when set (operator.New sets, for a whole replica,
+// a drift.MetadataStream of the metadata lists; for a shard, its nodes' pods), else through
+// the uncached reader. Assumed pods the API has not reported yet are not differences.
 func (s *Server) Compare(ctx context.Context) ([]drift.Difference, error) {
 	src := drift.APISource{Reader: s.api}
 	if c, ok := s.api.(client.Client); ok && s.keep == nil {

@@ -13,32 +13,37 @@ import (
 // compareStreamed is compareKind for a VersionReader and a source that lists in pages (the
 // API): each listed object is looked up in the cache as its page arrives, so neither the
 // cache's versions nor the cluster's are copied into maps of rendered keys. What it keeps
-// is the names of the listed objects (the strings the page decoded, not copies), to find
-// afterwards what the cache holds that the cluster does not; only differences are rendered.
+// is the names of the listed objects (the strings the page decoded, not copies; see
+// listedNames), to find afterwards what the cache holds that the cluster does not; only
+// differences are rendered.
 func compareStreamed(ctx context.Context, c VersionReader, src Source, keep KeepFunc, listings []Listing, kind stores.Kind) ([]Difference, error) {
 	var diffs []Difference
-	listed := map[heldRef]struct{}{}
+	var listed listedNames
+	vs, versionsOnly := src.(versionSource)
 	for _, l := range listings {
 		if l.Kind != kind {
 			continue
 		}
-		err := src.Each(ctx, l, func(obj client.Object) error {
-			if keep != nil {
-				if ok, err := keep(ctx, kind, obj); err != nil || !ok {
-					return err
+		var err error
+		if versionsOnly && keep == nil {
+			err = vs.eachVersion(ctx, l, func(key types.NamespacedName, version []byte) error {
+				listed.add(l.ownerType, key)
+				diffs = compareListed(c, kind, l.ownerType, key, version, diffs)
+				return nil
+			})
+		} else {
+			err = src.Each(ctx, l, func(obj client.Object) error {
+				if keep != nil {
+					if ok, err := keep(ctx, kind, obj); err != nil || !ok {
+						return err
+					}
 				}
-			}
-			ref := heldRef{l.ownerType, types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()}}
-			listed[ref] = struct{}{}
-			clusterRV := obj.GetResourceVersion()
-			switch cacheRV, ok := c.LastSeenVersion(kind, ref.ownerType, ref.key); {
-			case !ok:
-				diffs = append(diffs, Difference{Kind: kind, Key: renderKey(ref.ownerType, ref.key), Problem: MissingFromCache, APIVersion: clusterRV})
-			case cacheRV != clusterRV:
-				diffs = append(diffs, Difference{Kind: kind, Key: renderKey(ref.ownerType, ref.key), Problem: StaleInCache, CacheVersion: cacheRV, APIVersion: clusterRV})
-			}
-			return nil
-		})
+				key := types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()}
+				listed.add(l.ownerType, key)
+				diffs = compareListed(c, kind, l.ownerType, key, obj.GetResourceVersion(), diffs)
+				return nil
+			})
+		}
 		if err != nil {
 			return nil, fmt.Errorf("listing %s: %w", kind, err)
 		}
@@ -47,9 +52,21 @@ func compareStreamed(ctx context.Context, c VersionReader, src Source, keep Keep
 	// asks only for the kinds the cache watches; were it false, every listed object is
 	// reported missing above, as the map path reports it.
 	c.RangeVersions(kind, func(ownerType string, key types.NamespacedName, version string) {
-		if _, ok := listed[heldRef{ownerType, key}]; !ok {
+		if !listed.has(ownerType, key) {
 			diffs = append(diffs, Difference{Kind: kind, Key: renderKey(ownerType, key), Problem: NotInCluster, CacheVersion: version})
 		}
 	})
 	return diffs, nil
+}
+
+// compareListed appends to diffs the difference, if any, between one listed object and the
+// cache; version may be a buffer of the source's (rendered only in a difference).
+func compareListed[V string | []byte](c VersionReader, kind stores.Kind, ownerType string, key types.NamespacedName, version V, diffs []Difference) []Difference {
+	switch cacheRV, ok := c.LastSeenVersion(kind, ownerType, key); {
+	case !ok:
+		return append(diffs, Difference{Kind: kind, Key: renderKey(ownerType, key), Problem: MissingFromCache, APIVersion: string(version)})
+	case cacheRV != string(version):
+		return append(diffs, Difference{Kind: kind, Key: renderKey(ownerType, key), Problem: StaleInCache, CacheVersion: cacheRV, APIVersion: string(version)})
+	}
+	return diffs
 }

@@ -158,6 +158,12 @@ func New(cfg *rest.Config, opts Options) (*Operator, error) {
 		if shard, ok := mgr.GetCache().(*nodepods.Cache); ok {
 			// A shard compares the pods of its nodes, listed node by node.
 			op.Debug.Source = drift.NodePods{API: drift.APISource{Reader: mgr.GetAPIReader()}, Nodes: shard.Set.Nodes}
+		} else if keep == nil {
+			// Keys and versions are all the comparison reads: its lists are read as they
+			// arrive, without decoding an object.
+			if op.Debug.Source, err = compareStream(cfg, mgr.GetHTTPClient(), mgr.GetScheme(), mgr.GetRESTMapper(), api); err != nil {
+				return nil, err
+			}
 		}
 		srv, err := op.Debug.Runnable()
 		if err != nil {

@@ -92,3 +92,10 @@ func compareReader(cfg *rest.Config, scheme *runtime.Scheme, mapper meta.RESTMap
 	}
 	return client.New(c, client.Options{Scheme: scheme, Mapper: mapper, HTTPClient: httpClient})
 }
+
+// compareStream is the source of /debug/cache/compare when it reads keys and versions
+// only (a whole replica): the metadata lists read as they arrive through httpClient, and
+// api (compareReader) for what it reads again.
+func compareStream(cfg *rest.Config, httpClient *http.Client, scheme *runtime.Scheme, mapper meta.RESTMapper, api client.Reader) (drift.Source, error) {
+	return drift.NewMetadataStream(cfg, httpClient, scheme, mapper, drift.APISource{Reader: api, MetadataScheme: scheme})
+}
