@@ -1,10 +1,9 @@
 package drift
 
 import (
-	"cmp"
 	"slices"
-	"strings"
 
+	"github.com/seed0f91f25e/multicache/internal/stores"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -40,7 +39,7 @@ func (l *listedNames) add(ownerType string, key types.NamespacedName) {
 	n := len(s.chunks)
 	if n > 0 {
 		last := s.chunks[n-1]
-		if keyOrder(last[len(last)-1], key) > 0 {
+		if stores.CompareKeys(last[len(last)-1], key) > 0 {
 			s.unsorted = true
 		}
 	}
@@ -60,34 +59,16 @@ func (l *listedNames) has(ownerType string, key types.NamespacedName) bool {
 	}
 	if s.unsorted {
 		all := slices.Concat(s.chunks...)
-		slices.SortFunc(all, keyOrder)
+		slices.SortFunc(all, stores.CompareKeys)
 		s.chunks, s.unsorted = [][]types.NamespacedName{all}, false
 	}
 	// The first chunk whose last name is not before key holds it, if any does.
 	i, _ := slices.BinarySearchFunc(s.chunks, key, func(c []types.NamespacedName, key types.NamespacedName) int {
-		return keyOrder(c[len(c)-1], key)
+		return stores.CompareKeys(c[len(c)-1], key)
 	})
 	if i == len(s.chunks) {
 		return false
 	}
-	_, found := slices.BinarySearchFunc(s.chunks[i], key, keyOrder)
+	_, found := slices.BinarySearchFunc(s.chunks[i], key, stores.CompareKeys)
 	return found
-}
-
-// keyOrder orders names as the API server's keys are: "namespace/name" byte by byte, or
-// the name of a cluster-scoped object (a namespace has no "/"), without building either.
-func keyOrder(a, b types.NamespacedName) int {
-	if a.Namespace == b.Namespace {
-		return strings.Compare(a.Name, b.Name)
-	}
-	n := min(len(a.Namespace), len(b.Namespace))
-	if c := strings.Compare(a.Namespace[:n], b.Namespace[:n]); c != 0 {
-		return c
-	}
-	// One namespace is a prefix of the other: the shorter one's "/" meets the longer's
-	// next byte.
-	if len(a.Namespace) < len(b.Namespace) {
-		return cmp.Compare('/', b.Namespace[n])
-	}
-	return cmp.Compare(a.Namespace[n], '/')
 }

@@ -6,11 +6,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/seed0f91f25e/multicache/internal/stores"
 	"k8s.io/apimachinery/pkg/types"
 )
 
 // TestKeyOrder_IsTheOrderOfTheAPIServersKeys: on namespaces one the prefix of another and
-// names around "/" and "-", keyOrder orders as "namespace/name" compares byte by byte.
+// names around "/" and "-", stores.CompareKeys orders as "namespace/name" compares byte by byte.
 func TestKeyOrder_IsTheOrderOfTheAPIServersKeys(t *testing.T) {
 	parts := []string{"", "a", "a-b", "ab", "a.b", "b", "a0", "A"}
 	for _, ans := range parts[1:] {
@@ -18,8 +19,8 @@ func TestKeyOrder_IsTheOrderOfTheAPIServersKeys(t *testing.T) {
 			for _, bns := range parts[1:] {
 				for _, bn := range parts[1:] {
 					a, b := types.NamespacedName{Namespace: ans, Name: an}, types.NamespacedName{Namespace: bns, Name: bn}
-					if got, want := keyOrder(a, b), strings.Compare(ans+"/"+an, bns+"/"+bn); got != want {
-						t.Errorf("keyOrder(%v, %v) = %d, want %d", a, b, got, want)
+					if got, want := stores.CompareKeys(a, b), strings.Compare(ans+"/"+an, bns+"/"+bn); got != want {
+						t.Errorf("stores.CompareKeys(%v, %v) = %d, want %d", a, b, got, want)
 					}
 				}
 			}
@@ -27,8 +28,8 @@ func TestKeyOrder_IsTheOrderOfTheAPIServersKeys(t *testing.T) {
 	}
 	for _, a := range parts[1:] {
 		for _, b := range parts[1:] {
-			if got, want := keyOrder(types.NamespacedName{Name: a}, types.NamespacedName{Name: b}), strings.Compare(a, b); got != want {
-				t.Errorf("keyOrder of cluster-scoped %q, %q = %d, want %d", a, b, got, want)
+			if got, want := stores.CompareKeys(types.NamespacedName{Name: a}, types.NamespacedName{Name: b}), strings.Compare(a, b); got != want {
+				t.Errorf("CompareKeys of cluster-scoped %q, %q = %d, want %d", a, b, got, want)
 			}
 		}
 	}
@@ -44,7 +45,7 @@ func TestListedNames_FindsWhatWasListedInAnyOrder(t *testing.T) {
 	}
 	sorted := append([]types.NamespacedName(nil), names...)
 	for i := 1; i < len(sorted); i++ {
-		for j := i; j > 0 && keyOrder(sorted[j-1], sorted[j]) > 0; j-- {
+		for j := i; j > 0 && stores.CompareKeys(sorted[j-1], sorted[j]) > 0; j-- {
 			sorted[j-1], sorted[j] = sorted[j], sorted[j-1]
 		}
 	}

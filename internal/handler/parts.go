@@ -1,9 +1,7 @@
 package handler
 
 import (
-	"cmp"
 	"slices"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/types"
 
@@ -87,25 +85,9 @@ func (h *Handler) podKeys() []types.NamespacedName {
 	h.rangePods(func(key types.NamespacedName, _ *podstore.Entry) {
 		keys = append(keys, key)
 	})
-	slices.SortFunc(keys, compareRendered)
+	slices.SortFunc(keys, stores.CompareKeys)
 	// A pod deleted and added again between two parts may have been read twice.
 	return slices.Compact(keys)
-}
-
-// compareRendered compares a.String() with b.String() without building them.
-func compareRendered(a, b types.NamespacedName) int {
-	if a.Namespace == b.Namespace {
-		return strings.Compare(a.Name, b.Name)
-	}
-	n := min(len(a.Namespace), len(b.Namespace))
-	if c := strings.Compare(a.Namespace[:n], b.Namespace[:n]); c != 0 {
-		return c
-	}
-	// One namespace is a prefix of the other: the shorter goes on with the "/".
-	if len(a.Namespace) < len(b.Namespace) {
-		return cmp.Compare('/', b.Namespace[n])
-	}
-	return cmp.Compare(a.Namespace[n], '/')
 }
 
 // rangePods calls fn for every pod entry with the read lock held, and lets the lock go and
