@@ -223,12 +223,17 @@ func (r *pageReader) item(b []byte) error {
 	return r.fn(types.NamespacedName{Namespace: r.namespace, Name: string(name)}, version)
 }
 
-// readJSON reads a page the API server answered in JSON (a kind it has no protobuf for):
+// readJSON reads a page the API server answered in JSON (a server that does not answer metadata lists in protobuf):
 // decoded whole, as client-go would.
 func (r *pageReader) readJSON() (string, error) {
 	list := &metav1.PartialObjectMetadataList{}
 	if err := json.NewDecoder(r.br).Decode(list); err != nil {
 		return "", fmt.Errorf("neither protobuf nor a JSON list of metadata: %w", err)
+	}
+	if list.Kind != "PartialObjectMetadataList" || list.APIVersion != metav1.SchemeGroupVersion.String() {
+		// Anything else (a Status, a Table, {}) would read as an empty list: every cached
+		// object reported as not in the cluster.
+		return "", fmt.Errorf("the API answered %s %s, not a %s PartialObjectMetadataList", list.APIVersion, list.Kind, metav1.SchemeGroupVersion)
 	}
 	for i := range list.Items {
 		m := &list.Items[i].ObjectMeta

@@ -241,7 +241,7 @@ func TestMetadataStream_FindsWhatTheInformersFind(t *testing.T) {
 }
 
 // TestMetadataStream_ABodyThatIsNotAListOfMetadataIsAnError: a page cut short, one that is
-// neither protobuf nor JSON, and the API server's error fail the comparison with an error
+// neither protobuf nor JSON, JSON of another kind, and the API server's error fail the comparison with an error
 // naming the collection and what is wrong, the API's error kept.
 func TestMetadataStream_ABodyThatIsNotAListOfMetadataIsAnError(t *testing.T) {
 	inf := newFakeInformers()
@@ -262,6 +262,14 @@ func TestMetadataStream_ABodyThatIsNotAListOfMetadataIsAnError(t *testing.T) {
 			return strings.Contains(err.Error(), "neither protobuf nor a JSON list of metadata")
 		}},
 		{"expired", http.StatusGone, expiredStatus(t), apierrors.IsResourceExpired},
+		// JSON that is no metadata list would read as an empty one: every cached object
+		// reported as not in the cluster.
+		{"JSON of another kind", http.StatusOK, []byte(`{"apiVersion":"v1","kind":"Status","items":[]}`), func(err error) bool {
+			return strings.Contains(err.Error(), "the API answered v1 Status, not a meta.k8s.io/v1 PartialObjectMetadataList")
+		}},
+		{"empty JSON", http.StatusOK, []byte(`{}`), func(err error) bool {
+			return strings.Contains(err.Error(), "not a meta.k8s.io/v1 PartialObjectMetadataList")
+		}},
 	} {
 		api.body = func(path string) (int, []byte) {
 			if path == "/api/v1/pods" {

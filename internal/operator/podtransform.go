@@ -116,15 +116,14 @@ func listID(rl corev1.ResourceList) string {
 // commonResourceNames are the names most resource lists hold, sorted.
 var commonResourceNames = []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceEphemeralStorage, corev1.ResourceMemory}
 
-// listIDScratch is the space appendID sorts names and writes quantities in.
+// listIDScratch is the space appendID sorts names in.
 type listIDScratch struct {
-	names  []corev1.ResourceName
-	number []byte
+	names []corev1.ResourceName
 }
 
-// appendID appends listID(rl) to id, writing each quantity as Quantity.String does
-// (CanonicalizeBytes) but into s.number, so that nothing is allocated once id and s have
-// grown to the size of the lists at hand.
+// appendID appends listID(rl) to id, sorting the names in s, so that nothing is allocated
+// once id and s have grown to the size of the lists at hand (Quantity.String returns the
+// string a decoded quantity keeps, without allocating, for the forms the API server writes).
 func (s *listIDScratch) appendID(id []byte, rl corev1.ResourceList) []byte {
 	s.names = s.names[:0]
 	// Most lists name only common resources: looking them up in name order finds them
@@ -141,18 +140,11 @@ func (s *listIDScratch) appendID(id []byte, rl corev1.ResourceList) []byte {
 		}
 		slices.Sort(s.names)
 	}
-	if s.number == nil {
-		// Room for any int64 amount: CanonicalizeBytes then writes into it. The result is
-		// never kept as the buffer, which may be the library's own (its zero's bytes).
-		s.number = make([]byte, 0, 64)
-	}
 	for _, n := range s.names {
 		q := rl[n]
 		id = append(id, n...)
 		id = append(id, '=')
-		number, suffix := q.CanonicalizeBytes(s.number[:0])
-		id = append(id, number...)
-		id = append(id, suffix...)
+		id = append(id, q.String()...)
 		id = append(id, ';')
 	}
 	return id

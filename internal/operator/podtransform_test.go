@@ -143,11 +143,12 @@ func TestPodTransform_TheTableStartsOverWhenFull(t *testing.T) {
 }
 
 // TestListID_WritesWhatQuantityStringPrints: the ID written in scratch space is each name
-// with Quantity.String's canonical form, sorted by name, for every format a quantity may
-// take (zero, whose canonical bytes are the library's own, included); reusing the scratch
+// with what Quantity.String prints, sorted by name, for every form a quantity may take
+// (forms the parser keeps as written, "+1" or "1E3", included: a list holding them must
+// not be shared with one of "1" or "1e3", which serialize otherwise); reusing the scratch
 // space from list to list changes nothing.
 func TestListID_WritesWhatQuantityStringPrints(t *testing.T) {
-	values := []string{"0", "1", "1000m", "250m", "1Gi", "1536Mi", "1073741824", "1e3", "12e-3", "0.5",
+	values := []string{"0", "+1", "1E3", "1e+3", "1e03", "+500m", "1", "1000m", "250m", "1Gi", "1536Mi", "1073741824", "1e3", "12e-3", "0.5",
 		"123456789012345678901234567890", "-2", "1.5Ki", "999999999999999999", "100Ei", "0.000000001"}
 	var scratch listIDScratch
 	var id []byte
