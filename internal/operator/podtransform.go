@@ -2,7 +2,6 @@ package operator
 
 import (
 	"slices"
-	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -43,18 +42,14 @@ func podTransform(lists *sharedResourceLists, wholePods bool) toolscache.Transfo
 // hold the earlier lists keep them).
 const maxSharedResourceLists = 4096
 
-// sharedResourceLists hands out one ResourceList per distinct content.
+// sharedResourceLists hands out one ResourceList per distinct content (sharedTable, keyed
+// by appendListID).
 type sharedResourceLists struct {
-	mu   sync.Mutex
-	byID map[string]corev1.ResourceList
-	// id and scratch are the space the ID of the list at hand is written in: a list
-	// already held is found without allocating (the transform runs for every pod stored).
-	id      []byte
-	scratch listIDScratch
+	table sharedTable[corev1.ResourceList]
 }
 
 func newSharedResourceLists() *sharedResourceLists {
-	return &sharedResourceLists{byID: map[string]corev1.ResourceList{}}
+	return &sharedResourceLists{table: newSharedTable[corev1.ResourceList]()}
 }
 
 // sharePod replaces the resource lists of pod's containers (spec and status) and of the pod
@@ -93,55 +88,42 @@ func (t *sharedResourceLists) share(rl corev1.ResourceList) corev1.ResourceList 
 	if len(rl) == 0 {
 		return rl
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.id = t.scratch.appendID(t.id[:0], rl)
-	if shared, ok := t.byID[string(t.id)]; ok {
-		return shared
-	}
-	if len(t.byID) >= maxSharedResourceLists {
-		clear(t.byID)
-	}
-	t.byID[string(t.id)] = rl
-	return rl
+	return t.table.share(rl, appendListID)
 }
 
-// listID is rl's content: each name with its quantity in canonical form, sorted by name. Two
-// lists of one ID hold quantities that compare equal and print (and serialize) the same.
+// listID is rl's content: each name with its quantity as Quantity.String prints it, sorted
+// by name. Two lists of one ID hold quantities that compare equal and print (and serialize)
+// the same.
 func listID(rl corev1.ResourceList) string {
-	var scratch listIDScratch
-	return string(scratch.appendID(nil, rl))
+	var names []string
+	return string(appendListID(nil, &names, rl))
 }
 
 // commonResourceNames are the names most resource lists hold, sorted.
 var commonResourceNames = []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceEphemeralStorage, corev1.ResourceMemory}
 
-// listIDScratch is the space appendID sorts names in.
-type listIDScratch struct {
-	names []corev1.ResourceName
-}
-
-// appendID appends listID(rl) to id, sorting the names in s, so that nothing is allocated
-// once id and s have grown to the size of the lists at hand (Quantity.String returns the
-// string a decoded quantity keeps, without allocating, for the forms the API server writes).
-func (s *listIDScratch) appendID(id []byte, rl corev1.ResourceList) []byte {
-	s.names = s.names[:0]
+// appendListID appends listID(rl) to id, sorting the names in names (scratch space), so
+// that nothing is allocated once id and names have grown to the size of the lists at hand
+// (Quantity.String returns the string a decoded quantity keeps, for the forms the API
+// server writes).
+func appendListID(id []byte, names *[]string, rl corev1.ResourceList) []byte {
+	*names = (*names)[:0]
 	// Most lists name only common resources: looking them up in name order finds them
 	// sorted, at less than the cost of starting an iteration of the map.
 	for _, n := range commonResourceNames {
 		if _, ok := rl[n]; ok {
-			s.names = append(s.names, n)
+			*names = append(*names, string(n))
 		}
 	}
-	if len(s.names) != len(rl) {
-		s.names = s.names[:0]
+	if len(*names) != len(rl) {
+		*names = (*names)[:0]
 		for n := range rl {
-			s.names = append(s.names, n)
+			*names = append(*names, string(n))
 		}
-		slices.Sort(s.names)
+		slices.Sort(*names)
 	}
-	for _, n := range s.names {
-		q := rl[n]
+	for _, n := range *names {
+		q := rl[corev1.ResourceName(n)]
 		id = append(id, n...)
 		id = append(id, '=')
 		id = append(id, q.String()...)

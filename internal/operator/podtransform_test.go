@@ -133,7 +133,7 @@ func TestPodTransform_TheTableStartsOverWhenFull(t *testing.T) {
 	for i := range maxSharedResourceLists + 10 {
 		lists.share(list(fmt.Sprintf("%dm", i+1), "1Gi"))
 	}
-	if n := len(lists.byID); n > maxSharedResourceLists {
+	if n := len(lists.table.byID); n > maxSharedResourceLists {
 		t.Errorf("the table holds %d lists, more than %d", n, maxSharedResourceLists)
 	}
 	a, b := lists.share(list("7", "7Gi")), lists.share(list("7", "7Gi"))
@@ -150,7 +150,7 @@ func TestPodTransform_TheTableStartsOverWhenFull(t *testing.T) {
 func TestListID_WritesWhatQuantityStringPrints(t *testing.T) {
 	values := []string{"0", "+1", "1E3", "1e+3", "1e03", "+500m", "1", "1000m", "250m", "1Gi", "1536Mi", "1073741824", "1e3", "12e-3", "0.5",
 		"123456789012345678901234567890", "-2", "1.5Ki", "999999999999999999", "100Ei", "0.000000001"}
-	var scratch listIDScratch
+	var scratch []string
 	var id []byte
 	for i := 0; i < 400; i++ {
 		rl := corev1.ResourceList{}
@@ -167,7 +167,7 @@ func TestListID_WritesWhatQuantityStringPrints(t *testing.T) {
 			q := rl[corev1.ResourceName(n)]
 			want += n + "=" + q.String() + ";"
 		}
-		id = scratch.appendID(id[:0], rl)
+		id = appendListID(id[:0], &scratch, rl)
 		if string(id) != want || listID(rl) != want {
 			t.Fatalf("list %v: ID %q (fresh %q), want %q", rl, id, listID(rl), want)
 		}
