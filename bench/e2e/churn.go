@@ -38,8 +38,12 @@ type ChurnResult struct {
 	// Writes succeeded; Errors failed (not counted in the lags).
 	Writes, Errors int
 	// Lag is from an API write returning to multicache counting its event as applied.
-	// Floor is the same for the harness's own bare informer (the watch alone).
-	Lag, Floor Quantiles
+	// Floor is the same for the harness's own bare informer (the watch alone, no reading).
+	// InformerLag is the bare informer's (cmd/informer, its own process) read exactly as
+	// multicache's is: its pod event counters read every Poll (zero without one).
+	Lag, Floor, InformerLag Quantiles
+	// InformerMissing writes the bare informer never showed (within the drain timeout).
+	InformerMissing int
 	// WorstAt is when the write with the largest lag was answered, from multicache's start
 	// (to tell periodic work, e.g. the verify loop every --verify-period, from load).
 	WorstAt time.Duration
@@ -209,8 +213,9 @@ func cpuOver(pid int, d time.Duration) (float64, error) {
 
 // Run drives the steps against the multicache instance mc, three phases each, then calls
 // settled (multicache's memory is read there), then runs the phase during which the dump is
-// read back to back.
-func (c Churn) Run(ctx context.Context, cl *Cluster, size Size, rsUID types.UID, mc *Instance, log io.Writer,
+// read back to back. inf, when not nil, is a bare informer (InformerSubject) running
+// alongside, whose lag is read the same way as multicache's in every phase.
+func (c Churn) Run(ctx context.Context, cl *Cluster, size Size, rsUID types.UID, mc, inf *Instance, log io.Writer,
 	settled func() error) (*ChurnReport, error) {
 	ch := &churner{c: cl.Client, size: size, rsUID: rsUID}
 	floorCtx, stopFloor := context.WithCancel(ctx)
@@ -231,10 +236,14 @@ func (c Churn) Run(ctx context.Context, cl *Cluster, size Size, rsUID types.UID,
 	}
 	pollCtx, stopPoll := context.WithCancel(ctx)
 	defer stopPoll()
-	poller := &eventPoller{url: mc.MetricsURL, interval: c.Poll}
-	go poller.run(pollCtx)
+	pollers := lagPollers{mc: &eventPoller{url: mc.MetricsURL, family: multicacheEvents, interval: c.Poll}}
+	go pollers.mc.run(pollCtx)
 	if rep.PolledCPU, err = cpuOver(mc.Pid(), overheadWindow); err != nil {
 		return rep, err
+	}
+	if inf != nil {
+		pollers.inf = &eventPoller{url: inf.MetricsURL, family: informerEvents, interval: c.Poll}
+		go pollers.inf.run(pollCtx)
 	}
 	fmt.Fprintf(log, "  multicache idle: %.3f cores; reading its event counters (%d bytes) every %v: %.3f cores\n",
 		rep.IdleCPU, rep.ScrapeBytes, c.Poll, rep.PolledCPU)
@@ -249,7 +258,7 @@ func (c Churn) Run(ctx context.Context, cl *Cluster, size Size, rsUID types.UID,
 			if op == opDelete {
 				count = len(created)
 			}
-			r, writes, err := c.runPhase(ctx, step, op, count, do, poller, floor, mc)
+			r, writes, err := c.runPhase(ctx, step, op, count, do, pollers, floor, mc)
 			if err != nil {
 				return rep, err
 			}
@@ -260,9 +269,9 @@ func (c Churn) Run(ctx context.Context, cl *Cluster, size Size, rsUID types.UID,
 					}
 				}
 			}
-			fmt.Fprintf(log, "  churn %4.0f/s %-12s achieved %4.0f/s, %5d writes (%d failed), applied %5d, lag p50 %v p99 %v max %v (watch floor p50 %v p99 %v), drain %v, missing %d, kept up %v\n",
+			fmt.Fprintf(log, "  churn %4.0f/s %-12s achieved %4.0f/s, %5d writes (%d failed), applied %5d, lag p50 %v p99 %v max %v (watch floor p50 %v p99 %v; informer read alike p50 %v p99 %v), drain %v, missing %d, kept up %v\n",
 				step.Rate, opNames[op], r.Achieved, r.Writes, r.Errors, r.Applied, ms(r.Lag.P50), ms(r.Lag.P99), ms(r.Lag.Max),
-				ms(r.Floor.P50), ms(r.Floor.P99), ms(r.Drain), r.Missing, r.KeptUp)
+				ms(r.Floor.P50), ms(r.Floor.P99), ms(r.InformerLag.P50), ms(r.InformerLag.P99), ms(r.Drain), r.Missing, r.KeptUp)
 			fmt.Fprintf(log, "    worst lag at +%.1fs after multicache started\n", r.WorstAt.Seconds())
 			rep.Phases = append(rep.Phases, r)
 		}
@@ -271,7 +280,7 @@ func (c Churn) Run(ctx context.Context, cl *Cluster, size Size, rsUID types.UID,
 		return rep, err
 	}
 	if len(c.Steps) > 0 {
-		if err := c.duringDump(ctx, ch, c.Steps[0], poller, floor, mc, rep, log); err != nil {
+		if err := c.duringDump(ctx, ch, c.Steps[0], pollers, floor, mc, rep, log); err != nil {
 			return rep, err
 		}
 	}
@@ -279,35 +288,46 @@ func (c Churn) Run(ctx context.Context, cl *Cluster, size Size, rsUID types.UID,
 }
 
 // duringDump runs a phase of label updates while /debug/cache is read back to back.
-func (c Churn) duringDump(ctx context.Context, ch *churner, step ChurnStep, poller *eventPoller, floor *watchFloor,
+func (c Churn) duringDump(ctx context.Context, ch *churner, step ChurnStep, pollers lagPollers, floor *watchFloor,
 	mc *Instance, rep *ChurnReport, log io.Writer) error {
 	time.Sleep(c.Pause)
 	dumpCtx, stopDumps := context.WithCancel(ctx)
 	dumps := make(chan []EndpointCost, 1)
 	go func() { dumps <- dumpsDuring(dumpCtx, mc, log) }()
 	n := int(step.Rate * step.Duration.Seconds())
-	r, _, err := c.runPhase(ctx, step, opUpdate, n, ch.phase(opUpdate, n, nil), poller, floor, mc)
+	r, _, err := c.runPhase(ctx, step, opUpdate, n, ch.phase(opUpdate, n, nil), pollers, floor, mc)
 	stopDumps()
 	rep.Dumps = <-dumps
 	if err != nil {
 		return err
 	}
 	rep.DuringDump = &r
-	fmt.Fprintf(log, "  churn %4.0f/s label update while /debug/cache is read back to back (%d dumps): lag p50 %v p99 %v max %v (watch floor p99 %v), kept up %v\n",
-		step.Rate, len(rep.Dumps), ms(r.Lag.P50), ms(r.Lag.P99), ms(r.Lag.Max), ms(r.Floor.P99), r.KeptUp)
+	fmt.Fprintf(log, "  churn %4.0f/s label update while /debug/cache is read back to back (%d dumps): lag p50 %v p99 %v max %v (watch floor p99 %v; informer read alike p99 %v), kept up %v\n",
+		step.Rate, len(rep.Dumps), ms(r.Lag.P50), ms(r.Lag.P99), ms(r.Lag.Max), ms(r.Floor.P99), ms(r.InformerLag.P99), r.KeptUp)
 	if len(rep.Dumps) > 0 {
 		logEndpoint(log, slices.MaxFunc(rep.Dumps, func(a, b EndpointCost) int { return cmp.Compare(a.Took, b.Took) }))
 	}
 	return nil
 }
 
-// runPhase issues one phase's writes, waits until multicache has applied them (or
-// DrainTimeout passes) and computes the lags.
-func (c Churn) runPhase(ctx context.Context, step ChurnStep, op, n int, do writeFunc, poller *eventPoller, floor *watchFloor,
+// lagPollers read the pod event counters of multicache and, when one runs alongside, of
+// the bare informer (inf, else nil).
+type lagPollers struct{ mc, inf *eventPoller }
+
+// runPhase issues one phase's writes, waits until multicache (and the bare informer) have
+// applied them (or DrainTimeout passes) and computes the lags.
+func (c Churn) runPhase(ctx context.Context, step ChurnStep, op, n int, do writeFunc, pollers lagPollers, floor *watchFloor,
 	mc *Instance) (ChurnResult, []write, error) {
+	poller := pollers.mc
 	base, err := poller.waitLast(ctx, time.Now(), c.DrainTimeout)
 	if err != nil {
 		return ChurnResult{}, nil, err
+	}
+	var infBase eventSample
+	if pollers.inf != nil {
+		if infBase, err = pollers.inf.waitLast(ctx, time.Now(), c.DrainTimeout); err != nil {
+			return ChurnResult{}, nil, err
+		}
 	}
 	cpu0, err := ReadCPU(mc.Pid())
 	if err != nil {
@@ -326,7 +346,12 @@ func (c Churn) runPhase(ctx context.Context, step ChurnStep, op, n int, do write
 	deadline := time.Now().Add(c.DrainTimeout)
 	for {
 		s, _ := poller.last()
-		if s.applied[op]-base.applied[op] >= want || time.Now().After(deadline) {
+		done := s.applied[op]-base.applied[op] >= want
+		if pollers.inf != nil {
+			si, _ := pollers.inf.last()
+			done = done && si.applied[op]-infBase.applied[op] >= want
+		}
+		if done || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(c.Poll)
@@ -335,6 +360,10 @@ func (c Churn) runPhase(ctx context.Context, step ChurnStep, op, n int, do write
 	samples := poller.since(base.at)
 	lags, missing := matchLags(returns, samples, op, base.applied[op])
 	r.Lag, r.Missing = quantiles(lags), missing
+	if pollers.inf != nil {
+		infLags, infMissing := matchLags(returns, pollers.inf.since(infBase.at), op, infBase.applied[op])
+		r.InformerLag, r.InformerMissing = quantiles(infLags), infMissing
+	}
 	if i := slices.Index(lags, r.Lag.Max); i >= 0 && r.Lag.N > 0 {
 		r.WorstAt = returns[i].Sub(mc.Started)
 	}

@@ -32,22 +32,30 @@ type eventSample struct {
 	rejected float64
 }
 
-// eventPoller reads multicache_events_total{kind="Pod"} every interval. Each churn write is
-// one pod event and nothing else writes pods, so the k-th write of an operation is visible
-// in the cache once the counter of that operation has grown by k.
+// eventPoller reads a process's pod event counters every interval: family{kind="Pod"}, with
+// op and result labels as multicache_events_total has them (multicache's, or
+// informer_events_total of the bare informer read alike). Each churn write is one pod event
+// and nothing else writes pods, so the k-th write of an operation is visible in the cache
+// once the counter of that operation has grown by k.
 type eventPoller struct {
-	url      string
-	interval time.Duration
+	url, family string
+	interval    time.Duration
 
 	mu      sync.Mutex
 	samples []eventSample
 	lastErr error
 }
 
-// readEvents scrapes the pod event counters once.
-func readEvents(ctx context.Context, url string) (eventSample, error) {
+// Families of pod event counters.
+const (
+	multicacheEvents = "multicache_events_total"
+	informerEvents   = "informer_events_total"
+)
+
+// readEvents scrapes the pod event counters of family once.
+func readEvents(ctx context.Context, url, family string) (eventSample, error) {
 	sent := time.Now()
-	m, err := Scrape(ctx, FilterURL(url, "multicache_events_total"), `multicache_events_total{kind="Pod"`)
+	m, err := Scrape(ctx, FilterURL(url, family), family+`{kind="Pod"`)
 	if err != nil {
 		return eventSample{}, err
 	}
@@ -71,7 +79,7 @@ func (p *eventPoller) run(ctx context.Context) {
 	tick := time.NewTicker(p.interval)
 	defer tick.Stop()
 	for {
-		s, err := readEvents(ctx, p.url)
+		s, err := readEvents(ctx, p.url, p.family)
 		p.mu.Lock()
 		if err == nil {
 			p.samples = append(p.samples, s)
@@ -95,9 +103,7 @@ func (p *eventPoller) since(t time.Time) []eventSample {
 	return slices.Clone(p.samples[i:])
 }
 
-// waitLast waits until the poller has a sample taken at or after t (multicache may not
-// answer for seconds: its metrics collector takes the cache's lock, which the verify loop
-// holds while it checks the invariants) and returns the latest.
+// waitLast waits until the poller has a sample taken at or after t and returns the latest.
 func (p *eventPoller) waitLast(ctx context.Context, t time.Time, timeout time.Duration) (eventSample, error) {
 	deadline := time.Now().Add(timeout)
 	for {
@@ -107,7 +113,7 @@ func (p *eventPoller) waitLast(ctx context.Context, t time.Time, timeout time.Du
 		if time.Now().After(deadline) {
 			p.mu.Lock()
 			defer p.mu.Unlock()
-			return eventSample{}, fmt.Errorf("no sample of multicache's event counters for %v (last error: %v)", timeout, p.lastErr)
+			return eventSample{}, fmt.Errorf("no sample of %s at %s for %v (last error: %v)", p.family, p.url, timeout, p.lastErr)
 		}
 		select {
 		case <-ctx.Done():

@@ -22,6 +22,10 @@ type Config struct {
 	Subjects []Subject
 	// Multicache is the subject the churn runs against (usually also in Subjects).
 	Multicache Subject
+	// ChurnInformer, when set, runs alongside multicache during the churn (InformerSubject),
+	// its pod event counters read as multicache's are: the informer's own lag at the same
+	// rate, measured the same way.
+	ChurnInformer *Subject
 	// Assets holds kube-apiserver and etcd; RepoRoot is the main module (for its CRDs).
 	Assets, RepoRoot string
 	// Dir receives the logs, the kubeconfig and the subjects' configuration.
@@ -191,12 +195,24 @@ func runChurn(ctx context.Context, cfg Config, cl *Cluster, env Env, res *Result
 	if _, err := Watch(ctx, in, env.Want, cfg.Timing, logPath); err != nil {
 		return fmt.Errorf("multicache for the churn: %w", err)
 	}
+	var inf *Instance
+	if cfg.ChurnInformer != nil {
+		infLog := filepath.Join(cfg.Dir, cfg.ChurnInformer.Name+"-churn.log")
+		if inf, err = cfg.ChurnInformer.Start(env, infLog); err != nil {
+			return err
+		}
+		defer inf.Stop(10 * time.Second)
+		if _, err := Watch(ctx, inf, env.Want, cfg.Timing, infLog); err != nil {
+			return fmt.Errorf("%s for the churn: %w", cfg.ChurnInformer.Name, err)
+		}
+		fmt.Fprintf(log, "churn alongside %s (pid %d), read alike\n", cfg.ChurnInformer.Name, inf.Pid())
+	}
 	fmt.Fprintf(log, "churn against multicache (pid %d)\n", in.Pid())
 	// multicache's memory after the churn is read before the debug endpoints are (their
 	// answers are tens of megabytes of garbage).
 	res.AfterChurn.Subject, res.AfterChurn.Round = cfg.Multicache.Name+"-after-churn", -1
 	settle := func() error { return Settle(ctx, in, cfg.Timing, &res.AfterChurn) }
-	res.Churn, err = cfg.Churn.Run(ctx, cl, cfg.Size, res.Population.ReplicaSetUIDs[1], in, log, settle)
+	res.Churn, err = cfg.Churn.Run(ctx, cl, cfg.Size, res.Population.ReplicaSetUIDs[1], in, inf, log, settle)
 	if err != nil {
 		return err
 	}

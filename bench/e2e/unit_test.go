@@ -1,7 +1,11 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"strings"
@@ -271,5 +275,40 @@ func TestChildProcesses(t *testing.T) {
 	}
 	if others, err := childProcesses(cmd.Process.Pid); err != nil || len(others) != 0 {
 		t.Errorf("sleep's children: %v, %v; want none", others, err)
+	}
+}
+
+// TestReadEvents reads the pod event counters of multicache and of the bare informer
+// (cmd/informer writes them in multicache's shape) into the same sample, and leaves out the
+// other kinds and families.
+func TestReadEvents(t *testing.T) {
+	for _, c := range []struct{ family, body string }{
+		{multicacheEvents, `multicache_events_total{kind="Pod",op="add",result="ok"} 3
+multicache_events_total{kind="Pod",op="update",result="ok"} 5
+multicache_events_total{kind="Pod",op="delete",result="ok"} 7
+multicache_events_total{kind="Pod",op="update",result="rejected"} 1
+multicache_events_total{kind="Node",op="update",result="ok"} 100
+`},
+		{informerEvents, `informer_objects{kind="pods"} 30000
+informer_synced 1
+informer_events_total{kind="Pod",op="add",result="ok"} 3
+informer_events_total{kind="Pod",op="update",result="ok"} 5
+informer_events_total{kind="Pod",op="delete",result="ok"} 7
+multicache_events_total{kind="Pod",op="update",result="rejected"} 1
+`},
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, c.body) }))
+		s, err := readEvents(context.Background(), srv.URL, c.family)
+		srv.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantRejected := 1.0
+		if c.family == informerEvents {
+			wantRejected = 0
+		}
+		if s.applied != [numOps]float64{3, 5, 7} || s.rejected != wantRejected {
+			t.Errorf("%s: applied %v rejected %v, want [3 5 7] and %v", c.family, s.applied, s.rejected, wantRejected)
+		}
 	}
 }

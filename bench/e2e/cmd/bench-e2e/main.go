@@ -59,6 +59,7 @@ func run() error {
 		baseline   = flag.String("multicache-baseline", "", "another multicache binary (e.g. built from main before a change), started as the subject multicache-baseline in the same rounds: a before/after on one cluster")
 		mcArgs     = flag.String("multicache-args", "", "extra flags of multicache, space-separated (e.g. --verify-period=0)")
 		churnWorks = flag.Int("churn-workers", 32, "writers per churn operation")
+		churnInf   = flag.Bool("churn-informer", true, "run the bare informer of pods and nodes alongside multicache during the churn and read its pod event counters as multicache's are: the informer's own lag, measured the same way")
 		mcKinds    = flag.Bool("informer-mc-kinds", true, "also cold-start informer-mc-kinds, a bare informer of every kind multicache watches")
 		jsonInf    = flag.Bool("informer-json", false, "also cold-start informer-json, the bare informer of pods and nodes reading JSON: the size of a JSON pod event, to read the encoding the others ask for")
 		noGzipInf  = flag.Bool("informer-nogzip", false, "also cold-start informer-nogzip, the bare informer of pods and nodes not accepting gzip: what compressing streamed lists costs the API server")
@@ -135,6 +136,11 @@ func run() error {
 	}
 	subjects = append(subjects, mc)
 
+	var churnInformer *e2e.Subject
+	if *churnInf {
+		s := e2e.InformerSubject(informerBin)
+		churnInformer = &s
+	}
 	var steps []e2e.ChurnStep
 	for _, r := range strings.Split(*rates, ",") {
 		if r = strings.TrimSpace(r); r == "" {
@@ -155,7 +161,7 @@ func run() error {
 	defer stop()
 	fmt.Fprintf(os.Stderr, "bench-e2e: logs in %s\n", *dir)
 	res, err := e2e.Run(ctx, e2e.Config{
-		Size: size, Rounds: *rounds, Subjects: subjects, Multicache: mc,
+		Size: size, Rounds: *rounds, Subjects: subjects, Multicache: mc, ChurnInformer: churnInformer,
 		Assets: *assets, RepoRoot: *repo, Dir: *dir, Writers: *writers,
 		Timing:   e2e.Timing{Poll: *poll, Timeout: *timeout, Settle: *settle, ProfileDir: profileDir},
 		Cooldown: *cooldown, CPUProfileSeconds: *cpuProfile,
