@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -312,7 +313,8 @@ func dumpLag(b *testing.B, h *Handler, pod *corev1.Pod, window time.Duration, du
 		}
 		next := pod.DeepCopy()
 		next.Labels["churn"] = fmt.Sprint(i)
-		next.ResourceVersion = fmt.Sprint(1000 + i)
+		// Newer than every update of the windows before: an older one changes nothing.
+		next.ResourceVersion = fmt.Sprint(dumpLagVersion.Add(1))
 		time.Sleep(time.Until(due))
 		begin := time.Now()
 		if err := h.SyncPod(key, next, true); err != nil {
@@ -343,6 +345,11 @@ func dumpLag(b *testing.B, h *Handler, pod *corev1.Pod, window time.Duration, du
 	}
 	return r
 }
+
+// dumpLagVersion is the resource version of the last label update.
+var dumpLagVersion atomic.Int64
+
+func init() { dumpLagVersion.Store(1000) }
 
 // dumpLagCounters are the process's counters a window's attribution is read from.
 type dumpLagCounters struct {
