@@ -50,23 +50,29 @@ func dumpLagWindow(b *testing.B) time.Duration {
 }
 
 // BenchmarkDumpLag is bench-e2e's "label update while /debug/cache is read back to back" in
-// process, on bench-e2e's large cache (fillWorld: 5,000 nodes, 150,000 pods): one goroutine
-// applies pod label updates at 60/s (SyncPod, as the pod feed does) while, in the dumping
-// cases, another dumps back to back into io.Discard ("discard") or through an HTTP server
-// whose client reads the body ("http"); "-before" dumps as WriteDump did before it rested
-// between parts (dumpDuty 1), "-quarter" at dumpDuty 0.25. The cases alternate, a window each, round after round. Each reports, per update, the lag (from
-// the moment the update was due to the handler having applied it), the wake (due to the
-// updater running again: the scheduling of its goroutine and thread) and the apply (SyncPod
-// alone: the wait for the lock and the work), p50, p99 and max; the dumps completed; and over
-// its windows the garbage collections, their stop-the-world pauses, the CPU the goroutines
-// spent assisting them, the time the process's threads waited on the OS's run queue
-// (/proc/self/task/*/schedstat) and the process's CPU. Run with the CPUs of bench-e2e's
-// machine:
+// process, on bench-e2e's large cache (fillWorld: 5,000 nodes, 150,000 pods) at the steady
+// GC percent: one goroutine applies pod label updates at 60/s (SyncPod, as the pod feed
+// does) while, in the dumping cases, another dumps back to back into io.Discard ("discard")
+// or through an HTTP server whose client reads the body ("http"; "http-slow": at 16 MiB/s);
+// "-before" dumps as WriteDump did before it rested between parts (dumpDuty 1), "-quarter"
+// at dumpDuty 0.25; "verify" runs the verify loop's passes over the cache back to back
+// (CheckInvariants, RangeVersions); "idle" nothing. "-scraped" adds bench-e2e's probe, a
+// read of /metrics?name[]=multicache_events_total every 2 ms (eventsScraper). The cases
+// alternate, a window each, round after round. Each reports, per update, the lag (from the
+// moment the update was due to the handler having applied it), the wake (due to the updater
+// running again: the scheduling of its goroutine and thread), the apply (SyncPod alone: the
+// wait for the lock and the work) and, when scraped, seen (due to the middle of the first
+// read showing it: bench-e2e's lag, less the informer), p50, p99 and max; the dumps (or
+// verify passes) completed; and over its windows the garbage collections, their
+// stop-the-world pauses, the CPU the goroutines spent assisting them, the time the
+// process's threads waited on the OS's run queue (/proc/self/task/*/schedstat) and the
+// process's CPU. Run with the CPUs of bench-e2e's machine:
 //
 //	go test -run '^$' -bench BenchmarkDumpLag -benchtime 1x -cpu 2 ./internal/handler
 //
-// DUMPLAG_TRACE=<prefix> writes a runtime/trace of each case's window to <prefix>-<case>.trace
-// (go tool trace).
+// DUMPLAG_CASES=<name>,... runs only those cases; DUMPLAG_ROUNDS and DUMPLAG_WINDOW set the
+// rounds (3) and each window (5s); DUMPLAG_TRACE=<prefix> writes a runtime/trace of each
+// case's window to <prefix>-<case>.trace (go tool trace).
 func BenchmarkDumpLag(b *testing.B) {
 	w := newFillWorld()
 	h, _ := newQuietHandler(b)
@@ -97,6 +103,7 @@ func BenchmarkDumpLag(b *testing.B) {
 		{"http-before", 1, httpDumper(b, h.WriteDump), nil},
 		{"http", dumpDuty, httpDumper(b, h.WriteDump), nil},
 		{"http-scraped", dumpDuty, httpDumper(b, h.WriteDump), scrape},
+		{"http-slow", dumpDuty, slowHTTPDumper(b, h.WriteDump), nil},
 		{"discard-quarter", 0.25, discard(h.WriteDump), nil},
 		{"http-quarter", 0.25, httpDumper(b, h.WriteDump), nil},
 	}
@@ -239,6 +246,37 @@ func httpDumper(b *testing.B, write func(context.Context, io.Writer) error) func
 		defer resp.Body.Close()
 		_, err = io.Copy(io.Discard, resp.Body)
 		return err
+	}
+}
+
+// slowHTTPDumper is httpDumper with a client that reads 64 KiB every 4 ms (16 MiB/s: a
+// dump at 150,000 pods, 27 MB, takes it 1.6 s to read).
+func slowHTTPDumper(b *testing.B, write func(context.Context, io.Writer) error) func(context.Context) error {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = write(r.Context(), w)
+	}))
+	b.Cleanup(srv.Close)
+	return func(ctx context.Context) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+		if err != nil {
+			return err
+		}
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		buf := make([]byte, 64<<10)
+		for {
+			if _, err := io.ReadFull(resp.Body, buf); err != nil {
+				if err == io.EOF || err == io.ErrUnexpectedEOF {
+					return nil
+				}
+				return err
+			}
+			time.Sleep(4 * time.Millisecond)
+		}
 	}
 }
 

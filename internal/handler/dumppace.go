@@ -20,7 +20,8 @@ import (
 // dump rest as long again, BenchmarkDumpLag's "http-slow").
 var dumpDuty = 0.5
 
-// dumpPacer rests between a dump's parts so that it works dumpDuty of the wall time.
+// dumpPacer rests between a dump's parts so that it works dumpDuty of the wall time; the
+// invariant check's parts rest the same way.
 type dumpPacer struct {
 	// now is the clock (time.Now; a test's own).
 	now func() time.Time
@@ -55,12 +56,21 @@ func (p *dumpPacer) due() time.Duration {
 	return time.Duration(float64(worked) * (1 - dumpDuty) / dumpDuty)
 }
 
-// rest sleeps for due, or until ctx is done (its error is returned).
+// minRest is the shortest rest: one owed for less is put off until more work adds to it (a
+// part of a small cache takes microseconds; a sleep that short only costs a wake-up).
+const minRest = time.Millisecond
+
+// rest sleeps for due, or until ctx is done (its error is returned). A rest under minRest
+// is put off.
 func (p *dumpPacer) rest(ctx context.Context) error {
 	if dumpDuty >= 1 {
 		return ctx.Err()
 	}
-	t := time.NewTimer(p.due())
+	due := p.due()
+	if due < minRest {
+		return ctx.Err()
+	}
+	t := time.NewTimer(due)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():

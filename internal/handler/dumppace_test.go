@@ -77,3 +77,24 @@ func TestDumpPacer_TimeBlockedOnTheClientIsNotWork(t *testing.T) {
 		t.Errorf("rest after the next part's 200ms = %v, want %v", got, want)
 	}
 }
+
+// TestDumpPacer_ARestUnderTheMinimumIsPutOff: a part that owes less than minRest does not
+// rest; its work counts toward the next part's rest.
+func TestDumpPacer_ARestUnderTheMinimumIsPutOff(t *testing.T) {
+	defer func(d float64) { dumpDuty = d }(dumpDuty)
+	dumpDuty = 0.5
+	clock := time.Date(2026, 11, 26, 0, 0, 0, 0, time.UTC)
+	start := clock
+	p := &dumpPacer{now: func() time.Time { return clock }, since: clock}
+	clock = clock.Add(minRest / 2)
+	if err := p.rest(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if !p.since.Equal(start) {
+		t.Errorf("a part owing %v rested (its work starts over at %v), want it put off", minRest/2, p.since.Sub(start))
+	}
+	clock = clock.Add(minRest / 2)
+	if got, want := p.due(), minRest; got != want {
+		t.Errorf("owed after two parts of %v = %v, want %v", minRest/2, got, want)
+	}
+}
