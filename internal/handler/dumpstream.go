@@ -27,8 +27,9 @@ import (
 // A dump gives way to the events: it rests between parts (dumpDuty), so that it leaves the
 // CPU it would take to the rest of the machine half of the time.
 func (h *Handler) WriteDump(ctx context.Context, w io.Writer) error {
-	out := newJSONStream(w)
-	out.pace = newDumpPacer()
+	pace := newDumpPacer()
+	out := newJSONStream(pace.writer(w))
+	out.pace = pace
 	h.mu.RLock()
 	generation := h.config.Generations().Current()
 	h.mu.RUnlock()

@@ -1,6 +1,7 @@
 package handler
 
 import (
+	"context"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -61,7 +62,12 @@ func (h *Handler) checkInParts() []error {
 	errs = append(errs, h.checkAssumedClaimsLocked()...)
 	h.mu.RUnlock()
 
-	h.rangeNodes(func(infos []*stores.NodeInfo) {
+	// Between two parts the check rests as a dump does (dumpPacer): run back to back over
+	// the whole cache it keeps a CPU busy, and on a machine whose CPUs are all taken the
+	// event path waits for one.
+	pace := newDumpPacer()
+	rest := func() { _ = pace.rest(context.Background()) }
+	h.rangeNodesIn(checkNodesPerHold, func(infos []*stores.NodeInfo) {
 		nodeCheck.CopyNodes(infos, func(node string, p *corev1.Pod) {
 			key := stores.PodKey(p)
 			switch e, ok := h.pods.Entry(key); {
@@ -71,8 +77,8 @@ func (h *Handler) checkInParts() []error {
 				errs = append(errs, fmt.Errorf("pod %s: the node holds another copy than the pod store", key))
 			}
 		})
-	})
-	h.rangePods(func(key types.NamespacedName, e *podstore.Entry) {
+	}, rest)
+	h.rangePodsIn(checkPodsPerHold, func(key types.NamespacedName, e *podstore.Entry) {
 		for _, err := range h.pods.CheckEntry(key, e) {
 			errs = append(errs, fmt.Errorf("%s: %w", stores.PodStoreName, err))
 		}
@@ -86,7 +92,7 @@ func (h *Handler) checkInParts() []error {
 		case !chargeable && charged:
 			errs = append(errs, fmt.Errorf("pod %s is charged to node %s but should not be", key, e.Pod.Spec.NodeName))
 		}
-	})
+	}, rest)
 	for _, err := range nodeCheck.Finish() {
 		errs = append(errs, fmt.Errorf("%s: %w", stores.NodeStoreName, err))
 	}
