@@ -5,7 +5,6 @@ package metrics
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
 )
 
 const namespace = "multicache"
@@ -130,42 +129,30 @@ func All() []prometheus.Collector {
 	}
 }
 
-// builtNames is the family name of every metric this package built (see Served), and
-// builtFamilies what its family says of it.
-var (
-	builtNames    = map[prometheus.Collector]string{}
-	builtFamilies = map[prometheus.Collector]family{}
-)
+// builtNames is the family name of every metric this package built (see Served).
+var builtNames = map[prometheus.Collector]string{}
 
-// family is what a metric family says of itself beside its metrics.
-type family struct {
-	name, help string
-	typ        dto.MetricType
-}
-
-func built[C prometheus.Collector](c C, typ dto.MetricType, namespace, subsystem, name, help string) C {
-	fq := prometheus.BuildFQName(namespace, subsystem, name)
-	builtNames[c] = fq
-	builtFamilies[c] = family{fq, help, typ}
+func built[C prometheus.Collector](c C, namespace, subsystem, name string) C {
+	builtNames[c] = prometheus.BuildFQName(namespace, subsystem, name)
 	return c
 }
 
 func counter(o prometheus.CounterOpts) prometheus.Counter {
-	return built(prometheus.NewCounter(o), dto.MetricType_COUNTER, o.Namespace, o.Subsystem, o.Name, o.Help)
+	return built(prometheus.NewCounter(o), o.Namespace, o.Subsystem, o.Name)
 }
 
 func counterVec(o prometheus.CounterOpts, labels []string) *prometheus.CounterVec {
-	return built(prometheus.NewCounterVec(o, labels), dto.MetricType_COUNTER, o.Namespace, o.Subsystem, o.Name, o.Help)
+	return built(prometheus.NewCounterVec(o, labels), o.Namespace, o.Subsystem, o.Name)
 }
 
 func gauge(o prometheus.GaugeOpts) prometheus.Gauge {
-	return built(prometheus.NewGauge(o), dto.MetricType_GAUGE, o.Namespace, o.Subsystem, o.Name, o.Help)
+	return built(prometheus.NewGauge(o), o.Namespace, o.Subsystem, o.Name)
 }
 
 func histogram(o prometheus.HistogramOpts) prometheus.Histogram {
-	return built(prometheus.NewHistogram(o), dto.MetricType_HISTOGRAM, o.Namespace, o.Subsystem, o.Name, o.Help)
+	return built(prometheus.NewHistogram(o), o.Namespace, o.Subsystem, o.Name)
 }
 
 func histogramVec(o prometheus.HistogramOpts, labels []string) *prometheus.HistogramVec {
-	return built(prometheus.NewHistogramVec(o, labels), dto.MetricType_HISTOGRAM, o.Namespace, o.Subsystem, o.Name, o.Help)
+	return built(prometheus.NewHistogramVec(o, labels), o.Namespace, o.Subsystem, o.Name)
 }

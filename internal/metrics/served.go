@@ -21,28 +21,28 @@ type Named interface {
 }
 
 // Served registers collectors on the registry the metrics server serves (controller-runtime's)
-// and indexes each collector whose family names it knows: a metric built by this package is
-// gathered by a familyGatherer, a Named collector by a registry of its own. A read of
-// /metrics that names, with name[], only families of such collectors is then answered from a
-// gather of those collectors alone: client_golang's promhttp honours name[] by dropping
-// families after gathering every collector (at 150,000 pods one read of
-// multicache_events_total gathered 184 families, the process collector reading /proc, the Go
-// collector runtime/metrics, every workqueue histogram), and a harness reading one counter
-// every 10 ms spent a core on it. Such a read is answered uncompressed: it is a few
-// kilobytes, and gzip was a quarter of serving it (BenchmarkServed_EventsRead). Any other
-// read, and every read naming a family of another collector, is the registry's as before.
+// and keeps each collector whose family names it knows (Named, or built by this package) in a
+// registry of its own. A read of /metrics that names, with name[], only families of such
+// collectors is then answered from a gather of those collectors alone: client_golang's
+// promhttp honours name[] by dropping families after gathering every collector (at 150,000
+// pods one read of multicache_events_total gathered 184 families, the process collector
+// reading /proc, the Go collector runtime/metrics, every workqueue histogram), and a
+// harness reading one counter every 10 ms spent a core on it. Such a read is answered
+// uncompressed: it is a few kilobytes, and gzip was a quarter of serving it
+// (BenchmarkServed_EventsRead). Any other read, and every read naming a family of another
+// collector, is the registry's as before.
 type Served struct {
 	reg prometheus.Registerer
 
 	mu sync.RWMutex
-	// byName gathers the collector that exports each family.
-	byName map[string]prometheus.Gatherer
-	// of is what gathers each collector indexed, with its names.
+	// byName is the registry of the collector that exports each family.
+	byName map[string]*prometheus.Registry
+	// of is the registry of each collector indexed, with its names.
 	of map[prometheus.Collector]indexed
 }
 
 type indexed struct {
-	g     prometheus.Gatherer
+	reg   *prometheus.Registry
 	names []string
 }
 
@@ -55,12 +55,11 @@ var ControllerRuntime = NewServed(ctrlmetrics.Registry)
 // NewServed returns a Served whose collectors are registered on reg, the registry the
 // metrics server serves.
 func NewServed(reg prometheus.Registerer) *Served {
-	return &Served{reg: reg, byName: map[string]prometheus.Gatherer{}, of: map[prometheus.Collector]indexed{}}
+	return &Served{reg: reg, byName: map[string]*prometheus.Registry{}, of: map[prometheus.Collector]indexed{}}
 }
 
 // Register implements prometheus.Registerer: c is registered on the served registry and,
-// when its family names are known, indexed: a metric this package built is gathered by a
-// familyGatherer, any other collector by a registry of its own.
+// when its family names are known, indexed.
 func (s *Served) Register(c prometheus.Collector) error {
 	if err := s.reg.Register(c); err != nil {
 		return err
@@ -69,23 +68,17 @@ func (s *Served) Register(c prometheus.Collector) error {
 	if len(names) == 0 {
 		return nil
 	}
-	var g prometheus.Gatherer
-	if fam, ok := builtFamilies[c]; ok {
-		g = familyGatherer{c, fam}
-	} else {
-		own := prometheus.NewRegistry()
-		if own.Register(c) != nil {
-			// A collector the served registry accepted is accepted alone; were it not, it
-			// would still be served in every whole read.
-			return nil
-		}
-		g = own
+	own := prometheus.NewRegistry()
+	if own.Register(c) != nil {
+		// A collector the served registry accepted is accepted alone; were it not, it
+		// would still be served in every whole read.
+		return nil
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.of[c] = indexed{g, names}
+	s.of[c] = indexed{own, names}
 	for _, n := range names {
-		s.byName[n] = g
+		s.byName[n] = own
 	}
 	return nil
 }
@@ -105,7 +98,7 @@ func (s *Served) Unregister(c prometheus.Collector) bool {
 	if ix, ok := s.of[c]; ok {
 		delete(s.of, c)
 		for _, n := range ix.names {
-			if s.byName[n] == ix.g {
+			if s.byName[n] == ix.reg {
 				delete(s.byName, n)
 			}
 		}
@@ -126,19 +119,19 @@ func familyNames(c prometheus.Collector) []string {
 	return nil
 }
 
-// gatherer returns what gathers the families names: the gatherers of their collectors, or
+// gatherer returns what gathers the families names: the registries of their collectors, or
 // false when one is not indexed.
 func (s *Served) gatherer(names []string) (prometheus.Gatherer, bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	var regs prometheus.Gatherers
 	for _, n := range names {
-		g, ok := s.byName[n]
+		reg, ok := s.byName[n]
 		if !ok {
 			return nil, false
 		}
-		if !slices.Contains(regs, g) {
-			regs = append(regs, g)
+		if !slices.Contains(regs, prometheus.Gatherer(reg)) {
+			regs = append(regs, reg)
 		}
 	}
 	if len(regs) == 1 {
@@ -153,7 +146,7 @@ const metricsPath = "/metrics"
 // Handler returns next, the metrics server's handler of the whole registry, except for a
 // read of /metrics whose name[] parameters all name indexed families: that one is served by
 // promhttp (which applies name[] too) from a gather of their collectors alone, with the
-// error handling controller-runtime's server sets, and without compression.
+// error handling controller-runtime's server sets.
 func (s *Served) Handler(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if req.URL.Path == metricsPath {

@@ -194,46 +194,6 @@ func TestBuiltNames_AreTheFamiliesTheMetricsDescribe(t *testing.T) {
 	}
 }
 
-// TestServed_AReadOfThePackagesMetricsIsTheRegistrys: a read naming a metric of this
-// package, gathered by its familyGatherer, answers what the whole registry answers for it,
-// in every format promhttp offers, whatever the order its children were made in (counters,
-// gauges, histograms, with and without labels, and a vector with no child yet).
-func TestServed_AReadOfThePackagesMetricsIsTheRegistrys(t *testing.T) {
-	reg := prometheus.NewRegistry()
-	s := NewServed(reg)
-	c := counterVec(prometheus.CounterOpts{Namespace: "test", Name: "ops_total", Help: "Ops."}, []string{"kind", "op"})
-	h := histogramVec(prometheus.HistogramOpts{Namespace: "test", Name: "op_seconds", Help: "Op time.", Buckets: []float64{0.1, 1}}, []string{"store"})
-	g := gauge(prometheus.GaugeOpts{Namespace: "test", Name: "level", Help: "A level."})
-	empty := counterVec(prometheus.CounterOpts{Namespace: "test", Name: "none_total", Help: "None yet."}, []string{"kind"})
-	s.MustRegister(c, h, g, empty)
-	for _, kv := range [][2]string{{"Pod", "update"}, {"Node", "add"}, {"Pod", "add"}, {"CNR", "delete"}, {"Node", "update"}} {
-		c.WithLabelValues(kv[0], kv[1]).Add(float64(len(kv[0])))
-	}
-	h.WithLabelValues("pods").Observe(0.5)
-	h.WithLabelValues("nodes").Observe(2)
-	g.Set(-3.5)
-	full := promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
-	served := s.Handler(full)
-	for _, accept := range []string{"", "text/plain;version=0.0.4", "application/openmetrics-text;version=1.0.0",
-		"application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited"} {
-		for _, q := range []string{"name[]=test_ops_total", "name[]=test_op_seconds&name[]=test_level", "name[]=test_none_total"} {
-			get := func(h http.Handler) string {
-				rec := httptest.NewRecorder()
-				req := httptest.NewRequest(http.MethodGet, "/metrics?"+q, nil)
-				req.Header.Set("Accept", accept)
-				h.ServeHTTP(rec, req)
-				if rec.Code != http.StatusOK {
-					t.Fatalf("GET %s (Accept %q): %d %s", q, accept, rec.Code, rec.Body)
-				}
-				return rec.Header().Get("Content-Type") + "\n" + rec.Body.String()
-			}
-			if got, want := get(served), get(full); got != want {
-				t.Errorf("GET %s (Accept %q) answered\n%s\nwant (the whole registry's)\n%s", q, accept, got, want)
-			}
-		}
-	}
-}
-
 // TestServed_AReadOfIndexedFamiliesIsNotCompressed: a read naming indexed families is
 // answered uncompressed even when the client accepts gzip (a few kilobytes, read hundreds
 // of times a second by a harness); a whole read is compressed as the registry's handler
