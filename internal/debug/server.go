@@ -112,9 +112,14 @@ func (s *Server) dump(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer s.dumping.Store(false)
+	layout, err := dumpLayout(r)
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
+		return
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
-	if err := s.handler.WriteDump(r.Context(), w); err != nil {
+	if err := s.handler.WriteDump(r.Context(), w, layout); err != nil {
 		s.log.Info("the cache's dump ended early", "error", err.Error())
 	}
 }

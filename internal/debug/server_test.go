@@ -18,8 +18,10 @@ import (
 )
 
 // TestServer_DumpStreamsTheDocumentDumpBuilds: GET /debug/cache answers JSON that is the
-// document Handler.Dump builds, encoded as the server encoded it before it streamed (what
-// the kubectl plugin reads).
+// document Handler.Dump builds, as json.Encoder writes it: compact for a program (the kubectl
+// plugin, Go's client), indented by two spaces for ?pretty=true and, as the API server
+// does, for curl, wget and browsers unless ?pretty=false; a pretty= that is no boolean is a
+// 400 that says what to write.
 func TestServer_DumpStreamsTheDocumentDumpBuilds(t *testing.T) {
 	config, err := stores.NewCacheHandlerBuilder().Build()
 	if err != nil {
@@ -38,7 +40,55 @@ func TestServer_DumpStreamsTheDocumentDumpBuilds(t *testing.T) {
 	}
 	srv := httptest.NewServer(NewServer("", h, nil, nil, logr.Discard()).Handler())
 	defer srv.Close()
-	resp, err := http.Get(srv.URL + "/debug/cache")
+	encode := func(indent string) []byte {
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetIndent("", indent)
+		if err := enc.Encode(h.Dump()); err != nil {
+			t.Fatal(err)
+		}
+		return b.Bytes()
+	}
+	compact, indented := encode(""), encode("  ")
+	for _, c := range []struct {
+		query, userAgent string
+		want             []byte
+	}{
+		{"", "", compact},
+		{"", "kubectl-multicache/v1", compact},
+		{"?pretty=true", "", indented},
+		{"?pretty=1", "Go-http-client/1.1", indented},
+		{"", "curl/8.5.0", indented},
+		{"", "Mozilla/5.0", indented},
+		{"?pretty=false", "curl/8.5.0", compact},
+	} {
+		req, err := http.NewRequest(http.MethodGet, srv.URL+"/debug/cache"+c.query, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("User-Agent", c.userAgent)
+		status, ctype, body := do(t, req)
+		if status != http.StatusOK || ctype != "application/json" {
+			t.Fatalf("GET %s (User-Agent %q): status %d, Content-Type %q", c.query, c.userAgent, status, ctype)
+		}
+		if !bytes.Equal(body, c.want) {
+			t.Errorf("GET %s (User-Agent %q): %d bytes, not Dump's document laid out as wanted (%d bytes)", c.query, c.userAgent, len(body), len(c.want))
+		}
+	}
+	if len(compact) >= len(indented) {
+		t.Errorf("compact %d bytes, indented %d", len(compact), len(indented))
+	}
+	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/debug/cache?pretty=yes-please", nil)
+	status, _, body := do(t, req)
+	if status != http.StatusBadRequest || !strings.Contains(string(body), "pretty=true") {
+		t.Errorf("GET ?pretty=yes-please: %d %s, want 400 saying what to write", status, body)
+	}
+}
+
+// do sends req and returns the status, the Content-Type and the body.
+func do(t *testing.T, req *http.Request) (int, string, []byte) {
+	t.Helper()
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,18 +97,7 @@ func TestServer_DumpStreamsTheDocumentDumpBuilds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "application/json" {
-		t.Fatalf("status %d, Content-Type %q", resp.StatusCode, resp.Header.Get("Content-Type"))
-	}
-	var want bytes.Buffer
-	enc := json.NewEncoder(&want)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(h.Dump()); err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(body, want.Bytes()) {
-		t.Errorf("GET /debug/cache (%d bytes) is not Dump's document (%d bytes)", len(body), want.Len())
-	}
+	return resp.StatusCode, resp.Header.Get("Content-Type"), body
 }
 
 // TestServer_OneDumpAtATime: while a dump is written, another GET /debug/cache is answered

@@ -78,7 +78,7 @@ func BenchmarkDump_Served(b *testing.B) {
 			enc.SetIndent("", "  ")
 			return enc.Encode(h.Dump())
 		}},
-		{"stream", func(w io.Writer) error { return h.WriteDump(context.Background(), w) }},
+		{"stream", func(w io.Writer) error { return h.WriteDump(context.Background(), w, DumpIndented) }},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			for b.Loop() {

@@ -93,19 +93,22 @@ func BenchmarkDumpLag(b *testing.B) {
 		return ctx.Err()
 	}
 	scrape := eventsScraper(b)
+	dump := func(ctx context.Context, w io.Writer) error { return h.WriteDump(ctx, w, DumpCompact) }
+	indented := func(ctx context.Context, w io.Writer) error { return h.WriteDump(ctx, w, DumpIndented) }
 	cases := []dumpLagCase{
 		{"idle", 1, nil, nil},
 		{"idle-scraped", 1, nil, scrape},
 		{"verify", 1, verify, nil},
 		{"verify-scraped", 1, verify, scrape},
-		{"discard-before", 1, discard(h.WriteDump), nil},
-		{"discard", dumpDuty, discard(h.WriteDump), nil},
-		{"http-before", 1, httpDumper(b, h.WriteDump), nil},
-		{"http", dumpDuty, httpDumper(b, h.WriteDump), nil},
-		{"http-scraped", dumpDuty, httpDumper(b, h.WriteDump), scrape},
-		{"http-slow", dumpDuty, slowHTTPDumper(b, h.WriteDump), nil},
-		{"discard-quarter", 0.25, discard(h.WriteDump), nil},
-		{"http-quarter", 0.25, httpDumper(b, h.WriteDump), nil},
+		{"discard-before", 1, discard(dump), nil},
+		{"discard", dumpDuty, discard(dump), nil},
+		{"http-before", 1, httpDumper(b, dump), nil},
+		{"http", dumpDuty, httpDumper(b, dump), nil},
+		{"http-scraped", dumpDuty, httpDumper(b, dump), scrape},
+		{"http-slow", dumpDuty, slowHTTPDumper(b, dump), nil},
+		{"http-indented", dumpDuty, httpDumper(b, indented), nil},
+		{"discard-quarter", 0.25, discard(dump), nil},
+		{"http-quarter", 0.25, httpDumper(b, dump), nil},
 	}
 	if only := os.Getenv("DUMPLAG_CASES"); only != "" {
 		names := strings.Split(only, ",")

@@ -31,7 +31,7 @@ func TestWriteDump_ARequestCancelledWhileTheDumpRestsEndsIt(t *testing.T) {
 	h.afterPart = func() { parts++ }
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	if err := h.WriteDump(ctx, &cancellingWriter{cancel: cancel}); !errors.Is(err, context.Canceled) {
+	if err := h.WriteDump(ctx, &cancellingWriter{cancel: cancel}, DumpIndented); !errors.Is(err, context.Canceled) {
 		t.Errorf("WriteDump cancelled during a rest = %v, want %v", err, context.Canceled)
 	}
 	if parts > 0 {

@@ -16,7 +16,20 @@ import (
 	"github.com/seed0f91f25e/multicache/internal/stores/podstore"
 )
 
-// WriteDump writes the document Dump returns, as JSON indented by two spaces, to w while
+// DumpLayout is how WriteDump lays the document out.
+type DumpLayout int
+
+const (
+	// DumpCompact writes JSON without whitespace, as json.Encoder writes a value: what a
+	// program reads. Indenting as json.Encoder's SetIndent does was half of a dump's CPU at
+	// 150,000 pods, and a third more bytes.
+	DumpCompact DumpLayout = iota
+	// DumpIndented indents by two spaces, as json.Encoder with SetIndent("", "  "): what a
+	// person reads (the debug server's ?pretty=true).
+	DumpIndented
+)
+
+// WriteDump writes the document Dump returns, as JSON laid out as layout says, to w while
 // it reads the cache: the nodes and the pods are copied a part at a time (nodesPerHold,
 // podsPerHold, each under a hold of the read lock of its own) and each part is written
 // before the next is copied, so the whole document is never held (at 150,000 pods Dump and
@@ -26,9 +39,9 @@ import (
 //
 // A dump gives way to the events: it rests between parts (dumpDuty), so that it leaves the
 // CPU it would take to the rest of the machine half of the time.
-func (h *Handler) WriteDump(ctx context.Context, w io.Writer) error {
+func (h *Handler) WriteDump(ctx context.Context, w io.Writer, layout DumpLayout) error {
 	pace := newDumpPacer()
-	out := newJSONStream(pace.writer(w))
+	out := newJSONStream(pace.writer(w), layout == DumpIndented)
 	out.pace = pace
 	h.mu.RLock()
 	generation := h.config.Generations().Current()
@@ -162,13 +175,14 @@ func (h *Handler) writePods(ctx context.Context, out *jsonStream) error {
 	return err
 }
 
-// jsonStream writes one JSON document an object member at a time, indented as
-// json.Encoder with SetIndent("", "  ") indents a whole value. Writes go through a
+// jsonStream writes one JSON document an object member at a time, as json.Encoder writes a
+// whole value: compact, or indented as with SetIndent("", "  "). Writes go through a
 // bufio.Writer, whose first error flushPart and end return.
 type jsonStream struct {
-	w   *bufio.Writer
-	buf bytes.Buffer
-	enc *json.Encoder
+	w        *bufio.Writer
+	buf      bytes.Buffer
+	enc      *json.Encoder
+	indented bool
 	// members counts, for every object open, the members written so far.
 	members []int
 	// indents are the line prefixes by depth, built once.
@@ -178,8 +192,8 @@ type jsonStream struct {
 	pace *dumpPacer
 }
 
-func newJSONStream(w io.Writer) *jsonStream {
-	s := &jsonStream{w: bufio.NewWriterSize(w, 64<<10)}
+func newJSONStream(w io.Writer, indented bool) *jsonStream {
+	s := &jsonStream{w: bufio.NewWriterSize(w, 64<<10), indented: indented}
 	s.enc = json.NewEncoder(&s.buf)
 	return s
 }
@@ -209,7 +223,16 @@ func (s *jsonStream) key(k string) {
 	s.members[last]++
 	s.newline()
 	s.writeString(k)
-	s.w.WriteString(": ")
+	s.colon()
+}
+
+// colon ends a member's key.
+func (s *jsonStream) colon() {
+	if s.indented {
+		s.w.WriteString(": ")
+		return
+	}
+	s.w.WriteByte(':')
 }
 
 // keyParts starts a member keyed by the joined parts (a pod's "namespace/name"), without
@@ -229,7 +252,8 @@ func (s *jsonStream) keyParts(a, sep, b string) {
 	s.w.WriteString(a)
 	s.w.WriteString(sep)
 	s.w.WriteString(b)
-	s.w.WriteString(`": `)
+	s.w.WriteByte('"')
+	s.colon()
 }
 
 // writeString writes k as encoding/json encodes a string: quoted as is when no byte needs
@@ -262,10 +286,13 @@ func (s *jsonStream) field(k string, v any) {
 	s.encode(v)
 }
 
-// encode writes v, its lines indented to the depth of the innermost object.
+// encode writes v, its lines indented to the depth of the innermost object when the stream
+// is indented.
 func (s *jsonStream) encode(v any) {
 	s.buf.Reset()
-	s.enc.SetIndent(s.indent(), "  ")
+	if s.indented {
+		s.enc.SetIndent(s.indent(), "  ")
+	}
 	if err := s.enc.Encode(v); err != nil && s.err == nil {
 		s.err = err
 	}
@@ -281,6 +308,9 @@ func (s *jsonStream) indent() string {
 }
 
 func (s *jsonStream) newline() {
+	if !s.indented {
+		return
+	}
 	s.w.WriteByte('\n')
 	for range len(s.members) {
 		s.w.WriteString("  ")

@@ -33,7 +33,7 @@ func TestWriteDump_AClientThatStopsReadingKeepsNoEventWaiting(t *testing.T) {
 	h, _ := populated(t, 2*nodesPerHold+10, 2*podsPerHold+100)
 	w := &blockingWriter{blocked: make(chan struct{}), release: make(chan struct{})}
 	done := make(chan error, 1)
-	go func() { done <- h.WriteDump(context.Background(), w) }()
+	go func() { done <- h.WriteDump(context.Background(), w, DumpIndented) }()
 
 	var late []*corev1.Pod
 	for finished := false; !finished; {

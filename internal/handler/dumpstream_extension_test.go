@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/seed0f91f25e/multicache/internal/handler"
 	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
 )
 
@@ -22,7 +23,7 @@ func TestWriteDump_WritesTheExtensions(t *testing.T) {
 		}
 	}
 	var got, want bytes.Buffer
-	if err := h.WriteDump(context.Background(), &got); err != nil {
+	if err := h.WriteDump(context.Background(), &got, handler.DumpIndented); err != nil {
 		t.Fatal(err)
 	}
 	enc := json.NewEncoder(&want)

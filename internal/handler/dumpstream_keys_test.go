@@ -25,7 +25,7 @@ func TestJSONStream_KeysAreWrittenAsEncodingJSONWritesThem(t *testing.T) {
 			{"keyParts", func(s *jsonStream) { s.keyParts(k, "/", k) }},
 		} {
 			var got bytes.Buffer
-			s := newJSONStream(&got)
+			s := newJSONStream(&got, true)
 			s.open()
 			write.key(s)
 			s.encode(1)

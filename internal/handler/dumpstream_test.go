@@ -26,7 +26,7 @@ func encodeDump(t testing.TB, d *Dump) []byte {
 func writeDump(t testing.TB, h *Handler) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	must(t, h.WriteDump(context.Background(), &buf))
+	must(t, h.WriteDump(context.Background(), &buf, DumpIndented))
 	return buf.Bytes()
 }
 
@@ -62,6 +62,16 @@ func TestWriteDump_WritesTheDocumentDumpEncodesTo(t *testing.T) {
 	got, want := writeDump(t, h), encodeDump(t, h.Dump())
 	if !bytes.Equal(got, want) {
 		t.Fatalf("the stream is not Dump's document %s", firstDifference(got, want))
+	}
+	// Compact: what json.Encoder writes of Dump without SetIndent.
+	var compact, wantCompact bytes.Buffer
+	must(t, h.WriteDump(context.Background(), &compact, DumpCompact))
+	must(t, json.NewEncoder(&wantCompact).Encode(h.Dump()))
+	if !bytes.Equal(compact.Bytes(), wantCompact.Bytes()) {
+		t.Fatalf("the compact stream is not Dump's document %s", firstDifference(compact.Bytes(), wantCompact.Bytes()))
+	}
+	if len(compact.Bytes()) >= len(got) {
+		t.Errorf("the compact document is %d bytes, the indented one %d", len(compact.Bytes()), len(got))
 	}
 	var doc map[string]any
 	must(t, json.Unmarshal(got, &doc))
@@ -116,7 +126,7 @@ func TestWriteDump_StreamsPartByPartWhileEventsAreApplied(t *testing.T) {
 			next += podsPerHold
 		}
 	}
-	must(t, h.WriteDump(context.Background(), out))
+	must(t, h.WriteDump(context.Background(), out, DumpIndented))
 	h.afterPart = nil
 
 	// The pods' keys are read in parts too (and nothing written then): count the parts
@@ -172,7 +182,7 @@ func TestWriteDump_StopsAtTheFirstWriteError(t *testing.T) {
 	h, _ := populated(t, 2*nodesPerHold+10, 2*podsPerHold+100)
 	parts := 0
 	h.afterPart = func() { parts++ }
-	if err := h.WriteDump(context.Background(), &progressWriter{failAfter: 1000}); !errors.Is(err, errClosed) {
+	if err := h.WriteDump(context.Background(), &progressWriter{failAfter: 1000}, DumpIndented); !errors.Is(err, errClosed) {
 		t.Errorf("WriteDump to a closed client = %v, want %v", err, errClosed)
 	}
 	if parts > 1 {
@@ -181,7 +191,7 @@ func TestWriteDump_StopsAtTheFirstWriteError(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	parts = 0
-	if err := h.WriteDump(ctx, &progressWriter{}); !errors.Is(err, context.Canceled) {
+	if err := h.WriteDump(ctx, &progressWriter{}, DumpIndented); !errors.Is(err, context.Canceled) {
 		t.Errorf("WriteDump with a cancelled request = %v, want %v", err, context.Canceled)
 	}
 	if parts > 1 {
