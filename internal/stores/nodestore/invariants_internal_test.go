@@ -88,3 +88,31 @@ func TestCheckInvariants_FindsADRAChargeThatDoesNotFollowTheDecision(t *testing.
 		t.Errorf("requested %v, DRA %v; want the GPUs DRA's", info.Requested.ResourceList(), info.DRARequested.ResourceList())
 	}
 }
+
+// TestCheckInvariants_FindsAPodOnTwoNodes: two objects of one pod, each held by another node
+// (what an update that moved a pod without the delete would leave), are reported once, naming
+// both nodes; pods of the same name in other namespaces, and a namespace that is a prefix of
+// another, are not.
+func TestCheckInvariants_FindsAPodOnTwoNodes(t *testing.T) {
+	h, err := stores.NewCacheHandlerBuilder().Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New(h)
+	for _, n := range []string{"a", "b", "c"} {
+		s.AddNode(ts.MakeNode(n, "64", "256Gi"))
+	}
+	for i, ns := range []string{"ns", "ns-2", "ns2", "n"} {
+		s.AddPod(ts.MakePod(ns, "p", ts.OnNode([]string{"a", "b", "c", "a"}[i]), ts.Requests("1", "1Gi")))
+	}
+	if errs := s.CheckInvariants(); len(errs) != 0 {
+		t.Fatalf("one pod per key: %v", errs)
+	}
+	// The same pod again, another object bound to another node.
+	s.AddPod(ts.MakePod("ns", "p", ts.OnNode("c"), ts.Requests("1", "1Gi")))
+	errs := s.CheckInvariants()
+	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "pod ns/p is also on node") ||
+		!strings.Contains(errs[0].Error(), "node a") || !strings.Contains(errs[0].Error(), "node c") {
+		t.Errorf("violations %v; want ns/p on nodes a and c, once", errs)
+	}
+}
