@@ -68,6 +68,7 @@ func TestSmall(t *testing.T) {
 			s.Name = "multicache-shard-" + shard
 			return s
 		},
+		ChurnInformer: &subjects[0],
 		Churn: Churn{
 			Steps:   []ChurnStep{{Rate: 100, Duration: 3 * time.Second}},
 			Workers: 16, Poll: 10 * time.Millisecond, DrainTimeout: time.Minute, Pause: time.Second,
@@ -101,6 +102,10 @@ func TestSmall(t *testing.T) {
 	for _, ph := range res.Churn.Phases {
 		if ph.Writes == 0 {
 			t.Errorf("churn %s: no write succeeded", opNames[ph.Op])
+		}
+		// The bare informer alongside, read alike, showed every write too.
+		if ph.InformerLag.N != ph.Writes || ph.InformerMissing != 0 {
+			t.Errorf("churn %s: the informer read alike showed %d of %d writes (%d missing)", opNames[ph.Op], ph.InformerLag.N, ph.Writes, ph.InformerMissing)
 		}
 	}
 }
