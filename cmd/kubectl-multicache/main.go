@@ -141,6 +141,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitFail
 	}
 	defer e.close()
+	e.notes = stderr
 	code, err := runCommand(ctx, e, cmd, cmdArgs, o, stdout)
 	if err != nil {
 		_, _ = fmt.Fprintln(stderr, err)
