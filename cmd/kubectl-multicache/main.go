@@ -141,6 +141,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitFail
 	}
 	defer e.close()
+	e.notes = stderr
 	code, err := runCommand(ctx, e, cmd, cmdArgs, o, stdout)
 	if err != nil {
 		_, _ = fmt.Fprintln(stderr, err)
@@ -184,7 +185,8 @@ func runCommand(ctx context.Context, e *endpoint, cmd string, args []string, o o
 		}
 		return exitFail, fmt.Errorf("%d differences between the cache and the API (a difference that lasts is drift: the verify loop repairs it)", n)
 	case "dump":
-		body, err := e.get(ctx, "/debug/cache")
+		// Indented, as it printed before the server wrote compact JSON to programs.
+		body, err := e.get(ctx, "/debug/cache?pretty=true")
 		if err != nil {
 			return exitFail, err
 		}

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -27,32 +28,92 @@ type endpoint struct {
 	client *http.Client
 	// close ends the port-forward, if there is one.
 	close func()
+	// notes, when set, is told why the plugin waits (stderr).
+	notes io.Writer
 }
 
 // get fetches path (e.g. /debug/cache) and returns the body of a 200 answer. Another
-// answer becomes an error carrying the server's message; a 404 is errNotFound.
+// answer becomes an error carrying the server's message; a 404 is errNotFound. A 429 (the
+// server writes one dump at a time) is asked again after its Retry-After, within
+// busyRetries and busyWait.
 func (e *endpoint) get(ctx context.Context, path string) ([]byte, error) {
+	var waited time.Duration
+	for try := 1; ; try++ {
+		body, retryAfter, err := e.getOnce(ctx, path)
+		if retryAfter < 0 {
+			return body, err
+		}
+		if try > busyRetries || waited >= busyWait {
+			return nil, fmt.Errorf("%w (asked %d times over %s: try again later)", err, try, waited)
+		}
+		wait := min(retryAfter, busyWait-waited)
+		if e.notes != nil {
+			_, _ = fmt.Fprintf(e.notes, "multicache is writing a dump to another client (one at a time); waiting %s for it to finish (retry %d of %d)\n",
+				wait, try, busyRetries)
+		}
+		if serr := sleep(ctx, wait); serr != nil {
+			return nil, fmt.Errorf("waiting for another client's dump to finish: %w; the last answer: %v", serr, err)
+		}
+		waited += wait
+	}
+}
+
+// busyRetries and busyWait bound how often and how long get asks again after a 429.
+const (
+	busyRetries = 5
+	busyWait    = 2 * time.Minute
+)
+
+// maxRetryAfter bounds one wait; a Retry-After that is not a number of seconds waits
+// defaultRetryAfter.
+const (
+	maxRetryAfter     = 30 * time.Second
+	defaultRetryAfter = time.Second
+)
+
+// sleep waits d or until ctx is done (its error); a variable for the tests.
+var sleep = func(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// getOnce fetches path once; retryAfter is how long to wait before asking again after a
+// 429, -1 for any other answer.
+func (e *endpoint) getOnce(ctx context.Context, path string) (body []byte, retryAfter time.Duration, err error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.base+path, nil)
 	if err != nil {
-		return nil, err
+		return nil, -1, err
 	}
 	resp, err := e.client.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("reaching multicache's debug server at %s: %w", e.base, err)
+		return nil, -1, fmt.Errorf("reaching multicache's debug server at %s: %w", e.base, err)
 	}
 	defer func() { _ = resp.Body.Close() }()
-	body, err := io.ReadAll(resp.Body)
+	body, err = io.ReadAll(resp.Body)
 	if err != nil {
-		return nil, fmt.Errorf("reading %s%s: %w", e.base, path, err)
+		return nil, -1, fmt.Errorf("reading %s%s: %w", e.base, path, err)
 	}
 	switch resp.StatusCode {
 	case http.StatusOK:
-		return body, nil
+		return body, -1, nil
 	case http.StatusNotFound:
-		return nil, fmt.Errorf("%w: %s", errNotFound, strings.TrimSpace(string(body)))
-	default:
-		return nil, fmt.Errorf("%s%s answered %s: %s", e.base, path, resp.Status, strings.TrimSpace(string(body)))
+		return nil, -1, fmt.Errorf("%w: %s", errNotFound, strings.TrimSpace(string(body)))
 	}
+	err = fmt.Errorf("%s%s answered %s: %s", e.base, path, resp.Status, strings.TrimSpace(string(body)))
+	if resp.StatusCode != http.StatusTooManyRequests {
+		return nil, -1, err
+	}
+	retryAfter = defaultRetryAfter
+	if secs, perr := strconv.Atoi(resp.Header.Get("Retry-After")); perr == nil && secs >= 0 {
+		retryAfter = min(time.Duration(secs)*time.Second, maxRetryAfter)
+	}
+	return nil, retryAfter, err
 }
 
 // errNotFound is a 404 of the debug server (an unknown node, or not a debug server).

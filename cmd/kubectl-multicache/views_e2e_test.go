@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"strings"
@@ -116,6 +117,13 @@ func TestViews_ShowWhatTheOperatorCaches(t *testing.T) {
 			t.Fatalf("kubectl multicache compare: exit %d:\n%s", code, out)
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+	// The raw dump is printed indented, as a person reads it (the server writes programs
+	// compact JSON), and it is the cache's document.
+	code, out := plugin("dump")
+	var doc map[string]any
+	if code != 0 || !strings.HasPrefix(out, "{\n  \"") || json.Unmarshal([]byte(out), &doc) != nil || doc["nodes"] == nil {
+		t.Errorf("kubectl multicache dump: exit %d, want indented JSON with the nodes:\n%.300s", code, out)
 	}
 }
 

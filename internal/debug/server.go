@@ -8,10 +8,15 @@ package debug
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"os"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -41,8 +46,15 @@ type Server struct {
 	// Source, when set, is what the comparison lists the API through (a shard lists its
 	// nodes' pods node by node); nil means every object through the uncached reader.
 	Source drift.Source
+	// DumpWriteTimeout bounds how long one write of a dump waits for its client to read
+	// (DefaultDumpWriteTimeout when not positive): past it the dump ends and the next client
+	// may have one. Set before the server starts.
+	DumpWriteTimeout time.Duration
 	// dumping is set while a dump is written: one at a time.
 	dumping atomic.Bool
+	// dumpStarted is when the dump under way started (Unix nanoseconds); lastDumpTook how
+	// long the last one took (nanoseconds, 0 before the first): the 429's Retry-After.
+	dumpStarted, lastDumpTook atomic.Int64
 }
 
 // NewServer returns a server for addr that reads the cache from h and the API through api
@@ -103,25 +115,73 @@ type ReservationRef struct {
 // dump streams the cache's dump (handler.WriteDump): the status is sent before the cache is
 // read, so an error past that point ends the response early, and is logged. One dump is
 // written at a time: each keeps a CPU busy half the time it runs (at 150,000 pods, seconds),
-// and that CPU is what events wait for on a busy machine; a second client is answered 429.
+// and that CPU is what events wait for on a busy machine; a second client is answered 429
+// with a Retry-After. A client that stops reading without closing its connection would hold
+// that turn until the connection dies: each write waits at most DumpWriteTimeout for it.
 func (s *Server) dump(w http.ResponseWriter, r *http.Request) {
-	if !s.dumping.CompareAndSwap(false, true) {
-		writeJSON(w, http.StatusTooManyRequests, map[string]string{
-			"error": "a dump of the cache is being written to another client; one is written at a time: retry when it ends",
-		})
-		return
-	}
-	defer s.dumping.Store(false)
 	layout, err := dumpLayout(r)
 	if err != nil {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
 		return
 	}
+	if !s.dumping.CompareAndSwap(false, true) {
+		retry := s.retryAfter(time.Now())
+		w.Header().Set("Retry-After", strconv.Itoa(retry))
+		writeJSON(w, http.StatusTooManyRequests, map[string]string{
+			"error": fmt.Sprintf("a dump of the cache is being written to another client; one is written at a time: "+
+				"retry in %d seconds (the Retry-After header), when it has likely ended", retry),
+		})
+		return
+	}
+	start := time.Now()
+	timeout := s.DumpWriteTimeout
+	if timeout <= 0 {
+		timeout = DefaultDumpWriteTimeout
+	}
+	err = s.writeDump(w, r, layout, start, timeout)
+	// Logged once the next client may have a dump.
+	switch {
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		s.log.Info("a dump's client read nothing for the write timeout; the dump ended so that another client may have one",
+			"client", r.RemoteAddr, "writeTimeout", timeout.String(), "took", time.Since(start).String())
+	case err != nil:
+		s.log.Info("the cache's dump ended early", "client", r.RemoteAddr, "error", err.Error())
+	}
+}
+
+// writeDump writes the dump of a client that has the turn, which it gives back on return.
+func (s *Server) writeDump(w http.ResponseWriter, r *http.Request, layout handler.DumpLayout, start time.Time, timeout time.Duration) error {
+	s.dumpStarted.Store(start.UnixNano())
+	defer func() {
+		s.lastDumpTook.Store(int64(time.Since(start)))
+		s.dumping.Store(false)
+	}()
+	out := io.Writer(w)
+	dw := &deadlineWriter{w: w, rc: http.NewResponseController(w), timeout: timeout}
+	if err := dw.rc.SetWriteDeadline(time.Now().Add(timeout)); err == nil {
+		out = dw
+	} else {
+		// Every net/http server's writer supports deadlines; another (a recorder) goes without.
+		s.log.V(1).Info("the dump's writer takes no write deadline; a client that stops reading holds the dump", "error", err.Error())
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
-	if err := s.handler.WriteDump(r.Context(), w, layout); err != nil {
-		s.log.Info("the cache's dump ended early", "error", err.Error())
+	// The deadline is the response's (http.ResponseController): net/http does not keep it
+	// for the next request on the connection.
+	return s.handler.WriteDump(r.Context(), out, layout)
+}
+
+// retryAfter is the Retry-After of a 429, in seconds: what the dump under way likely has
+// left (the last dump's duration less the time this one has run; without a last one, as
+// long again as it has run), within [1, 60].
+func (s *Server) retryAfter(now time.Time) int {
+	ran := now.Sub(time.Unix(0, s.dumpStarted.Load()))
+	left := ran
+	if last := time.Duration(s.lastDumpTook.Load()); last > 0 {
+		left = last - ran
 	}
+	secs := int(math.Ceil(left.Seconds()))
+	return min(max(secs, 1), 60)
 }
 
 func (s *Server) node(w http.ResponseWriter, r *http.Request) {

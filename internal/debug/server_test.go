@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-logr/logr"
 
@@ -115,6 +116,7 @@ func TestServer_OneDumpAtATime(t *testing.T) {
 	s := NewServer("", h, nil, nil, logr.Discard())
 	srv := httptest.NewServer(s.Handler())
 	defer srv.Close()
+	var retryAfter string
 	get := func() (int, map[string]any) {
 		t.Helper()
 		resp, err := http.Get(srv.URL + "/debug/cache")
@@ -126,22 +128,51 @@ func TestServer_OneDumpAtATime(t *testing.T) {
 		if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
 			t.Fatalf("status %d: the body is not JSON: %v", resp.StatusCode, err)
 		}
+		retryAfter = resp.Header.Get("Retry-After")
 		return resp.StatusCode, body
 	}
 
-	s.dumping.Store(true) // a dump under way
+	s.dumping.Store(true) // a dump under way, for 2.5 s now; the last one took 10 s
+	s.dumpStarted.Store(time.Now().Add(-2500 * time.Millisecond).UnixNano())
+	s.lastDumpTook.Store(int64(10 * time.Second))
 	code, body := get()
 	if code != http.StatusTooManyRequests {
 		t.Fatalf("a second dump while one is written: status %d, want 429", code)
 	}
-	if msg, _ := body["error"].(string); !strings.Contains(msg, "one is written at a time") || !strings.Contains(msg, "retry") {
-		t.Errorf("the 429's error %q does not say that one dump is written at a time and to retry", msg)
+	if retryAfter != "8" {
+		t.Errorf("the 429's Retry-After is %q, want 8 (seconds: what the last dump took less what this one has run, rounded up)", retryAfter)
+	}
+	if msg, _ := body["error"].(string); !strings.Contains(msg, "one is written at a time") || !strings.Contains(msg, "retry in 8 seconds") {
+		t.Errorf("the 429's error %q does not say that one dump is written at a time and to retry in 8 seconds", msg)
 	}
 
 	s.dumping.Store(false) // it ended
 	for i := range 2 {
 		if code, body := get(); code != http.StatusOK || body["nodes"] == nil {
 			t.Errorf("dump %d after the other ended: status %d, nodes %v", i+1, code, body["nodes"])
+		}
+	}
+}
+
+// TestServer_RetryAfterIsWhatTheDumpUnderWayLikelyHasLeft: the 429's Retry-After, within
+// [1, 60] seconds.
+func TestServer_RetryAfterIsWhatTheDumpUnderWayLikelyHasLeft(t *testing.T) {
+	now := time.Now()
+	for _, tc := range []struct {
+		ran, last time.Duration
+		want      int
+	}{
+		{ran: 2 * time.Second, want: 2},        // no last dump: as long again
+		{ran: 300 * time.Millisecond, want: 1}, // at least a second
+		{ran: time.Second, last: 3500 * time.Millisecond, want: 3},
+		{ran: 5 * time.Second, last: 3 * time.Second, want: 1}, // overdue
+		{ran: 10 * time.Minute, want: 60},                      // at most a minute
+	} {
+		s := NewServer("", nil, nil, nil, logr.Discard())
+		s.dumpStarted.Store(now.Add(-tc.ran).UnixNano())
+		s.lastDumpTook.Store(int64(tc.last))
+		if got := s.retryAfter(now); got != tc.want {
+			t.Errorf("ran %s, last %s: Retry-After %d, want %d", tc.ran, tc.last, got, tc.want)
 		}
 	}
 }

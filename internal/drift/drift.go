@@ -171,7 +171,7 @@ func Compare(ctx context.Context, c Cache, src Source, keep KeepFunc, listings .
 	g.SetLimit(compareConcurrency)
 	for _, kind := range c.WatchedKinds() {
 		g.Go(func() error {
-			found, err := compareKind(gctx, c, src, keep, listings, kind)
+			found, err := compareKindOnExpiry(gctx, c, src, keep, listings, kind)
 			mu.Lock()
 			diffs = append(diffs, found...)
 			mu.Unlock()

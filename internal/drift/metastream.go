@@ -89,33 +89,79 @@ func (s *MetadataStream) eachVersion(ctx context.Context, l Listing, fn func(key
 	if limit <= 0 {
 		limit = defaultPageSize
 	}
-	r := pageReader{fn: fn}
-	next := ""
+	// The next page is asked for as soon as this one's continue token is read (the
+	// protobuf list's metadata comes before its items): the API server gathers it while
+	// this one's items are read and compared, instead of after. One page ahead at most.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	fetch := func(token string) <-chan fetchedPage {
+		done := make(chan fetchedPage, 1)
+		go func() {
+			req := s.rest.Get().AbsPath(path).SetHeader("Accept", metadataAccept).Param("limit", strconv.FormatInt(limit, 10))
+			if token != "" {
+				req = req.Param("continue", token)
+			}
+			body, err := req.Stream(ctx)
+			done <- fetchedPage{body, err}
+		}()
+		return done
+	}
+	var ahead <-chan fetchedPage
+	aheadToken := ""
+	drop := func() { // a page asked for and not read: closed once it arrives
+		if ahead != nil {
+			go func(p <-chan fetchedPage) {
+				if page := <-p; page.body != nil {
+					_ = page.body.Close()
+				}
+			}(ahead)
+			ahead = nil
+		}
+	}
+	defer drop()
+	r := pageReader{fn: fn, onContinue: func(token string) {
+		if token != "" && ahead == nil {
+			ahead, aheadToken = fetch(token), token
+		}
+	}}
+	current := fetch("")
 	for {
-		req := s.rest.Get().AbsPath(path).SetHeader("Accept", metadataAccept).Param("limit", strconv.FormatInt(limit, 10))
-		if next != "" {
-			req = req.Param("continue", next)
+		page := <-current
+		if page.err != nil {
+			return page.err
 		}
-		body, err := req.Stream(ctx)
-		if err != nil {
-			return err
-		}
-		next, err = r.read(body)
-		_ = body.Close()
+		next, err := r.read(page.body)
+		_ = page.body.Close()
 		if err != nil {
 			return fmt.Errorf("reading a page of %s: %w", path, err)
 		}
 		if next == "" {
 			return nil
 		}
+		if aheadToken != next { // a page whose token came twice
+			drop()
+		}
+		if ahead == nil { // a JSON page: its token is known once it is read
+			ahead = fetch(next)
+		}
+		current, ahead, aheadToken = ahead, nil, ""
 	}
+}
+
+// fetchedPage is the answer to a request for a page: its body, or why there is none.
+type fetchedPage struct {
+	body io.ReadCloser
+	err  error
 }
 
 // pageReader reads metadata-only list pages, reusing its buffers from page to page.
 type pageReader struct {
-	fn  func(key types.NamespacedName, version []byte) error
-	br  *bufio.Reader
-	buf []byte
+	fn func(key types.NamespacedName, version []byte) error
+	// onContinue, when set, is called with a protobuf page's continue token as soon as it
+	// is read, before the page's items.
+	onContinue func(token string)
+	br         *bufio.Reader
+	buf        []byte
 	// namespace is the last object's, handed out again while the next ones share it.
 	namespace string
 }
@@ -166,6 +212,9 @@ func (r *pageReader) read(body io.Reader) (string, error) {
 				}
 				v, err := field(b, listMetaContinue)
 				next = string(v)
+				if err == nil && r.onContinue != nil {
+					r.onContinue(next)
+				}
 				return err
 			case listItems:
 				b, err := r.next(n)

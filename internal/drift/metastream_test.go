@@ -49,7 +49,7 @@ type metadataAPI struct {
 	encoded map[string][]byte
 }
 
-func newMetadataStream(t testing.TB, inf *fakeInformers, pageSize int64) (*MetadataStream, *metadataAPI) {
+func newMetadataStream(t testing.TB, inf *fakeInformers, pageSize int64, wrap ...func(http.RoundTripper) http.RoundTripper) (*MetadataStream, *metadataAPI) {
 	t.Helper()
 	s := scheme.New()
 	mapper := meta.NewDefaultRESTMapper(nil)
@@ -70,7 +70,11 @@ func newMetadataStream(t testing.TB, inf *fakeInformers, pageSize int64) (*Metad
 		}
 		api.byPath[path] = l
 	}
-	stream, err := NewMetadataStream(&rest.Config{Host: "http://api.invalid", QPS: -1}, &http.Client{Transport: api}, s, mapper,
+	var rt http.RoundTripper = api
+	for _, w := range wrap {
+		rt = w(rt)
+	}
+	stream, err := NewMetadataStream(&rest.Config{Host: "http://api.invalid", QPS: -1}, &http.Client{Transport: rt}, s, mapper,
 		APISource{Reader: informerReader{inf}, PageSize: pageSize})
 	if err != nil {
 		t.Fatal(err)
