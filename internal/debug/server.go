@@ -173,12 +173,21 @@ func (s *Server) writeDump(w http.ResponseWriter, r *http.Request, layout handle
 
 // retryAfter is the Retry-After of a 429, in seconds: what the dump under way likely has
 // left (the last dump's duration less the time this one has run; without a last one, as
-// long again as it has run), within [1, 60].
+// long again as it has run; past the last one's duration, half as long again as it has run:
+// the last dump may have been cut short, or written to a faster client), within [1, 60].
+// Before the dump under way recorded its start, 1.
 func (s *Server) retryAfter(now time.Time) int {
-	ran := now.Sub(time.Unix(0, s.dumpStarted.Load()))
+	started := s.dumpStarted.Load()
+	if started == 0 {
+		return 1
+	}
+	ran := now.Sub(time.Unix(0, started))
 	left := ran
 	if last := time.Duration(s.lastDumpTook.Load()); last > 0 {
 		left = last - ran
+		if left <= 0 {
+			left = ran / 2
+		}
 	}
 	secs := int(math.Ceil(left.Seconds()))
 	return min(max(secs, 1), 60)

@@ -62,6 +62,8 @@ func TestServer_DumpStreamsTheDocumentDumpBuilds(t *testing.T) {
 		{"", "curl/8.5.0", indented},
 		{"", "Mozilla/5.0", indented},
 		{"?pretty=false", "curl/8.5.0", compact},
+		{"?pretty", "curl/8.5.0", indented}, // empty: as if absent
+		{"?pretty=", "", compact},
 	} {
 		req, err := http.NewRequest(http.MethodGet, srv.URL+"/debug/cache"+c.query, nil)
 		if err != nil {
@@ -165,11 +167,15 @@ func TestServer_RetryAfterIsWhatTheDumpUnderWayLikelyHasLeft(t *testing.T) {
 		{ran: 2 * time.Second, want: 2},        // no last dump: as long again
 		{ran: 300 * time.Millisecond, want: 1}, // at least a second
 		{ran: time.Second, last: 3500 * time.Millisecond, want: 3},
-		{ran: 5 * time.Second, last: 3 * time.Second, want: 1}, // overdue
-		{ran: 10 * time.Minute, want: 60},                      // at most a minute
+		{ran: 5 * time.Second, last: 3 * time.Second, want: 3},   // overdue: half as long again
+		{ran: 20 * time.Second, last: 1 * time.Second, want: 10}, // the last one was cut short
+		{ran: 10 * time.Minute, want: 60},                        // at most a minute
+		{want: 1},                                                // the dump under way has not recorded its start
 	} {
 		s := NewServer("", nil, nil, nil, logr.Discard())
-		s.dumpStarted.Store(now.Add(-tc.ran).UnixNano())
+		if tc.ran > 0 {
+			s.dumpStarted.Store(now.Add(-tc.ran).UnixNano())
+		}
 		s.lastDumpTook.Store(int64(tc.last))
 		if got := s.retryAfter(now); got != tc.want {
 			t.Errorf("ran %s, last %s: Retry-After %d, want %d", tc.ran, tc.last, got, tc.want)
