@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/seed0f91f25e/multicache/internal/reconnect"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/httpstream"
@@ -72,16 +73,7 @@ const (
 )
 
 // sleep waits d or until ctx is done (its error); a variable for the tests.
-var sleep = func(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
+var sleep = reconnect.Sleep
 
 // getOnce fetches path once; retryAfter is how long to wait before asking again after a
 // 429, -1 for any other answer.

@@ -232,47 +232,19 @@ func eventsScraper(b *testing.B) func(context.Context) []scrapeSample {
 // httpDumper serves write as the debug server serves WriteDump and returns a dump that GETs
 // it and reads the body to the end.
 func httpDumper(b *testing.B, write func(context.Context, io.Writer) error) func(context.Context) error {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_ = write(r.Context(), w)
-	}))
-	b.Cleanup(srv.Close)
-	return func(ctx context.Context) error {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
-		if err != nil {
-			return err
-		}
-		resp, err := srv.Client().Do(req)
-		if err != nil {
-			return err
-		}
-		defer resp.Body.Close()
-		_, err = io.Copy(io.Discard, resp.Body)
+	return httpDumperReading(b, write, func(body io.Reader) error {
+		_, err := io.Copy(io.Discard, body)
 		return err
-	}
+	})
 }
 
 // slowHTTPDumper is httpDumper with a client that reads 64 KiB every 4 ms (16 MiB/s: a
 // dump at 150,000 pods, 27 MB, takes it 1.6 s to read).
 func slowHTTPDumper(b *testing.B, write func(context.Context, io.Writer) error) func(context.Context) error {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_ = write(r.Context(), w)
-	}))
-	b.Cleanup(srv.Close)
-	return func(ctx context.Context) error {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
-		if err != nil {
-			return err
-		}
-		resp, err := srv.Client().Do(req)
-		if err != nil {
-			return err
-		}
-		defer resp.Body.Close()
+	return httpDumperReading(b, write, func(body io.Reader) error {
 		buf := make([]byte, 64<<10)
 		for {
-			if _, err := io.ReadFull(resp.Body, buf); err != nil {
+			if _, err := io.ReadFull(body, buf); err != nil {
 				if err == io.EOF || err == io.ErrUnexpectedEOF {
 					return nil
 				}
@@ -280,6 +252,28 @@ func slowHTTPDumper(b *testing.B, write func(context.Context, io.Writer) error) 
 			}
 			time.Sleep(4 * time.Millisecond)
 		}
+	})
+}
+
+// httpDumperReading serves write over HTTP and returns a dump that GETs it and reads the
+// body with read.
+func httpDumperReading(b *testing.B, write func(context.Context, io.Writer) error, read func(io.Reader) error) func(context.Context) error {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = write(r.Context(), w)
+	}))
+	b.Cleanup(srv.Close)
+	return func(ctx context.Context) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+		if err != nil {
+			return err
+		}
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		return read(resp.Body)
 	}
 }
 
@@ -367,7 +361,9 @@ func dumpLag(b *testing.B, h *Handler, pod *corev1.Pod, window time.Duration, du
 		r.applies = append(r.applies, end.Sub(begin))
 		r.wakes = append(r.wakes, begin.Sub(due))
 	}
-	time.Sleep(10 * time.Millisecond) // a read after the last update
+	// A read after the last update: the reads take milliseconds, more while a verify pass or
+	// a dump shares the two CPUs (10 ms was too short for verify-scraped on a loaded machine).
+	time.Sleep(time.Second)
 	cancel()
 	wg.Wait()
 	if scrape != nil {
