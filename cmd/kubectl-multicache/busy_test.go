@@ -85,8 +85,10 @@ func TestRun_ADumpStillBusyAfterTheRetriesFailsWithTheServersMessage(t *testing.
 		}
 		total += w
 	}
-	if int(asked.Load()) > busyRetries+1 || total > busyWait {
-		t.Errorf("asked %d times and waited %s in all, want at most %d times and %s", asked.Load(), total, busyRetries+1, busyWait)
+	// Waits of maxRetryAfter until busyWait is spent, or busyRetries of them, whichever first.
+	wantAsked := min(busyRetries, int((busyWait+maxRetryAfter-1)/maxRetryAfter)) + 1
+	if int(asked.Load()) != wantAsked || total != min(busyWait, time.Duration(busyRetries)*maxRetryAfter) {
+		t.Errorf("asked %d times and waited %s in all, want %d times and %s", asked.Load(), total, wantAsked, min(busyWait, time.Duration(busyRetries)*maxRetryAfter))
 	}
 	if msg := errOut.String(); !strings.Contains(msg, "429 Too Many Requests") || !strings.Contains(msg, "one is written at a time") || !strings.Contains(msg, "try again later") {
 		t.Errorf("stderr %q does not carry the server's 429 and say to try again later", msg)
