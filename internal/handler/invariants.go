@@ -23,12 +23,18 @@ import (
 // costs most (sums, recomputed requests) runs after the lock is released
 // (stores.DeferredChecker). A part sees each node and each pod whole, but an event may come
 // between two parts; so when the parts find anything, the whole check runs again under one
-// hold of the lock (checkAtOnce) and its findings are the ones reported. A healthy cache,
-// the usual case, never takes the long hold.
+// hold of the lock (checkAtOnce) and its findings are the ones reported
+// (multicache_invariant_rechecks_total counts how often, and whether it cleared the parts'
+// findings). A healthy cache, the usual case, never takes the long hold.
 func (h *Handler) CheckInvariants() []error {
 	errs := h.checkInParts()
 	if len(errs) > 0 {
 		errs = h.checkAtOnce()
+		result := "cleared"
+		if len(errs) > 0 {
+			result = "confirmed"
+		}
+		metrics.InvariantRechecksTotal.WithLabelValues(result).Inc()
 	}
 	metrics.InvariantViolationsTotal.Add(float64(len(errs)))
 	return errs

@@ -7,8 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/seed0f91f25e/multicache/internal/metrics"
 	"github.com/seed0f91f25e/multicache/internal/stores"
 	"github.com/seed0f91f25e/multicache/internal/stores/nodestore"
 	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
@@ -65,7 +67,11 @@ func TestCheckInvariants_InPartsFindsWhatTheWholeCheckFinds(t *testing.T) {
 			if errs := h.checkInParts(); len(errs) == 0 {
 				t.Fatal("the check in parts found nothing")
 			}
+			before := readRechecks(t)
 			errs := h.CheckInvariants()
+			if got := readRechecks(t).minus(before); got != (rechecks{confirmed: 1}) {
+				t.Errorf("multicache_invariant_rechecks_total rose by %+v, want confirmed 1", got)
+			}
 			if !strings.Contains(fmt.Sprint(errs), tc.want) {
 				t.Errorf("CheckInvariants() = %v, want a violation containing %q", errs, tc.want)
 			}
@@ -99,20 +105,37 @@ func TestCheckInvariants_InPartsUnderChurnReportsNothingFalse(t *testing.T) {
 		}
 	}
 	h.afterPart = move
-	suspected := 0
+	before := readRechecks(t)
 	for range 10 {
-		if len(h.checkInParts()) > 0 {
-			suspected++
-		}
 		if errs := h.CheckInvariants(); len(errs) > 0 {
 			t.Fatalf("a healthy cache with events between the parts: %v", errs)
 		}
 	}
-	if suspected == 0 {
-		t.Error("the check in parts never saw a pod on two nodes: the test moves nothing between parts")
+	// Every suspicion of the parts was checked again and cleared, and counted so.
+	if got := readRechecks(t).minus(before); got.cleared == 0 || got.confirmed != 0 {
+		t.Errorf("multicache_invariant_rechecks_total rose by %+v, want some cleared and none confirmed (the test moves nothing between parts?)", got)
 	}
 	h.afterPart = nil
 	checkInvariants(t, h)
+}
+
+// rechecks are the values of multicache_invariant_rechecks_total.
+type rechecks struct{ cleared, confirmed float64 }
+
+func readRechecks(t *testing.T) rechecks {
+	t.Helper()
+	read := func(result string) float64 {
+		var m dto.Metric
+		if err := metrics.InvariantRechecksTotal.WithLabelValues(result).Write(&m); err != nil {
+			t.Fatal(err)
+		}
+		return m.GetCounter().GetValue()
+	}
+	return rechecks{cleared: read("cleared"), confirmed: read("confirmed")}
+}
+
+func (r rechecks) minus(o rechecks) rechecks {
+	return rechecks{r.cleared - o.cleared, r.confirmed - o.confirmed}
 }
 
 // TestDump_InPartsShowsWhatOneHoldShows: at rest, the dump copied in parts equals the

@@ -61,7 +61,19 @@ var (
 		Namespace: namespace, Name: "invariant_violations_total",
 		Help: "Invariant violations found when the cache checked itself.",
 	})
+
+	// InvariantRechecksTotal counts the checks in parts that found something and ran again
+	// under one hold of the read lock, by result: cleared (the whole check found nothing:
+	// events came between two parts) or confirmed (it found violations). Its rate is how
+	// often a verify run takes the long hold that checking in parts avoids.
+	InvariantRechecksTotal = counterVec(prometheus.CounterOpts{
+		Namespace: namespace, Name: "invariant_rechecks_total",
+		Help: "Self-checks in parts that suspected a violation and ran again under one hold of the lock, by result (cleared: events between two parts; confirmed).",
+	}, []string{"result"})
 )
+
+// InvariantRecheckResults are the values of InvariantRechecksTotal's result label.
+var InvariantRecheckResults = []string{"cleared", "confirmed"}
 
 var (
 	// CaughtUp is 1 once the cache applied everything its informers held at sync.
@@ -113,6 +125,9 @@ func Register(reg prometheus.Registerer, collectors ...prometheus.Collector) err
 	for _, result := range ReserveOnDeleteResults {
 		ReserveOnDeleteTotal.WithLabelValues(result)
 	}
+	for _, result := range InvariantRecheckResults {
+		InvariantRechecksTotal.WithLabelValues(result)
+	}
 	for _, c := range append(All(), collectors...) {
 		if err := reg.Register(c); err != nil {
 			return err
@@ -125,6 +140,7 @@ func Register(reg prometheus.Registerer, collectors ...prometheus.Collector) err
 func All() []prometheus.Collector {
 	return []prometheus.Collector{
 		EventsTotal, StoreOpDuration, ExpiredPodsTotal, ReaperExpiredTotal, ReserveOnDeleteTotal, SnapshotDuration, InvariantViolationsTotal,
+		InvariantRechecksTotal,
 		CaughtUp, CatchUpSeconds, CatchUpObjects, DriftTotal, VerifyDuration,
 	}
 }
