@@ -14,6 +14,7 @@ import (
 	"github.com/seed0f91f25e/multicache/internal/stores"
 	"github.com/seed0f91f25e/multicache/internal/stores/nodestore"
 	"github.com/seed0f91f25e/multicache/internal/stores/podstore"
+	"github.com/seed0f91f25e/multicache/internal/yield"
 )
 
 // DumpLayout is how WriteDump lays the document out.
@@ -190,6 +191,9 @@ type jsonStream struct {
 	err     error
 	// pace, when not nil, rests after each part (flushPart).
 	pace *dumpPacer
+	// yield gives way to waiting goroutines as values are encoded (between parts, the
+	// lock released).
+	yield yield.Yielder
 }
 
 func newJSONStream(w io.Writer, indented bool) *jsonStream {
@@ -289,6 +293,7 @@ func (s *jsonStream) field(k string, v any) {
 // encode writes v, its lines indented to the depth of the innermost object when the stream
 // is indented.
 func (s *jsonStream) encode(v any) {
+	s.yield.Step()
 	s.buf.Reset()
 	if s.indented {
 		s.enc.SetIndent(s.indent(), "  ")

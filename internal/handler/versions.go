@@ -9,6 +9,7 @@ import (
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
 	"github.com/seed0f91f25e/multicache/internal/stores"
 	"github.com/seed0f91f25e/multicache/internal/stores/podstore"
+	"github.com/seed0f91f25e/multicache/internal/yield"
 )
 
 // LastSeenVersions copies every key and version of a kind into a map: at 150,000 pods a
@@ -25,8 +26,10 @@ import (
 // again tolerates. False when the handler keeps no such kind.
 func (h *Handler) RangeVersions(kind stores.Kind, fn func(ownerType string, key types.NamespacedName, version string)) bool {
 	part := make([]objectVersion, 0, podsPerHold)
+	var y yield.Yielder
 	released := func() {
 		for _, v := range part {
+			y.Step()
 			fn(v.ownerType, v.key, v.version)
 		}
 		part = part[:0]

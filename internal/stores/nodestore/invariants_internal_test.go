@@ -2,6 +2,7 @@ package nodestore
 
 import (
 	"fmt"
+	"hash/maphash"
 	"strings"
 	"testing"
 
@@ -114,5 +115,32 @@ func TestCheckInvariants_FindsAPodOnTwoNodes(t *testing.T) {
 	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "pod ns/p is also on node") ||
 		!strings.Contains(errs[0].Error(), "node a") || !strings.Contains(errs[0].Error(), "node c") {
 		t.Errorf("violations %v; want ns/p on nodes a and c, once", errs)
+	}
+}
+
+// TestCheckInvariants_FindsAPodOnTwoNodesAmongCollidingKeys: with every key hashed alike,
+// the check still compares keys: a pod on two nodes is reported once, pods of other keys
+// are not.
+func TestCheckInvariants_FindsAPodOnTwoNodesAmongCollidingKeys(t *testing.T) {
+	defer func(f func(*maphash.Hash, *corev1.Pod) uint64) { podKeyHash = f }(podKeyHash)
+	podKeyHash = func(*maphash.Hash, *corev1.Pod) uint64 { return 7 }
+	h, err := stores.NewCacheHandlerBuilder().Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New(h)
+	for _, n := range []string{"c", "b", "a"} {
+		s.AddNode(ts.MakeNode(n, "64", "256Gi"))
+	}
+	for i, name := range []string{"p", "q", "r", "s"} {
+		s.AddPod(ts.MakePod("ns", name, ts.OnNode([]string{"a", "b", "c", "a"}[i]), ts.Requests("1", "1Gi")))
+	}
+	if errs := s.CheckInvariants(); len(errs) != 0 {
+		t.Fatalf("one pod per key, every hash alike: %v", errs)
+	}
+	s.AddPod(ts.MakePod("ns", "q", ts.OnNode("c"), ts.Requests("1", "1Gi")))
+	errs := s.CheckInvariants()
+	if want := "node c: pod ns/q is also on node b"; len(errs) != 1 || errs[0].Error() != want {
+		t.Errorf("violations %v; want %q", errs, want)
 	}
 }
