@@ -105,16 +105,8 @@ func TestServer_AClientThatStopsReadingLosesItsTurn(t *testing.T) {
 		t.Fatal("the dump of a client that stopped reading did not end: every other client is answered 429")
 	}
 
-	resp2, err := http.Get(srv.URL + "/debug/cache")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = resp2.Body.Close() }()
-	var doc map[string]any
-	if err := json.NewDecoder(resp2.Body).Decode(&doc); err != nil {
-		t.Fatalf("the next client: status %d, body not a JSON document: %v", resp2.StatusCode, err)
-	}
-	if resp2.StatusCode != http.StatusOK || doc["nodes"] == nil || doc["pods"] == nil {
-		t.Fatalf("the next client: status %d, want 200 and a whole dump", resp2.StatusCode)
+	code, _, doc := getJSON(t, srv.URL+"/debug/cache")
+	if code != http.StatusOK || doc["nodes"] == nil || doc["pods"] == nil {
+		t.Fatalf("the next client: status %d, want 200 and a whole dump", code)
 	}
 }

@@ -121,17 +121,9 @@ func TestServer_OneDumpAtATime(t *testing.T) {
 	var retryAfter string
 	get := func() (int, map[string]any) {
 		t.Helper()
-		resp, err := http.Get(srv.URL + "/debug/cache")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer func() { _ = resp.Body.Close() }()
-		var body map[string]any
-		if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
-			t.Fatalf("status %d: the body is not JSON: %v", resp.StatusCode, err)
-		}
-		retryAfter = resp.Header.Get("Retry-After")
-		return resp.StatusCode, body
+		code, header, body := getJSON(t, srv.URL+"/debug/cache")
+		retryAfter = header.Get("Retry-After")
+		return code, body
 	}
 
 	s.dumping.Store(true) // a dump under way, for 2.5 s now; the last one took 10 s
@@ -181,4 +173,20 @@ func TestServer_RetryAfterIsWhatTheDumpUnderWayLikelyHasLeft(t *testing.T) {
 			t.Errorf("ran %s, last %s: Retry-After %d, want %d", tc.ran, tc.last, got, tc.want)
 		}
 	}
+}
+
+// getJSON GETs url and decodes its body, a JSON object; it fails the test when the request
+// fails or the body is no JSON.
+func getJSON(t *testing.T, url string) (int, http.Header, map[string]any) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	var body map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		t.Fatalf("GET %s: status %d, the body is not a JSON object: %v", url, resp.StatusCode, err)
+	}
+	return resp.StatusCode, resp.Header, body
 }

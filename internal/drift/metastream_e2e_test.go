@@ -47,15 +47,7 @@ func (c *contentTypes) RoundTrip(req *http.Request) (*http.Response, error) {
 // versions of exactly the objects a whole list gives, and that the built-in kinds arrive
 // in protobuf (read field by field, not through the JSON fallback).
 func TestMetadataStream_ReadsWhatTheAPIServerServes(t *testing.T) {
-	env, err := ts.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := env.Stop(); err != nil {
-			t.Error(err)
-		}
-	})
+	env := ts.StartForTest(t, ts.StartOptions{})
 	ctx := context.Background()
 	for _, ns := range []string{"e2e-a", "e2e-a-b"} {
 		if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {

@@ -41,15 +41,7 @@ var sourceCases = []sourceCase{
 // drift comparison and a second operator's catch-up agree, and the verify loop repairs a
 // lost group of another API.
 func TestPodGroupSources_GangsOfEveryAPIGoPendingScheduledRunning(t *testing.T) {
-	e, err := ts.StartWith(ts.StartOptions{APIServerArgs: ts.NativePodGroupAPI, CRDPaths: []string{ts.SchedulerPluginsPodGroupCRD}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := e.Stop(); err != nil {
-			t.Errorf("stopping the control plane: %v", err)
-		}
-	})
+	e := ts.StartForTest(t, ts.StartOptions{APIServerArgs: ts.NativePodGroupAPI, CRDPaths: []string{ts.SchedulerPluginsPodGroupCRD}})
 	c := e.Client
 	const ns = "gangs"
 	mustCreate(t, c, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, ts.MakeNode("pg-node", "64", "256Gi"))

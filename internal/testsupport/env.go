@@ -87,6 +87,22 @@ var NativePodGroupAPI = map[string]string{
 // (scheduling.x-k8s.io/v1alpha1), relative to the repository root.
 const SchedulerPluginsPodGroupCRD = "test/fixtures/scheduler-plugins"
 
+// StartForTest starts a control plane as StartWith does, for one test: it fails the test
+// when the control plane does not start, and stops it when the test ends.
+func StartForTest(t testing.TB, so StartOptions) *Env {
+	t.Helper()
+	e, err := StartWith(so)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := e.Stop(); err != nil {
+			t.Errorf("stopping the control plane: %v", err)
+		}
+	})
+	return e
+}
+
 // StartWith starts a control plane as Start does, changed by so. A package whose tests need
 // another API server than its TestMain's starts its own with it.
 func StartWith(so StartOptions) (*Env, error) {
