@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -16,8 +19,9 @@ import (
 // ListFloor is how long a bare client in the harness takes to list what
 // /debug/cache/compare lists: every kind of drift.Listings, metadata only, in the
 // comparison's pages, through the operator's own listing code and nothing else (no cache to
-// compare with). It is the floor under the comparison: what the API server takes to serve
-// those lists, and the client to read them.
+// compare with), as many kinds at once as the comparison lists (drift.CompareConcurrency).
+// It is the floor under the comparison: what the API server takes to serve those lists,
+// and the client to read them.
 func ListFloor(ctx context.Context, cfg *rest.Config) (time.Duration, int, error) {
 	s := scheme.New()
 	c, err := client.New(rest.CopyConfig(cfg), client.Options{Scheme: s})
@@ -33,14 +37,20 @@ func ListFloor(ctx context.Context, cfg *rest.Config) (time.Duration, int, error
 		}
 	}
 	src := drift.APISource{Reader: c, MetadataScheme: s}
-	objects := 0
+	var objects atomic.Int64
 	start := time.Now()
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(drift.CompareConcurrency)
 	for _, l := range drift.Listings {
-		if err := src.Each(ctx, l, func(client.Object) error { objects++; return nil }); err != nil {
-			return 0, objects, fmt.Errorf("listing %s: %w", l.Kind, err)
-		}
+		g.Go(func() error {
+			if err := src.Each(gctx, l, func(client.Object) error { objects.Add(1); return nil }); err != nil {
+				return fmt.Errorf("listing %s: %w", l.Kind, err)
+			}
+			return nil
+		})
 	}
-	return time.Since(start), objects, nil
+	err = g.Wait()
+	return time.Since(start), int(objects.Load()), err
 }
 
 // errWarm stops a warm-up listing at its first object.

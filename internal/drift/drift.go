@@ -168,7 +168,7 @@ func Compare(ctx context.Context, c Cache, src Source, keep KeepFunc, listings .
 	var mu sync.Mutex
 	diffs := []Difference{}
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(compareConcurrency)
+	g.SetLimit(CompareConcurrency)
 	for _, kind := range c.WatchedKinds() {
 		g.Go(func() error {
 			found, err := compareKindOnExpiry(gctx, c, src, keep, listings, kind)
@@ -195,8 +195,9 @@ func Compare(ctx context.Context, c Cache, src Source, keep KeepFunc, listings .
 	return slices.Compact(diffs), nil
 }
 
-// compareConcurrency is how many kinds Compare lists at once.
-const compareConcurrency = 4
+// CompareConcurrency is how many kinds Compare lists at once (bench-e2e's list floor lists
+// as many).
+const CompareConcurrency = 4
 
 // compareKind lists one kind from src and compares it with what the cache last saw.
 func compareKind(ctx context.Context, c Cache, src Source, keep KeepFunc, listings []Listing, kind stores.Kind) ([]Difference, error) {
