@@ -71,7 +71,7 @@ func dumpLagWindow(b *testing.B) time.Duration {
 //	go test -run '^$' -bench BenchmarkDumpLag -benchtime 1x -cpu 2 ./internal/handler
 //
 // DUMPLAG_CASES=<name>,... runs only those cases; DUMPLAG_ROUNDS and DUMPLAG_WINDOW set the
-// rounds (3) and each window (5s); DUMPLAG_TRACE=<prefix> writes a runtime/trace of each
+// rounds (3) and each window (5s), DUMPLAG_GOGC the GC percent (the steady one, 50); DUMPLAG_TRACE=<prefix> writes a runtime/trace of each
 // case's window to <prefix>-<case>.trace (go tool trace).
 func BenchmarkDumpLag(b *testing.B) {
 	w := newFillWorld()
@@ -79,7 +79,7 @@ func BenchmarkDumpLag(b *testing.B) {
 	w.fillObjects(b, h)
 	w.fillPods(b, h)
 	// The collector as the operator sets it once the cache caught up.
-	defer debug.SetGCPercent(debug.SetGCPercent(memlimit.DefaultSteadyGCPercent))
+	defer debug.SetGCPercent(debug.SetGCPercent(dumpLagGCPercent(b)))
 	runtime.GC()
 	window := dumpLagWindow(b)
 	discard := func(write func(context.Context, io.Writer) error) func(context.Context) error {
@@ -159,6 +159,20 @@ type dumpLagCase struct {
 	duty   float64
 	dump   func(ctx context.Context) error
 	scrape func(ctx context.Context) []scrapeSample
+}
+
+// dumpLagGCPercent is the collector's GC percent during the windows: the operator's steady
+// one, or DUMPLAG_GOGC (a collection less often shows what the collections cost the lag).
+func dumpLagGCPercent(b *testing.B) int {
+	s := os.Getenv("DUMPLAG_GOGC")
+	if s == "" {
+		return memlimit.DefaultSteadyGCPercent
+	}
+	v, err := strconv.Atoi(s)
+	if err != nil || v <= 0 {
+		b.Fatalf("DUMPLAG_GOGC=%q: want a positive GC percent", s)
+	}
+	return v
 }
 
 // dumpLagRounds is how many windows each case runs: DUMPLAG_ROUNDS, 3 by default.

@@ -9,10 +9,10 @@ import (
 	"slices"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/seed0f91f25e/multicache/internal/stores"
-	"github.com/seed0f91f25e/multicache/internal/stores/nodestore"
 	"github.com/seed0f91f25e/multicache/internal/stores/podstore"
 	"github.com/seed0f91f25e/multicache/internal/yield"
 )
@@ -134,19 +134,22 @@ func (h *Handler) writeNodes(ctx context.Context, out *jsonStream) error {
 	names := h.nodes.Names()
 	h.mu.RUnlock()
 	slices.Sort(names)
-	clones := make([]*stores.NodeInfo, 0, nodesPerHold)
-	var view nodestore.NodeDump
+	// One part's copies, reused from part to part (CopyInto reuses their slices).
+	clones := make([]stores.NodeInfo, nodesPerHold)
+	n := 0
 	out.open()
 	err := h.nodesInParts(names, func(infos []*stores.NodeInfo) {
-		clones = clones[:0]
-		for _, info := range infos {
-			clones = append(clones, info.Clone())
+		if len(infos) > len(clones) {
+			clones = make([]stores.NodeInfo, len(infos))
 		}
+		for i, info := range infos {
+			info.CopyInto(&clones[i])
+		}
+		n = len(infos)
 	}, func() error {
-		for _, info := range clones {
-			out.key(info.Name)
-			view = nodestore.DumpNode(info)
-			out.encode(&view) // as writePods does
+		for i := range clones[:n] {
+			out.key(clones[i].Name)
+			out.node(&clones[i])
 		}
 		return out.flushPart(ctx)
 	})
@@ -194,10 +197,14 @@ type jsonStream struct {
 	// yield gives way to waiting goroutines as values are encoded (between parts, the
 	// lock released).
 	yield yield.Yielder
+	// scratch, pods and amounts are reused by the node writer (dumpnode.go).
+	scratch []byte
+	pods    []*corev1.Pod
+	amounts []amount
 }
 
 func newJSONStream(w io.Writer, indented bool) *jsonStream {
-	s := &jsonStream{w: bufio.NewWriterSize(w, 64<<10), indented: indented}
+	s := &jsonStream{w: bufio.NewWriterSize(w, 64<<10), indented: indented, scratch: make([]byte, 0, 64)}
 	s.enc = json.NewEncoder(&s.buf)
 	return s
 }
@@ -209,13 +216,35 @@ func (s *jsonStream) open() {
 }
 
 // close ends the innermost object.
-func (s *jsonStream) close() {
+func (s *jsonStream) close() { s.closeWith('}') }
+
+// openArray starts an array (after a key, or as an element); element starts each element.
+func (s *jsonStream) openArray() {
+	s.w.WriteByte('[')
+	s.members = append(s.members, 0)
+}
+
+// closeArray ends the innermost array.
+func (s *jsonStream) closeArray() { s.closeWith(']') }
+
+// closeWith ends the innermost object or array with c.
+func (s *jsonStream) closeWith(c byte) {
 	n := s.members[len(s.members)-1]
 	s.members = s.members[:len(s.members)-1]
 	if n > 0 {
 		s.newline()
 	}
-	s.w.WriteByte('}')
+	s.w.WriteByte(c)
+}
+
+// element starts an element of the innermost array; its value follows.
+func (s *jsonStream) element() {
+	last := len(s.members) - 1
+	if s.members[last] > 0 {
+		s.w.WriteByte(',')
+	}
+	s.members[last]++
+	s.newline()
 }
 
 // key starts a member of the innermost object; its value follows.
@@ -242,22 +271,28 @@ func (s *jsonStream) colon() {
 // keyParts starts a member keyed by the joined parts (a pod's "namespace/name"), without
 // building the key.
 func (s *jsonStream) keyParts(a, sep, b string) {
-	if !plainJSON(a) || !plainJSON(sep) || !plainJSON(b) {
-		s.key(a + sep + b)
-		return
-	}
 	last := len(s.members) - 1
 	if s.members[last] > 0 {
 		s.w.WriteByte(',')
 	}
 	s.members[last]++
 	s.newline()
+	s.writeParts(a, sep, b)
+	s.colon()
+}
+
+// writeParts writes the string a+sep+b as encoding/json does, building it only when a byte
+// needs escaping.
+func (s *jsonStream) writeParts(a, sep, b string) {
+	if !plainJSON(a) || !plainJSON(sep) || !plainJSON(b) {
+		s.encode(a + sep + b)
+		return
+	}
 	s.w.WriteByte('"')
 	s.w.WriteString(a)
 	s.w.WriteString(sep)
 	s.w.WriteString(b)
 	s.w.WriteByte('"')
-	s.colon()
 }
 
 // writeString writes k as encoding/json encodes a string: quoted as is when no byte needs
