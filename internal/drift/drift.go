@@ -164,11 +164,17 @@ func Compare(ctx context.Context, c Cache, src Source, keep KeepFunc, listings .
 		listings = Listings
 	}
 	// The kinds are listed side by side (pods take most of the time, the other kinds come
-	// along), a few at a time so that the API server and the memory held stay bounded.
+	// along), a few at a time so that the API server and the memory held stay bounded. A
+	// source held in memory (the informers' stores, the verify loop's) has nothing to wait
+	// for: its kinds are compared one at a time, so that a comparison takes one CPU and
+	// leaves the others to the events (side by side they took every CPU of a small machine).
 	var mu sync.Mutex
 	diffs := []Difference{}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(CompareConcurrency)
+	if _, inMemory := src.(heldSource); inMemory {
+		g.SetLimit(1)
+	}
 	for _, kind := range c.WatchedKinds() {
 		g.Go(func() error {
 			found, err := compareKindOnExpiry(gctx, c, src, keep, listings, kind)
