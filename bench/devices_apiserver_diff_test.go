@@ -26,11 +26,7 @@ const caseLabel = "multicache.dev/diff-case"
 // listed back, and the listed objects are what multicache and kube-scheduler's code both
 // get.
 func TestDifferential_DevicesThroughTheAPIServer(t *testing.T) {
-	env, err := testsupport.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
+	env := testsupport.StartForTest(t, testsupport.StartOptions{})
 	r := rand.New(rand.NewPCG(devDiffSeed+1, devDiffSeed+1))
 	var nodesChecked, devicesChecked, allocatedChecked int
 	for c := range devAPICases {

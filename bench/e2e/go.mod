@@ -3,6 +3,7 @@ module github.com/seed0f91f25e/multicache/bench/e2e
 go 1.26.0
 
 require (
+	github.com/go-logr/logr v1.4.3
 	github.com/seed0f91f25e/multicache v0.0.0
 	golang.org/x/sync v0.22.0
 	k8s.io/api v0.37.1
@@ -21,7 +22,6 @@ require (
 	github.com/evanphx/json-patch/v5 v5.9.11 // indirect
 	github.com/fsnotify/fsnotify v1.9.0 // indirect
 	github.com/fxamacker/cbor/v2 v2.9.1 // indirect
-	github.com/go-logr/logr v1.4.3 // indirect
 	github.com/go-openapi/jsonpointer v1.0.0 // indirect
 	github.com/go-openapi/jsonreference v1.0.0 // indirect
 	github.com/go-openapi/swag v0.27.1 // indirect

@@ -5,8 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	dto "github.com/prometheus/client_model/go"
-
 	"github.com/seed0f91f25e/multicache/internal/metrics"
 	"github.com/seed0f91f25e/multicache/internal/stores"
 	"github.com/seed0f91f25e/multicache/internal/stores/devicestore"
@@ -14,11 +12,7 @@ import (
 
 func invariantViolations(t *testing.T) float64 {
 	t.Helper()
-	var m dto.Metric
-	if err := metrics.InvariantViolationsTotal.Write(&m); err != nil {
-		t.Fatal(err)
-	}
-	return m.GetCounter().GetValue()
+	return counterValue(t, metrics.InvariantViolationsTotal)
 }
 
 // The verify loop's check (Handler.CheckInvariants) reports and counts each of the three

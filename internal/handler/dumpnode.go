@@ -80,7 +80,7 @@ func (s *jsonStream) podKeys(pods []*corev1.Pod) {
 		s.writeParts(p.Namespace, "/", p.Name)
 	}
 	s.closeArray()
-	clear(s.pods) // holds no pod past the node
+	clear(s.pods) // the stream holds no pod past the node (the part's copies do)
 }
 
 // compareJoined compares a1+"/"+a2 with b1+"/"+b2 without building them (a namespace that
@@ -140,6 +140,8 @@ func (s *jsonStream) resources(r *stores.Resources) {
 	}
 	for name, v := range r.Scalar {
 		if v != 0 {
+			// As ResourceList does: a scalar amount of a built-in's name replaces it.
+			list = slices.DeleteFunc(list, func(a amount) bool { return a.name == name })
 			list = append(list, amount{name, v, false, resource.DecimalSI})
 		}
 	}

@@ -25,7 +25,9 @@ import (
 func TestWriteDump_NodeIsWhatDumpNodeEncodesTo(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	namespaces := []string{"a", "a-b", "ab", "a.b", "ns", "team", "team-x", "x<y>&"}
-	scalars := []corev1.ResourceName{"example.com/gpu", "hugepages-2Mi", "nvidia.com/gpu", "attachable-volumes-csi", "d"}
+	// Scalar amounts named like a built-in ("cpu", "pods") replace it, as in ResourceList;
+	// Resources built by ResourcesFromList never hold one.
+	scalars := []corev1.ResourceName{"example.com/gpu", "hugepages-2Mi", "nvidia.com/gpu", "attachable-volumes-csi", "d", "cpu", "pods"}
 	amounts := func() stores.Resources {
 		r := stores.Resources{}
 		pick := func(v int64) int64 {

@@ -237,7 +237,8 @@ func (s *jsonStream) closeWith(c byte) {
 	s.w.WriteByte(c)
 }
 
-// element starts an element of the innermost array; its value follows.
+// element starts an element of the innermost array (or a member of the innermost object:
+// its key follows); its value follows.
 func (s *jsonStream) element() {
 	last := len(s.members) - 1
 	if s.members[last] > 0 {
@@ -249,12 +250,7 @@ func (s *jsonStream) element() {
 
 // key starts a member of the innermost object; its value follows.
 func (s *jsonStream) key(k string) {
-	last := len(s.members) - 1
-	if s.members[last] > 0 {
-		s.w.WriteByte(',')
-	}
-	s.members[last]++
-	s.newline()
+	s.element()
 	s.writeString(k)
 	s.colon()
 }
@@ -271,12 +267,7 @@ func (s *jsonStream) colon() {
 // keyParts starts a member keyed by the joined parts (a pod's "namespace/name"), without
 // building the key.
 func (s *jsonStream) keyParts(a, sep, b string) {
-	last := len(s.members) - 1
-	if s.members[last] > 0 {
-		s.w.WriteByte(',')
-	}
-	s.members[last]++
-	s.newline()
+	s.element()
 	s.writeParts(a, sep, b)
 	s.colon()
 }
@@ -368,7 +359,9 @@ func (s *jsonStream) flushPart(ctx context.Context) error {
 		return err
 	}
 	if s.pace != nil {
-		return s.pace.rest(ctx)
+		err := s.pace.rest(ctx)
+		s.yield.Reset() // a rest gave the P away already
+		return err
 	}
 	return ctx.Err()
 }

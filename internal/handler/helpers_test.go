@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/testr"
+	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	clocktesting "k8s.io/utils/clock/testing"
 
@@ -97,8 +98,14 @@ func dumpJSON(t testing.TB, h *Handler) string {
 // eventsTotal reads multicache_events_total{kind,op,result}.
 func eventsTotal(t testing.TB, kind, op, result string) float64 {
 	t.Helper()
+	return counterValue(t, metrics.EventsTotal.WithLabelValues(kind, op, result))
+}
+
+// counterValue reads a counter's value.
+func counterValue(t testing.TB, c prometheus.Counter) float64 {
+	t.Helper()
 	var m dto.Metric
-	if err := metrics.EventsTotal.WithLabelValues(kind, op, result).Write(&m); err != nil {
+	if err := c.Write(&m); err != nil {
 		t.Fatal(err)
 	}
 	return m.GetCounter().GetValue()

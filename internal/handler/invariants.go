@@ -19,7 +19,7 @@ import (
 //
 // At 150,000 pods one check reads every pod, and an event needs the write lock, so the
 // check never holds the read lock for all of it: the NodeStore and the PodStore are checked
-// in parts (checkInParts), a few hundred nodes or a few thousand pods per hold, and what
+// in parts (checkInParts), checkNodesPerHold nodes or checkPodsPerHold pods per hold, and what
 // costs most (sums, recomputed requests) runs after the lock is released
 // (stores.DeferredChecker). A part sees each node and each pod whole, but an event may come
 // between two parts; so when the parts find anything, the whole check runs again under one
@@ -30,9 +30,9 @@ func (h *Handler) CheckInvariants() []error {
 	errs := h.checkInParts()
 	if len(errs) > 0 {
 		errs = h.checkAtOnce()
-		result := "cleared"
+		result := metrics.RecheckCleared
 		if len(errs) > 0 {
-			result = "confirmed"
+			result = metrics.RecheckConfirmed
 		}
 		metrics.InvariantRechecksTotal.WithLabelValues(result).Inc()
 	}

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	dto "github.com/prometheus/client_model/go"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -112,11 +111,7 @@ func TestModel_OwnersAndScaleChangesKeepNoHoldTheOwnerDoesNotWant(t *testing.T) 
 
 func reserveOnDeleteCount(t *testing.T, result string) float64 {
 	t.Helper()
-	var m dto.Metric
-	if err := metrics.ReserveOnDeleteTotal.WithLabelValues(result).Write(&m); err != nil {
-		t.Fatal(err)
-	}
-	return m.GetCounter().GetValue()
+	return counterValue(t, metrics.ReserveOnDeleteTotal.WithLabelValues(result))
 }
 
 // jobStats counts what a sequence did with the Job's holds: placed, and released by a

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/seed0f91f25e/multicache/internal/metrics"
@@ -124,14 +123,10 @@ type rechecks struct{ cleared, confirmed float64 }
 
 func readRechecks(t *testing.T) rechecks {
 	t.Helper()
-	read := func(result string) float64 {
-		var m dto.Metric
-		if err := metrics.InvariantRechecksTotal.WithLabelValues(result).Write(&m); err != nil {
-			t.Fatal(err)
-		}
-		return m.GetCounter().GetValue()
+	return rechecks{
+		cleared:   counterValue(t, metrics.InvariantRechecksTotal.WithLabelValues(metrics.RecheckCleared)),
+		confirmed: counterValue(t, metrics.InvariantRechecksTotal.WithLabelValues(metrics.RecheckConfirmed)),
 	}
-	return rechecks{cleared: read("cleared"), confirmed: read("confirmed")}
 }
 
 func (r rechecks) minus(o rechecks) rechecks {

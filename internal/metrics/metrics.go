@@ -72,8 +72,14 @@ var (
 	}, []string{"result"})
 )
 
+// The values of InvariantRechecksTotal's result label.
+const (
+	RecheckCleared   = "cleared"
+	RecheckConfirmed = "confirmed"
+)
+
 // InvariantRecheckResults are the values of InvariantRechecksTotal's result label.
-var InvariantRecheckResults = []string{"cleared", "confirmed"}
+var InvariantRecheckResults = []string{RecheckCleared, RecheckConfirmed}
 
 var (
 	// CaughtUp is 1 once the cache applied everything its informers held at sync.

@@ -34,6 +34,9 @@ type Yielder struct {
 	last  time.Time
 }
 
+// Reset starts the interval again, after the loop gave its P away otherwise (a sleep).
+func (y *Yielder) Reset() { y.last = time.Time{} }
+
 // Step counts one step of the loop, and yields when Interval has passed since the last
 // yield (or the first step).
 func (y *Yielder) Step() {

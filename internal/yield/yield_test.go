@@ -39,11 +39,20 @@ func TestYielder_YieldsOnceEachInterval(t *testing.T) {
 	}
 }
 
-// TestYielder_ZeroValueIsReady: a loop shorter than Interval never yields.
+// TestYielder_ZeroValueIsReady: a loop shorter than Interval never yields, nor one whose
+// interval starts again (Reset) before it ends.
 func TestYielder_ZeroValueIsReady(t *testing.T) {
-	defer func(g func()) { gosched = g }(gosched)
+	clock := time.Unix(0, 0)
+	defer func(n func() time.Time, g func()) { now, gosched = n, g }(now, gosched)
+	now = func() time.Time { return clock }
 	gosched = func() { t.Fatal("yielded in a loop shorter than Interval") }
 	var y Yielder
+	for range 10 * checkEvery {
+		clock = clock.Add(Interval / (20 * checkEvery))
+		y.Step()
+	}
+	clock = clock.Add(Interval)
+	y.Reset()
 	for range 10 * checkEvery {
 		y.Step()
 	}

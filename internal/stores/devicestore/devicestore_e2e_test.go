@@ -19,11 +19,7 @@ import (
 // deallocated: 0 allocated. The objects are read back from the API and fed to the store
 // directly (the operator's own feeds are tested in internal/operator: TestDevices_FedFromTheAPIServer).
 func TestDevices_ThroughTheAPIServer(t *testing.T) {
-	env, err := testsupport.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
+	env := testsupport.StartForTest(t, testsupport.StartOptions{})
 	ctx := context.Background()
 	c := env.Client
 	create := func(obj client.Object) {

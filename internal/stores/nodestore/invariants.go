@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/seed0f91f25e/multicache/internal/stores"
 	"github.com/seed0f91f25e/multicache/internal/yield"
@@ -219,14 +220,18 @@ var podKeyHash = func(h *maphash.Hash, p *corev1.Pod) uint64 {
 }
 
 // onTwoNodes reports each pod of placed held by more than one node, naming the nodes in
-// order. It sorts placed by hash (yielding as it compares: a sort of 150,000 takes over
-// 10 ms); only pods of one hash are compared by key.
+// order, the pods in the order of their keys. It sorts placed by hash (yielding as it
+// compares: a sort of 150,000 takes over 10 ms); only pods of one hash are compared by key.
 func onTwoNodes(placed []placedPod, nodes []nodeCheck, y *yield.Yielder) []error {
 	slices.SortFunc(placed, func(a, b placedPod) int {
 		y.Step()
 		return cmp.Compare(a.hash, b.hash)
 	})
-	var errs []error
+	type found struct {
+		key types.NamespacedName
+		err error
+	}
+	var dups []found
 	for i := 0; i < len(placed); {
 		j := i + 1
 		for j < len(placed) && placed[j].hash == placed[i].hash {
@@ -240,11 +245,20 @@ func onTwoNodes(placed []placedPod, nodes []nodeCheck, y *yield.Yielder) []error
 			for k := 1; k < len(run); k++ {
 				a, b := run[k-1], run[k]
 				if a.pod.Namespace == b.pod.Namespace && a.pod.Name == b.pod.Name {
-					errs = append(errs, fmt.Errorf("node %s: pod %s is also on node %s", nodes[b.node].name, stores.PodKey(b.pod), nodes[a.node].name))
+					key := stores.PodKey(b.pod)
+					dups = append(dups, found{key, fmt.Errorf("node %s: pod %s is also on node %s", nodes[b.node].name, key, nodes[a.node].name)})
 				}
 			}
 		}
 		i = j
+	}
+	// The hashes' seed is new at every check: the report keeps the keys' order.
+	slices.SortStableFunc(dups, func(a, b found) int {
+		return cmp.Or(strings.Compare(a.key.Namespace, b.key.Namespace), strings.Compare(a.key.Name, b.key.Name))
+	})
+	errs := make([]error, 0, len(dups))
+	for _, d := range dups {
+		errs = append(errs, d.err)
 	}
 	return errs
 }
