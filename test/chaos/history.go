@@ -304,6 +304,12 @@ func checkExpectations(hist *History, ns string, rsvIntents map[string]RsvIntent
 			if in.Target == "" || in.Deleted || !live {
 				continue
 			}
+			// Its node deleted before it was placed there, it stays Pending, Reserved=False
+			// NodeNotFound, as an expiring one does (above): its pod, bound to that node's
+			// name, has no node to be charged on.
+			if in.NodeDeleted && st.Phase == v1alpha1.ReservationPending && nodeNotFound(st.Conditions) {
+				continue
+			}
 			if st.Phase != v1alpha1.ReservationMatched || st.CurrentOwner == nil || st.CurrentOwner.Name != in.Target {
 				pod, _ := hist.LastPod(ns + "/" + in.Target)
 				fail("expectation", "reservation %s (created %s on %s) ends %s (owner %s), want Matched by %s; the pod: %s",

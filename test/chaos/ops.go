@@ -179,6 +179,8 @@ func (w *Workload) deletePod(ctx context.Context) error {
 func (w *Workload) addRsv(r *RsvIntent) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	// Its node may have been deleted between being picked and the reservation's creation.
+	r.NodeDeleted = r.NodeDeleted || w.deleted[r.Node]
 	w.rsvs[r.Name] = r
 }
 
@@ -473,6 +475,12 @@ func (w *Workload) deleteExtraNode(ctx context.Context) error {
 	name := names[w.intn(len(names))]
 	w.mu.Lock()
 	delete(w.extra, name)
+	w.deleted[name] = true
+	for _, r := range w.rsvs {
+		if r.Node == name {
+			r.NodeDeleted = true
+		}
+	}
 	w.mu.Unlock()
 	return w.DeleteNode(ctx, name)
 }

@@ -40,15 +40,17 @@ type Workload struct {
 	rngMu sync.Mutex
 	rng   *rand.Rand
 
-	mu     sync.Mutex
-	nodes  []string
-	extra  map[string]bool
-	down   map[string]bool
-	pods   map[string]*PodIntent
-	rsvs   map[string]*RsvIntent
-	groups map[string]*GroupIntent
-	steps  []*step
-	stats  map[string]*OpStat
+	mu    sync.Mutex
+	nodes []string
+	extra map[string]bool
+	// deleted are the extra nodes deleted (names are never reused).
+	deleted map[string]bool
+	down    map[string]bool
+	pods    map[string]*PodIntent
+	rsvs    map[string]*RsvIntent
+	groups  map[string]*GroupIntent
+	steps   []*step
+	stats   map[string]*OpStat
 }
 
 // PodIntent is what the workload meant by a pod.
@@ -77,6 +79,8 @@ type RsvIntent struct {
 	Abandoned bool
 	// Pinned: a fault checks this reservation; the workload's random deletes leave it.
 	Pinned bool
+	// NodeDeleted: the workload deleted its node (an extra node).
+	NodeDeleted bool
 }
 
 // GroupIntent is what the workload meant by a pod group.
@@ -105,7 +109,7 @@ func NewWorkload(c client.Client, cs kubernetes.Interface, ns string, cfg Config
 	return &Workload{
 		c: c, cs: cs, ns: ns, cfg: cfg, rec: rec, logf: logf,
 		rng:   rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)),
-		extra: map[string]bool{}, down: map[string]bool{},
+		extra: map[string]bool{}, deleted: map[string]bool{}, down: map[string]bool{},
 		pods: map[string]*PodIntent{}, rsvs: map[string]*RsvIntent{}, groups: map[string]*GroupIntent{},
 		stats: map[string]*OpStat{},
 	}
