@@ -10,8 +10,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/rest"
-	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	"github.com/seed0f91f25e/multicache/internal/stores"
 	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
@@ -86,14 +84,7 @@ func TestCompare_AListingWhoseContinueTokenExpiresIsListedAgain(t *testing.T) {
 		{Kind: stores.KindPod, Key: "expiry/p6", Problem: MissingFromCache, APIVersion: created[6].ResourceVersion},
 	}
 
-	hc, err := rest.HTTPClientFor(env.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mapper, err := apiutil.NewDynamicRESTMapper(env.Config, hc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	hc, mapper := clientAndMapper(t, env.Config)
 	compacting := &compactingTransport{rt: hc.Transport, etcd: env.Etcd(), t: t}
 	stream, err := NewMetadataStream(env.Config, &http.Client{Transport: compacting}, env.Scheme, mapper,
 		APISource{Reader: env.Client, PageSize: 2})

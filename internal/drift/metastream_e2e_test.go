@@ -71,14 +71,7 @@ func TestMetadataStream_ReadsWhatTheAPIServerServes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	hc, err := rest.HTTPClientFor(env.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mapper, err := apiutil.NewDynamicRESTMapper(env.Config, hc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	hc, mapper := clientAndMapper(t, env.Config)
 	recorded := &contentTypes{rt: hc.Transport, seen: map[string]map[string]bool{}}
 	stream, err := NewMetadataStream(env.Config, &http.Client{Transport: recorded}, env.Scheme, mapper,
 		APISource{Reader: env.Client, PageSize: 2})
@@ -127,4 +120,18 @@ func listingOf(t *testing.T, kind stores.Kind) Listing {
 	}
 	t.Fatalf("no listing of %s", kind)
 	return Listing{}
+}
+
+// clientAndMapper returns an HTTP client of cfg and a REST mapper that discovers through it.
+func clientAndMapper(t *testing.T, cfg *rest.Config) (*http.Client, meta.RESTMapper) {
+	t.Helper()
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mapper, err := apiutil.NewDynamicRESTMapper(cfg, hc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hc, mapper
 }
