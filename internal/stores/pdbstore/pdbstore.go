@@ -39,9 +39,10 @@ type Store struct {
 }
 
 var (
-	_ stores.Store        = (*Store)(nil)
-	_ stores.PDBHandler   = (*Store)(nil)
-	_ stores.OwnerHandler = (*Store)(nil)
+	_ stores.Store           = (*Store)(nil)
+	_ stores.DeferredChecker = (*Store)(nil)
+	_ stores.PDBHandler      = (*Store)(nil)
+	_ stores.OwnerHandler    = (*Store)(nil)
 )
 
 // New returns an empty PDBStore.

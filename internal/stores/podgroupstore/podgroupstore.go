@@ -32,6 +32,7 @@ type Store struct {
 
 var (
 	_ stores.Store           = (*Store)(nil)
+	_ stores.DeferredChecker = (*Store)(nil)
 	_ stores.PodHandler      = (*Store)(nil)
 	_ stores.PodGroupHandler = (*Store)(nil)
 )

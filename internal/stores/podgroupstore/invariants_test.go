@@ -1,0 +1,87 @@
+package podgroupstore
+
+import (
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/seed0f91f25e/multicache/api/v1alpha1"
+	"github.com/seed0f91f25e/multicache/internal/stores"
+)
+
+// TestCheckInvariants_FindsEveryCorruption corrupts a healthy store one way at a time and
+// expects the deferred check, finished after the state it copied changed back, to report
+// it: what the check reads under the lock is what it judges.
+func TestCheckInvariants_FindsEveryCorruption(t *testing.T) {
+	gang := types.NamespacedName{Namespace: "ns", Name: "gang"}
+	for _, c := range []struct {
+		name    string
+		corrupt func(s *Store) (restore func())
+		want    string
+	}{
+		{"counts off by one", func(s *Store) func() {
+			g, _ := s.groups.Get(gang)
+			g.counts.Running++
+			return func() { g.counts.Running-- }
+		}, "pod group ns/gang: counts"},
+		{"a member of another group", func(s *Store) func() {
+			g, _ := s.groups.Get(gang)
+			stranger := types.NamespacedName{Namespace: "ns", Name: "stranger"}
+			g.members[stranger] = pod("stranger", "", "")
+			return func() { delete(g.members, stranger) }
+		}, "pod group ns/gang: member ns/stranger does not belong to it"},
+		{"a group without object or members", func(s *Store) func() {
+			g, _ := s.groups.Get(gang)
+			pg, members, counts := g.pg, g.members, g.counts
+			g.pg, g.members, g.counts = nil, map[types.NamespacedName]*corev1.Pod{}, Counts{}
+			return func() { g.pg, g.members, g.counts = pg, members, counts }
+		}, "pod group ns/gang: kept without object or members"},
+		{"a group filed under another key", func(s *Store) func() {
+			g, _ := s.groups.Get(gang)
+			g.key.Name = "elsewhere"
+			return func() { g.key = gang }
+		}, "pod group ns/elsewhere: filed under ns/gang"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			config, err := stores.NewCacheHandlerBuilder().Build()
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := New(config)
+			s.AddPodGroup(&v1alpha1.PodGroup{
+				ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "gang"}, Spec: v1alpha1.PodGroupSpec{MinMember: 2},
+			})
+			s.AddPod(pod("a", "gang", "n1"))
+			s.AddPod(pod("b", "gang", ""))
+			if errs := s.CheckInvariants(); len(errs) > 0 {
+				t.Fatalf("healthy store: %v", errs)
+			}
+			restore := c.corrupt(s)
+			finish := s.CheckInvariantsDeferred()
+			restore()
+			errs := finish()
+			var found bool
+			for _, err := range errs {
+				found = found || strings.Contains(err.Error(), c.want)
+			}
+			if !found {
+				t.Errorf("errors %v, want one containing %q", errs, c.want)
+			}
+			if errs := s.CheckInvariants(); len(errs) > 0 {
+				t.Errorf("restored store: %v", errs)
+			}
+		})
+	}
+}
+
+// pod is a pod of namespace ns, in group (none when empty), on node (none when empty).
+func pod(name, group, node string) *corev1.Pod {
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name}, Spec: corev1.PodSpec{NodeName: node}}
+	if group != "" {
+		p.Labels = map[string]string{v1alpha1.PodGroupLabel: group}
+	}
+	return p
+}
