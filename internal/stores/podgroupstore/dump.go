@@ -9,6 +9,7 @@ import (
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
 	"github.com/seed0f91f25e/multicache/internal/stores"
+	"github.com/seed0f91f25e/multicache/internal/yield"
 )
 
 // GroupDump is the debug view of one pod group.
@@ -52,8 +53,8 @@ func (s *Store) CheckInvariants() []error { return s.CheckInvariantsDeferred()()
 // recount of its members, every member names the group (by its source's rule) and lives in
 // its namespace, and no group is kept without an object or members. Recounting and naming
 // every member is the costly part (20,000 members held the handler's lock for 7 ms): under
-// the lock each group's fields and its members are copied into flat slices (pods are never
-// mutated, only replaced), and the rest runs in the function returned.
+// the lock each member's key is compared with its pod's and the pods are copied into one
+// slice (pods are never mutated, only replaced); the rest runs in the function returned.
 func (s *Store) CheckInvariantsDeferred() func() []error {
 	type groupCopy struct {
 		key, filed types.NamespacedName
@@ -61,29 +62,30 @@ func (s *Store) CheckInvariantsDeferred() func() []error {
 		counts     Counts
 		from, to   int // its members in members[from:to]
 	}
-	type member struct {
-		key types.NamespacedName
-		pod *corev1.Pod
-	}
-	var groups []groupCopy
-	var members []member
+	var errs []error
+	groups := make([]groupCopy, 0, s.groups.Len())
+	var members []*corev1.Pod
 	s.groups.Range(func(key types.NamespacedName, g *group) bool {
 		c := groupCopy{key: key, filed: g.key, exists: g.pg != nil, counts: g.counts, from: len(members)}
 		for mk, pod := range g.members {
-			members = append(members, member{mk, pod})
+			if stores.PodKey(pod) != mk {
+				errs = append(errs, fmt.Errorf("pod group %s: member %s does not belong to it", key, mk))
+			}
+			members = append(members, pod)
 		}
 		c.to = len(members)
 		groups = append(groups, c)
 		return true
 	})
 	return func() []error {
-		var errs []error
+		var y yield.Yielder // off the lock, as long as a part of the node check: it yields
 		for _, g := range groups {
 			var recount Counts
-			for _, m := range members[g.from:g.to] {
-				recount.add(m.pod, 1)
-				if keys := s.groupsOf(m.pod); !keys.has(g.key) || stores.PodKey(m.pod) != m.key {
-					errs = append(errs, fmt.Errorf("pod group %s: member %s does not belong to it", g.key, m.key))
+			for _, pod := range members[g.from:g.to] {
+				y.Step()
+				recount.add(pod, 1)
+				if keys := s.groupsOf(pod); !keys.has(g.key) {
+					errs = append(errs, fmt.Errorf("pod group %s: member %s does not belong to it", g.key, stores.PodKey(pod)))
 				}
 			}
 			if recount != g.counts {
