@@ -182,6 +182,11 @@ type Churn struct {
 	DrainTimeout time.Duration
 	// Pause between phases.
 	Pause time.Duration
+	// Samples, when not empty, is a directory that gets, per phase, every write's lags
+	// (lag-<rate>-<operation>[-dump].tsv): when each write returned, after multicache
+	// started, and its lag in multicache and in the informer, to set against what
+	// multicache did then (GODEBUG=gctrace=1 in its log, say).
+	Samples string
 }
 
 // ChurnReport is the churn's phases and what reading multicache's counters costs it.
@@ -363,6 +368,15 @@ func (c Churn) runPhase(ctx context.Context, step ChurnStep, op, n int, do write
 	if pollers.inf != nil {
 		infLags, infMissing := matchLags(returns, pollers.inf.since(infBase.at), op, infBase.applied[op])
 		r.InformerLag, r.InformerMissing = quantiles(infLags), infMissing
+	}
+	if c.Samples != "" {
+		var infLags []time.Duration
+		if pollers.inf != nil {
+			infLags, _ = matchLags(returns, pollers.inf.since(infBase.at), op, infBase.applied[op])
+		}
+		if err := writeSamples(c.Samples, step, op, returns, lags, infLags, mc.Started); err != nil {
+			return ChurnResult{}, nil, err
+		}
 	}
 	if i := slices.Index(lags, r.Lag.Max); i >= 0 && r.Lag.N > 0 {
 		r.WorstAt = returns[i].Sub(mc.Started)

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -72,6 +73,7 @@ func TestSmall(t *testing.T) {
 		Churn: Churn{
 			Steps:   []ChurnStep{{Rate: 100, Duration: 3 * time.Second}},
 			Workers: 16, Poll: 10 * time.Millisecond, DrainTimeout: time.Minute, Pause: time.Second,
+			Samples: dir,
 		},
 		Log: &log,
 	})
@@ -106,6 +108,33 @@ func TestSmall(t *testing.T) {
 		// The bare informer alongside, read alike, showed every write too.
 		if ph.InformerLag.N != ph.Writes || ph.InformerMissing != 0 {
 			t.Errorf("churn %s: the informer read alike showed %d of %d writes (%d missing)", opNames[ph.Op], ph.InformerLag.N, ph.Writes, ph.InformerMissing)
+		}
+		// So did the harness's watch (the floor).
+		if ph.Floor.N != ph.Writes {
+			t.Errorf("churn %s: the watch floor saw %d of %d writes", opNames[ph.Op], ph.Floor.N, ph.Writes)
+		}
+		checkSamples(t, filepath.Join(dir, fmt.Sprintf("lag-100-%s.tsv", opNames[ph.Op])), ph.Writes)
+	}
+}
+
+// checkSamples checks a phase's samples file: a header and one line per write, with both
+// lags.
+func checkSamples(t *testing.T, name string, writes int) {
+	t.Helper()
+	data, err := os.ReadFile(name)
+	if err != nil {
+		t.Errorf("lag samples: %v", err)
+		return
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if len(lines) != writes+1 || lines[0] != "returned_s\tmulticache_ms\tinformer_ms" {
+		t.Errorf("%s: %d lines (header %q), want a header and %d writes", name, len(lines), lines[0], writes)
+		return
+	}
+	for _, l := range lines[1:] {
+		if f := strings.Split(l, "\t"); len(f) != 3 || f[1] == "-" || f[2] == "-" {
+			t.Errorf("%s: line %q, want a time and two lags", name, l)
+			return
 		}
 	}
 }
