@@ -263,7 +263,7 @@ func (c Churn) Run(ctx context.Context, cl *Cluster, size Size, rsUID types.UID,
 			if op == opDelete {
 				count = len(created)
 			}
-			r, writes, err := c.runPhase(ctx, step, op, count, do, pollers, floor, mc)
+			r, writes, err := c.runPhase(ctx, step, op, count, do, pollers, floor, mc, "")
 			if err != nil {
 				return rep, err
 			}
@@ -300,7 +300,7 @@ func (c Churn) duringDump(ctx context.Context, ch *churner, step ChurnStep, poll
 	dumps := make(chan []EndpointCost, 1)
 	go func() { dumps <- dumpsDuring(dumpCtx, mc, log) }()
 	n := int(step.Rate * step.Duration.Seconds())
-	r, _, err := c.runPhase(ctx, step, opUpdate, n, ch.phase(opUpdate, n, nil), pollers, floor, mc)
+	r, _, err := c.runPhase(ctx, step, opUpdate, n, ch.phase(opUpdate, n, nil), pollers, floor, mc, "-dump")
 	stopDumps()
 	rep.Dumps = <-dumps
 	if err != nil {
@@ -320,9 +320,10 @@ func (c Churn) duringDump(ctx context.Context, ch *churner, step ChurnStep, poll
 type lagPollers struct{ mc, inf *eventPoller }
 
 // runPhase issues one phase's writes, waits until multicache (and the bare informer) have
-// applied them (or DrainTimeout passes) and computes the lags.
+// applied them (or DrainTimeout passes) and computes the lags; samplesSuffix ends the name
+// of its samples file (Samples).
 func (c Churn) runPhase(ctx context.Context, step ChurnStep, op, n int, do writeFunc, pollers lagPollers, floor *watchFloor,
-	mc *Instance) (ChurnResult, []write, error) {
+	mc *Instance, samplesSuffix string) (ChurnResult, []write, error) {
 	poller := pollers.mc
 	base, err := poller.waitLast(ctx, time.Now(), c.DrainTimeout)
 	if err != nil {
@@ -374,7 +375,7 @@ func (c Churn) runPhase(ctx context.Context, step ChurnStep, op, n int, do write
 		if pollers.inf != nil {
 			infLags, _ = matchLags(returns, pollers.inf.since(infBase.at), op, infBase.applied[op])
 		}
-		if err := writeSamples(c.Samples, step, op, returns, lags, infLags, mc.Started); err != nil {
+		if err := writeSamples(c.Samples, step, op, samplesSuffix, returns, lags, infLags, mc.Started); err != nil {
 			return ChurnResult{}, nil, err
 		}
 	}

@@ -115,6 +115,11 @@ func TestSmall(t *testing.T) {
 		}
 		checkSamples(t, filepath.Join(dir, fmt.Sprintf("lag-100-%s.tsv", opNames[ph.Op])), ph.Writes)
 	}
+	if d := res.Churn.DuringDump; d == nil {
+		t.Error("no churn phase during dumps")
+	} else {
+		checkSamples(t, filepath.Join(dir, "lag-100-label update-dump.tsv"), d.Writes)
+	}
 }
 
 // checkSamples checks a phase's samples file: a header and one line per write, with both

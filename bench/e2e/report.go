@@ -173,8 +173,9 @@ func WriteReport(w io.Writer, res *Result, machine string) {
 		p("\nThe measurement's cost: `/metrics?name[]=multicache_events_total` is %d bytes (multicache answers a read naming only its own families from their collectors alone); idle, multicache used %.3f cores, %.3f while it was read every %v (included in the CPU column).\n",
 			res.Churn.ScrapeBytes, res.Churn.IdleCPU, res.Churn.PolledCPU, cfg.Churn.Poll)
 		if res.VerifyRuns > 0 {
-			p("\nmulticache's verify loop ran %d times while it served the churn, %.0f ms each on average.\n",
-				res.VerifyRuns, res.VerifySeconds*1000/float64(res.VerifyRuns))
+			p("\nmulticache's verify loop ran %d times while it served the churn, %.0f ms each on average; its invariant check ran again under one hold of the lock (its parts found something) %d times, cleared %d, confirmed %d.\n",
+				res.VerifyRuns, res.VerifySeconds*1000/float64(res.VerifyRuns),
+				res.VerifyRechecks["cleared"]+res.VerifyRechecks["confirmed"], res.VerifyRechecks["cleared"], res.VerifyRechecks["confirmed"])
 		}
 		p("\nAfter the churn: multicache settled RSS %s, peak %s, heap after GC %s; `/debug/cache/compare`: %d differences.\n",
 			mib(res.AfterChurn.SettledRSS), mib(res.AfterChurn.PeakRSS), mib(res.AfterChurn.HeapAfterGC), len(res.Compare))

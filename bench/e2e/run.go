@@ -74,6 +74,10 @@ type Result struct {
 	// churn's process, and how long it took in all (multicache_verify_duration_seconds).
 	VerifyRuns    int
 	VerifySeconds float64
+	// VerifyRechecks counts, by result (cleared, confirmed), the invariant checks whose
+	// parts found something and that ran again under one hold of the lock, events waiting
+	// (multicache_invariant_rechecks_total).
+	VerifyRechecks map[string]int
 	// Compare is multicache's /debug/cache/compare after the churn: the differences between
 	// its cache and the API (none expected).
 	Compare []json.RawMessage
@@ -216,12 +220,18 @@ func runChurn(ctx context.Context, cfg Config, cl *Cluster, env Env, res *Result
 	if err != nil {
 		return err
 	}
-	m, err := Scrape(ctx, FilterURL(in.MetricsURL, "multicache_verify_duration_seconds"), "multicache_verify_duration_seconds")
+	const rechecks = "multicache_invariant_rechecks_total"
+	m, err := Scrape(ctx, FilterURL(in.MetricsURL, "multicache_verify_duration_seconds", rechecks),
+		"multicache_verify_duration_seconds", rechecks)
 	if err != nil {
 		return err
 	}
 	res.VerifyRuns = count(m, "multicache_verify_duration_seconds_count")
 	res.VerifySeconds, _ = m.Get("multicache_verify_duration_seconds_sum")
+	res.VerifyRechecks = map[string]int{}
+	for _, result := range []string{"cleared", "confirmed"} {
+		res.VerifyRechecks[result] = count(m, rechecks+`{result="`+result+`"}`)
+	}
 	diffs, err := CheckStores(ctx, in, cfg.Size)
 	if err != nil {
 		return err
@@ -229,7 +239,8 @@ func runChurn(ctx context.Context, cfg Config, cl *Cluster, env Env, res *Result
 	for _, d := range diffs {
 		res.StoreCheck = append(res.StoreCheck, "after the churn: "+d)
 	}
-	fmt.Fprintf(log, "after churn: the verify loop ran %d times, %.2fs in all; reading /debug/cache/compare\n", res.VerifyRuns, res.VerifySeconds)
+	fmt.Fprintf(log, "after churn: the verify loop ran %d times, %.2fs in all (checks run again under one hold: %d cleared, %d confirmed); reading /debug/cache/compare\n",
+		res.VerifyRuns, res.VerifySeconds, res.VerifyRechecks["cleared"], res.VerifyRechecks["confirmed"])
 	floor := func() error {
 		took, objects, err := ListFloor(ctx, cl.Config)
 		if err != nil {

@@ -8,15 +8,11 @@ import (
 	"time"
 )
 
-// writeSamples writes one phase's writes to dir: per line, when the write returned (seconds
-// after multicache started), its lag in multicache and in the informer (ms; - when not
-// seen or not run). A phase of the same rate and operation run again (during dumps) gets
-// the suffix -dump.
-func writeSamples(dir string, step ChurnStep, op int, returns []time.Time, lags, infLags []time.Duration, started time.Time) error {
-	name := filepath.Join(dir, fmt.Sprintf("lag-%.0f-%s.tsv", step.Rate, opNames[op]))
-	if _, err := os.Stat(name); err == nil {
-		name = name[:len(name)-len(".tsv")] + "-dump.tsv"
-	}
+// writeSamples writes one phase's writes to dir, in lag-<rate>-<operation><suffix>.tsv
+// (created anew): per line, when the write returned (seconds after multicache started), its
+// lag in multicache and in the informer (ms; - when not seen or not run).
+func writeSamples(dir string, step ChurnStep, op int, suffix string, returns []time.Time, lags, infLags []time.Duration, started time.Time) error {
+	name := filepath.Join(dir, fmt.Sprintf("lag-%.0f-%s%s.tsv", step.Rate, opNames[op], suffix))
 	f, err := os.Create(name)
 	if err != nil {
 		return fmt.Errorf("lag samples: %w", err)

@@ -56,10 +56,13 @@ func (s *Store) CheckInvariantsDeferred() func() []error {
 		entry    *ownerEntry
 		labels   map[string]string
 		from, to int // its budgets in ownerPDBs[from:to]
+		// linked are those budgets as a set, when there are many (built after the lock).
+		linked map[types.NamespacedName]struct{}
 	}
 	var errs []error
 	pdbs := make([]pdbCopy, 0, s.pdbs.Len())
-	var pdbOwners []stores.OwnerKey
+	// Links are about as many as owners in a usual cluster: sized so, the slices rarely grow.
+	pdbOwners := make([]stores.OwnerKey, 0, s.owners.Len())
 	s.pdbs.Range(func(pk types.NamespacedName, e *pdbEntry) bool {
 		c := pdbCopy{key: pk, selector: e.selector, from: len(pdbOwners)}
 		for ownerKey := range e.owners {
@@ -80,7 +83,7 @@ func (s *Store) CheckInvariantsDeferred() func() []error {
 	})
 	// ownersOf holds each namespace's owners: the matching reads them by namespace.
 	ownersOf := make(map[string][]ownerCopy, len(s.ownersByNS))
-	var ownerPDBs []types.NamespacedName
+	ownerPDBs := make([]types.NamespacedName, 0, s.owners.Len())
 	for ns, byKey := range s.ownersByNS {
 		of := make([]ownerCopy, 0, len(byKey))
 		for key, o := range byKey {
@@ -105,28 +108,52 @@ func (s *Store) CheckInvariantsDeferred() func() []error {
 		return true
 	})
 	return func() []error {
-		indexedAs := make(map[*ownerEntry]stores.OwnerKey, len(held))
+		indexed := make(map[stores.OwnerKey]*ownerEntry, len(held))
 		for ns, of := range ownersOf {
 			for _, o := range of {
 				if o.key.Namespace == ns {
-					indexedAs[o.entry] = o.key
+					indexed[o.key] = o.entry
 				}
 			}
 		}
 		for _, o := range held {
-			if key, ok := indexedAs[o.entry]; !ok || key != o.key {
+			if indexed[o.key] != o.entry {
 				errs = append(errs, fmt.Errorf("owner %s: missing from its namespace index", o.key))
+			}
+		}
+		// An entry links a few others, and a scan beats a set; a budget selecting a whole
+		// namespace links thousands, and for those (and owners many budgets select) a set
+		// is built once.
+		const scanned = 32
+		var pdbSet map[stores.OwnerKey]struct{}
+		for _, of := range ownersOf {
+			for i, o := range of {
+				if o.to-o.from > scanned {
+					of[i].linked = setOf(ownerPDBs[o.from:o.to])
+				}
 			}
 		}
 		// The matching runs off the lock for tens of milliseconds: it yields (a verify pass
 		// on two CPUs would otherwise keep one from the events until preempted).
 		var y yield.Yielder
 		for _, p := range pdbs {
+			links := pdbOwners[p.from:p.to]
+			if len(links) > scanned {
+				pdbSet = setOf(links)
+			}
 			for _, o := range ownersOf[p.key.Namespace] {
 				y.Step()
-				// An entry links a few others: a scan beats a set.
-				linked := slices.Contains(pdbOwners[p.from:p.to], o.key)
-				back := slices.Contains(ownerPDBs[o.from:o.to], p.key)
+				var linked, back bool
+				if len(links) > scanned {
+					_, linked = pdbSet[o.key]
+				} else {
+					linked = slices.Contains(links, o.key)
+				}
+				if o.linked != nil {
+					_, back = o.linked[p.key]
+				} else {
+					back = slices.Contains(ownerPDBs[o.from:o.to], p.key)
+				}
 				if linked != back {
 					errs = append(errs, fmt.Errorf("pdb %s / owner %s: one-sided link", p.key, o.key))
 				}
@@ -137,4 +164,13 @@ func (s *Store) CheckInvariantsDeferred() func() []error {
 		}
 		return errs
 	}
+}
+
+// setOf is a set of keys.
+func setOf[K comparable](keys []K) map[K]struct{} {
+	set := make(map[K]struct{}, len(keys))
+	for _, k := range keys {
+		set[k] = struct{}{}
+	}
+	return set
 }

@@ -40,6 +40,18 @@ func TestCheckInvariants_FindsEveryCorruption(t *testing.T) {
 			e.owners[ghost] = struct{}{}
 			return func() { delete(e.owners, ghost) }
 		}, "linked to unknown owner ReplicaSet/elsewhere/ghost"},
+		{"a link to an owner of another namespace", func(s *Store) func() {
+			e, _ := s.pdbs.Get(budget)
+			elsewhere := stores.OwnerKey{Type: v1alpha1.OwnerReplicaSet, Namespace: "elsewhere", Name: "api"}
+			e.owners[elsewhere] = struct{}{}
+			return func() { delete(e.owners, elsewhere) }
+		}, "pdb ns/web-pdb: linked to owner ReplicaSet/elsewhere/api of another namespace"},
+		{"an owner filed under another namespace's index", func(s *Store) func() {
+			o := s.ownersByNS["ns"][web]
+			delete(s.ownersByNS["ns"], web)
+			s.ownersByNS["elsewhere"][web] = o
+			return func() { delete(s.ownersByNS["elsewhere"], web); s.ownersByNS["ns"][web] = o }
+		}, "owner ReplicaSet/ns/web: missing from its namespace index"},
 		{"a budget missing from its namespace index", func(s *Store) func() {
 			e := s.pdbsByNS["ns"][budget]
 			delete(s.pdbsByNS["ns"], budget)
@@ -60,6 +72,7 @@ func TestCheckInvariants_FindsEveryCorruption(t *testing.T) {
 			s.AddOwner(ts.MakeOwner(v1alpha1.OwnerReplicaSet, "ns", "web", "app", "web"))
 			s.AddOwner(ts.MakeOwner(v1alpha1.OwnerReplicaSet, "ns", "db", "app", "db"))
 			s.AddPDB(ts.MakePDB("ns", "web-pdb", 1, "app", "web"))
+			s.AddOwner(ts.MakeOwner(v1alpha1.OwnerReplicaSet, "elsewhere", "api", "app", "api"))
 			if errs := s.CheckInvariants(); len(errs) > 0 {
 				t.Fatalf("healthy store: %v", errs)
 			}

@@ -1,6 +1,7 @@
 package podgroupstore
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -33,6 +34,20 @@ func TestCheckInvariants_FindsEveryCorruption(t *testing.T) {
 			g.members[stranger] = pod("stranger", "", "")
 			return func() { delete(g.members, stranger) }
 		}, "pod group ns/gang: member ns/stranger does not belong to it"},
+		{"a member filed under another pod's key", func(s *Store) func() {
+			g, _ := s.groups.Get(gang)
+			a := types.NamespacedName{Namespace: "ns", Name: "a"}
+			alias := types.NamespacedName{Namespace: "ns", Name: "alias"}
+			g.members[alias] = g.members[a]
+			delete(g.members, a)
+			return func() { g.members[a] = g.members[alias]; delete(g.members, alias) }
+		}, "pod group ns/gang: member ns/alias does not belong to it"},
+		{"a stranger filed under another pod's key", func(s *Store) func() {
+			g, _ := s.groups.Get(gang)
+			alias := types.NamespacedName{Namespace: "ns", Name: "alias"}
+			g.members[alias] = pod("stranger", "", "")
+			return func() { delete(g.members, alias) }
+		}, "pod group ns/gang: member ns/alias does not belong to it"},
 		{"a group without object or members", func(s *Store) func() {
 			g, _ := s.groups.Get(gang)
 			pg, members, counts := g.pg, g.members, g.counts
@@ -63,12 +78,14 @@ func TestCheckInvariants_FindsEveryCorruption(t *testing.T) {
 			finish := s.CheckInvariantsDeferred()
 			restore()
 			errs := finish()
-			var found bool
+			found := 0
 			for _, err := range errs {
-				found = found || strings.Contains(err.Error(), c.want)
+				if strings.Contains(err.Error(), c.want) {
+					found++
+				}
 			}
-			if !found {
-				t.Errorf("errors %v, want one containing %q", errs, c.want)
+			if found != 1 || strings.Count(fmt.Sprint(errs), "does not belong") > 1 {
+				t.Errorf("errors %v, want exactly one containing %q", errs, c.want)
 			}
 			if errs := s.CheckInvariants(); len(errs) > 0 {
 				t.Errorf("restored store: %v", errs)

@@ -1,0 +1,37 @@
+package pdbstore
+
+import (
+	"fmt"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/seed0f91f25e/multicache/api/v1alpha1"
+	"github.com/seed0f91f25e/multicache/internal/stores"
+	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
+)
+
+// BenchmarkCheckInvariants_WideBudgets checks a namespace of 5,000 ReplicaSets that 20
+// budgets with an empty selector (every owner) all cover: each budget links every owner and
+// each owner every budget, the case a scan of an entry's links would make quadratic. Run:
+// go test -run '^$' -bench BenchmarkCheckInvariants_WideBudgets -benchmem ./internal/stores/pdbstore
+func BenchmarkCheckInvariants_WideBudgets(b *testing.B) {
+	config, err := stores.NewCacheHandlerBuilder().Build()
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := New(config)
+	for i := range 5000 {
+		s.AddOwner(ts.MakeOwner(v1alpha1.OwnerReplicaSet, "ns", fmt.Sprintf("rs-%04d", i), "app", fmt.Sprint(i)))
+	}
+	for i := range 20 {
+		pdb := ts.MakePDB("ns", fmt.Sprintf("all-%02d", i), 1)
+		pdb.Spec.Selector = &metav1.LabelSelector{}
+		s.AddPDB(pdb)
+	}
+	for b.Loop() {
+		if errs := s.CheckInvariants(); len(errs) > 0 {
+			b.Fatal(errs[0])
+		}
+	}
+}
