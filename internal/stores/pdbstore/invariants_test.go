@@ -1,13 +1,13 @@
 package pdbstore
 
 import (
-	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
 	"github.com/seed0f91f25e/multicache/internal/stores"
+	"github.com/seed0f91f25e/multicache/internal/stores/storetest"
 	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
 )
 
@@ -17,79 +17,57 @@ import (
 func TestCheckInvariants_FindsEveryCorruption(t *testing.T) {
 	web := stores.OwnerKey{Type: v1alpha1.OwnerReplicaSet, Namespace: "ns", Name: "web"}
 	budget := types.NamespacedName{Namespace: "ns", Name: "web-pdb"}
-	for _, c := range []struct {
-		name    string
-		corrupt func(s *Store) (restore func())
-		want    string
-	}{
-		{"a link only the budget holds", func(s *Store) func() {
+	storetest.CheckCorruptions(t, func(t *testing.T) *Store {
+		config, err := stores.NewCacheHandlerBuilder().Build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := New(config)
+		s.AddOwner(ts.MakeOwner(v1alpha1.OwnerReplicaSet, "ns", "web", "app", "web"))
+		s.AddOwner(ts.MakeOwner(v1alpha1.OwnerReplicaSet, "ns", "db", "app", "db"))
+		s.AddPDB(ts.MakePDB("ns", "web-pdb", 1, "app", "web"))
+		s.AddOwner(ts.MakeOwner(v1alpha1.OwnerReplicaSet, "elsewhere", "api", "app", "api"))
+		return s
+	}, []storetest.Corruption[*Store]{
+		{Name: "a link only the budget holds", Corrupt: func(s *Store) func() {
 			o, _ := s.owners.Get(web)
 			delete(o.pdbs, budget)
 			return func() { o.pdbs[budget] = struct{}{} }
-		}, "pdb ns/web-pdb / owner ReplicaSet/ns/web: one-sided link"},
-		{"links both sides dropped while the selector matches", func(s *Store) func() {
+		}, Want: "pdb ns/web-pdb / owner ReplicaSet/ns/web: one-sided link"},
+		{Name: "links both sides dropped while the selector matches", Corrupt: func(s *Store) func() {
 			o, _ := s.owners.Get(web)
 			e, _ := s.pdbs.Get(budget)
 			delete(o.pdbs, budget)
 			delete(e.owners, web)
 			return func() { o.pdbs[budget] = struct{}{}; e.owners[web] = struct{}{} }
-		}, "linked=false but selector matches=true"},
-		{"a link to an unknown owner of another namespace", func(s *Store) func() {
+		}, Want: "linked=false but selector matches=true"},
+		{Name: "a link to an unknown owner of another namespace", Corrupt: func(s *Store) func() {
 			e, _ := s.pdbs.Get(budget)
 			ghost := stores.OwnerKey{Type: v1alpha1.OwnerReplicaSet, Namespace: "elsewhere", Name: "ghost"}
 			e.owners[ghost] = struct{}{}
 			return func() { delete(e.owners, ghost) }
-		}, "linked to unknown owner ReplicaSet/elsewhere/ghost"},
-		{"a link to an owner of another namespace", func(s *Store) func() {
+		}, Want: "linked to unknown owner ReplicaSet/elsewhere/ghost"},
+		{Name: "a link to an owner of another namespace", Corrupt: func(s *Store) func() {
 			e, _ := s.pdbs.Get(budget)
 			elsewhere := stores.OwnerKey{Type: v1alpha1.OwnerReplicaSet, Namespace: "elsewhere", Name: "api"}
 			e.owners[elsewhere] = struct{}{}
 			return func() { delete(e.owners, elsewhere) }
-		}, "pdb ns/web-pdb: linked to owner ReplicaSet/elsewhere/api of another namespace"},
-		{"an owner filed under another namespace's index", func(s *Store) func() {
+		}, Want: "pdb ns/web-pdb: linked to owner ReplicaSet/elsewhere/api of another namespace"},
+		{Name: "an owner filed under another namespace's index", Corrupt: func(s *Store) func() {
 			o := s.ownersByNS["ns"][web]
 			delete(s.ownersByNS["ns"], web)
 			s.ownersByNS["elsewhere"][web] = o
 			return func() { delete(s.ownersByNS["elsewhere"], web); s.ownersByNS["ns"][web] = o }
-		}, "owner ReplicaSet/ns/web: missing from its namespace index"},
-		{"a budget missing from its namespace index", func(s *Store) func() {
+		}, Want: "owner ReplicaSet/ns/web: missing from its namespace index"},
+		{Name: "a budget missing from its namespace index", Corrupt: func(s *Store) func() {
 			e := s.pdbsByNS["ns"][budget]
 			delete(s.pdbsByNS["ns"], budget)
 			return func() { s.pdbsByNS["ns"][budget] = e }
-		}, "pdb ns/web-pdb: missing from its namespace index"},
-		{"an owner missing from its namespace index", func(s *Store) func() {
+		}, Want: "pdb ns/web-pdb: missing from its namespace index"},
+		{Name: "an owner missing from its namespace index", Corrupt: func(s *Store) func() {
 			o := s.ownersByNS["ns"][web]
 			delete(s.ownersByNS["ns"], web)
 			return func() { s.ownersByNS["ns"][web] = o }
-		}, "owner ReplicaSet/ns/web: missing from its namespace index"},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			config, err := stores.NewCacheHandlerBuilder().Build()
-			if err != nil {
-				t.Fatal(err)
-			}
-			s := New(config)
-			s.AddOwner(ts.MakeOwner(v1alpha1.OwnerReplicaSet, "ns", "web", "app", "web"))
-			s.AddOwner(ts.MakeOwner(v1alpha1.OwnerReplicaSet, "ns", "db", "app", "db"))
-			s.AddPDB(ts.MakePDB("ns", "web-pdb", 1, "app", "web"))
-			s.AddOwner(ts.MakeOwner(v1alpha1.OwnerReplicaSet, "elsewhere", "api", "app", "api"))
-			if errs := s.CheckInvariants(); len(errs) > 0 {
-				t.Fatalf("healthy store: %v", errs)
-			}
-			restore := c.corrupt(s)
-			finish := s.CheckInvariantsDeferred()
-			restore()
-			errs := finish()
-			var found bool
-			for _, err := range errs {
-				found = found || strings.Contains(err.Error(), c.want)
-			}
-			if !found {
-				t.Errorf("errors %v, want one containing %q", errs, c.want)
-			}
-			if errs := s.CheckInvariants(); len(errs) > 0 {
-				t.Errorf("restored store: %v", errs)
-			}
-		})
-	}
+		}, Want: "owner ReplicaSet/ns/web: missing from its namespace index"},
+	})
 }

@@ -1,8 +1,6 @@
 package podgroupstore
 
 import (
-	"fmt"
-	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -11,6 +9,7 @@ import (
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
 	"github.com/seed0f91f25e/multicache/internal/stores"
+	"github.com/seed0f91f25e/multicache/internal/stores/storetest"
 )
 
 // TestCheckInvariants_FindsEveryCorruption corrupts a healthy store one way at a time and
@@ -18,80 +17,56 @@ import (
 // it: what the check reads under the lock is what it judges.
 func TestCheckInvariants_FindsEveryCorruption(t *testing.T) {
 	gang := types.NamespacedName{Namespace: "ns", Name: "gang"}
-	for _, c := range []struct {
-		name    string
-		corrupt func(s *Store) (restore func())
-		want    string
-	}{
-		{"counts off by one", func(s *Store) func() {
+	storetest.CheckCorruptions(t, func(t *testing.T) *Store {
+		config, err := stores.NewCacheHandlerBuilder().Build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := New(config)
+		s.AddPodGroup(&v1alpha1.PodGroup{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "gang"}, Spec: v1alpha1.PodGroupSpec{MinMember: 2},
+		})
+		s.AddPod(pod("a", "gang", "n1"))
+		s.AddPod(pod("b", "gang", ""))
+		return s
+	}, []storetest.Corruption[*Store]{
+		{Name: "counts off by one", Corrupt: func(s *Store) func() {
 			g, _ := s.groups.Get(gang)
 			g.counts.Running++
 			return func() { g.counts.Running-- }
-		}, "pod group ns/gang: counts"},
-		{"a member of another group", func(s *Store) func() {
+		}, Want: "pod group ns/gang: counts", Unique: "does not belong"},
+		{Name: "a member of another group", Corrupt: func(s *Store) func() {
 			g, _ := s.groups.Get(gang)
 			stranger := types.NamespacedName{Namespace: "ns", Name: "stranger"}
 			g.members[stranger] = pod("stranger", "", "")
 			return func() { delete(g.members, stranger) }
-		}, "pod group ns/gang: member ns/stranger does not belong to it"},
-		{"a member filed under another pod's key", func(s *Store) func() {
+		}, Want: "pod group ns/gang: member ns/stranger does not belong to it", Unique: "does not belong"},
+		{Name: "a member filed under another pod's key", Corrupt: func(s *Store) func() {
 			g, _ := s.groups.Get(gang)
 			a := types.NamespacedName{Namespace: "ns", Name: "a"}
 			alias := types.NamespacedName{Namespace: "ns", Name: "alias"}
 			g.members[alias] = g.members[a]
 			delete(g.members, a)
 			return func() { g.members[a] = g.members[alias]; delete(g.members, alias) }
-		}, "pod group ns/gang: member ns/alias does not belong to it"},
-		{"a stranger filed under another pod's key", func(s *Store) func() {
+		}, Want: "pod group ns/gang: member ns/alias does not belong to it", Unique: "does not belong"},
+		{Name: "a stranger filed under another pod's key", Corrupt: func(s *Store) func() {
 			g, _ := s.groups.Get(gang)
 			alias := types.NamespacedName{Namespace: "ns", Name: "alias"}
 			g.members[alias] = pod("stranger", "", "")
 			return func() { delete(g.members, alias) }
-		}, "pod group ns/gang: member ns/alias does not belong to it"},
-		{"a group without object or members", func(s *Store) func() {
+		}, Want: "pod group ns/gang: member ns/alias does not belong to it", Unique: "does not belong"},
+		{Name: "a group without object or members", Corrupt: func(s *Store) func() {
 			g, _ := s.groups.Get(gang)
 			pg, members, counts := g.pg, g.members, g.counts
 			g.pg, g.members, g.counts = nil, map[types.NamespacedName]*corev1.Pod{}, Counts{}
 			return func() { g.pg, g.members, g.counts = pg, members, counts }
-		}, "pod group ns/gang: kept without object or members"},
-		{"a group filed under another key", func(s *Store) func() {
+		}, Want: "pod group ns/gang: kept without object or members", Unique: "does not belong"},
+		{Name: "a group filed under another key", Corrupt: func(s *Store) func() {
 			g, _ := s.groups.Get(gang)
 			g.key.Name = "elsewhere"
 			return func() { g.key = gang }
-		}, "pod group ns/elsewhere: filed under ns/gang"},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			config, err := stores.NewCacheHandlerBuilder().Build()
-			if err != nil {
-				t.Fatal(err)
-			}
-			s := New(config)
-			s.AddPodGroup(&v1alpha1.PodGroup{
-				ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "gang"}, Spec: v1alpha1.PodGroupSpec{MinMember: 2},
-			})
-			s.AddPod(pod("a", "gang", "n1"))
-			s.AddPod(pod("b", "gang", ""))
-			if errs := s.CheckInvariants(); len(errs) > 0 {
-				t.Fatalf("healthy store: %v", errs)
-			}
-			restore := c.corrupt(s)
-			finish := s.CheckInvariantsDeferred()
-			restore()
-			errs := finish()
-			found := 0
-			for _, err := range errs {
-				if strings.Contains(err.Error(), c.want) {
-					found++
-				}
-			}
-			if found != 1 || strings.Count(fmt.Sprint(errs), "does not belong") > 1 {
-				t.Errorf("errors %v, want exactly one containing %q", errs, c.want)
-			}
-			if errs := s.CheckInvariants(); len(errs) > 0 {
-				t.Errorf("restored store: %v", errs)
-			}
-		})
-	}
+		}, Want: "pod group ns/elsewhere: filed under ns/gang", Unique: "does not belong"},
+	})
 }
 
 // pod is a pod of namespace ns, in group (none when empty), on node (none when empty).
