@@ -29,7 +29,7 @@ var okCounters = func() map[kindOp]prometheus.Counter {
 	m := map[kindOp]prometheus.Counter{}
 	objects := []stores.Op{stores.OpAdd, stores.OpUpdate, stores.OpDelete}
 	opsOf := map[stores.Kind][]stores.Op{
-		stores.KindPod: append(objects, stores.OpAssume, stores.OpFinishBinding, stores.OpForget, stores.OpExpire),
+		stores.KindPod:           append(objects, stores.OpAssume, stores.OpFinishBinding, stores.OpForget, stores.OpExpire),
 		stores.KindResourceClaim: append(objects, stores.OpAssume, stores.OpForget),
 	}
 	for _, k := range []stores.Kind{stores.KindPod, stores.KindNode, stores.KindNMNode, stores.KindCNR, stores.KindPodGroup,
