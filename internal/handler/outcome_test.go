@@ -7,7 +7,8 @@ import (
 )
 
 // TestOKCounters_OnlyTheOperationsAKindIsGiven: the "ok" series served at 0 are a pod's
-// lifecycle, a claim's assumption and every kind's add, update and delete; nothing else.
+// lifecycle, a claim's assumption and forgetting, and every kind's add, update and delete;
+// nothing else.
 func TestOKCounters_OnlyTheOperationsAKindIsGiven(t *testing.T) {
 	for _, c := range []struct {
 		kind stores.Kind
@@ -32,8 +33,8 @@ func TestOKCounters_OnlyTheOperationsAKindIsGiven(t *testing.T) {
 	}
 }
 
-// TestAccept_CountsAnOperationNotCreatedAhead: an event of a pair no series was created for
-// is still counted, in a series created then.
+// TestAccept_CountsAnOperationNotCreatedAhead: an event of a pair no series was created
+// ahead for is still counted (accept does not index a missing counter).
 func TestAccept_CountsAnOperationNotCreatedAhead(t *testing.T) {
 	h, _ := newQuietHandler(t)
 	before := eventsTotal(t, string(stores.KindMovement), string(stores.OpExpire), "ok")

@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
 )
@@ -337,6 +338,18 @@ func makePods(t *testing.T, ns, node string, names ...string) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// waitCached waits until a list of ns's pods served from the API server's watch cache
+// (resource version 0, what a reflector's first list asks for) holds n pods.
+func waitCached(t *testing.T, ns string, n int) {
+	t.Helper()
+	eventually(t, "the watch cache holds the namespace's pods", func() (bool, string) {
+		var pods corev1.PodList
+		err := env.Client.List(context.Background(), &pods, client.InNamespace(ns),
+			&client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: "0"}})
+		return err == nil && len(pods.Items) == n, fmt.Sprintf("%d pods listed (%v)", len(pods.Items), err)
+	})
 }
 
 // bind binds a pod to a node through the binding subresource, as a scheduler does.

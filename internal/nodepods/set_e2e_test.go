@@ -26,6 +26,10 @@ func TestSet_HandlerAddedBeforeStartGetsTheShardsPodsAsInitialAdds(t *testing.T)
 	makePods(t, ns, "np-initial-b", "b1")
 	makePods(t, ns, "np-initial-other", "other")
 	makePods(t, ns, "", "pending")
+	// A reflector's first list is served from the API server's watch cache (resource
+	// version 0), which may not show a pod created a moment ago yet: that pod would come
+	// in the watch, as a later add, as it would to any informer.
+	waitCached(t, ns, 5)
 
 	s := newShard(t, "initial")
 	rec := &recorder{}

@@ -62,7 +62,11 @@ func (s *Store) CheckInvariantsDeferred() func() []error {
 	var errs []error
 	pdbs := make([]pdbCopy, 0, s.pdbs.Len())
 	// Links are about as many as owners in a usual cluster: sized so, the slices rarely grow.
-	pdbOwners := make([]stores.OwnerKey, 0, s.owners.Len())
+	links := 0
+	if s.pdbs.Len() > 0 {
+		links = s.owners.Len()
+	}
+	pdbOwners := make([]stores.OwnerKey, 0, links)
 	s.pdbs.Range(func(pk types.NamespacedName, e *pdbEntry) bool {
 		c := pdbCopy{key: pk, selector: e.selector, from: len(pdbOwners)}
 		for ownerKey := range e.owners {
@@ -83,7 +87,7 @@ func (s *Store) CheckInvariantsDeferred() func() []error {
 	})
 	// ownersOf holds each namespace's owners: the matching reads them by namespace.
 	ownersOf := make(map[string][]ownerCopy, len(s.ownersByNS))
-	ownerPDBs := make([]types.NamespacedName, 0, s.owners.Len())
+	ownerPDBs := make([]types.NamespacedName, 0, links)
 	for ns, byKey := range s.ownersByNS {
 		of := make([]ownerCopy, 0, len(byKey))
 		for key, o := range byKey {

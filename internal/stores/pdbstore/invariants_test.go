@@ -1,8 +1,10 @@
 package pdbstore
 
 import (
+	"fmt"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
@@ -59,6 +61,12 @@ func TestCheckInvariants_FindsEveryCorruption(t *testing.T) {
 			s.ownersByNS["elsewhere"][web] = o
 			return func() { delete(s.ownersByNS["elsewhere"], web); s.ownersByNS["ns"][web] = o }
 		}, Want: "owner ReplicaSet/ns/web: missing from its namespace index"},
+		{Name: "another owner's entry filed under an owner's key", Corrupt: func(s *Store) func() {
+			db := stores.OwnerKey{Type: v1alpha1.OwnerReplicaSet, Namespace: "ns", Name: "db"}
+			o := s.ownersByNS["ns"][db]
+			s.ownersByNS["ns"][db] = s.ownersByNS["ns"][web]
+			return func() { s.ownersByNS["ns"][db] = o }
+		}, Want: "owner ReplicaSet/ns/db: missing from its namespace index", Unique: "missing from its namespace index"},
 		{Name: "a budget missing from its namespace index", Corrupt: func(s *Store) func() {
 			e := s.pdbsByNS["ns"][budget]
 			delete(s.pdbsByNS["ns"], budget)
@@ -69,5 +77,40 @@ func TestCheckInvariants_FindsEveryCorruption(t *testing.T) {
 			delete(s.ownersByNS["ns"], web)
 			return func() { s.ownersByNS["ns"][web] = o }
 		}, Want: "owner ReplicaSet/ns/web: missing from its namespace index"},
+	})
+}
+
+// TestCheckInvariants_FindsOneSidedLinksOfWideBudgets: a budget selecting a whole namespace
+// links more owners than the check scans (it looks them up in a set), and an owner several
+// such budgets select is looked up likewise; a link missing on either side is found.
+func TestCheckInvariants_FindsOneSidedLinksOfWideBudgets(t *testing.T) {
+	owner := stores.OwnerKey{Type: v1alpha1.OwnerReplicaSet, Namespace: "ns", Name: "rs-07"}
+	budget := types.NamespacedName{Namespace: "ns", Name: "all-03"}
+	storetest.CheckCorruptions(t, func(t *testing.T) *Store {
+		config, err := stores.NewCacheHandlerBuilder().Build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := New(config)
+		for i := range 40 {
+			s.AddOwner(ts.MakeOwner(v1alpha1.OwnerReplicaSet, "ns", fmt.Sprintf("rs-%02d", i), "app", fmt.Sprint(i)))
+		}
+		for i := range 40 {
+			pdb := ts.MakePDB("ns", fmt.Sprintf("all-%02d", i), 1)
+			pdb.Spec.Selector = &metav1.LabelSelector{}
+			s.AddPDB(pdb)
+		}
+		return s
+	}, []storetest.Corruption[*Store]{
+		{Name: "the owner's link back dropped", Corrupt: func(s *Store) func() {
+			o, _ := s.owners.Get(owner)
+			delete(o.pdbs, budget)
+			return func() { o.pdbs[budget] = struct{}{} }
+		}, Want: "pdb ns/all-03 / owner ReplicaSet/ns/rs-07: one-sided link", Unique: "one-sided"},
+		{Name: "the budget's link dropped", Corrupt: func(s *Store) func() {
+			e, _ := s.pdbs.Get(budget)
+			delete(e.owners, owner)
+			return func() { e.owners[owner] = struct{}{} }
+		}, Want: "pdb ns/all-03 / owner ReplicaSet/ns/rs-07: linked=false but selector matches=true", Unique: "one-sided"},
 	})
 }
