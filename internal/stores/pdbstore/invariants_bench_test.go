@@ -16,22 +16,36 @@ import (
 // each owner every budget, the case a scan of an entry's links would make quadratic. Run:
 // go test -run '^$' -bench BenchmarkCheckInvariants_WideBudgets -benchmem ./internal/stores/pdbstore
 func BenchmarkCheckInvariants_WideBudgets(b *testing.B) {
-	config, err := stores.NewCacheHandlerBuilder().Build()
-	if err != nil {
-		b.Fatal(err)
-	}
-	s := New(config)
-	for i := range 5000 {
-		s.AddOwner(ts.MakeOwner(v1alpha1.OwnerReplicaSet, "ns", fmt.Sprintf("rs-%04d", i), "app", fmt.Sprint(i)))
-	}
-	for i := range 20 {
-		pdb := ts.MakePDB("ns", fmt.Sprintf("all-%02d", i), 1)
-		pdb.Spec.Selector = &metav1.LabelSelector{}
-		s.AddPDB(pdb)
-	}
+	s := wideBudgets(b, 5000, 20)
 	for b.Loop() {
 		if errs := s.CheckInvariants(); len(errs) > 0 {
 			b.Fatal(errs[0])
 		}
 	}
+}
+
+// newStore is an empty store (the package's own tests read its fields).
+func newStore(t testing.TB) *Store {
+	t.Helper()
+	config, err := stores.NewCacheHandlerBuilder().Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return New(config)
+}
+
+// wideBudgets is a store with owners ReplicaSets rs-NN of namespace ns and budgets all-NN
+// there, each with an empty selector: every budget covers every owner.
+func wideBudgets(t testing.TB, owners, budgets int) *Store {
+	t.Helper()
+	s := newStore(t)
+	for i := range owners {
+		s.AddOwner(ts.MakeOwner(v1alpha1.OwnerReplicaSet, "ns", fmt.Sprintf("rs-%02d", i), "app", fmt.Sprint(i)))
+	}
+	for i := range budgets {
+		pdb := ts.MakePDB("ns", fmt.Sprintf("all-%02d", i), 1)
+		pdb.Spec.Selector = &metav1.LabelSelector{}
+		s.AddPDB(pdb)
+	}
+	return s
 }

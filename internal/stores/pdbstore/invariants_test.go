@@ -1,10 +1,8 @@
 package pdbstore
 
 import (
-	"fmt"
 	"testing"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
@@ -20,11 +18,7 @@ func TestCheckInvariants_FindsEveryCorruption(t *testing.T) {
 	web := stores.OwnerKey{Type: v1alpha1.OwnerReplicaSet, Namespace: "ns", Name: "web"}
 	budget := types.NamespacedName{Namespace: "ns", Name: "web-pdb"}
 	storetest.CheckCorruptions(t, func(t *testing.T) *Store {
-		config, err := stores.NewCacheHandlerBuilder().Build()
-		if err != nil {
-			t.Fatal(err)
-		}
-		s := New(config)
+		s := newStore(t)
 		s.AddOwner(ts.MakeOwner(v1alpha1.OwnerReplicaSet, "ns", "web", "app", "web"))
 		s.AddOwner(ts.MakeOwner(v1alpha1.OwnerReplicaSet, "ns", "db", "app", "db"))
 		s.AddPDB(ts.MakePDB("ns", "web-pdb", 1, "app", "web"))
@@ -87,20 +81,7 @@ func TestCheckInvariants_FindsOneSidedLinksOfWideBudgets(t *testing.T) {
 	owner := stores.OwnerKey{Type: v1alpha1.OwnerReplicaSet, Namespace: "ns", Name: "rs-07"}
 	budget := types.NamespacedName{Namespace: "ns", Name: "all-03"}
 	storetest.CheckCorruptions(t, func(t *testing.T) *Store {
-		config, err := stores.NewCacheHandlerBuilder().Build()
-		if err != nil {
-			t.Fatal(err)
-		}
-		s := New(config)
-		for i := range 40 {
-			s.AddOwner(ts.MakeOwner(v1alpha1.OwnerReplicaSet, "ns", fmt.Sprintf("rs-%02d", i), "app", fmt.Sprint(i)))
-		}
-		for i := range 40 {
-			pdb := ts.MakePDB("ns", fmt.Sprintf("all-%02d", i), 1)
-			pdb.Spec.Selector = &metav1.LabelSelector{}
-			s.AddPDB(pdb)
-		}
-		return s
+		return wideBudgets(t, 40, 40)
 	}, []storetest.Corruption[*Store]{
 		{Name: "the owner's link back dropped", Corrupt: func(s *Store) func() {
 			o, _ := s.owners.Get(owner)
