@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/seed0f91f25e/multicache/internal/handler"
 	"github.com/seed0f91f25e/multicache/internal/stores"
 )
 
@@ -61,11 +62,15 @@ func newRecorder() *recorder {
 	return &recorder{applied: map[types.NamespacedName]client.Object{}, failing: map[types.NamespacedName]bool{}}
 }
 
-func (r *recorder) apply(_ context.Context, key types.NamespacedName, obj client.Object) (time.Duration, error) {
+// A delete notification records nothing held (it names what goes).
+func (r *recorder) apply(_ context.Context, key types.NamespacedName, obj client.Object, d handler.Delivery) (time.Duration, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.failing[key] {
 		return 0, errors.New("transient")
+	}
+	if d == handler.Deleted {
+		obj = nil
 	}
 	r.applied[key] = obj
 	return 0, nil

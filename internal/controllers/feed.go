@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/resourceversion"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
@@ -22,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
+	"github.com/seed0f91f25e/multicache/internal/handler"
 	"github.com/seed0f91f25e/multicache/internal/stores"
 )
 
@@ -77,11 +79,15 @@ type feed struct {
 	// retrying are the keys of the initial list whose apply failed, until a reconcile applied
 	// them: the cache has not caught up while any is left.
 	retrying map[types.NamespacedName]struct{}
+	// repairs are the keys the verify loop found drifted, until a reconcile applied them: the
+	// informer's object is taken even when older than the cache's (handler.Backwards).
+	repairs map[types.NamespacedName]struct{}
 }
 
-// applyFunc brings the cache to obj, the current object under key (nil: gone); a positive
-// duration asks to look at the key again then.
-type applyFunc = func(ctx context.Context, key types.NamespacedName, obj client.Object) (time.Duration, error)
+// applyFunc brings the cache to obj, the current object under key (nil: gone), or for a
+// handler.Deleted delivery the object a delete notification names; a positive duration asks
+// to look at the key again then.
+type applyFunc = func(ctx context.Context, key types.NamespacedName, obj client.Object, d handler.Delivery) (time.Duration, error)
 
 // register adds the feed's handler to the informer of f.obj (created, not started, when the
 // manager has not started yet).
@@ -98,6 +104,7 @@ func (f *feed) register(ctx context.Context, informers cache.Informers) error {
 	}
 	f.ctx, f.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	f.retrying = map[types.NamespacedName]struct{}{}
+	f.repairs = map[types.NamespacedName]struct{}{}
 	if f.reg, err = inf.AddEventHandler(toolscache.ResourceEventHandlerDetailedFuncs{
 		AddFunc: f.onAdd, UpdateFunc: f.onUpdate, DeleteFunc: f.onDelete,
 	}); err != nil {
@@ -115,7 +122,7 @@ func (f *feed) onAdd(obj any, isInInitialList bool) {
 	if isInInitialList {
 		f.initial.Add(1)
 	}
-	f.applyNow(keyOfObject(o), o, isInInitialList)
+	f.applyNow(keyOfObject(o), o, handler.Current, isInInitialList)
 }
 
 func (f *feed) onUpdate(oldObj, newObj any) {
@@ -138,7 +145,13 @@ func (f *feed) onUpdate(oldObj, newObj any) {
 		f.enqueueLow(keyOfObject(n))
 		return
 	}
-	f.applyNow(keyOfObject(n), n, false)
+	d := handler.Current
+	if older(n.GetResourceVersion(), o.GetResourceVersion()) {
+		// Watch events never go backwards: the informer relisted an API whose versions did
+		// (an etcd restore without --bump-revision).
+		d = handler.Backwards
+	}
+	f.applyNow(keyOfObject(n), n, d, false)
 }
 
 func (f *feed) onDelete(obj any) {
@@ -154,12 +167,15 @@ func (f *feed) onDelete(obj any) {
 		f.enqueue(key, 0)
 		return
 	}
-	f.applyNow(key, nil, false)
+	// The deleted object goes with the delete: the informer's store runs ahead of its
+	// notifications, so a reconcile may have applied the object recreated under the name
+	// already, which this delete must leave alone.
+	f.applyNow(key, o, handler.Deleted, false)
 }
 
 // applyNow applies a notification; what fails goes to the queue.
-func (f *feed) applyNow(key types.NamespacedName, obj client.Object, initial bool) {
-	after, err := f.apply(f.ctx, key, obj)
+func (f *feed) applyNow(key types.NamespacedName, obj client.Object, d handler.Delivery, initial bool) {
+	after, err := f.apply(f.ctx, key, obj, d)
 	switch {
 	case err != nil:
 		f.log.V(1).Info("applying an event failed; queued", "key", key.String(), "error", err.Error())
@@ -187,9 +203,15 @@ func (f *feed) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, er
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	d := handler.Current
+	f.mu.Lock()
+	if _, ok := f.repairs[req.NamespacedName]; ok {
+		d = handler.Backwards
+	}
+	f.mu.Unlock()
 	var after time.Duration
 	for attempt := 0; ; attempt++ {
-		if after, err = f.apply(ctx, req.NamespacedName, obj); err != nil {
+		if after, err = f.apply(ctx, req.NamespacedName, obj, d); err != nil {
 			return ctrl.Result{}, err
 		}
 		now, err := f.current(ctx, req.NamespacedName)
@@ -208,6 +230,7 @@ func (f *feed) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, er
 	}
 	f.mu.Lock()
 	delete(f.retrying, req.NamespacedName)
+	delete(f.repairs, req.NamespacedName)
 	f.mu.Unlock()
 	return ctrl.Result{RequeueAfter: after}, nil
 }
@@ -281,6 +304,23 @@ func (f *feed) enqueue(key types.NamespacedName, after time.Duration) {
 	}
 }
 
+// enqueueRepair queues a key the verify loop found drifted: its reconcile takes the
+// informer's object even when its version is older than the cache's.
+func (f *feed) enqueueRepair(key types.NamespacedName) {
+	f.mu.Lock()
+	if f.repairs != nil {
+		f.repairs[key] = struct{}{}
+	}
+	f.mu.Unlock()
+	f.enqueue(key, 0)
+}
+
+// older reports whether resource version a is known to be older than b.
+func older(a, b string) bool {
+	c, err := resourceversion.CompareResourceVersion(a, b)
+	return err == nil && c < 0
+}
+
 // enqueueLow puts a key into the feed's queue behind everything else queued (at
 // controller-runtime's handler.LowPriority when the queue has priorities).
 func (f *feed) enqueueLow(key types.NamespacedName) {
@@ -345,11 +385,12 @@ func keyOfObject(o client.Object) types.NamespacedName {
 	return types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}
 }
 
-// syncAs adapts a handler's typed Sync method to a feed's apply, with an optional filter
-// (a sub-cluster keeps only its nodes): a filtered-out object counts as gone.
-func syncAs[T client.Object](log logr.Logger, kind stores.Kind, sync func(types.NamespacedName, T) error,
+// syncAs adapts a handler's Sync to a feed's apply, with an optional filter (a sub-cluster
+// keeps only its nodes): a filtered-out object counts as gone. A delete notification's
+// object is not filtered: it names what goes.
+func syncAs[T client.Object](log logr.Logger, kind stores.Kind, sync func(types.NamespacedName, T, handler.Delivery) error,
 	keep func(context.Context, T) (bool, error)) applyFunc {
-	return func(ctx context.Context, key types.NamespacedName, obj client.Object) (time.Duration, error) {
+	return func(ctx context.Context, key types.NamespacedName, obj client.Object, d handler.Delivery) (time.Duration, error) {
 		var cur T
 		if obj != nil {
 			t, ok := obj.(T)
@@ -357,23 +398,25 @@ func syncAs[T client.Object](log logr.Logger, kind stores.Kind, sync func(types.
 				return 0, fmt.Errorf("%s feed handed a %T", kind, obj)
 			}
 			cur = t
-			if keep != nil {
+			if keep != nil && d != handler.Deleted {
 				in, err := keep(ctx, t)
 				if err != nil {
 					return 0, err
 				}
 				if !in {
 					var zero T
-					cur = zero
+					cur, d = zero, handler.Current
 				}
 			}
 		}
-		report(log, kind, sync(key, cur))
+		report(log, kind, sync(key, cur, d))
 		return 0, nil
 	}
 }
 
-// byName adapts a cluster-scoped kind's Sync (keyed by name).
-func byName[T any](sync func(string, T) error) func(types.NamespacedName, T) error {
-	return func(key types.NamespacedName, obj T) error { return sync(key.Name, obj) }
+// delivered is the Sync of a kind the handler holds as the informer's type.
+func delivered[T client.Object](h *handler.Handler) func(types.NamespacedName, T, handler.Delivery) error {
+	return func(key types.NamespacedName, obj T, d handler.Delivery) error {
+		return h.SyncDelivered(key, obj, true, d)
+	}
 }

@@ -14,6 +14,7 @@ import (
 	crhandler "sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/seed0f91f25e/multicache/internal/handler"
 	"github.com/seed0f91f25e/multicache/internal/stores"
 )
 
@@ -124,7 +125,7 @@ func TestFeed_ADeleteBetweenAReconcilesReadAndItsApplyStaysDeleted(t *testing.T)
 		a1 := pod("ns", "a", "1")
 		mustStore(t, informer.Add(a1))
 		inReconcile, deleted := false, false
-		f.apply = func(ctx context.Context, key types.NamespacedName, obj client.Object) (time.Duration, error) {
+		f.apply = func(ctx context.Context, key types.NamespacedName, obj client.Object, d handler.Delivery) (time.Duration, error) {
 			if inReconcile && obj != nil && !deleted {
 				// The delivery, between the reconcile's read and its apply: the store
 				// forgets the pod, the handler applies the delete.
@@ -132,7 +133,7 @@ func TestFeed_ADeleteBetweenAReconcilesReadAndItsApplyStaysDeleted(t *testing.T)
 				mustStore(t, informer.Delete(a1))
 				f.onDelete(a1)
 			}
-			return rec.apply(ctx, key, obj)
+			return rec.apply(ctx, key, obj, d)
 		}
 		f.onAdd(a1, true)
 		inReconcile = true

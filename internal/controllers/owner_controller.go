@@ -28,14 +28,14 @@ type ownerSync[T client.Object] struct {
 }
 
 // syncer returns the feed's apply for this workload kind.
-func (o ownerSync[T]) syncer(h *handler.Handler) func(types.NamespacedName, T) error {
-	return func(key types.NamespacedName, obj T) error {
+func (o ownerSync[T]) syncer(h *handler.Handler) func(types.NamespacedName, T, handler.Delivery) error {
+	return func(key types.NamespacedName, obj T, d handler.Delivery) error {
 		ownerKey := stores.OwnerKey{Type: o.ownerType, Namespace: key.Namespace, Name: key.Name}
 		var gone T
 		if any(obj) == any(gone) {
 			return h.SyncOwner(ownerKey, nil)
 		}
-		return h.SyncOwner(ownerKey, o.toOwner(obj))
+		return h.SyncDelivered(key, o.toOwner(obj), true, d)
 	}
 }
 

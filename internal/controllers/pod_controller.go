@@ -37,8 +37,13 @@ type podSync struct {
 // apply is the pod feed's apply. A rejection the pod's state could cause is retried (the
 // state may move, and the next notification may be long in coming); an invalid object is
 // only reported.
-func (r *podSync) apply(ctx context.Context, key types.NamespacedName, obj client.Object) (time.Duration, error) {
+func (r *podSync) apply(ctx context.Context, key types.NamespacedName, obj client.Object, d handler.Delivery) (time.Duration, error) {
 	apiPod, _ := obj.(*corev1.Pod)
+	if d == handler.Deleted {
+		// The pod a delete notification names goes, if it is the one cached (not filtered:
+		// whatever scope it had, the cache must not keep it).
+		return 0, r.report(r.handler.SyncDelivered(key, apiPod, true, d))
+	}
 	if apiPod == nil && r.vanished != nil {
 		pod, retry, err := r.vanished(ctx, key)
 		if err != nil {
@@ -64,7 +69,10 @@ func (r *podSync) apply(ctx context.Context, key types.NamespacedName, obj clien
 		}
 		inScope = keep
 	}
-	return 0, r.report(r.handler.SyncPod(key, apiPod, inScope))
+	if apiPod == nil {
+		return 0, r.report(r.handler.SyncPod(key, nil, inScope))
+	}
+	return 0, r.report(r.handler.SyncDelivered(key, apiPod, inScope, d))
 }
 
 // report returns a rejection worth a retry and logs the others.

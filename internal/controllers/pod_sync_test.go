@@ -67,7 +67,7 @@ func TestPodSync_AForgetOrExpiryDuringTheApplyDoesNotLoseTheBinding(t *testing.T
 					return true, nil
 				},
 			}
-			after, err := r.apply(context.Background(), stores.PodKey(bound), bound)
+			after, err := r.apply(context.Background(), stores.PodKey(bound), bound, handler.Current)
 			if !injected {
 				t.Fatal("the gap was not exercised")
 			}

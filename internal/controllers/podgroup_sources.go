@@ -107,7 +107,7 @@ func podGroupSourceFeeds(log logr.Logger, h *handler.Handler, opts Options) []so
 			continue
 		}
 		fs := fs
-		apply := func(_ context.Context, key types.NamespacedName, obj client.Object) (time.Duration, error) {
+		apply := func(_ context.Context, key types.NamespacedName, obj client.Object, d handler.Delivery) (time.Duration, error) {
 			var pg *v1alpha1.PodGroup
 			if obj != nil {
 				converted, err := fs.convert(obj)
@@ -117,7 +117,12 @@ func podGroupSourceFeeds(log logr.Logger, h *handler.Handler, opts Options) []so
 				}
 				pg = converted
 			}
-			report(log, stores.KindPodGroup, h.SyncPodGroup(podgroupstore.Key(fs.source, key.Namespace, key.Name), pg))
+			storeKey := podgroupstore.Key(fs.source, key.Namespace, key.Name)
+			if pg == nil {
+				report(log, stores.KindPodGroup, h.SyncPodGroup(storeKey, nil))
+				return 0, nil
+			}
+			report(log, stores.KindPodGroup, h.SyncDelivered(storeKey, pg, true, d))
 			return 0, nil
 		}
 		out = append(out, sourceFeedSpec{name: podGroupSourceFeedName(fs.source), obj: fs.newObj(), apply: apply})

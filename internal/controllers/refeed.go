@@ -36,7 +36,7 @@ func (r *Refeeder) Refeed(_ context.Context, kind stores.Kind, key string) error
 	if !ok {
 		return fmt.Errorf("no running feed %s for %s %q", name, kind, key)
 	}
-	f.enqueue(req.NamespacedName, 0)
+	f.enqueueRepair(req.NamespacedName)
 	return nil
 }
 

@@ -84,6 +84,12 @@ func (h *Handler) podEventLocked(op stores.Op, oldPod, pod *corev1.Pod) error {
 //
 // Errors are typed (stores.Err*); see Retryable for which are worth a retry.
 func (h *Handler) SyncPod(key types.NamespacedName, apiPod *corev1.Pod, inScope bool) error {
+	return h.syncPodAs(key, apiPod, inScope, Current)
+}
+
+// syncPodAs is SyncPod for a delivery d (see Delivery): a Deleted pod removes the cached
+// one only when it is the same pod (UID); a Backwards pod is taken though older.
+func (h *Handler) syncPodAs(key types.NamespacedName, apiPod *corev1.Pod, inScope bool, d Delivery) error {
 	if apiPod != nil && stores.PodKey(apiPod) != key {
 		return h.rejectUnlocked(stores.KindPod, stores.OpUpdate, key.String(),
 			fmt.Errorf("%w: API pod %s reported for %s", stores.ErrInvalidObject, stores.PodKey(apiPod), key))
@@ -91,6 +97,16 @@ func (h *Handler) SyncPod(key types.NamespacedName, apiPod *corev1.Pod, inScope 
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	st, seen := h.pods.Get(key)
+	if d == Deleted {
+		if cached := cachedPodUID(st); seen && apiPod != nil && apiPod.UID != "" && cached != "" && apiPod.UID != cached {
+			lateDelete(h, stores.KindPod, key.String(), apiPod.UID, cached)
+			return nil
+		}
+		apiPod, inScope = nil, true
+	}
+	if d == Backwards && seen && apiPod != nil && st.APIPod != nil && older(apiPod.ResourceVersion, st.APIPod.ResourceVersion) {
+		versionsBackwards(h, stores.KindPod, key.String(), st.APIPod.ResourceVersion, apiPod.ResourceVersion)
+	}
 	gone := apiPod == nil // not merely filtered out
 	if apiPod != nil && !inScope {
 		if seen && st.State == stores.PodAssumed && apiPod.Spec.NodeName == "" {
@@ -111,7 +127,7 @@ func (h *Handler) SyncPod(key types.NamespacedName, apiPod *corev1.Pod, inScope 
 		return nil
 	case !seen:
 		return h.podEventLocked(stores.OpAdd, nil, apiPod)
-	case st.APIPod != nil && older(apiPod.ResourceVersion, st.APIPod.ResourceVersion):
+	case d != Backwards && st.APIPod != nil && older(apiPod.ResourceVersion, st.APIPod.ResourceVersion):
 		// A notification older than what the cache holds (a repair applied a newer read, or
 		// a shard's other watch reported it first), even of a pod since deleted and created
 		// again under the name: nothing (sync.go). Before the UID, lest the old pod come back.
@@ -144,6 +160,17 @@ func (h *Handler) SyncPod(key types.NamespacedName, apiPod *corev1.Pod, inScope 
 		}
 	}
 	return nil
+}
+
+// cachedPodUID is the UID of the pod the cache holds: the API's copy, else the assumed one.
+func cachedPodUID(st stores.PodStatus) types.UID {
+	if st.APIPod != nil {
+		return st.APIPod.UID
+	}
+	if st.Pod != nil {
+		return st.Pod.UID
+	}
+	return ""
 }
 
 // endedByDeletion reports whether a pod update is a deleted pod turning terminal: the

@@ -1,6 +1,8 @@
 package handler
 
 import (
+	"fmt"
+
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -26,6 +28,18 @@ import (
 // handed over only a tombstone. "Older" uses apimachinery's CompareResourceVersion
 // (resource versions of one resource are comparable integers since Kubernetes 1.35); a
 // version it cannot compare counts as newer, as before that rule existed.
+//
+// Two deliveries of a feed differ from "the current object" (SyncDelivered):
+//
+//   - a watch's delete notification names the object it deletes: the cache drops what it
+//     holds under the key only when it is that object (same UID). The informer's store runs
+//     ahead of its notifications, so a reconcile may have applied the object recreated under
+//     the name before the old one's delete is delivered: that late delete changes nothing.
+//   - an object whose version went backwards in the informer itself (a relist after an etcd
+//     restore without --bump-revision: every version is "older" than the cache's) is taken
+//     as it is; skipping it would leave the cache on the lost versions for good.
+//
+// Both are counted in multicache_feed_reorders_total.
 
 // SyncNode brings the stores to the Node named name (nil: gone).
 func (h *Handler) SyncNode(name string, node *corev1.Node) error {
@@ -71,10 +85,25 @@ func (h *Handler) SyncReservation(key types.NamespacedName, r *v1alpha1.Reservat
 // syncObject derives and applies the edge between the last-seen object of key and obj (the
 // zero T: gone), in one hold of the lock.
 func syncObject[K comparable, T comparable](h *Handler, k *objectKind[K, T], key K, obj T, rv func(T) string) error {
+	return syncObjectAs(h, k, key, obj, rv, Current)
+}
+
+// syncObjectAs is syncObject for a delivery d (see Delivery).
+func syncObjectAs[K comparable, T comparable](h *Handler, k *objectKind[K, T], key K, obj T, rv func(T) string, d Delivery) error {
 	var zero T
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	last, seen := k.get(key)
+	if d == Deleted {
+		if !seen {
+			return nil
+		}
+		if uid := k.uidOf(obj); uid != "" && uid != k.uidOf(last) {
+			lateDelete(h, k.kind, fmt.Sprint(key), uid, k.uidOf(last))
+			return nil
+		}
+		return objectEventLocked(h, k, stores.OpDelete, last, zero)
+	}
 	switch {
 	case obj == zero && seen:
 		return objectEventLocked(h, k, stores.OpDelete, last, zero)
@@ -82,15 +111,21 @@ func syncObject[K comparable, T comparable](h *Handler, k *objectKind[K, T], key
 		return nil
 	case !seen:
 		return objectEventLocked(h, k, stores.OpAdd, zero, obj)
-	case older(rv(obj), rv(last)):
+	case d != Backwards && older(rv(obj), rv(last)):
 		// Before the UID: a notification of a deleted object, older than the object that
 		// replaced it under the same name, must not bring the deleted one back.
 		return nil
 	case k.uidOf(last) != k.uidOf(obj):
+		if d == Backwards && older(rv(obj), rv(last)) {
+			versionsBackwards(h, k.kind, fmt.Sprint(key), rv(last), rv(obj))
+		}
 		if err := objectEventLocked(h, k, stores.OpDelete, last, zero); err != nil {
 			return err
 		}
 		return objectEventLocked(h, k, stores.OpAdd, zero, obj)
+	case d == Backwards && older(rv(obj), rv(last)):
+		versionsBackwards(h, k.kind, fmt.Sprint(key), rv(last), rv(obj))
+		return objectEventLocked(h, k, stores.OpUpdate, last, obj)
 	case newer(rv(obj), rv(last)):
 		return objectEventLocked(h, k, stores.OpUpdate, last, obj)
 	}

@@ -17,6 +17,15 @@ var (
 		Help: "Events received by the cache handler, by kind, operation and result (ok or the rejection reason).",
 	}, []string{"kind", "op", "result"})
 
+	// FeedReordersTotal counts notifications that arrived out of the order of the objects they
+	// describe, by kind and what the cache did: late_delete (a delete of an object already
+	// replaced under its name: ignored) and version_backwards (an object whose version went
+	// backwards in the informer, as after an etcd restore without --bump-revision: taken).
+	FeedReordersTotal = counterVec(prometheus.CounterOpts{
+		Namespace: namespace, Name: "feed_reorders_total",
+		Help: "Notifications out of order with the cache, by kind and result: late_delete (ignored), version_backwards (taken).",
+	}, []string{"kind", "result"})
+
 	// StoreOpDuration is how long one store takes for one event. It observes one event in
 	// SampleEvery, so the hot path stays cheap; use EventsTotal for rates.
 	StoreOpDuration = histogramVec(prometheus.HistogramOpts{
@@ -142,10 +151,16 @@ func Register(reg prometheus.Registerer, collectors ...prometheus.Collector) err
 	return nil
 }
 
+// The results of FeedReordersTotal.
+const (
+	ReorderLateDelete       = "late_delete"
+	ReorderVersionBackwards = "version_backwards"
+)
+
 // All returns every metric of this package.
 func All() []prometheus.Collector {
 	return []prometheus.Collector{
-		EventsTotal, StoreOpDuration, ExpiredPodsTotal, ReaperExpiredTotal, ReserveOnDeleteTotal, SnapshotDuration, InvariantViolationsTotal,
+		EventsTotal, FeedReordersTotal, StoreOpDuration, ExpiredPodsTotal, ReaperExpiredTotal, ReserveOnDeleteTotal, SnapshotDuration, InvariantViolationsTotal,
 		InvariantRechecksTotal,
 		CaughtUp, CatchUpSeconds, CatchUpObjects, DriftTotal, VerifyDuration,
 	}

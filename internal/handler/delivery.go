@@ -1,0 +1,76 @@
+package handler
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	resourcev1 "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/seed0f91f25e/multicache/api/v1alpha1"
+	"github.com/seed0f91f25e/multicache/internal/metrics"
+	"github.com/seed0f91f25e/multicache/internal/stores"
+)
+
+// Delivery says how a feed came by the object it hands the cache (see sync.go).
+type Delivery int
+
+const (
+	// Current is the object the informer holds under the key (nil: none): a watch's add or
+	// update, or a reconcile's read. An object older than the cached one is left alone.
+	Current Delivery = iota
+	// Deleted is a watch's delete notification, with the object it deletes (its last state
+	// or a tombstone's): the cached object goes only when it is that one (same UID).
+	Deleted
+	// Backwards is an update whose version the informer itself saw go backwards (a relist
+	// after an etcd restore without --bump-revision): taken even though it is older.
+	Backwards
+)
+
+// SyncDelivered is the Sync method of obj's kind for a delivery d. obj is the handler's type
+// of the kind (a pod group of another API converted, a workload as *stores.Owner); key is
+// the cache's key of it (the owner's comes from the object). inScope is SyncPod's.
+func (h *Handler) SyncDelivered(key types.NamespacedName, obj any, inScope bool, d Delivery) error {
+	switch o := obj.(type) {
+	case *corev1.Pod:
+		return h.syncPodAs(key, o, inScope, d)
+	case *corev1.Node:
+		return syncObjectAs(h, h.nodeKind, key.Name, o, rvOf[*corev1.Node], d)
+	case *v1alpha1.NMNode:
+		return syncObjectAs(h, h.nmNodeKind, key.Name, o, rvOf[*v1alpha1.NMNode], d)
+	case *v1alpha1.CustomNodeResource:
+		return syncObjectAs(h, h.cnrKind, key.Name, o, rvOf[*v1alpha1.CustomNodeResource], d)
+	case *v1alpha1.PodGroup:
+		return syncObjectAs(h, h.podGroupKind, key, o, rvOf[*v1alpha1.PodGroup], d)
+	case *policyv1.PodDisruptionBudget:
+		return syncObjectAs(h, h.pdbKind, key, o, rvOf[*policyv1.PodDisruptionBudget], d)
+	case *stores.Owner:
+		return syncObjectAs(h, h.ownerKind, o.Key(), o, func(o *stores.Owner) string { return o.ResourceVersion }, d)
+	case *v1alpha1.Movement:
+		return syncObjectAs(h, h.movementKind, key.Name, o, rvOf[*v1alpha1.Movement], d)
+	case *v1alpha1.Reservation:
+		return syncObjectAs(h, h.rsvKind, key, o, rvOf[*v1alpha1.Reservation], d)
+	case *resourcev1.ResourceSlice:
+		return syncObjectAs(h, h.sliceKind, key.Name, o, rvOf[*resourcev1.ResourceSlice], d)
+	case *resourcev1.ResourceClaim:
+		return syncObjectAs(h, h.claimKind, key, o, rvOf[*resourcev1.ResourceClaim], d)
+	case *resourcev1.DeviceClass:
+		return syncObjectAs(h, h.classKind, key.Name, o, rvOf[*resourcev1.DeviceClass], d)
+	}
+	return fmt.Errorf("%w: the cache does not hold a %T", stores.ErrInvalidObject, obj)
+}
+
+// lateDelete counts and logs a delete notification of an object the cache no longer holds
+// under its key (another UID is there now). Called with the lock held.
+func lateDelete(h *Handler, kind stores.Kind, key string, deleted, cached types.UID) {
+	metrics.FeedReordersTotal.WithLabelValues(string(kind), metrics.ReorderLateDelete).Inc()
+	h.log.V(1).Info("late delete of an object replaced under its name; nothing changed", "kind", kind, "key", key, "deletedUID", deleted, "cachedUID", cached)
+}
+
+// versionsBackwards counts and logs an object taken though its version is older than the
+// cached one's. Called with the lock held.
+func versionsBackwards(h *Handler, kind stores.Kind, key, cached, taken string) {
+	metrics.FeedReordersTotal.WithLabelValues(string(kind), metrics.ReorderVersionBackwards).Inc()
+	h.log.Info("resource version went backwards (an etcd restore?); took the API's object", "kind", kind, "key", key, "cachedVersion", cached, "takenVersion", taken)
+}

@@ -1,0 +1,135 @@
+package handler
+
+import (
+	"slices"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	"github.com/seed0f91f25e/multicache/api/v1alpha1"
+	"github.com/seed0f91f25e/multicache/internal/metrics"
+	"github.com/seed0f91f25e/multicache/internal/stores"
+	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
+)
+
+// TestSyncDelivered_ALateDeleteLeavesThePodThatReplacedIt: a StatefulSet's web-0 (UID a)
+// is deleted and created again (UID b); a reconcile read b from the informer's store, which
+// runs ahead of its notifications, and applied it (a's place kept for b, b added). Then a's
+// delete notification arrives: it names a, so b stays, charged once, and no place is kept
+// for b but the one a left and b took.
+func TestSyncDelivered_ALateDeleteLeavesThePodThatReplacedIt(t *testing.T) {
+	h, _ := newHandler(t)
+	must(t, h.AddNode(ts.MakeNode("n1", "8", "16Gi")))
+	owner := ts.MakeOwner(v1alpha1.OwnerStatefulSet, "ns", "web", "app", "web")
+	owner.UID, owner.ReserveOnDelete, owner.ResourceVersion, owner.Replicas = "uid-web", "true", "1", ptr.To[int32](1)
+	must(t, h.AddOwner(owner))
+	a := ts.MakePod("ns", "web-0", ts.Requests("1", "1Gi"), ts.OnNode("n1"), ts.WithResourceVersion("10"),
+		ts.WithLabels("app", "web"), ts.OwnedBy("StatefulSet", "web", "uid-web"))
+	a.UID = "a"
+	b := a.DeepCopy()
+	b.UID, b.ResourceVersion = "b", "20"
+	key := types.NamespacedName{Namespace: "ns", Name: "web-0"}
+	must(t, h.SyncPod(key, a, true))
+	must(t, h.SyncPod(key, b, true))
+	before := counterValue(t, metrics.FeedReordersTotal.WithLabelValues(string(stores.KindPod), metrics.ReorderLateDelete))
+	holdsBefore := h.ReservationHolds() // a's, which b consumed
+
+	must(t, h.SyncDelivered(key, a, true, Deleted))
+
+	st, ok := h.PodState(key)
+	if !ok || st.Pod.UID != "b" {
+		t.Fatalf("after a's late delete the cache holds %v (present %v), want b", st.Pod, ok)
+	}
+	if info, _ := h.NodeInfo("n1"); info.Requested.MilliCPU != 1000 {
+		t.Errorf("n1 requested %dm, want b charged once", info.Requested.MilliCPU)
+	}
+	if holds := h.ReservationHolds(); !slices.Equal(holds, holdsBefore) {
+		t.Errorf("places kept after a's late delete: %v, want %v as before (b runs)", holds, holdsBefore)
+	}
+	if got := counterValue(t, metrics.FeedReordersTotal.WithLabelValues(string(stores.KindPod), metrics.ReorderLateDelete)) - before; got != 1 {
+		t.Errorf("late deletes counted: %v, want 1", got)
+	}
+	// b's own delete removes it and keeps its place.
+	must(t, h.SyncDelivered(key, b, true, Deleted))
+	if _, ok := h.PodState(key); ok {
+		t.Error("b's delete left it in the cache")
+	}
+	if errs := h.CheckInvariants(); len(errs) > 0 {
+		t.Error(errs)
+	}
+}
+
+// TestSyncDelivered_ALateDeleteOfAnotherKindChangesNothing: the same rule for every kind the
+// handler holds (a Node deleted and registered again under its name).
+func TestSyncDelivered_ALateDeleteOfAnotherKindChangesNothing(t *testing.T) {
+	h, _ := newHandler(t)
+	old := ts.MakeNode("n1", "8", "16Gi")
+	old.UID, old.ResourceVersion = "old", "1"
+	cur := ts.MakeNode("n1", "16", "32Gi")
+	cur.UID, cur.ResourceVersion = "cur", "5"
+	must(t, h.SyncNode("n1", old))
+	must(t, h.SyncNode("n1", cur))
+	must(t, h.SyncDelivered(types.NamespacedName{Name: "n1"}, old, true, Deleted))
+	if info, ok := h.NodeInfo("n1"); !ok || info.Node == nil || info.Node.UID != "cur" {
+		t.Fatalf("after the old node's late delete: %+v (present %v), want the current node", info, ok)
+	}
+	must(t, h.SyncDelivered(types.NamespacedName{Name: "n1"}, cur, true, Deleted))
+	if _, ok := h.LastSeenNode("n1"); ok {
+		t.Error("the current node's delete left it in the cache")
+	}
+	// A delete of something the cache never held changes nothing and is no error.
+	must(t, h.SyncDelivered(types.NamespacedName{Name: "n2"}, ts.MakeNode("n2", "1", "1Gi"), true, Deleted))
+	if err := h.SyncDelivered(types.NamespacedName{Name: "x"}, &corev1.Service{}, true, Deleted); err == nil {
+		t.Error("a kind the cache does not hold was accepted")
+	}
+}
+
+// TestSyncDelivered_VersionsThatWentBackwardsAreTaken: after an etcd restore without
+// --bump-revision every version is older than the cache's. A Current delivery of such an
+// object is left alone (it may be a late notification); a Backwards one (the informer saw
+// the version go backwards, or the verify loop found the key drifted) is taken and counted.
+func TestSyncDelivered_VersionsThatWentBackwardsAreTaken(t *testing.T) {
+	h, _ := newHandler(t)
+	must(t, h.AddNode(ts.MakeNode("n1", "8", "16Gi")))
+	key := types.NamespacedName{Namespace: "ns", Name: "p"}
+	p := ts.MakePod("ns", "p", ts.Requests("1", "1Gi"), ts.OnNode("n1"), ts.WithResourceVersion("100"))
+	p.UID = "p"
+	must(t, h.SyncPod(key, p, true))
+	restored := p.DeepCopy()
+	restored.ResourceVersion = "40"
+	restored.Spec.Containers[0].Resources.Requests = ts.MakePod("x", "x", ts.Requests("2", "1Gi")).Spec.Containers[0].Resources.Requests
+	must(t, h.SyncPod(key, restored, true))
+	if st, _ := h.PodState(key); st.APIPod.ResourceVersion != "100" {
+		t.Fatalf("a Current delivery of an older version was taken: %s", st.APIPod.ResourceVersion)
+	}
+	before := counterValue(t, metrics.FeedReordersTotal.WithLabelValues(string(stores.KindPod), metrics.ReorderVersionBackwards))
+	must(t, h.SyncDelivered(key, restored, true, Backwards))
+	if st, _ := h.PodState(key); st.APIPod.ResourceVersion != "40" {
+		t.Fatalf("a Backwards delivery was not taken: the cache holds version %s", st.APIPod.ResourceVersion)
+	}
+	if info, _ := h.NodeInfo("n1"); info.Requested.MilliCPU != 2000 {
+		t.Errorf("n1 requested %dm, want the restored pod's 2000m", info.Requested.MilliCPU)
+	}
+	if got := counterValue(t, metrics.FeedReordersTotal.WithLabelValues(string(stores.KindPod), metrics.ReorderVersionBackwards)) - before; got != 1 {
+		t.Errorf("backwards versions counted: %v, want 1", got)
+	}
+	// The same for a kind other than Pod.
+	n := ts.MakeNode("n2", "8", "16Gi")
+	n.ResourceVersion = "90"
+	must(t, h.SyncNode("n2", n))
+	back := ts.MakeNode("n2", "4", "16Gi")
+	back.ResourceVersion = "30"
+	must(t, h.SyncNode("n2", back))
+	if got, _ := h.LastSeenNode("n2"); got.ResourceVersion != "90" {
+		t.Fatalf("a Current delivery of an older node was taken")
+	}
+	must(t, h.SyncDelivered(types.NamespacedName{Name: "n2"}, back, true, Backwards))
+	if got, _ := h.LastSeenNode("n2"); got.ResourceVersion != "30" {
+		t.Errorf("a Backwards node was not taken: %s", got.ResourceVersion)
+	}
+	if errs := h.CheckInvariants(); len(errs) > 0 {
+		t.Error(errs)
+	}
+}
