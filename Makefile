@@ -174,7 +174,7 @@ bench-e2e: envtest-assets kube-scheduler ## Cold start and pod churn through a r
 	cd bench/e2e && $(GO) run ./cmd/bench-e2e -size $(SIZE) -rounds $(BENCH_E2E_ROUNDS) -assets "$(K8S_ASSETS)" \
 		-multicache "$(LOCALBIN)/multicache" -repo "$(CURDIR)" -out "$(BENCH_E2E_OUT)" $(if $(filter 1,$(DEVICES)),-devices) $(BENCH_E2E_ARGS)
 
-# `make bench-holds` (issue 18): on NODES nodes a Deployment of REPLICAS pods, every one
+# `make bench-holds` (reserve-on-delete end to end): on NODES nodes a Deployment of REPLICAS pods, every one
 # annotated multicache.dev/reserve-on-delete, is rolled (maxSurge 25%), scaled to SCALE_TO,
 # then FORCE_DELETE of its pods are force-deleted; kube-scheduler binds, kube-controller-manager
 # runs the Deployment and ReplicaSet controllers, the harness plays the kubelets. Every node's

@@ -172,7 +172,7 @@ func TestValidation_RejectsInvalidObjectsNamingTheField(t *testing.T) {
 		},
 	}
 	if len(cases) < 12 {
-		t.Fatalf("the issue asks for at least 12 invalid objects, have %d", len(cases))
+		t.Fatalf("want at least 12 invalid objects, have %d", len(cases))
 	}
 	ctx := context.Background()
 	for i, tc := range cases {

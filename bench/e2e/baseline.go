@@ -40,7 +40,7 @@ func ReadRecord(path string) (*Record, error) {
 
 // writeBaseline compares the run's medians with the baseline's, subject by subject: the
 // differences, their cost per added device and claim, and multicache's ratios to
-// kube-scheduler in both (issue 19: they should stay where they were without devices).
+// kube-scheduler in both (with devices they should stay where they were without).
 func writeBaseline(p func(string, ...any), res *Result) {
 	base := res.Config.Baseline
 	if base == nil {

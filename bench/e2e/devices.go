@@ -23,7 +23,7 @@ const (
 	// DeviceClassName names the one DeviceClass.
 	DeviceClassName = "bench-gpu"
 	// DefaultDevicesPerNode and DefaultClaimsPerNode are what -devices populates: at large,
-	// 5,000 nodes × 8 devices and 20,000 allocated claims (issue 19).
+	// 5,000 nodes × 8 devices and 20,000 allocated claims.
 	DefaultDevicesPerNode = 8
 	DefaultClaimsPerNode  = 4
 	// claimRequest names the one request of every claim.

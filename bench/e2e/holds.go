@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// The reserve-on-delete run (`make bench-holds`, issue 18): a Deployment whose every pod is
+// The reserve-on-delete run (`make bench-holds`): a Deployment whose every pod is
 // annotated multicache.dev/reserve-on-delete is rolled, scaled down and partly
 // force-deleted on a cluster with the real control plane (kube-apiserver, etcd,
 // kube-scheduler binding the pods, kube-controller-manager running the Deployment and

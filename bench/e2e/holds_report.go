@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// HoldsGoneWithin is the issue's bound: no hold is charged this long after the last
+// HoldsGoneWithin is the run's bound: no hold is charged this long after the last
 // replacement landed or the scale-down finished.
 const HoldsGoneWithin = 2 * time.Second
 
@@ -86,7 +86,7 @@ func SummariseHolds(res *HoldsResult) []HoldsSummary {
 	return out
 }
 
-// Problems lists what the issue's "done when" does not allow: a sample with an excess, a
+// Problems lists what the run's checks do not allow: a sample with an excess, a
 // hold charged HoldsGoneWithin after a phase's end, a phase sampled less than that after
 // its end, failed samples, differences between multicache and the API at the end.
 func (r *HoldsResult) Problems() []string {
@@ -171,7 +171,7 @@ func WriteHoldsReport(w io.Writer, res *HoldsResult, machine string) {
 	pf("Excess is multicache's requested CPU on a node above the pods bound there in either of the two API lists around the read, the pods it still charges that the API had deleted before the first list (its feed's lag, the stale pods), and the holds it charges whose ReplicaSet had fewer landed pods than it wants in either list or in the second list of the sample before (a replacement still coming, allowing multicache one sample period to apply its landing); in parentheses, the excess over that legit charge. ")
 	pf("Holds charged are the reservations whose placeholder multicache charges on some node (every one here is a deleted pod's hold or the Reservation that took it over).\n\n")
 
-	pf("Checks (issue 18):\n\n")
+	pf("Checks:\n\n")
 	for _, s := range SummariseHolds(res) {
 		pf("- %s: %s; %s.\n", s.Phase.Name, check(s.WithExcess == 0, fmt.Sprintf("charge = live pods + holds still awaited at every sample (%d with excess)", s.WithExcess)),
 			check(s.HoldsAfterBound == 0 && !s.Lingering && s.LastSample > HoldsGoneWithin,

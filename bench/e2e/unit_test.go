@@ -202,7 +202,7 @@ func TestSizeWithDevices(t *testing.T) {
 		t.Fatal(err)
 	}
 	if s.Devices() != 40000 || s.Claims() != 20000 || s.ResourceSlices() != 5000 || s.DeviceClasses() != 1 {
-		t.Errorf("large with devices: %s; want 40,000 devices in 5,000 slices and 20,000 claims (issue 19)", s)
+		t.Errorf("large with devices: %s; want 40,000 devices in 5,000 slices and 20,000 claims", s)
 	}
 	if _, err := Sizes["small"].WithDevices(2, 3); err == nil {
 		t.Error("3 claims per node on 2 devices: no error")

@@ -16,7 +16,7 @@ import (
 	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
 )
 
-// TestDevices_AssumedClaimsThroughTheAPIServer is issue 19's assume path, with the feeds
+// TestDevices_AssumedClaimsThroughTheAPIServer is the claims' assume path, with the feeds
 // delivering what the real API server stores: a sibling assumes a claim's allocation and
 // the node's view counts it at once; the API then shows the same allocation and it is
 // counted once; an assumption forgotten leaves nothing allocated; the claim the status

@@ -13,7 +13,7 @@ import (
 	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
 )
 
-// TestDevices_FedFromTheAPIServer is issue 19's scenario through the feeds: a class, a node
+// TestDevices_FedFromTheAPIServer is the devices scenario through the feeds: a class, a node
 // whose pool has 4 devices in its newest generation and 2 in an older one, a claim allocated
 // 2 of them: the node's view says 4 total, 2 allocated, 2 free, for the node and the class;
 // the claim deallocated: 0 allocated.

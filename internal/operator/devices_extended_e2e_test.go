@@ -19,7 +19,7 @@ import (
 	"github.com/seed0f91f25e/multicache/internal/stores/devicestore"
 )
 
-// TestDevices_AnExtendedResourceAClassServesIsChargedToItsDevices is issue 19's extended
+// TestDevices_AnExtendedResourceAClassServesIsChargedToItsDevices is the extended
 // resource scenario through the real API server: a DeviceClass serving example.com/gpu, a
 // node whose allocatable lists none of it with 2 devices of the class, a node whose device
 // plugin lists 4. A pod on the first asking for 1 GPU, served as kube-scheduler serves it

@@ -9,7 +9,7 @@ import (
 	"github.com/seed0f91f25e/multicache/test/chaos/writelog"
 )
 
-// Failover (issue 8): after kill -9 of the leader, how long after its lease expired did the
+// Failover: after kill -9 of the leader, how long after its lease expired did the
 // new leader's first status write land? The lease expires LeaseDuration after the killed
 // leader's last renewal was sent (its renewTime is its clock at sending); the first write is
 // the first guarded write (a status patch, a reservation delete) the other replica sent after
@@ -75,6 +75,6 @@ func failoverSummary(faults []*FaultResult) string {
 	}
 	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
 	parts := []string{dur(ds[0]), dur(ds[len(ds)/2]), dur(ds[len(ds)-1])}
-	return fmt.Sprintf("- Failover (kill -9 of the leader, %d measured): the new leader's first status write landed %s (min / median / max) after the killed leader's lease expired; issue 8's target is <= 2 s: %s.\n",
+	return fmt.Sprintf("- Failover (kill -9 of the leader, %d measured): the new leader's first status write landed %s (min / median / max) after the killed leader's lease expired; target <= 2 s: %s.\n",
 		len(ds), strings.Join(parts, " / "), met(ds[0] >= 0 && ds[len(ds)-1] <= 2*time.Second))
 }

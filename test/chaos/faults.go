@@ -22,7 +22,7 @@ type Fault struct {
 	Inject func(ctx context.Context, h *Harness, res *FaultResult) (healed time.Time, err error)
 }
 
-// The fault kinds, numbered as in the issue.
+// The fault kinds, numbered as in the report and docs/RELIABILITY.md.
 var (
 	KillLeader    = Fault{"1a kill -9 leader", killLeader}
 	KillStandby   = Fault{"1b kill -9 standby", killStandby}
@@ -33,7 +33,7 @@ var (
 	NodeDelete    = Fault{"6 node deleted with pods, recreated", nodeDelete}
 	SlowBind      = Fault{"7 slow bind after assumed TTL", slowBind}
 
-	// Kinds are the fault kinds in the order of the issue (the report's order).
+	// Kinds are the fault kinds in the report's order.
 	Kinds = []Fault{KillLeader, KillStandby, PauseLeader, APIRestart, Compaction410, Burst, NodeDelete, SlowBind}
 	// FirstPass injects every kind once, in this order: the 410 comes first of the API
 	// server faults, so that it is measured before client-go's reflector backoff (which

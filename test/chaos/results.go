@@ -192,7 +192,7 @@ type KindStats struct {
 	Violations string
 }
 
-// ByKind summarizes the faults per kind, in the order.
+// ByKind summarizes the faults per kind, in the report's order.
 func (r *Results) ByKind() []KindStats {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -12,7 +12,7 @@ import (
 	"github.com/seed0f91f25e/multicache/internal/testsupport"
 )
 
-// TestDevices_ThroughTheAPIServer is the scenario on objects the real API server
+// TestDevices_ThroughTheAPIServer is the devices scenario on objects the real API server
 // validated and stored: a class, a node whose pool has 4 devices in its newest generation
 // and 2 in an older one, a claim allocated 2 of them (status written as kube-scheduler
 // writes it): 4 total, 2 allocated, 2 free, for the node and for the class; the claim

@@ -1,4 +1,4 @@
-// Command bench-holds is `make bench-holds`: the reserve-on-delete end to end of issue 18.
+// Command bench-holds is `make bench-holds`: reserve-on-delete end to end.
 // It starts the real control plane (kube-apiserver, etcd, kube-scheduler,
 // kube-controller-manager with the Deployment and ReplicaSet controllers) and multicache,
 // plays the kubelets, rolls a Deployment whose every pod is annotated
