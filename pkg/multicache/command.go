@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/go-logr/logr"
 	"io"
 	"os"
 	"path/filepath"
@@ -89,7 +90,12 @@ func (c *Command) Run(args []string) int {
 			return exitFailed
 		}
 	}
-	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&f.zap)))
+	logger := zap.New(zap.UseFlagOptions(&f.zap))
+	if f.local.enabled {
+		// The banner is the last thing a local start prints.
+		logger = logr.New(quietStartup{logger.GetSink()})
+	}
+	ctrl.SetLogger(logger)
 	// client-go's own log lines (a reflector's "Failed to watch", errors without a context)
 	// go through the same logger, structured, instead of plain text on stderr.
 	klog.SetLoggerWithOptions(ctrl.Log.WithName("client-go"), klog.ContextualLogger(true))
@@ -117,6 +123,7 @@ func (c *Command) Run(args []string) int {
 			return exitFailed
 		}
 		defer func() {
+			st.components.stop()
 			if err := cp.Stop(); err != nil {
 				log.Error(err, "stopping the local control plane")
 			}

@@ -25,6 +25,7 @@ type localOptions struct {
 	assets  string
 	dir     string
 	apply   string
+	cluster clusterOptions
 }
 
 // localState is what --local started: where its kubeconfig is, which node the samples
@@ -39,6 +40,10 @@ type localState struct {
 	// built next to the control plane's binaries.
 	kubectl string
 	lock    *controlplane.Lock
+	// acts is true when the cluster runs controllers, the scheduler and fake kubelets.
+	acts bool
+	// components are the processes the local cluster runs besides the control plane.
+	components localComponents
 }
 
 // listenFlag is an address the operator will listen on, with the flag that sets it.
@@ -54,6 +59,7 @@ func (l *localOptions) bindFlags(fs *flag.FlagSet) {
 		"Directory where --local writes its kubeconfig.")
 	fs.StringVar(&l.apply, "local-apply", "",
 		"Comma-separated YAML files or directories to apply after --local starts (e.g. config/samples).")
+	l.cluster.bindFlags(fs)
 }
 
 // startLocal locks --local-dir and checks that the operator's ports are free (so a second
@@ -96,12 +102,12 @@ func startLocal(ctx context.Context, local localOptions, listens []listenFlag) (
 	state.kubectl = kubectlCommand(local.assets)
 	fmt.Printf("local control plane ready at %s\nkubeconfig: %s\n", cp.Config.Host, state.kubeconfig)
 
+	c, err := client.New(cp.Config, client.Options{Scheme: s})
+	if err != nil {
+		_ = cp.Stop()
+		return nil, state, err
+	}
 	if local.apply != "" {
-		c, err := client.New(cp.Config, client.Options{Scheme: s})
-		if err != nil {
-			_ = cp.Stop()
-			return nil, state, err
-		}
 		applied, err := controlplane.ApplyManifests(ctx, c, strings.Split(local.apply, ","))
 		if err != nil {
 			_ = cp.Stop()
@@ -115,6 +121,14 @@ func startLocal(ctx context.Context, local localOptions, listens []listenFlag) (
 			}
 		}
 	}
+	if state.components, err = startComponents(ctx, c, local.cluster, local.assets, local.dir, state.kubeconfig); err != nil {
+		_ = cp.Stop()
+		return nil, state, err
+	}
+	if !local.cluster.bare && local.cluster.nodes > 0 && state.node == "" {
+		state.node = "sample-node"
+	}
+	state.acts = !local.cluster.bare
 	return cp, state, nil
 }
 
@@ -183,7 +197,24 @@ func banner(st localState, debugAddr string) string {
 	if metrics != "" && !st.metricsSecure {
 		fmt.Fprintf(&b, "  curl -s %s/metrics | grep ^multicache_\n", metrics)
 	}
+	if st.acts {
+		// A minute's scenario: the scheduler keeps a deleted pod's place for its replacement.
+		k := fmt.Sprintf("%s --kubeconfig %s", kubectl, st.kubeconfig)
+		b.WriteString("Watch a deleted pod's place kept and refilled (controllers, the multicache scheduler and KWOK's fake kubelets run):\n")
+		fmt.Fprintf(&b, "  %s apply -f examples/local/web.yaml && %s get pods -o wide -w\n", k, k)
+		fmt.Fprintf(&b, "  %s delete pod -l app=web --wait=false --field-selector spec.nodeName=%s   # in another terminal\n", k, firstNonEmpty(st.node, "sample-node"))
+		if debug != "" {
+			fmt.Fprintf(&b, "  curl %s/debug/cache/nodes/%s   # the hold, until the replacement lands there\n", debug, firstNonEmpty(st.node, "sample-node"))
+		}
+	}
 	return b.String()
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }
 
 // reachable is the host:port a local client reaches a listen address at ("" when the

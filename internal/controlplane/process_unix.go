@@ -1,0 +1,12 @@
+//go:build unix
+
+package controlplane
+
+import (
+	"os/exec"
+	"syscall"
+)
+
+// ownProcessGroup puts the child in a process group of its own: a Ctrl-C at the terminal
+// reaches the operator, which stops its children in order, instead of every process at once.
+func ownProcessGroup(cmd *exec.Cmd) { cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} }
