@@ -68,7 +68,7 @@ func holdsSource(n *Notifier, h *handler.Handler) source.Source {
 // setupReplacements registers the replacement controller (leader only, gated on the
 // catch-up, writing through the fenced client).
 func setupReplacements(mgr manager.Manager, h *handler.Handler, n *Notifier, opts Options) error {
-	c, err := writer(mgr, opts.Fence)
+	c, err := NewWriter(mgr, opts.Fence)
 	if err != nil {
 		return err
 	}

@@ -42,10 +42,11 @@ type Options struct {
 	Clock clock.PassiveClock
 	// CatchUp tracks the feeds' catch-up; the status writers wait for it. Required.
 	CatchUp *CatchUp
-	// Fence, when set, is asked before every attempt of every write of the status writers
-	// and the GC, client-go's own resends included (the check is in their transport): an
-	// error (this replica's lease is not known to be held) refuses the request unsent.
-	Fence func() error
+	// Fence, when set, is asked before every attempt of every write of the status writers,
+	// the GC and the Events they record, client-go's own resends included (the check is in
+	// their transport): an error (this replica's lease is not known to be held) refuses the
+	// request unsent, and an attempt let through is cut at the deadline it returns.
+	Fence Fence
 	// PodGroupSources are the APIs pod groups are read from when the PodGroupStore is
 	// enabled (podgroup_sources.go); none means multicache's own only. Only multicache's own
 	// PodGroups get a status writer.
@@ -237,7 +238,7 @@ var podScopeChanges = predicate.Funcs{
 // setupStatusWriters registers the status writers; they need leader election (the default)
 // and reconcile nothing before the cache caught up.
 func setupStatusWriters(mgr manager.Manager, h *handler.Handler, n *Notifier, watched []stores.Kind, opts Options) error {
-	c, err := writer(mgr, opts.Fence)
+	c, err := NewWriter(mgr, opts.Fence)
 	if err != nil {
 		return err
 	}

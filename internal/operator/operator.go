@@ -435,7 +435,7 @@ func lockInterface(lock *renewalLock) resourcelock.Interface {
 }
 
 // fenceOf returns the fence of the status writers, nil without leader election.
-func fenceOf(lock *renewalLock) func() error {
+func fenceOf(lock *renewalLock) controllers.Fence {
 	if lock == nil {
 		return nil
 	}
