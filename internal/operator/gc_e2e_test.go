@@ -38,7 +38,9 @@ type fixedView struct {
 	view reservationstore.View
 }
 
-func (f *fixedView) Reservation(types.NamespacedName) (reservationstore.View, bool) { return f.view, true }
+func (f *fixedView) Reservation(types.NamespacedName) (reservationstore.View, bool) {
+	return f.view, true
+}
 
 // TestReservationGC_AReservationChangedSinceTheDecisionIsNotDeleted: the GC decides from the
 // cache's copy of an Expired reservation past its grace; meanwhile its owner extended its TTL
