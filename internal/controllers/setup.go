@@ -10,6 +10,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -179,11 +180,15 @@ func Setup(mgr manager.Manager, h *handler.Handler, n *Notifier, opts Options) (
 			}
 		}
 	}
-	if err := setupStatusWriters(mgr, h, n, watched, opts); err != nil {
+	recorder, err := NewRecorder(mgr, opts.Fence)
+	if err != nil {
+		return nil, err
+	}
+	if err := setupStatusWriters(mgr, h, n, watched, opts, recorder); err != nil {
 		return nil, err
 	}
 	if slices.Contains(watched, stores.KindReservation) {
-		if err := setupReplacements(mgr, h, n, opts); err != nil {
+		if err := setupReplacements(mgr, h, n, opts, recorder); err != nil {
 			return nil, err
 		}
 	}
@@ -237,12 +242,11 @@ var podScopeChanges = predicate.Funcs{
 
 // setupStatusWriters registers the status writers; they need leader election (the default)
 // and reconcile nothing before the cache caught up.
-func setupStatusWriters(mgr manager.Manager, h *handler.Handler, n *Notifier, watched []stores.Kind, opts Options) error {
+func setupStatusWriters(mgr manager.Manager, h *handler.Handler, n *Notifier, watched []stores.Kind, opts Options, recorder events.EventRecorder) error {
 	c, err := NewWriter(mgr, opts.Fence)
 	if err != nil {
 		return err
 	}
-	recorder := mgr.GetEventRecorder("multicache")
 	writers := []struct {
 		kind stores.Kind
 		name string
