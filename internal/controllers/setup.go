@@ -48,6 +48,8 @@ type Options struct {
 	// their transport): an error (this replica's lease is not known to be held) refuses the
 	// request unsent, and an attempt let through is cut at the deadline it returns.
 	Fence Fence
+	// Recorder records the writers' Events (nil: NewRecorder(mgr, Fence)).
+	Recorder events.EventRecorder
 	// PodGroupSources are the APIs pod groups are read from when the PodGroupStore is
 	// enabled (podgroup_sources.go); none means multicache's own only. Only multicache's own
 	// PodGroups get a status writer.
@@ -180,9 +182,12 @@ func Setup(mgr manager.Manager, h *handler.Handler, n *Notifier, opts Options) (
 			}
 		}
 	}
-	recorder, err := NewRecorder(mgr, opts.Fence)
-	if err != nil {
-		return nil, err
+	recorder := opts.Recorder
+	if recorder == nil {
+		var err error
+		if recorder, err = NewRecorder(mgr, opts.Fence); err != nil {
+			return nil, err
+		}
 	}
 	if err := setupStatusWriters(mgr, h, n, watched, opts, recorder); err != nil {
 		return nil, err
