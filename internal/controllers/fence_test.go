@@ -3,12 +3,14 @@ package controllers
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -43,7 +45,7 @@ func ok(_ int32, w http.ResponseWriter) {
 }
 
 // fencedTestClient is a client of api whose transport asks fence, as the status writers'.
-func fencedTestClient(t *testing.T, api http.Handler, fence func() error) client.Client {
+func fencedTestClient(t *testing.T, api http.Handler, fence Fence) client.Client {
 	t.Helper()
 	srv := httptest.NewServer(api)
 	t.Cleanup(srv.Close)
@@ -57,16 +59,17 @@ func fencedTestClient(t *testing.T, api http.Handler, fence func() error) client
 	return c
 }
 
-// fenceSwitch is a fence the test closes.
+// fenceSwitch is a fence the test closes; while open, its lease's renew deadline is an hour
+// away.
 type fenceSwitch struct {
 	mu  sync.Mutex
 	err error
 }
 
-func (f *fenceSwitch) fence() error {
+func (f *fenceSwitch) fence() (time.Time, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.err
+	return time.Now().Add(time.Hour), f.err
 }
 
 func (f *fenceSwitch) close(err error) {
@@ -145,5 +148,86 @@ func TestFence_WritesPassWhileOpenAndAreRefusedUnsentOnceClosed(t *testing.T) {
 	}
 	if err := c.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "r"}, &v1alpha1.Reservation{}); err != nil || api.reads.Load() != 1 {
 		t.Errorf("a read with the fence closed: %v (server saw %d reads), want it sent", err, api.reads.Load())
+	}
+}
+
+// stallingAPI holds every write it receives for stall before applying it, as an API server's
+// priority-and-fairness queue does under load, unless the request ends first (its sender
+// cancelled it: the connection or stream closed). It records what it saw.
+type stallingAPI struct {
+	stall     time.Duration
+	received  atomic.Int32
+	applied   atomic.Int32
+	timeouts  chan string    // each write's ?timeout=
+	cancelled chan time.Time // when a held write ended unapplied
+}
+
+func newStallingAPI(stall time.Duration) *stallingAPI {
+	return &stallingAPI{stall: stall, timeouts: make(chan string, 10), cancelled: make(chan time.Time, 10)}
+}
+
+func (a *stallingAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	_, _ = io.ReadAll(r.Body) // once the body is read, the server hears the connection close
+	a.received.Add(1)
+	a.timeouts <- r.URL.Query().Get("timeout")
+	select {
+	case <-r.Context().Done():
+		a.cancelled <- time.Now()
+		return
+	case <-time.After(a.stall):
+	}
+	a.applied.Add(1)
+	w.Header().Set("Content-Type", "application/json")
+	ok(0, w)
+}
+
+// TestFence_AWriteThatStallsPastTheRenewDeadlineIsCutThere: the fence lets a status write
+// through 400 ms before the lease's renew deadline, and the API server holds it for 3 s. The
+// write must end at the deadline, the server must see its request end then and apply
+// nothing, and the request must tell the server the time left (?timeout=).
+func TestFence_AWriteThatStallsPastTheRenewDeadlineIsCutThere(t *testing.T) {
+	api := newStallingAPI(3 * time.Second)
+	until := time.Now().Add(400 * time.Millisecond)
+	c := fencedTestClient(t, api, func() (time.Time, error) { return until, nil })
+	err := c.Status().Update(context.Background(), expiring())
+	returned := time.Now()
+	if err == nil {
+		t.Errorf("the stalled write succeeded %v after the renew deadline", returned.Sub(until))
+	} else if !strings.Contains(err.Error(), errPastRenewDeadline.Error()) {
+		t.Errorf("the write returned %v, want it cut at the renew deadline", err)
+	}
+	const slack = 300 * time.Millisecond
+	if late := returned.Sub(until); late > slack {
+		t.Errorf("the write returned %v after the renew deadline", late)
+	}
+	select {
+	case at := <-api.cancelled:
+		if late := at.Sub(until); late > slack {
+			t.Errorf("the server saw the request end %v after the renew deadline", late)
+		}
+	case <-time.After(api.stall):
+	}
+	if n := api.applied.Load(); n != 0 {
+		t.Errorf("the server applied %d writes after the writer's renew deadline", n)
+	}
+	if n := api.received.Load(); n != 1 {
+		t.Fatalf("the server received %d writes, want 1", n)
+	}
+	if left, err := time.ParseDuration(<-api.timeouts); err != nil || left <= 0 || left > 400*time.Millisecond {
+		t.Errorf("the request's ?timeout= is %v (%v), want the time left before the renew deadline", left, err)
+	}
+}
+
+// TestFence_AnAttemptPastTheRenewDeadlineIsNotSent: the fence's deadline has passed by the
+// time the attempt reaches the transport (the process paused between the check and the send,
+// as the fence's own clock may read it): nothing reaches the server.
+func TestFence_AnAttemptPastTheRenewDeadlineIsNotSent(t *testing.T) {
+	api := newStallingAPI(0)
+	c := fencedTestClient(t, api, func() (time.Time, error) { return time.Now().Add(-time.Millisecond), nil })
+	if err := c.Delete(context.Background(), expiring()); !errors.Is(err, errPastRenewDeadline) {
+		t.Errorf("the write returned %v, want the fence's deadline error", err)
+	}
+	if n := api.received.Load(); n != 0 {
+		t.Errorf("the server received %d writes past the renew deadline", n)
 	}
 }

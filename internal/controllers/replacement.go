@@ -67,13 +67,12 @@ func holdsSource(n *Notifier, h *handler.Handler) source.Source {
 
 // setupReplacements registers the replacement controller (leader only, gated on the
 // catch-up, writing through the fenced client).
-func setupReplacements(mgr manager.Manager, h *handler.Handler, n *Notifier, opts Options) error {
-	c, err := writer(mgr, opts.Fence)
+func setupReplacements(mgr manager.Manager, h *handler.Handler, n *Notifier, opts Options, recorder events.EventRecorder) error {
+	c, err := NewWriter(mgr, opts.Fence)
 	if err != nil {
 		return err
 	}
-	r := &ReplacementReconciler{Client: c, Reader: h,
-		Recorder: mgr.GetEventRecorder("multicache")}
+	r := &ReplacementReconciler{Client: c, Reader: h, Recorder: recorder}
 	return ctrl.NewControllerManagedBy(mgr).Named("reservation-replacement").
 		WatchesRawSource(holdsSource(n, h)).
 		Complete(opts.CatchUp.Gate(r))

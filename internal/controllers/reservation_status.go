@@ -71,13 +71,18 @@ func (r *ReservationStatusReconciler) Reconcile(ctx context.Context, req ctrl.Re
 	if next := reservationStatus(rsv.Status, view).Phase; wrote && next != rsv.Status.Phase && r.Recorder != nil {
 		r.Recorder.Eventf(rsv, nil, "Normal", string(next), "PhaseChange", "%s", reservationEventNote(next, view))
 	}
-	if view.Phase != v1alpha1.ReservationExpired {
+	if view.Phase != v1alpha1.ReservationExpired || wrote {
+		// A status just written changed the object's version: the collection is decided on
+		// the written object, which the watch brings back.
 		return ctrl.Result{}, nil
 	}
 	return r.collect(ctx, rsv, view)
 }
 
-// collect deletes an Expired reservation once the grace period has passed.
+// collect deletes an Expired reservation once the grace period has passed: the very version
+// the decision was made on (UID and resourceVersion preconditions). A reservation changed
+// since (its TTL or selector edited, a status written by another replica) is not deleted: the
+// decision is taken again on the new version once the cache holds it.
 func (r *ReservationStatusReconciler) collect(ctx context.Context, rsv *v1alpha1.Reservation, view reservationstore.View) (ctrl.Result, error) {
 	expired := view.ExpiresAt
 	if expired.IsZero() && rsv.Status.ExpiresAt != nil {
@@ -86,12 +91,20 @@ func (r *ReservationStatusReconciler) collect(ctx context.Context, rsv *v1alpha1
 	if wait := expired.Add(r.GCGrace).Sub(r.Clock.Now()); wait > 0 {
 		return ctrl.Result{RequeueAfter: wait}, nil
 	}
-	uid := rsv.UID
-	err := r.Client.Delete(ctx, rsv, client.Preconditions{UID: &uid})
-	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+	uid, version := rsv.UID, rsv.ResourceVersion
+	log := ctrl.LoggerFrom(ctx).WithValues("resourceVersion", version)
+	switch err := r.Client.Delete(ctx, rsv, client.Preconditions{UID: &uid, ResourceVersion: &version}); {
+	case apierrors.IsConflict(err):
+		// The store notifies this writer when it applies the new version; the requeue is a
+		// backstop.
+		log.V(1).Info("not deleting an expired reservation changed since it was read; deciding again on the new version")
+		return ctrl.Result{RequeueAfter: time.Second}, nil
+	case apierrors.IsNotFound(err):
+		return ctrl.Result{}, nil
+	case err != nil:
 		return ctrl.Result{}, err
 	}
-	ctrl.LoggerFrom(ctx).Info("deleted expired reservation after the grace period", "grace", r.GCGrace)
+	log.Info("deleted expired reservation after the grace period", "grace", r.GCGrace)
 	return ctrl.Result{}, nil
 }
 

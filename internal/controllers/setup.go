@@ -10,6 +10,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -42,10 +43,13 @@ type Options struct {
 	Clock clock.PassiveClock
 	// CatchUp tracks the feeds' catch-up; the status writers wait for it. Required.
 	CatchUp *CatchUp
-	// Fence, when set, is asked before every attempt of every write of the status writers
-	// and the GC, client-go's own resends included (the check is in their transport): an
-	// error (this replica's lease is not known to be held) refuses the request unsent.
-	Fence func() error
+	// Fence, when set, is asked before every attempt of every write of the status writers,
+	// the GC and the Events they record, client-go's own resends included (the check is in
+	// their transport): an error (this replica's lease is not known to be held) refuses the
+	// request unsent, and an attempt let through is cut at the deadline it returns.
+	Fence Fence
+	// Recorder records the writers' Events (nil: NewRecorder(mgr, Fence)).
+	Recorder events.EventRecorder
 	// PodGroupSources are the APIs pod groups are read from when the PodGroupStore is
 	// enabled (podgroup_sources.go); none means multicache's own only. Only multicache's own
 	// PodGroups get a status writer.
@@ -178,11 +182,18 @@ func Setup(mgr manager.Manager, h *handler.Handler, n *Notifier, opts Options) (
 			}
 		}
 	}
-	if err := setupStatusWriters(mgr, h, n, watched, opts); err != nil {
+	recorder := opts.Recorder
+	if recorder == nil {
+		var err error
+		if recorder, err = NewRecorder(mgr, opts.Fence); err != nil {
+			return nil, err
+		}
+	}
+	if err := setupStatusWriters(mgr, h, n, watched, opts, recorder); err != nil {
 		return nil, err
 	}
 	if slices.Contains(watched, stores.KindReservation) {
-		if err := setupReplacements(mgr, h, n, opts); err != nil {
+		if err := setupReplacements(mgr, h, n, opts, recorder); err != nil {
 			return nil, err
 		}
 	}
@@ -236,12 +247,11 @@ var podScopeChanges = predicate.Funcs{
 
 // setupStatusWriters registers the status writers; they need leader election (the default)
 // and reconcile nothing before the cache caught up.
-func setupStatusWriters(mgr manager.Manager, h *handler.Handler, n *Notifier, watched []stores.Kind, opts Options) error {
-	c, err := writer(mgr, opts.Fence)
+func setupStatusWriters(mgr manager.Manager, h *handler.Handler, n *Notifier, watched []stores.Kind, opts Options, recorder events.EventRecorder) error {
+	c, err := NewWriter(mgr, opts.Fence)
 	if err != nil {
 		return err
 	}
-	recorder := mgr.GetEventRecorder("multicache")
 	writers := []struct {
 		kind stores.Kind
 		name string

@@ -7,8 +7,11 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
+	"github.com/seed0f91f25e/multicache/internal/controllers"
 	"github.com/seed0f91f25e/multicache/internal/handler"
 	"github.com/seed0f91f25e/multicache/internal/siblings/freecapacity"
 )
@@ -23,7 +26,8 @@ type Sibling interface {
 
 // SiblingDeps are what a sibling is built from.
 type SiblingDeps struct {
-	// Manager is the operator's manager: its client, informers and API reader.
+	// Manager is the operator's manager: its client, informers and API reader. Its client
+	// and its event recorder are not fenced: write with Writer and Recorder.
 	Manager manager.Manager
 	// Cache is the cache handler, for the built-in siblings. pkg/multicache never hands it
 	// to a registered sibling: it builds that one's deps with a read-only Reader and an
@@ -37,6 +41,12 @@ type SiblingDeps struct {
 	Metrics prometheus.Registerer
 	// Log is the operator's root logger: a sibling names its own (Log.WithName).
 	Log logr.Logger
+	// Writer is the client a sibling writes to the API with, fenced as the status writers'
+	// (controllers.NewWriter): reads come from the manager's cache, and a write is refused
+	// unsent, or cut at the lease's renew deadline, when this replica may no longer lead.
+	Writer client.Client
+	// Recorder records Events under the same fence (controllers.NewRecorder).
+	Recorder events.EventRecorder
 }
 
 // SiblingFactory builds a sibling; an error stops the start-up. A factory returns no
@@ -68,7 +78,12 @@ func freeCapacity(d SiblingDeps) (Sibling, error) {
 // startSiblings builds the built-in and the registered siblings and adds them to the
 // manager, each started once the cache caught up.
 func (op *Operator) startSiblings(opts Options, log logr.Logger, metrics prometheus.Registerer) error {
-	deps := SiblingDeps{Manager: op.Manager, Cache: op.Cache, Options: opts, Metrics: metrics, Log: log}
+	writer, err := controllers.NewWriter(op.Manager, fenceOf(op.lock))
+	if err != nil {
+		return fmt.Errorf("the siblings' client: %w", err)
+	}
+	deps := SiblingDeps{Manager: op.Manager, Cache: op.Cache, Options: opts, Metrics: metrics, Log: log,
+		Writer: writer, Recorder: op.recorder}
 	if err := op.addSibling(freeCapacity, deps); err != nil {
 		return fmt.Errorf("building the free-capacity sibling: %w", err)
 	}

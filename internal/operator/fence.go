@@ -125,19 +125,20 @@ func (l *renewalLock) written(err error, ler resourcelock.LeaderElectionRecord, 
 }
 
 // Fence returns nil while this replica holds the lease and sent its last successful renewal
-// less than the renew deadline ago; the status writers' transport asks it before every
-// attempt of every write. The renew deadline is shorter than the lease duration another
-// replica waits out, from when it saw that renewal, before it takes over.
-func (l *renewalLock) Fence() error {
+// less than the renew deadline ago, with the moment that renewal's renew deadline passes;
+// the status writers' transport asks it before every attempt of every write and cuts the
+// attempt there. The renew deadline is shorter than the lease duration another replica
+// waits out, from when it saw that renewal, before it takes over.
+func (l *renewalLock) Fence() (time.Time, error) {
 	l.mu.Lock()
 	last := l.lastRenew
 	l.mu.Unlock()
 	if last.IsZero() {
-		return fmt.Errorf("not writing: this replica does not hold the leader-election lease %s", l.Describe())
+		return time.Time{}, fmt.Errorf("not writing: this replica does not hold the leader-election lease %s", l.Describe())
 	}
 	if since := l.now().Sub(last); since > l.renewDeadline {
-		return fmt.Errorf("not writing: this replica's lease %s may have passed to another (last renewal sent %s ago, renew deadline %s)",
+		return time.Time{}, fmt.Errorf("not writing: this replica's lease %s may have passed to another (last renewal sent %s ago, renew deadline %s)",
 			l.Describe(), since.Round(time.Millisecond), l.renewDeadline)
 	}
-	return nil
+	return last.Add(l.renewDeadline), nil
 }

@@ -48,7 +48,7 @@ func newFakeRenewalLock(delay time.Duration) (*renewalLock, *fakeLock, *fakeCloc
 
 func wantFenceError(t *testing.T, l *renewalLock, when, want string) {
 	t.Helper()
-	if err := l.Fence(); err == nil || !strings.Contains(err.Error(), want) {
+	if _, err := l.Fence(); err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("%s: fence says %v, want an error containing %q", when, err, want)
 	}
 }
@@ -60,11 +60,12 @@ func TestRenewalLock_TheFenceIsOpenOnlyWithinTheRenewDeadlineOfTheLastRenewal(t 
 	if err := l.Create(ctx, resourcelock.LeaderElectionRecord{HolderIdentity: "me"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.Fence(); err != nil {
-		t.Errorf("just acquired: %v", err)
+	acquired := clk.now
+	if until, err := l.Fence(); err != nil || !until.Equal(acquired.Add(10*time.Second)) {
+		t.Errorf("just acquired: open until %v (%v), want the renew deadline from the acquisition, %v", until, err, acquired.Add(10*time.Second))
 	}
 	clk.now = clk.now.Add(10 * time.Second)
-	if err := l.Fence(); err != nil {
+	if _, err := l.Fence(); err != nil {
 		t.Errorf("at the renew deadline: %v", err)
 	}
 	clk.now = clk.now.Add(time.Millisecond) // as after SIGSTOP: nothing renewed since
@@ -73,7 +74,7 @@ func TestRenewalLock_TheFenceIsOpenOnlyWithinTheRenewDeadlineOfTheLastRenewal(t 
 	if err := l.Update(ctx, resourcelock.LeaderElectionRecord{HolderIdentity: "me"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.Fence(); err != nil {
+	if _, err := l.Fence(); err != nil {
 		t.Errorf("renewed: %v", err)
 	}
 	inner.holder = "other" // another replica took the lease over

@@ -83,7 +83,7 @@ func TestLeaderElection_ALeaderThatFindsTheLeaseTakenStopsWritingThenExits(t *te
 	ns := newNamespace(t)
 	a := startLeader(t, ns, 3*time.Second, 2*time.Second, 200*time.Millisecond)
 	eventually(t, "a's fence opens", func() (bool, string) {
-		err := a.lock.Fence()
+		_, err := a.lock.Fence()
 		return err == nil, fmt.Sprint(err)
 	})
 
@@ -101,7 +101,7 @@ func TestLeaderElection_ALeaderThatFindsTheLeaseTakenStopsWritingThenExits(t *te
 		t.Fatal(err)
 	}
 	eventually(t, "a's fence closes", func() (bool, string) {
-		err := a.lock.Fence()
+		_, err := a.lock.Fence()
 		return err != nil, "open"
 	})
 	select {

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -66,6 +67,9 @@ type Operator struct {
 
 	// lock is the leader-election lock, nil without leader election.
 	lock *renewalLock
+	// recorder records the Events of the writers and the siblings, fenced as their writes
+	// (controllers.NewRecorder).
+	recorder events.EventRecorder
 	// opened records the informers the manager's cache opened.
 	opened *openedInformers
 }
@@ -116,12 +120,15 @@ func New(cfg *rest.Config, opts Options) (*Operator, error) {
 	if err := mgr.Add(catchUp); err != nil {
 		return nil, err
 	}
+	if op.recorder, err = controllers.NewRecorder(mgr, fenceOf(lock)); err != nil {
+		return nil, err
+	}
 	notifier := controllers.NewNotifier()
 	h.Config().SetObjectChangedFunc(notifier.ObjectChanged)
 	inScope := nodeInScope(mgr.GetClient(), opts)
 	refeeder, err := controllers.Setup(mgr, h, notifier, controllers.Options{
 		NodeInScope: inScope, ReservationGCGrace: opts.ReservationGCGrace, ComponentName: opts.ComponentName, Clock: opts.Clock,
-		CatchUp: catchUp, Fence: fenceOf(lock), PodGroupSources: sources,
+		CatchUp: catchUp, Fence: fenceOf(lock), Recorder: op.recorder, PodGroupSources: sources,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("setting up controllers: %w", err)
@@ -435,7 +442,7 @@ func lockInterface(lock *renewalLock) resourcelock.Interface {
 }
 
 // fenceOf returns the fence of the status writers, nil without leader election.
-func fenceOf(lock *renewalLock) func() error {
+func fenceOf(lock *renewalLock) controllers.Fence {
 	if lock == nil {
 		return nil
 	}

@@ -10,6 +10,8 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/seed0f91f25e/multicache/internal/handler"
@@ -35,7 +37,8 @@ type SiblingDeps struct {
 	// Manager is the operator's manager: its client, informers and API reader. Objects
 	// read through its client and informers are the cache's own and share maps and slices
 	// (a pod's labels, owners, tolerations and resource lists with the other pods of its
-	// workload): change a deep copy, never them (docs/EXTENDING.md).
+	// workload): change a deep copy, never them (docs/EXTENDING.md). Its client and event
+	// recorder are not fenced: write with Writer and Recorder.
 	Manager manager.Manager
 	// Reader reads the cache (read-only; snapshots for the stores registered out of tree).
 	Reader Reader
@@ -51,6 +54,15 @@ type SiblingDeps struct {
 	Metrics prometheus.Registerer
 	// Log is the operator's root logger: a sibling names its own (Log.WithName).
 	Log logr.Logger
+	// Writer is the client a sibling writes to the API with. Reads come from the manager's
+	// cache; every write is fenced by the leader-election lease as multicache's own status
+	// writes are: refused unsent when this replica does not hold the lease, and each attempt
+	// cut at the lease's renew deadline counted from its last renewal (another replica may
+	// lead after it). Without leader election it is the manager's client.
+	Writer client.Client
+	// Recorder records Events under the same fence: one recorded without the lease is
+	// dropped.
+	Recorder events.EventRecorder
 }
 
 // SiblingFactory builds a sibling; an error stops the start-up. It returns no sibling and
@@ -132,7 +144,7 @@ func (o *Operator) Verify(ctx context.Context) error {
 func siblingFactory(f SiblingFactory) operator.SiblingFactory {
 	return func(d operator.SiblingDeps) (operator.Sibling, error) {
 		s, err := f(SiblingDeps{Manager: d.Manager, Reader: reader{d.Cache}, Assumer: assumer{d.Cache},
-			Options: Options{d.Options}, Metrics: d.Metrics, Log: d.Log})
+			Options: Options{d.Options}, Metrics: d.Metrics, Log: d.Log, Writer: d.Writer, Recorder: d.Recorder})
 		if s == nil {
 			return nil, err
 		}
