@@ -23,6 +23,8 @@ HELM_VERSION ?= v3.22.0
 # The version stamped into the kube-apiserver built from k8s.io/kubernetes; it must match
 # the require line of hack/envtest/kube-apiserver/go.mod.
 KUBERNETES_VERSION ?= v1.37.1
+# KWOK, the fake kubelets of `make run`'s local cluster.
+KWOK_VERSION ?= v0.8.0
 
 CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
 KUSTOMIZE ?= $(LOCALBIN)/kustomize-$(KUSTOMIZE_VERSION)
@@ -31,6 +33,7 @@ KUBE_APISERVER ?= $(K8S_ASSETS)/kube-apiserver
 ETCD ?= $(K8S_ASSETS)/etcd
 KUBE_SCHEDULER ?= $(K8S_ASSETS)/kube-scheduler
 KUBE_CONTROLLER_MANAGER ?= $(K8S_ASSETS)/kube-controller-manager
+KWOK ?= $(K8S_ASSETS)/kwok
 # kubectl built from Go modules (`make kubectl`), the version of the control plane.
 KUBECTL_BIN ?= $(K8S_ASSETS)/kubectl
 # The kubectl recipes run: the one on PATH, else KUBECTL_BIN (built when missing).
@@ -39,7 +42,7 @@ KUBECTL ?= $(if $(shell command -v kubectl 2>/dev/null),kubectl,$(KUBECTL_BIN))
 KUBECTL_DEP = $(filter $(KUBECTL_BIN),$(KUBECTL))
 
 # Flags for `go test`; CI and `make test` run the race detector everywhere.
-TEST_FLAGS ?= -race -count=1
+TEST_FLAGS ?= -race -count=1 -timeout 30m
 # Benchmarks: which to run and for how long.
 BENCH ?= .
 BENCH_TIME ?= 1x
@@ -239,7 +242,10 @@ RUN_FLAGS ?= --metrics-bind-address=127.0.0.1:8080 --metrics-secure=false --heal
 # `make run` builds the binary and runs it rather than `go run` it: `go run` exits 1 when
 # interrupted, so a Ctrl-C would end in make's `Error 1` although the operator stopped cleanly.
 .PHONY: run
-run: manifests generate envtest-assets $(KUBECTL_DEP) ## Run the operator: against the configured cluster, or an embedded local control plane.
+# What the local cluster runs besides kube-apiserver and etcd (not with ARGS=--local-bare).
+LOCAL_CLUSTER_DEPS = $(if $(strip $(CLUSTER_CONFIGURED))$(findstring --local-bare,$(ARGS)),,kube-controller-manager kwok scheduler)
+
+run: manifests generate envtest-assets $(KUBECTL_DEP) $(LOCAL_CLUSTER_DEPS) ## Run the operator: against the configured cluster, or a local cluster (control plane, controllers, the multicache scheduler, fake kubelets).
 	$(GO) build -ldflags "$(LDFLAGS)" -o "$(LOCALBIN)/multicache" .
 ifeq ($(strip $(CLUSTER_CONFIGURED)),)
 	"$(LOCALBIN)/multicache" --local --local-assets="$(K8S_ASSETS)" --local-dir="$(CURDIR)/.local" --local-apply=config/samples $(RUN_FLAGS) $(ARGS)
@@ -365,6 +371,13 @@ kube-controller-manager: $(KUBE_CONTROLLER_MANAGER) ## Build the real kube-contr
 $(KUBE_CONTROLLER_MANAGER): | $(K8S_ASSETS)
 	@echo "building kube-controller-manager $(KUBERNETES_VERSION) from Go modules (minutes on a cold cache)"
 	cd hack/envtest/kube-controller-manager && $(GO) build -o $@.tmp -ldflags "$(K8S_VERSION_LDFLAGS)" . && mv $@.tmp $@
+
+.PHONY: kwok
+kwok: $(KWOK) ## Build KWOK (fake kubelets for make run's local cluster) into bin/k8s (only when missing).
+
+$(KWOK): | $(K8S_ASSETS)
+	@echo "building kwok $(KWOK_VERSION) from Go modules (minutes on a cold cache)"
+	GOBIN=$(K8S_ASSETS) $(GO) install sigs.k8s.io/kwok/cmd/kwok@$(KWOK_VERSION)
 
 .PHONY: kubectl
 kubectl: $(KUBECTL_BIN) ## Build kubectl (the control plane's Kubernetes version) from Go modules into bin/k8s (only when missing; make run does when none is on PATH).

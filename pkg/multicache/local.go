@@ -40,8 +40,10 @@ type localState struct {
 	// built next to the control plane's binaries.
 	kubectl string
 	lock    *controlplane.Lock
-	// acts is true when the cluster runs controllers, the scheduler and fake kubelets.
-	acts bool
+	// acts is true when the cluster runs controllers, the scheduler and fake kubelets;
+	// scenarioNode is the node the banner's scenario deletes a pod on.
+	acts         bool
+	scenarioNode string
 	// components are the processes the local cluster runs besides the control plane.
 	components localComponents
 }
@@ -128,7 +130,14 @@ func startLocal(ctx context.Context, local localOptions, listens []listenFlag) (
 	if !local.cluster.bare && local.cluster.nodes > 0 && state.node == "" {
 		state.node = "sample-node"
 	}
-	state.acts = !local.cluster.bare
+	if !local.cluster.bare && local.cluster.nodes > 0 {
+		// The samples fill sample-node (its NMNode keeps half back, a Reservation the rest):
+		// the scenario runs on the nodes beside it.
+		state.acts, state.scenarioNode = true, "sample-node"
+		if local.cluster.nodes > 1 {
+			state.scenarioNode = "kwok-node-1"
+		}
+	}
 	return cp, state, nil
 }
 
@@ -201,20 +210,13 @@ func banner(st localState, debugAddr string) string {
 		// A minute's scenario: the scheduler keeps a deleted pod's place for its replacement.
 		k := fmt.Sprintf("%s --kubeconfig %s", kubectl, st.kubeconfig)
 		b.WriteString("Watch a deleted pod's place kept and refilled (controllers, the multicache scheduler and KWOK's fake kubelets run):\n")
-		fmt.Fprintf(&b, "  %s apply -f examples/local/web.yaml && %s get pods -o wide -w\n", k, k)
-		fmt.Fprintf(&b, "  %s delete pod -l app=web --wait=false --field-selector spec.nodeName=%s   # in another terminal\n", k, firstNonEmpty(st.node, "sample-node"))
+		fmt.Fprintf(&b, "  %s apply -f examples/local/demo.yaml && %s get pods -o wide -w\n", k, k)
+		fmt.Fprintf(&b, "  %s delete pod -l app=demo --wait=false --field-selector spec.nodeName=%s   # in another terminal\n", k, st.scenarioNode)
 		if debug != "" {
-			fmt.Fprintf(&b, "  curl %s/debug/cache/nodes/%s   # the hold, until the replacement lands there\n", debug, firstNonEmpty(st.node, "sample-node"))
+			fmt.Fprintf(&b, "  curl %s/debug/cache/nodes/%s   # the kept place, Matched by the replacement\n", debug, st.scenarioNode)
 		}
 	}
 	return b.String()
-}
-
-func firstNonEmpty(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // reachable is the host:port a local client reaches a listen address at ("" when the

@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/seed0f91f25e/multicache/config/local"
 	"github.com/seed0f91f25e/multicache/internal/controlplane"
 )
 
@@ -85,13 +86,17 @@ func startComponents(ctx context.Context, c client.Client, opts clusterOptions, 
 			"--bind-address=127.0.0.1", "--secure-port=0",
 		}},
 		{"kwok", filepath.Join(assets, "kwok"), "make kwok", []string{
-			"--kubeconfig=" + kubeconfig, "--manage-all-nodes=false",
+			"--kubeconfig=" + kubeconfig,
 			"--manage-nodes-with-annotation-selector=" + kwokNodeAnnotation + "=fake",
-			"--node-lease-duration-seconds=40", "--server-address=127.0.0.1:0",
+			"--config=" + filepath.Join(dir, "kwok-stages.yaml"),
 		}},
 		{"multicache-scheduler", scheduler, "make scheduler", []string{
 			"--kubeconfig=" + kubeconfig, "--leader-elect=false", "--secure-port=0",
 		}},
+	}
+	stages := filepath.Join(dir, "kwok-stages.yaml")
+	if err := os.WriteFile(stages, local.KWOKStages, 0o644); err != nil {
+		return nil, fmt.Errorf("writing KWOK's stages: %w", err)
 	}
 	var started localComponents
 	for _, s := range specs {
@@ -122,8 +127,9 @@ func startComponents(ctx context.Context, c client.Client, opts clusterOptions, 
 	return started, nil
 }
 
-// createFakeNode creates a fake node and writes its room through the status subresource
-// (kube-apiserver drops the status of a created object); one that exists is left alone.
+// createFakeNode creates a fake node, untainted, and writes its room through the status
+// subresource (kube-apiserver drops the status of a created object); one that exists is
+// left alone.
 func createFakeNode(ctx context.Context, c client.Client, name string) error {
 	node := fakeNode(name)
 	status := node.Status
@@ -132,8 +138,17 @@ func createFakeNode(ctx context.Context, c client.Client, name string) error {
 	} else if err != nil {
 		return err
 	}
-	node.Status = status
-	return c.Status().Update(ctx, node)
+	// The API server taints a new node not-ready; without a node lifecycle controller, the
+	// taint stays though KWOK reports the node Ready. Merge patches: KWOK writes the node's
+	// status meanwhile.
+	base := node.DeepCopy()
+	node.Spec.Taints = nil
+	if err := c.Patch(ctx, node, client.MergeFrom(base)); err != nil {
+		return err
+	}
+	base = node.DeepCopy()
+	node.Status.Allocatable, node.Status.Capacity = status.Allocatable, status.Capacity
+	return c.Status().Patch(ctx, node, client.MergeFrom(base))
 }
 
 // kwokNodeAnnotation marks the nodes KWOK plays the kubelet of.
