@@ -118,7 +118,9 @@ func (r reader) MatchableReservations(pod *corev1.Pod) []Reservation {
 	return reservationsOf(r.h.MatchableReservations(pod))
 }
 
-func (r reader) RoomHeldFrom(pod *corev1.Pod) map[string]store.Resources { return r.h.RoomHeldFrom(pod) }
+func (r reader) RoomHeldFrom(pod *corev1.Pod) map[string]store.Resources {
+	return r.h.RoomHeldFrom(pod)
+}
 
 func (r reader) NewSnapshot(opts SnapshotOptions) *Snapshot {
 	return &Snapshot{s: r.h.NewSnapshot(handler.SnapshotOptions{SubClusterKey: opts.SubClusterKey, SubCluster: opts.SubCluster})}
