@@ -1,0 +1,119 @@
+package plugin
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	fwk "k8s.io/kube-scheduler/framework"
+
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
+)
+
+// stateKey is where PreFilter leaves what the cache says about the pod being scheduled.
+const stateKey fwk.StateKey = Name
+
+// ReasonHeld is the reason Filter gives for a node whose free room is kept for others.
+const ReasonHeld = "node(s) had room kept by reservations or deleted pods' holds for other pods"
+
+// podState is what the cache says about one pod, read once per scheduling cycle.
+type podState struct {
+	// held is, by node, the room reservations and holds keep there that the pod may not use.
+	held map[string]store.Resources
+	// preferred are the nodes where a reservation or hold the pod may consume is.
+	preferred map[string]bool
+	// requests are the pod's requests, as multicache charges them.
+	requests store.Resources
+}
+
+// Clone implements fwk.StateData: the state is read-only once written.
+func (s *podState) Clone() fwk.StateData { return s }
+
+// readPod asks the cache about pod: two read-locked queries.
+func (p *Plugin) readPod(pod *corev1.Pod) *podState {
+	st := &podState{held: p.reader.RoomHeldFrom(pod), requests: store.Accounting{}.PodRequests(pod)}
+	for _, r := range p.reader.MatchableReservations(pod) {
+		if r.Node != "" {
+			if st.preferred == nil {
+				st.preferred = map[string]bool{}
+			}
+			st.preferred[r.Node] = true
+		}
+	}
+	return st
+}
+
+// stateOf returns PreFilter's state, or reads it anew (an extension point run without it).
+func (p *Plugin) stateOf(cs fwk.CycleState, pod *corev1.Pod) *podState {
+	if d, err := cs.Read(stateKey); err == nil {
+		if st, ok := d.(*podState); ok {
+			return st
+		}
+	}
+	return p.readPod(pod)
+}
+
+// PreFilter implements fwk.PreFilterPlugin: it reads the room held from the pod, and skips
+// Filter when nothing is held from it anywhere.
+func (p *Plugin) PreFilter(_ context.Context, cs fwk.CycleState, pod *corev1.Pod, _ []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
+	if s := p.cacheDown(); s != nil {
+		return nil, s
+	}
+	st := p.readPod(pod)
+	cs.Write(stateKey, st)
+	if len(st.held) == 0 {
+		return nil, fwk.NewStatus(fwk.Skip)
+	}
+	return nil, nil
+}
+
+// PreFilterExtensions implements fwk.PreFilterPlugin: the room held does not depend on the
+// other pods of the node, so preemption's what-ifs need no update.
+func (p *Plugin) PreFilterExtensions() fwk.PreFilterExtensions { return nil }
+
+// Filter implements fwk.FilterPlugin: on a node where room is held from the pod, the pod
+// fits only if it fits beside what the node's pods request (kube-scheduler's count,
+// assumed pods included) plus what is held.
+func (p *Plugin) Filter(_ context.Context, cs fwk.CycleState, pod *corev1.Pod, nodeInfo fwk.NodeInfo) *fwk.Status {
+	node := nodeInfo.Node()
+	if node == nil {
+		return fwk.NewStatus(fwk.Error, "node not found")
+	}
+	st := p.stateOf(cs, pod)
+	held, ok := st.held[node.Name]
+	if !ok {
+		return nil
+	}
+	if short := shortOf(nodeInfo, st.requests, held); short != "" {
+		return fwk.NewStatus(fwk.Unschedulable, ReasonHeld, short)
+	}
+	return nil
+}
+
+// shortOf names the first resource the node lacks for requests once held is kept: "" when
+// the pod fits. Only resources the held room takes are checked; the others are
+// NodeResourcesFit's.
+func shortOf(nodeInfo fwk.NodeInfo, requests, held store.Resources) string {
+	alloc, used := nodeInfo.GetAllocatable(), nodeInfo.GetRequested()
+	check := []struct {
+		name                        corev1.ResourceName
+		allocatable, used, req, hld int64
+	}{
+		{corev1.ResourceCPU, alloc.GetMilliCPU(), used.GetMilliCPU(), requests.MilliCPU, held.MilliCPU},
+		{corev1.ResourceMemory, alloc.GetMemory(), used.GetMemory(), requests.Memory, held.Memory},
+		{corev1.ResourceEphemeralStorage, alloc.GetEphemeralStorage(), used.GetEphemeralStorage(), requests.EphemeralStorage, held.EphemeralStorage},
+		{corev1.ResourcePods, int64(alloc.GetAllowedPodNumber()), int64(len(nodeInfo.GetPods())), 1, held.Pods},
+	}
+	for name, hld := range held.Scalar {
+		check = append(check, struct {
+			name                        corev1.ResourceName
+			allocatable, used, req, hld int64
+		}{name, alloc.GetScalarResources()[name], used.GetScalarResources()[name], requests.Scalar[name], hld})
+	}
+	for _, c := range check {
+		if c.hld > 0 && c.req > 0 && c.used+c.req+c.hld > c.allocatable {
+			return fmt.Sprintf("%s: %d requested, %d kept for others, %d allocatable", c.name, c.used+c.req, c.hld, c.allocatable)
+		}
+	}
+	return ""
+}
