@@ -357,6 +357,15 @@ $(KUBE_SCHEDULER): | $(K8S_ASSETS)
 	@echo "building kube-scheduler $(KUBERNETES_VERSION) from Go modules (minutes on a cold cache)"
 	cd hack/envtest/kube-scheduler && $(GO) build -o $@.tmp -ldflags "$(K8S_VERSION_LDFLAGS)" . && mv $@.tmp $@
 
+# The multicache scheduler: kube-scheduler v1.37.1 built from Go modules like the one above,
+# with the multicache plugin (scheduler/, a module of its own: the main module never depends
+# on k8s.io/kubernetes). Version: kube-scheduler's stamped as in bin/k8s, multicache's VERSION.
+SCHEDULER_BIN ?= $(LOCALBIN)/multicache-scheduler
+
+.PHONY: scheduler
+scheduler: ## Build the multicache scheduler (kube-scheduler + the multicache plugin) into bin/multicache-scheduler.
+	cd scheduler && $(GO) build -ldflags "$(K8S_VERSION_LDFLAGS) $(LDFLAGS)" -o $(SCHEDULER_BIN) ./cmd/multicache-scheduler
+
 .PHONY: kube-controller-manager
 kube-controller-manager: $(KUBE_CONTROLLER_MANAGER) ## Build the real kube-controller-manager into bin/k8s (only when missing; the Deployment controller of bench-holds).
 

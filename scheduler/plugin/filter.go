@@ -3,8 +3,11 @@ package plugin
 import (
 	"context"
 	"fmt"
+	"maps"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 
 	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
@@ -24,10 +27,16 @@ type podState struct {
 	preferred map[string]bool
 	// requests are the pod's requests, as multicache charges them.
 	requests store.Resources
+	// removed are the pods preemption's what-ifs took off nodes (PreFilterExtensions).
+	removed map[types.UID]bool
 }
 
-// Clone implements fwk.StateData: the state is read-only once written.
-func (s *podState) Clone() fwk.StateData { return s }
+// Clone implements fwk.StateData: only removed changes after PreFilter.
+func (s *podState) Clone() fwk.StateData {
+	c := *s
+	c.removed = maps.Clone(s.removed)
+	return &c
+}
 
 // readPod asks the cache about pod: two read-locked queries.
 func (p *Plugin) readPod(pod *corev1.Pod) *podState {
@@ -53,25 +62,43 @@ func (p *Plugin) stateOf(cs fwk.CycleState, pod *corev1.Pod) *podState {
 	return p.readPod(pod)
 }
 
-// PreFilter implements fwk.PreFilterPlugin: it reads the room held from the pod, and skips
-// Filter when nothing is held from it anywhere.
+// PreFilter implements fwk.PreFilterPlugin: it reads the room held from the pod and brings
+// the plugin's snapshot of the cache up to date for Filter.
 func (p *Plugin) PreFilter(_ context.Context, cs fwk.CycleState, pod *corev1.Pod, _ []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
 	if s := p.cacheDown(); s != nil {
 		return nil, s
 	}
-	st := p.readPod(pod)
-	cs.Write(stateKey, st)
-	if len(st.held) == 0 {
-		return nil, fwk.NewStatus(fwk.Skip)
+	if err := p.reader.UpdateSnapshot(p.snap); err != nil {
+		return nil, fwk.AsStatus(fmt.Errorf("updating the snapshot of multicache: %w", err))
 	}
+	cs.Write(stateKey, p.readPod(pod))
 	return nil, nil
 }
 
-// PreFilterExtensions implements fwk.PreFilterPlugin: the room held does not depend on the
-// other pods of the node, so preemption's what-ifs need no update.
-func (p *Plugin) PreFilterExtensions() fwk.PreFilterExtensions { return nil }
+// PreFilterExtensions implements fwk.PreFilterPlugin: preemption's what-ifs tell which pods
+// they take off a node, so that Filter does not take them for pods the cache still holds.
+func (p *Plugin) PreFilterExtensions() fwk.PreFilterExtensions { return p }
 
-// Filter implements fwk.FilterPlugin: on a node where room is held from the pod, the pod
+// AddPod implements fwk.PreFilterExtensions.
+func (p *Plugin) AddPod(_ context.Context, cs fwk.CycleState, pod *corev1.Pod, added fwk.PodInfo, _ fwk.NodeInfo) *fwk.Status {
+	st := p.stateOf(cs, pod)
+	delete(st.removed, added.GetPod().UID)
+	return nil
+}
+
+// RemovePod implements fwk.PreFilterExtensions.
+func (p *Plugin) RemovePod(_ context.Context, cs fwk.CycleState, pod *corev1.Pod, removed fwk.PodInfo, _ fwk.NodeInfo) *fwk.Status {
+	st := p.stateOf(cs, pod)
+	if st.removed == nil {
+		st.removed = map[types.UID]bool{}
+	}
+	st.removed[removed.GetPod().UID] = true
+	return nil
+}
+
+// Filter implements fwk.FilterPlugin: a node where the cache still holds a pod the
+// scheduler saw leave is not used until the cache caught up (its place may be about to be
+// kept: the pod is tried again within a second); on a node where room is held from the pod, the pod
 // fits only if it fits beside what the node's pods request (kube-scheduler's count,
 // assumed pods included) plus what is held.
 func (p *Plugin) Filter(_ context.Context, cs fwk.CycleState, pod *corev1.Pod, nodeInfo fwk.NodeInfo) *fwk.Status {
@@ -80,6 +107,10 @@ func (p *Plugin) Filter(_ context.Context, cs fwk.CycleState, pod *corev1.Pod, n
 		return fwk.NewStatus(fwk.Error, "node not found")
 	}
 	st := p.stateOf(cs, pod)
+	if gone := p.lagging(node.Name, nodeInfo, st); gone != nil {
+		p.retrySoon(pod)
+		return fwk.NewStatus(fwk.Unschedulable, ReasonLagging, klog.KObj(gone).String())
+	}
 	held, ok := st.held[node.Name]
 	if !ok {
 		return nil

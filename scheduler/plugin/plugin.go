@@ -39,16 +39,20 @@ type Plugin struct {
 	args    Args
 	run     *run
 	log     logr.Logger
+	// snap is the cache as of the last PreFilter, read by that cycle's Filters.
+	snap  *multicache.Snapshot
+	retry retrier
 }
 
 var (
-	_ fwk.PreFilterPlugin = &Plugin{}
-	_ fwk.FilterPlugin    = &Plugin{}
-	_ fwk.PreScorePlugin  = &Plugin{}
-	_ fwk.ScorePlugin     = &Plugin{}
-	_ fwk.ReservePlugin   = &Plugin{}
-	_ fwk.PermitPlugin    = &Plugin{}
-	_ fwk.PostBindPlugin  = &Plugin{}
+	_ fwk.PreFilterPlugin     = &Plugin{}
+	_ fwk.PreFilterExtensions = &Plugin{}
+	_ fwk.FilterPlugin        = &Plugin{}
+	_ fwk.PreScorePlugin      = &Plugin{}
+	_ fwk.ScorePlugin         = &Plugin{}
+	_ fwk.ReservePlugin       = &Plugin{}
+	_ fwk.PermitPlugin        = &Plugin{}
+	_ fwk.PostBindPlugin      = &Plugin{}
 )
 
 // NewFactory returns the plugin's factory, for app.WithPlugin(Name, NewFactory(leading)).
@@ -73,7 +77,11 @@ func NewFactory(leading <-chan struct{}) frameworkruntime.PluginFactory {
 		e.mu.Lock()
 		r := e.run
 		e.mu.Unlock()
-		return &Plugin{handle: h, reader: op.Reader(), assumer: op.Assumer(), args: args, run: r, log: log}, nil
+		reader := op.Reader()
+		p := &Plugin{handle: h, reader: reader, assumer: op.Assumer(), args: args, run: r, log: log,
+			snap: reader.NewSnapshot(multicache.SnapshotOptions{})}
+		go p.runRetries(ctx)
+		return p, nil
 	}
 }
 
