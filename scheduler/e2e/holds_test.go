@@ -34,7 +34,7 @@ func TestHolds_AnUnrelatedPodNeverTakesAKeptPlaceAndTheReplacementLandsOnIt(t *t
 	}
 	dep := &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
-		Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](2), Selector: &metav1.LabelSelector{MatchLabels: labels}, Template: template},
+		Spec:       appsv1.DeploymentSpec{Replicas: ptr.To[int32](2), Selector: &metav1.LabelSelector{MatchLabels: labels}, Template: template},
 	}
 	if err := env.Client.Create(ctx, dep); err != nil {
 		t.Fatal(err)
