@@ -84,11 +84,16 @@ test: manifests generate verify-fmt vet envtest-assets kustomize helm ## Run eve
 	cd bench && $(GO) test $(TEST_FLAGS) -run 'TestDifferential' .
 	$(MAKE) --no-print-directory bench-e2e-check
 	$(MAKE) --no-print-directory example-check
+	$(MAKE) --no-print-directory scheduler-check
 	$(MAKE) --no-print-directory chaos-check
 
 .PHONY: example-check
 example-check: envtest-assets ## Vet and test examples/out-of-tree (its own module: a custom store and sibling) against the real API server.
 	cd examples/out-of-tree && $(GO) vet ./... && KUBEBUILDER_ASSETS="$(abspath $(K8S_ASSETS))" $(GO) test $(TEST_FLAGS) ./...
+
+.PHONY: scheduler-check
+scheduler-check: envtest-assets kube-controller-manager ## Vet and test scheduler/ (its own module: kube-scheduler with the multicache plugin) against the real API server and kube-controller-manager (~1 min once built).
+	cd scheduler && $(GO) vet ./... && KUBEBUILDER_ASSETS="$(abspath $(K8S_ASSETS))" $(GO) test $(TEST_FLAGS) -timeout 20m ./...
 
 # How long `make fuzz` explores event sequences against the reference model.
 FUZZ_TIME ?= 60s
