@@ -92,8 +92,9 @@ example-check: envtest-assets ## Vet and test examples/out-of-tree (its own modu
 	cd examples/out-of-tree && $(GO) vet ./... && KUBEBUILDER_ASSETS="$(abspath $(K8S_ASSETS))" $(GO) test $(TEST_FLAGS) ./...
 
 .PHONY: scheduler-check
-scheduler-check: envtest-assets kube-controller-manager ## Vet and test scheduler/ (its own module: kube-scheduler with the multicache plugin) against the real API server and kube-controller-manager (~1 min once built).
-	cd scheduler && $(GO) vet ./... && KUBEBUILDER_ASSETS="$(abspath $(K8S_ASSETS))" $(GO) test $(TEST_FLAGS) -timeout 20m ./...
+scheduler-check: envtest-assets kube-controller-manager scheduler ## Vet and test scheduler/ (its own module: kube-scheduler with the multicache plugin); its e2e runs bin/multicache-scheduler against the real API server and kube-controller-manager (~1.5 min once built).
+	cd scheduler && $(GO) vet ./... && KUBEBUILDER_ASSETS="$(abspath $(K8S_ASSETS))" MULTICACHE_SCHEDULER="$(SCHEDULER_BIN)" \
+		$(GO) test $(TEST_FLAGS) -timeout 20m ./...
 
 # How long `make fuzz` explores event sequences against the reference model.
 FUZZ_TIME ?= 60s

@@ -1,21 +1,22 @@
-// Package e2e runs the multicache scheduler in process against a real kube-apiserver, with
+// Package e2e runs the multicache scheduler binary against a real kube-apiserver, with
 // the real kube-controller-manager running the Deployment, ReplicaSet, Job and disruption
 // controllers (both from $KUBEBUILDER_ASSETS: multicache's `make envtest-assets
 // kube-controller-manager` builds them into bin/k8s). Nodes are Node objects with
-// allocatable in their status: no kubelet is needed to schedule.
+// allocatable in their status: no kubelet is needed to schedule. The scheduler is
+// $MULTICACHE_SCHEDULER (`make scheduler-check` passes bin/multicache-scheduler), else built
+// from this module into a temporary directory.
 package e2e
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/seed0f91f25e/multicache/pkg/envtest"
-	"github.com/seed0f91f25e/multicache/scheduler/command"
 )
 
 // env is the control plane every test shares; each test works in its own namespace on
@@ -54,25 +55,40 @@ func run(m *testing.M) int {
 	}
 	defer stopKCM()
 
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		// kube-scheduler's flags as a user gives them, no --config: the default profile
-		// must enable the plugin. Without leader election (kube-scheduler exits the process
-		// when a leader's context ends) this replica leads from the start: multicache's
-		// leader work (status, reaper) runs.
-		cmd := command.NewWithContext(ctx)
-		cmd.SetArgs([]string{"--kubeconfig=" + kubeconfig, "--secure-port=0", "--leader-elect=false", "-v=2"})
-		done <- cmd.Execute()
-	}()
+	bin, err := schedulerBinary(dir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: building the scheduler:", err)
+		return 1
+	}
+	// kube-scheduler's flags as a user gives them, no --config: the default profile must
+	// enable the plugin. Its leader election is on: multicache's leader work (the status
+	// the Reservation test waits for) must start when it leads.
+	logPath := filepath.Join(dir, "scheduler.log")
+	stopScheduler, err := startProcess(bin, []string{"--kubeconfig=" + kubeconfig, "--secure-port=0",
+		"--leader-elect=true", "--leader-elect-resource-namespace=default", "-v=2"}, logPath)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: starting the scheduler:", err)
+		return 1
+	}
 	code := m.Run()
-	cancel()
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		fmt.Fprintln(os.Stderr, "e2e: the scheduler did not stop within 30s")
+	stopScheduler()
+	if code != 0 {
+		if out, err := os.ReadFile(logPath); err == nil {
+			fmt.Fprintf(os.Stderr, "e2e: the scheduler's log:\n%s\n", out)
+		}
 	}
 	return code
+}
+
+// schedulerBinary is $MULTICACHE_SCHEDULER, else the scheduler built into dir.
+func schedulerBinary(dir string) (string, error) {
+	if bin := os.Getenv("MULTICACHE_SCHEDULER"); bin != "" {
+		return bin, nil
+	}
+	bin := filepath.Join(dir, "multicache-scheduler")
+	build := exec.Command("go", "build", "-o", bin, "../cmd/multicache-scheduler")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	return bin, build.Run()
 }
 
 func writeKubeconfig(dir string) (string, error) {
@@ -90,21 +106,37 @@ func startControllerManager(bin, kubeconfig, logPath string) (func(), error) {
 	if _, err := os.Stat(bin); err != nil {
 		return nil, fmt.Errorf("%w (`make kube-controller-manager` builds it)", err)
 	}
+	return startProcess(bin, []string{"--kubeconfig=" + kubeconfig,
+		"--controllers=deployment-controller,replicaset-controller,job-controller,disruption-controller",
+		"--leader-elect=false", "--secure-port=0", "--kube-api-qps=100", "--kube-api-burst=200"}, logPath)
+}
+
+// startProcess runs bin with args, its output to logPath; it returns how to stop it
+// (SIGTERM, then SIGKILL after 10s).
+func startProcess(bin string, args []string, logPath string) (func(), error) {
 	logFile, err := os.Create(logPath)
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(bin, "--kubeconfig="+kubeconfig,
-		"--controllers=deployment-controller,replicaset-controller,job-controller,disruption-controller",
-		"--leader-elect=false", "--secure-port=0", "--kube-api-qps=100", "--kube-api-burst=200")
+	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
 		_ = logFile.Close()
 		return nil, err
 	}
-	return func() {
-		_ = cmd.Process.Kill()
+	exited := make(chan struct{})
+	go func() {
 		_ = cmd.Wait()
+		close(exited)
+	}()
+	return func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-exited
+		}
 		_ = logFile.Close()
 	}, nil
 }
