@@ -39,18 +39,18 @@ const readyPoll = 100 * time.Millisecond
 // caught up: until then the cache would show a node with only part of its pods, no holds,
 // gangs without members. Later calls return the same cache, or an error when their args
 // ask for another.
-func (e *embedded) start(ctx context.Context, cfg *rest.Config, args Args, log logr.Logger) (*multicache.Operator, error) {
+func (e *embedded) start(ctx context.Context, cfg *rest.Config, args Args, log logr.Logger) (*multicache.Operator, *run, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.op != nil {
 		if *args.LeaderWork != *e.args.LeaderWork || !slices.Equal(args.MulticacheFlags, e.args.MulticacheFlags) {
-			return nil, fmt.Errorf("%s plugin: every profile shares one cache: leaderWork and multicacheFlags must be the same in every profile", Name)
+			return nil, nil, fmt.Errorf("%s plugin: every profile shares one cache: leaderWork and multicacheFlags must be the same in every profile", Name)
 		}
-		return e.op, nil
+		return e.op, e.run, nil
 	}
 	opts, err := multicache.NewCommand().Options(args.flags())
 	if err != nil {
-		return nil, fmt.Errorf("%s plugin: multicacheFlags: %w", Name, err)
+		return nil, nil, fmt.Errorf("%s plugin: multicacheFlags: %w", Name, err)
 	}
 	// multicache logs through controller-runtime's logger: the scheduler's, named.
 	ctrl.SetLogger(log.WithName("multicache"))
@@ -62,7 +62,7 @@ func (e *embedded) start(ctx context.Context, cfg *rest.Config, args Args, log l
 	cfg.UserAgent = "multicache-scheduler/" + Name
 	op, err := multicache.NewEmbedded(cfg, opts, leading)
 	if err != nil {
-		return nil, fmt.Errorf("%s plugin: building the cache: %w", Name, err)
+		return nil, nil, fmt.Errorf("%s plugin: building the cache: %w", Name, err)
 	}
 	r := &run{stopped: make(chan struct{})}
 	go func() {
@@ -79,15 +79,15 @@ func (e *embedded) start(ctx context.Context, cfg *rest.Config, args Args, log l
 	for !op.Ready() {
 		select {
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return nil, nil, ctx.Err()
 		case <-r.stopped:
-			return nil, fmt.Errorf("%s plugin: multicache stopped before it caught up: %w", Name, r.err)
+			return nil, nil, fmt.Errorf("%s plugin: multicache stopped before it caught up: %w", Name, r.err)
 		case <-tick.C:
 		}
 	}
 	log.Info("multicache caught up")
 	e.op, e.args, e.run = op, args, r
-	return op, nil
+	return op, r, nil
 }
 
 // failure is why the cache stopped; nil while it runs.

@@ -126,25 +126,26 @@ func (p *Plugin) Filter(_ context.Context, cs fwk.CycleState, pod *corev1.Pod, n
 // NodeResourcesFit's.
 func shortOf(nodeInfo fwk.NodeInfo, requests, held store.Resources) string {
 	alloc, used := nodeInfo.GetAllocatable(), nodeInfo.GetRequested()
-	check := []struct {
-		name                        corev1.ResourceName
-		allocatable, used, req, hld int64
-	}{
+	checks := []roomCheck{
 		{corev1.ResourceCPU, alloc.GetMilliCPU(), used.GetMilliCPU(), requests.MilliCPU, held.MilliCPU},
 		{corev1.ResourceMemory, alloc.GetMemory(), used.GetMemory(), requests.Memory, held.Memory},
 		{corev1.ResourceEphemeralStorage, alloc.GetEphemeralStorage(), used.GetEphemeralStorage(), requests.EphemeralStorage, held.EphemeralStorage},
 		{corev1.ResourcePods, int64(alloc.GetAllowedPodNumber()), int64(len(nodeInfo.GetPods())), 1, held.Pods},
 	}
-	for name, hld := range held.Scalar {
-		check = append(check, struct {
-			name                        corev1.ResourceName
-			allocatable, used, req, hld int64
-		}{name, alloc.GetScalarResources()[name], used.GetScalarResources()[name], requests.Scalar[name], hld})
+	for name, h := range held.Scalar {
+		checks = append(checks, roomCheck{name, alloc.GetScalarResources()[name], used.GetScalarResources()[name], requests.Scalar[name], h})
 	}
-	for _, c := range check {
-		if c.hld > 0 && c.req > 0 && c.used+c.req+c.hld > c.allocatable {
-			return fmt.Sprintf("%s: %d requested, %d kept for others, %d allocatable", c.name, c.used+c.req, c.hld, c.allocatable)
+	for _, c := range checks {
+		if c.held > 0 && c.requested > 0 && c.used+c.requested+c.held > c.allocatable {
+			return fmt.Sprintf("%s: %d requested, %d kept for others, %d allocatable", c.name, c.used+c.requested, c.held, c.allocatable)
 		}
 	}
 	return ""
+}
+
+// roomCheck is one resource of a node: what it has, what its pods use, what the pod asks
+// and what is held from it.
+type roomCheck struct {
+	name                               corev1.ResourceName
+	allocatable, used, requested, held int64
 }

@@ -70,13 +70,10 @@ func NewFactory(leading <-chan struct{}) frameworkruntime.PluginFactory {
 			return nil, err
 		}
 		log := klog.FromContext(ctx).WithName(Name).WithValues("profile", h.ProfileName())
-		op, err := e.start(ctx, h.KubeConfig(), args, log)
+		op, r, err := e.start(ctx, h.KubeConfig(), args, log)
 		if err != nil {
 			return nil, err
 		}
-		e.mu.Lock()
-		r := e.run
-		e.mu.Unlock()
 		reader := op.Reader()
 		p := &Plugin{handle: h, reader: reader, assumer: op.Assumer(), args: args, run: r, log: log,
 			snap: reader.NewSnapshot(multicache.SnapshotOptions{})}
