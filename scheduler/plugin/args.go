@@ -47,8 +47,9 @@ const DefaultPermitWaitingTimeSeconds = 60
 // embeddedFlags come before Args.MulticacheFlags (a later flag wins).
 var embeddedFlags = []string{"--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0", "--debug-bind-address=0"}
 
-// decodeArgs reads the profile's args (nil: none given) and applies the defaults.
-func decodeArgs(obj runtime.Object) (Args, error) {
+// DecodeArgs reads a profile's args for the plugin (nil: none given) and applies the
+// defaults; an error names what to fix.
+func DecodeArgs(obj runtime.Object) (Args, error) {
 	var args Args
 	switch a := obj.(type) {
 	case nil:

@@ -11,13 +11,13 @@ import (
 // profile's YAML decode; the cache's own flags come first so that the profile's win; a
 // leader election of the cache's own and a non-positive timeout are refused.
 func TestArgs_DefaultsAndDecodingFromAProfile(t *testing.T) {
-	args, err := decodeArgs(nil)
+	args, err := DecodeArgs(nil)
 	if err != nil || *args.PermitWaitingTimeSeconds != DefaultPermitWaitingTimeSeconds || !*args.LeaderWork {
 		t.Fatalf("defaults: %+v %v", args, err)
 	}
 	raw := &runtime.Unknown{Raw: []byte(`{"permitWaitingTimeSeconds":5,"leaderWork":false,"multicacheFlags":["--debug-bind-address=127.0.0.1:8082"]}`),
 		ContentType: runtime.ContentTypeJSON}
-	args, err = decodeArgs(raw)
+	args, err = DecodeArgs(raw)
 	if err != nil || *args.PermitWaitingTimeSeconds != 5 || *args.LeaderWork || args.permitTimeout().Seconds() != 5 {
 		t.Fatalf("decoded: %+v %v", args, err)
 	}
@@ -26,7 +26,7 @@ func TestArgs_DefaultsAndDecodingFromAProfile(t *testing.T) {
 		t.Errorf("flags %v: the embedded defaults must come first", flags)
 	}
 	for _, bad := range []string{`{"permitWaitingTimeSeconds":0}`, `{"multicacheFlags":["--leader-elect"]}`, `{"permitWaitingTimeSeconds":"x"}`} {
-		if _, err := decodeArgs(&runtime.Unknown{Raw: []byte(bad), ContentType: runtime.ContentTypeJSON}); err == nil {
+		if _, err := DecodeArgs(&runtime.Unknown{Raw: []byte(bad), ContentType: runtime.ContentTypeJSON}); err == nil {
 			t.Errorf("%s accepted", bad)
 		}
 	}

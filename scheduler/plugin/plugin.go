@@ -65,7 +65,7 @@ var (
 func NewFactory(leading <-chan struct{}) frameworkruntime.PluginFactory {
 	e := &embedded{leading: leading}
 	return func(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
-		args, err := decodeArgs(obj)
+		args, err := DecodeArgs(obj)
 		if err != nil {
 			return nil, err
 		}
