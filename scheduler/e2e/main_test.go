@@ -4,7 +4,8 @@
 // kube-controller-manager` builds them into bin/k8s). Nodes are Node objects with
 // allocatable in their status: no kubelet is needed to schedule. The scheduler is
 // $MULTICACHE_SCHEDULER (`make scheduler-check` passes bin/multicache-scheduler), else built
-// from this module into a temporary directory.
+// from this module into a temporary directory. Its log is printed when a test fails, or
+// always with MULTICACHE_E2E_LOGS=true.
 package e2e
 
 import (
@@ -72,7 +73,7 @@ func run(m *testing.M) int {
 	}
 	code := m.Run()
 	stopScheduler()
-	if code != 0 {
+	if code != 0 || os.Getenv("MULTICACHE_E2E_LOGS") == "true" {
 		if out, err := os.ReadFile(logPath); err == nil {
 			fmt.Fprintf(os.Stderr, "e2e: the scheduler's log:\n%s\n", out)
 		}

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -73,4 +74,40 @@ func phaseOf(ctx context.Context, t *testing.T, rsv *v1alpha1.Reservation) v1alp
 		t.Fatal(err)
 	}
 	return got.Status.Phase
+}
+
+// TestReservation_AReleasedPlaceGoesToThePodItTurnedAway: a pod turned away by a
+// Reservation's room is tried again as soon as the Reservation is gone, though
+// kube-scheduler sees no event of its own for that.
+func TestReservation_AReleasedPlaceGoesToThePodItTurnedAway(t *testing.T) {
+	ctx := context.Background()
+	const ns, scenario, node = "rsv-released", "rsv-released", "rsv-released-1"
+	newNamespace(ctx, t, ns)
+	addNode(ctx, t, node, scenario, "2")
+	rsv := &v1alpha1.Reservation{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "slot"},
+		Spec: v1alpha1.ReservationSpec{
+			NodeName:    node,
+			Resources:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")},
+			PodSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}},
+		},
+	}
+	if err := env.Client.Create(ctx, rsv); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "the reservation is Reserved", func() (bool, string) {
+		return phaseOf(ctx, t, rsv) == v1alpha1.ReservationReserved, string(phaseOf(ctx, t, rsv))
+	})
+	createPod(ctx, t, ns, "waiter", scenario, "1", map[string]string{"app": "batch"})
+	eventually(t, 30*time.Second, "the pod turned away by the kept room", func() (bool, string) {
+		_, msg := unschedulable(ctx, t, ns, "waiter")
+		return strings.Contains(msg, "kept for others"), msg
+	})
+	if err := env.Client.Delete(ctx, rsv); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 15*time.Second, "the pod bound once the reservation is gone", func() (bool, string) {
+		n := nodeOf(ctx, t, ns, "waiter")
+		return n == node, fmt.Sprintf("on %q", n)
+	})
 }

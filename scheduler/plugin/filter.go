@@ -116,6 +116,7 @@ func (p *Plugin) Filter(_ context.Context, cs fwk.CycleState, pod *corev1.Pod, n
 		return nil
 	}
 	if short := shortOf(nodeInfo, st.requests, held); short != "" {
+		p.turnedAway(node.Name, pod)
 		return fwk.NewStatus(fwk.Unschedulable, ReasonHeld, short)
 	}
 	return nil

@@ -65,7 +65,8 @@ func (p *Plugin) retrySoon(pod *corev1.Pod) {
 	p.retry.pods[klog.KObj(pod).String()] = pod
 }
 
-// runRetries activates the pods to retry until ctx is done.
+// runRetries activates, every retryPeriod until ctx is done, the pods turned away while
+// the cache lagged and those turned away by room kept that is released now.
 func (p *Plugin) runRetries(ctx context.Context) {
 	tick := time.NewTicker(retryPeriod)
 	defer tick.Stop()
@@ -82,6 +83,10 @@ func (p *Plugin) runRetries(ctx context.Context) {
 		p.retry.mu.Unlock()
 		if len(pods) > 0 {
 			p.log.V(3).Info("Trying again pods turned away while multicache lagged", "pods", len(pods))
+			p.handle.Activate(logger, pods)
+		}
+		if pods := p.released(); len(pods) > 0 {
+			p.log.V(3).Info("Trying again pods turned away by room kept that is released now", "pods", len(pods))
 			p.handle.Activate(logger, pods)
 		}
 	}

@@ -42,6 +42,7 @@ type Plugin struct {
 	// snap is the cache as of the last PreFilter, read by that cycle's Filters.
 	snap  *multicache.Snapshot
 	retry retrier
+	held  heldWaiters
 }
 
 var (

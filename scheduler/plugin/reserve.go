@@ -48,11 +48,17 @@ func (p *Plugin) Unreserve(_ context.Context, cs fwk.CycleState, pod *corev1.Pod
 // PostBind implements fwk.PostBindPlugin: the binding went through; the assumption now
 // expires after multicache's --pod-assumed-ttl unless the API confirms it first.
 func (p *Plugin) PostBind(_ context.Context, cs fwk.CycleState, pod *corev1.Pod, nodeName string) {
-	if a := assumedOf(cs); a != nil {
-		if err := p.assumer.FinishBinding(a); err != nil {
-			// The API's binding may have reached the cache first: nothing left to finish.
-			p.log.V(4).Info("Finishing the binding of an assumed pod", "pod", klog.KObj(pod), "node", nodeName, "err", err)
-		}
+	a := assumedOf(cs)
+	if a == nil {
+		return
+	}
+	// The API's binding often reaches the cache first: then nothing is left to finish (and
+	// the cache would log the refusal).
+	if assumed, err := p.assumer.IsAssumedPod(a); err != nil || !assumed {
+		return
+	}
+	if err := p.assumer.FinishBinding(a); err != nil {
+		p.log.V(4).Info("Finishing the binding of an assumed pod", "pod", klog.KObj(pod), "node", nodeName, "err", err)
 	}
 }
 
