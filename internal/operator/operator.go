@@ -242,12 +242,17 @@ func newManager(cfg *rest.Config, opts Options, lock *renewalLock, opened *opene
 			reconnecting(ctrl.Log.WithName("reconnect"), ready, opened, &corev1.Pod{}))
 	}
 	lease, renew, retry := opts.leaseTimings()
+	elect, lockIface := opts.LeaderElect, lockInterface(lock)
+	if opts.Leading != nil {
+		// Embedded: the embedding component's election gates the leader-only runnables.
+		elect, lockIface = true, newGateLock(opts.Leading, opts.ComponentName+"-embedded", lease)
+	}
 	return ctrl.NewManager(cfg, ctrl.Options{
 		NewCache:                newCache,
 		Scheme:                  scheme.New(),
 		Metrics:                 metricsOpts,
 		HealthProbeBindAddress:  opts.HealthProbeBindAddress,
-		LeaderElection:          opts.LeaderElect,
+		LeaderElection:          elect,
 		LeaderElectionID:        opts.LeaseName(),
 		LeaderElectionNamespace: leaderNamespace(opts),
 		LeaseDuration:           &lease,
@@ -258,7 +263,7 @@ func newManager(cfg *rest.Config, opts Options, lock *renewalLock, opened *opene
 		// client-go's Lease lock, remembering renewals so that status writes can be fenced.
 		// controller-runtime's doc says the timings above are ignored with a lock of one's own;
 		// its code passes them to the elector (TestLeaderElection_TheElectorUsesTheOptionsTimings).
-		LeaderElectionResourceLockInterface: lockInterface(lock),
+		LeaderElectionResourceLockInterface: lockIface,
 		Cache:                               cacheOpts,
 		Controller:                          config.Controller{SkipNameValidation: ptr.To(opts.SkipControllerNameValidation)},
 	})

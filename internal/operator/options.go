@@ -55,6 +55,10 @@ type Options struct {
 	// LeaseDuration, RenewDeadline and RetryPeriod tune leader election (nil: 15s, 10s and
 	// 500ms; see defaultRetryPeriod).
 	LeaseDuration, RenewDeadline, RetryPeriod *time.Duration
+	// Leading, set when the operator is embedded in a component that elects its own leader
+	// (a scheduler), replaces multicache's election: the leader-only work starts once it is
+	// closed, never while it stays open (gate.go). Not with LeaderElect.
+	Leading <-chan struct{}
 
 	// Stores are the enabled stores, named in Registry; nodes and pods are always enabled.
 	Stores []string
@@ -235,6 +239,9 @@ func (o *Options) Validate() error {
 		if err := validateBindAddress(a.addr); err != nil {
 			bad(a.flag, strconv.Quote(a.addr), "%v", err)
 		}
+	}
+	if o.LeaderElect && o.Leading != nil {
+		errs = append(errs, errors.New("--leader-elect: an embedded operator follows the embedding component's leader election; turn --leader-elect off"))
 	}
 	if o.LeaderElect && o.LeaderElectionID == "" {
 		bad("leader-election-id", `""`, "must not be empty when --leader-elect is set")

@@ -71,3 +71,8 @@ func Start(opts Options) (*Env, error) {
 
 // Stop stops the control plane.
 func (e *Env) Stop() error { return e.cp.Stop() }
+
+// KubeConfig returns a kubeconfig file's content that reaches the API server as an
+// administrator: for the processes a test starts beside it (kube-controller-manager, a
+// scheduler).
+func (e *Env) KubeConfig() ([]byte, error) { return e.cp.KubeConfig() }

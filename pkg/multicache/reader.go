@@ -40,6 +40,11 @@ type Reader interface {
 	ReservationsOnNode(node string) []Reservation
 	// MatchableReservations returns the Reserved reservations a pod may consume, best first.
 	MatchableReservations(pod *corev1.Pod) []Reservation
+	// RoomHeldFrom returns, by node, the room that Reserved reservations and deleted pods'
+	// holds keep and that pod may not consume (all but MatchableReservations(pod)), with
+	// one pod slot each: what a scheduler leaves out of a node's free room when it places
+	// pod. A node where nothing is held from the pod is absent.
+	RoomHeldFrom(pod *corev1.Pod) map[string]store.Resources
 	// NodeDevices returns a node's DRA devices: total, allocated (assumed claims included)
 	// and free, by DeviceClass and by pool; false when the devices store is off or no
 	// resource pool reaches the node.
@@ -111,6 +116,10 @@ func (r reader) NodeDevices(node string) (NodeDevices, bool) {
 
 func (r reader) MatchableReservations(pod *corev1.Pod) []Reservation {
 	return reservationsOf(r.h.MatchableReservations(pod))
+}
+
+func (r reader) RoomHeldFrom(pod *corev1.Pod) map[string]store.Resources {
+	return r.h.RoomHeldFrom(pod)
 }
 
 func (r reader) NewSnapshot(opts SnapshotOptions) *Snapshot {

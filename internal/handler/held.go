@@ -1,0 +1,26 @@
+package handler
+
+import (
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/seed0f91f25e/multicache/internal/stores"
+)
+
+// roomHolder is a store that keeps room on nodes for pods to come (the ReservationStore).
+type roomHolder interface {
+	stores.Store
+	HeldFrom(pod *corev1.Pod) map[string]stores.Resources
+}
+
+// RoomHeldFrom returns, by node, the room Reserved reservations and deleted pods' holds
+// keep that pod may not consume (reservationstore.Store.HeldFrom); nil when the
+// reservation store is disabled.
+func (h *Handler) RoomHeldFrom(pod *corev1.Pod) map[string]stores.Resources {
+	s, ok := lookup[roomHolder](h, stores.ReservationStoreName)
+	if !ok || pod == nil {
+		return nil
+	}
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return s.HeldFrom(pod)
+}

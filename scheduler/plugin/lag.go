@@ -1,0 +1,93 @@
+package plugin
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+	fwk "k8s.io/kube-scheduler/framework"
+)
+
+// ReasonLagging is the reason Filter gives for a node where the cache has not yet seen a
+// pod leave that the scheduler saw leave: multicache may be about to keep its place.
+const ReasonLagging = "node(s) where multicache has not yet seen a pod leave"
+
+// retryPeriod is how often the pods turned away because the cache lagged are tried again.
+const retryPeriod = time.Second
+
+// lagging returns a pod the cache holds on node that kube-scheduler's node info does not
+// (and no preemption what-if took off): the scheduler saw it deleted or moved before the
+// cache did. Both follow the same API through informers of their own; until the cache
+// applied the deletion, a kept place (reserve-on-delete) is not visible yet, and the
+// scheduler would hand it out. Nil when the cache holds nothing more than the scheduler.
+func (p *Plugin) lagging(node string, nodeInfo fwk.NodeInfo, st *podState) *corev1.Pod {
+	info, ok := p.snap.NodeInfo(node)
+	if !ok || len(info.Pods) == 0 {
+		return nil
+	}
+	pods := nodeInfo.GetPods()
+	for _, cached := range info.Pods {
+		if st.removed[cached.UID] || hasPod(pods, cached.UID) {
+			continue
+		}
+		return cached
+	}
+	return nil
+}
+
+func hasPod(pods []fwk.PodInfo, uid types.UID) bool {
+	for _, pi := range pods {
+		if pi.GetPod().UID == uid {
+			return true
+		}
+	}
+	return false
+}
+
+// retrier activates, every retryPeriod, the pods Filter turned away because the cache
+// lagged: no cluster event would requeue them (the event that made the difference already
+// happened).
+type retrier struct {
+	mu   sync.Mutex
+	pods map[string]*corev1.Pod
+}
+
+// retrySoon has pod tried again within retryPeriod.
+func (p *Plugin) retrySoon(pod *corev1.Pod) {
+	p.retry.mu.Lock()
+	defer p.retry.mu.Unlock()
+	if p.retry.pods == nil {
+		p.retry.pods = map[string]*corev1.Pod{}
+	}
+	p.retry.pods[klog.KObj(pod).String()] = pod
+}
+
+// runRetries activates, every retryPeriod until ctx is done, the pods turned away while
+// the cache lagged and those turned away by room kept that is released now.
+func (p *Plugin) runRetries(ctx context.Context) {
+	tick := time.NewTicker(retryPeriod)
+	defer tick.Stop()
+	logger := klog.FromContext(ctx)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		p.retry.mu.Lock()
+		pods := p.retry.pods
+		p.retry.pods = nil
+		p.retry.mu.Unlock()
+		if len(pods) > 0 {
+			p.log.V(3).Info("Trying again pods turned away while multicache lagged", "pods", len(pods))
+			p.handle.Activate(logger, pods)
+		}
+		if pods := p.released(); len(pods) > 0 {
+			p.log.V(3).Info("Trying again pods turned away by room kept that is released now", "pods", len(pods))
+			p.handle.Activate(logger, pods)
+		}
+	}
+}
