@@ -82,7 +82,7 @@ verify-fmt: ## Fail when a Go file is not gofmt-clean.
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 .PHONY: test
-test: manifests generate verify-fmt vet envtest-assets kustomize helm ## Run every test (unit, race, real API server).
+test: manifests generate verify-fmt vet envtest-assets kustomize helm kube-controller-manager kwok scheduler ## Run every test (unit, race, real API server).
 	KUBEBUILDER_ASSETS="$(K8S_ASSETS)" $(GO) test $(TEST_FLAGS) ./...
 	cd bench && $(GO) test $(TEST_FLAGS) -run 'TestDifferential' .
 	$(MAKE) --no-print-directory bench-e2e-check

@@ -43,14 +43,14 @@ func TestBinary_StartsAgainstTheAPIServerAndReportsReady(t *testing.T) {
 	stopGracefully(t, cmd, out)
 }
 
-// TestBinary_LocalModeStartsItsOwnControlPlane is what `make run` does on a machine
-// without a cluster: start the embedded control plane, apply the samples, report ready, and
-// show every sample in the debug dump.
+// TestBinary_LocalModeStartsItsOwnControlPlane is what `make run ARGS=--local-bare` does on
+// a machine without a cluster: start the embedded control plane, apply the samples, report
+// ready, and show every sample in the debug dump.
 func TestBinary_LocalModeStartsItsOwnControlPlane(t *testing.T) {
 	bin := buildOperator(t)
 	dir := t.TempDir()
 	probe, debug := freeAddress(t), freeAddress(t)
-	cmd, out := startOperator(t, bin, "--local",
+	cmd, out := startOperator(t, bin, "--local", "--local-bare",
 		"--local-assets="+filepath.Join(env.RepoRoot, "bin", "k8s"),
 		"--local-dir="+dir,
 		"--local-apply="+filepath.Join(env.RepoRoot, "config", "samples"),
