@@ -103,7 +103,7 @@ func TestRun_ACancelledWaitForABusyDumpEndsTheCommand(t *testing.T) {
 	if code := run(context.Background(), []string{"dump", "--debug-url=" + srv.URL}, &out, &errOut); code != exitFail {
 		t.Fatalf("exit code %d, want %d", code, exitFail)
 	}
-	if asked.Load() != 1 || !strings.Contains(errOut.String(), "waiting for another client's dump to finish: context canceled") {
+	if asked.Load() != 1 || !strings.Contains(errOut.String(), "waiting for another client's request to finish: context canceled") {
 		t.Errorf("asked %d times, stderr %q; want one request and the cancelled wait named", asked.Load(), errOut.String())
 	}
 }

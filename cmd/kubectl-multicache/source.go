@@ -35,10 +35,14 @@ type endpoint struct {
 
 // get fetches path (e.g. /debug/cache) and returns the body of a 200 answer. Another
 // answer becomes an error carrying the server's message; a 404 is errNotFound. A 429 (the
-// server writes one dump at a time) is asked again after its Retry-After, within
+// server writes one dump, and runs one comparison, at a time) is asked again after its Retry-After, within
 // busyRetries and busyWait.
 func (e *endpoint) get(ctx context.Context, path string) ([]byte, error) {
 	var waited time.Duration
+	work := "writing a dump to"
+	if strings.HasSuffix(path, "/compare") {
+		work = "comparing its cache with the API for"
+	}
 	for try := 1; ; try++ {
 		body, retryAfter, err := e.getOnce(ctx, path)
 		if retryAfter < 0 {
@@ -49,11 +53,11 @@ func (e *endpoint) get(ctx context.Context, path string) ([]byte, error) {
 		}
 		wait := min(retryAfter, busyWait-waited)
 		if e.notes != nil {
-			_, _ = fmt.Fprintf(e.notes, "multicache is writing a dump to another client (one at a time); waiting %s for it to finish (retry %d of %d)\n",
-				wait, try, busyRetries)
+			_, _ = fmt.Fprintf(e.notes, "multicache is %s another client (one at a time); waiting %s for it to finish (retry %d of %d)\n",
+				work, wait, try, busyRetries)
 		}
 		if serr := sleep(ctx, wait); serr != nil {
-			return nil, fmt.Errorf("waiting for another client's dump to finish: %w; the last answer: %v", serr, err)
+			return nil, fmt.Errorf("waiting for another client's request to finish: %w; the last answer: %v", serr, err)
 		}
 		waited += wait
 	}

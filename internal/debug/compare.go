@@ -3,14 +3,28 @@ package debug
 import (
 	"context"
 	"net/http"
+	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/seed0f91f25e/multicache/internal/drift"
 )
 
+// compare answers the differences Compare finds. One comparison runs at a time (each lists
+// the whole cluster from the API server); another client meanwhile is answered 429 with a
+// Retry-After, as a dump's is. The write timeout is counted from the end of the listing,
+// however long it took.
 func (s *Server) compare(w http.ResponseWriter, r *http.Request) {
-	diffs, err := s.Compare(r.Context())
+	start := time.Now()
+	if !s.compares.take(w, start) {
+		return
+	}
+	diffs, err := func() ([]drift.Difference, error) {
+		defer s.compares.done(start)
+		return s.Compare(r.Context())
+	}()
+	// Only a writer without deadlines (a test's recorder) refuses.
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(s.timeouts.write))
 	if err != nil {
 		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": err.Error()})
 		return

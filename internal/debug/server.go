@@ -11,13 +11,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"net"
 	"net/http"
 	"net/http/pprof"
 	"os"
-	"strconv"
-	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -50,20 +47,27 @@ type Server struct {
 	// (DefaultDumpWriteTimeout when not positive): past it the dump ends and the next client
 	// may have one. Set before the server starts.
 	DumpWriteTimeout time.Duration
-	// dumping is set while a dump is written: one at a time.
-	dumping atomic.Bool
-	// dumpStarted is when the dump under way started (Unix nanoseconds); lastDumpTook how
-	// long the last one took (nanoseconds, 0 before the first): the 429's Retry-After.
-	dumpStarted, lastDumpTook atomic.Int64
+	// dumps and compares let one dump and one comparison run at a time.
+	dumps, compares turn
+	// timeouts are the HTTP server's; hosts the Host headers it answers.
+	timeouts timeouts
+	hosts    hostCheck
 }
 
 // NewServer returns a server for addr that reads the cache from h and the API through api
 // (a direct, uncached reader: the comparison must see what the API holds now).
 func NewServer(addr string, h *handler.Handler, api client.Reader, keep drift.KeepFunc, log logr.Logger) *Server {
-	return &Server{addr: addr, handler: h, api: api, keep: keep, log: log}
+	return &Server{
+		addr: addr, handler: h, api: api, keep: keep, log: log,
+		dumps: turn{what: "a dump of the cache is being written to another client; one is written at a time"},
+		compares: turn{what: "a comparison of the cache with the API is under way for another client; " +
+			"one runs at a time (each lists the whole cluster)"},
+		timeouts: defaultTimeouts,
+		hosts:    newHostCheck(addr),
+	}
 }
 
-// Handler returns the routes.
+// Handler returns the routes, behind the Host check (see hostCheck).
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /debug/cache", s.dump)
@@ -71,10 +75,10 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /debug/cache/compare", s.compare)
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
-	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/profile", boundSeconds(pprof.Profile))
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	return mux
+	mux.HandleFunc("/debug/pprof/trace", boundSeconds(pprof.Trace))
+	return s.hosts.wrap(mux)
 }
 
 // Runnable binds the server's address and returns it as controller-runtime's HTTP server
@@ -86,10 +90,16 @@ func (s *Server) Runnable() (*manager.Server, error) {
 		return nil, fmt.Errorf("--debug-bind-address %q: %w", s.addr, err)
 	}
 	s.log.Info("debug endpoints bound; served once the manager starts", "address", ln.Addr().String())
+	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() {
+		s.log.Info("warning: the debug server listens beyond the loopback interface: whoever reaches it can read the whole cache, "+
+			"make it list the whole cluster and profile the process, without authentication; "+
+			"bind it to 127.0.0.1 and reach it through kubectl port-forward (kubectl multicache does)",
+			"flag", "--debug-bind-address", "address", ln.Addr().String(), "acceptedHosts", s.hosts.String())
+	}
 	shutdown := 5 * time.Second
 	return &manager.Server{
 		Name:            "debug",
-		Server:          &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second},
+		Server:          s.timeouts.server(s.Handler()),
 		Listener:        ln,
 		ShutdownTimeout: &shutdown,
 	}, nil
@@ -124,21 +134,18 @@ func (s *Server) dump(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
 		return
 	}
-	if !s.dumping.CompareAndSwap(false, true) {
-		retry := s.retryAfter(time.Now())
-		w.Header().Set("Retry-After", strconv.Itoa(retry))
-		writeJSON(w, http.StatusTooManyRequests, map[string]string{
-			"error": fmt.Sprintf("a dump of the cache is being written to another client; one is written at a time: "+
-				"retry in %d seconds (the Retry-After header), when it has likely ended", retry),
-		})
+	start := time.Now()
+	if !s.dumps.take(w, start) {
 		return
 	}
-	start := time.Now()
 	timeout := s.DumpWriteTimeout
 	if timeout <= 0 {
 		timeout = DefaultDumpWriteTimeout
 	}
-	err = s.writeDump(w, r, layout, start, timeout)
+	err = func() error {
+		defer s.dumps.done(start)
+		return s.writeDump(w, r, layout, timeout)
+	}()
 	// Logged once the next client may have a dump.
 	switch {
 	case errors.Is(err, os.ErrDeadlineExceeded):
@@ -149,13 +156,8 @@ func (s *Server) dump(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// writeDump writes the dump of a client that has the turn, which it gives back on return.
-func (s *Server) writeDump(w http.ResponseWriter, r *http.Request, layout handler.DumpLayout, start time.Time, timeout time.Duration) error {
-	s.dumpStarted.Store(start.UnixNano())
-	defer func() {
-		s.lastDumpTook.Store(int64(time.Since(start)))
-		s.dumping.Store(false)
-	}()
+// writeDump writes the dump of a client that has the turn.
+func (s *Server) writeDump(w http.ResponseWriter, r *http.Request, layout handler.DumpLayout, timeout time.Duration) error {
 	out := io.Writer(w)
 	dw := &deadlineWriter{w: w, rc: http.NewResponseController(w), timeout: timeout}
 	if err := dw.rc.SetWriteDeadline(time.Now().Add(timeout)); err == nil {
@@ -169,28 +171,6 @@ func (s *Server) writeDump(w http.ResponseWriter, r *http.Request, layout handle
 	// The deadline is the response's (http.ResponseController): net/http does not keep it
 	// for the next request on the connection.
 	return s.handler.WriteDump(r.Context(), out, layout)
-}
-
-// retryAfter is the Retry-After of a 429, in seconds: what the dump under way likely has
-// left (the last dump's duration less the time this one has run; without a last one, as
-// long again as it has run; past the last one's duration, half as long again as it has run:
-// the last dump may have been cut short, or written to a faster client), within [1, 60].
-// Before the dump under way recorded its start, 1.
-func (s *Server) retryAfter(now time.Time) int {
-	started := s.dumpStarted.Load()
-	if started == 0 {
-		return 1
-	}
-	ran := now.Sub(time.Unix(0, started))
-	left := ran
-	if last := time.Duration(s.lastDumpTook.Load()); last > 0 {
-		left = last - ran
-		if left <= 0 {
-			left = ran / 2
-		}
-	}
-	secs := int(math.Ceil(left.Seconds()))
-	return min(max(secs, 1), 60)
 }
 
 func (s *Server) node(w http.ResponseWriter, r *http.Request) {

@@ -126,9 +126,9 @@ func TestServer_OneDumpAtATime(t *testing.T) {
 		return code, body
 	}
 
-	s.dumping.Store(true) // a dump under way, for 2.5 s now; the last one took 10 s
-	s.dumpStarted.Store(time.Now().Add(-2500 * time.Millisecond).UnixNano())
-	s.lastDumpTook.Store(int64(10 * time.Second))
+	s.dumps.busy.Store(true) // a dump under way, for 2.5 s now; the last one took 10 s
+	s.dumps.started.Store(time.Now().Add(-2500 * time.Millisecond).UnixNano())
+	s.dumps.lastTook.Store(int64(10 * time.Second))
 	code, body := get()
 	if code != http.StatusTooManyRequests {
 		t.Fatalf("a second dump while one is written: status %d, want 429", code)
@@ -140,7 +140,7 @@ func TestServer_OneDumpAtATime(t *testing.T) {
 		t.Errorf("the 429's error %q does not say that one dump is written at a time and to retry in 8 seconds", msg)
 	}
 
-	s.dumping.Store(false) // it ended
+	s.dumps.busy.Store(false) // it ended
 	for i := range 2 {
 		if code, body := get(); code != http.StatusOK || body["nodes"] == nil {
 			t.Errorf("dump %d after the other ended: status %d, nodes %v", i+1, code, body["nodes"])
@@ -164,12 +164,12 @@ func TestServer_RetryAfterIsWhatTheDumpUnderWayLikelyHasLeft(t *testing.T) {
 		{ran: 10 * time.Minute, want: 60},                        // at most a minute
 		{want: 1},                                                // the dump under way has not recorded its start
 	} {
-		s := NewServer("", nil, nil, nil, logr.Discard())
+		var tu turn
 		if tc.ran > 0 {
-			s.dumpStarted.Store(now.Add(-tc.ran).UnixNano())
+			tu.started.Store(now.Add(-tc.ran).UnixNano())
 		}
-		s.lastDumpTook.Store(int64(tc.last))
-		if got := s.retryAfter(now); got != tc.want {
+		tu.lastTook.Store(int64(tc.last))
+		if got := tu.retryAfter(now); got != tc.want {
 			t.Errorf("ran %s, last %s: Retry-After %d, want %d", tc.ran, tc.last, got, tc.want)
 		}
 	}

@@ -173,6 +173,9 @@ var protobufMagic = []byte{0x6b, 0x38, 0x73, 0x00}
 // Field numbers (k8s.io/apimachinery/pkg/runtime/generated.proto,
 // k8s.io/apimachinery/pkg/apis/meta/v1/generated.proto).
 const (
+	unknownTypeMeta        protowire.Number = 1 // Unknown.typeMeta
+	typeMetaAPIVersion     protowire.Number = 1 // TypeMeta.apiVersion
+	typeMetaKind           protowire.Number = 2 // TypeMeta.kind
 	unknownRaw             protowire.Number = 2 // Unknown.raw
 	listMetadata           protowire.Number = 1 // PartialObjectMetadataList.metadata
 	listItems              protowire.Number = 2 // PartialObjectMetadataList.items
@@ -196,11 +199,23 @@ func (r *pageReader) read(body io.Reader) (string, error) {
 		return r.readJSON()
 	}
 	_, _ = r.br.Discard(len(protobufMagic))
-	found := false
+	typed, found := false, false
 	var next string
 	err = r.fields(-1, func(num protowire.Number, n int) error {
-		if num != unknownRaw {
+		switch {
+		case num == unknownTypeMeta:
+			b, err := r.next(n)
+			if err != nil {
+				return err
+			}
+			typed = true
+			return checkListKind(b)
+		case num != unknownRaw:
 			return r.skip(n)
+		case !typed:
+			// The items are handed out as they are read: the kind must come first, as
+			// the API server writes it.
+			return errors.New("the protobuf envelope names no kind before its list")
 		}
 		found = true
 		return r.fields(n, func(num protowire.Number, n int) error {
@@ -230,6 +245,25 @@ func (r *pageReader) read(body io.Reader) (string, error) {
 		err = errors.New("the protobuf envelope holds no list")
 	}
 	return next, err
+}
+
+// checkListKind returns an error unless the protobuf envelope's TypeMeta b names a
+// meta.k8s.io/v1 PartialObjectMetadataList: the items of another kind (a Status, a Table)
+// would read as an empty or a garbled list, every cached object reported as not in the
+// cluster.
+func checkListKind(b []byte) error {
+	apiVersion, err := field(b, typeMetaAPIVersion)
+	if err != nil {
+		return err
+	}
+	kind, err := field(b, typeMetaKind)
+	if err != nil {
+		return err
+	}
+	if string(kind) != "PartialObjectMetadataList" || string(apiVersion) != metav1.SchemeGroupVersion.String() {
+		return fmt.Errorf("the API answered %s %s, not a %s PartialObjectMetadataList", apiVersion, kind, metav1.SchemeGroupVersion)
+	}
+	return nil
 }
 
 // item calls fn with the key and version of one PartialObjectMetadata message.

@@ -16,12 +16,14 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/encoding/protowire"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -274,6 +276,14 @@ func TestMetadataStream_ABodyThatIsNotAListOfMetadataIsAnError(t *testing.T) {
 		{"empty JSON", http.StatusOK, []byte(`{}`), func(err error) bool {
 			return strings.Contains(err.Error(), "not a meta.k8s.io/v1 PartialObjectMetadataList")
 		}},
+		// The same in protobuf: a Status's fields would read as a garbled list.
+		{"protobuf of another kind", http.StatusOK, protobufStatus(t), func(err error) bool {
+			return strings.Contains(err.Error(), "the API answered v1 Status, not a meta.k8s.io/v1 PartialObjectMetadataList") &&
+				strings.Contains(err.Error(), "/api/v1/pods")
+		}},
+		{"protobuf without a kind", http.StatusOK, untyped(t, whole), func(err error) bool {
+			return strings.Contains(err.Error(), "the protobuf envelope names no kind before its list")
+		}},
 	} {
 		api.body = func(path string) (int, []byte) {
 			if path == "/api/v1/pods" {
@@ -286,6 +296,42 @@ func TestMetadataStream_ABodyThatIsNotAListOfMetadataIsAnError(t *testing.T) {
 			t.Errorf("%s: error %v", c.name, err)
 		}
 	}
+}
+
+// protobufStatus is a Status as the API server writes it in protobuf.
+func protobufStatus(t *testing.T) []byte {
+	t.Helper()
+	status := apierrors.NewInternalError(errors.New("boom")).Status()
+	status.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "Status"}
+	s := runtime.NewScheme()
+	metav1.AddToGroupVersion(s, schema.GroupVersion{Version: "v1"})
+	var buf bytes.Buffer
+	if err := protobuf.NewSerializer(s, s).Encode(&status, &buf); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// untyped is the protobuf body whole without its envelope's TypeMeta.
+func untyped(t *testing.T, whole []byte) []byte {
+	t.Helper()
+	out := append([]byte(nil), whole[:4]...)
+	b := whole[4:]
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			t.Fatal(protowire.ParseError(n))
+		}
+		l := protowire.ConsumeFieldValue(num, typ, b[n:])
+		if l < 0 {
+			t.Fatal(protowire.ParseError(l))
+		}
+		if num != 1 {
+			out = append(out, b[:n+l]...)
+		}
+		b = b[n+l:]
+	}
+	return out
 }
 
 func httptestRequest(t *testing.T, url string) *http.Request {

@@ -25,7 +25,10 @@ import (
 // between two parts; so when the parts find anything, the whole check runs again under one
 // hold of the lock (checkAtOnce) and its findings are the ones reported
 // (multicache_invariant_rechecks_total counts how often, and whether it cleared the parts'
-// findings). A healthy cache, the usual case, never takes the long hold.
+// findings). A healthy cache, the usual case, never takes the long hold. When the violations
+// are confirmed, the stores that keep totals as events change them and found them wrong
+// rebuild them from their objects (rebuildTotals): the miscount is reported once, not
+// served until a restart.
 func (h *Handler) CheckInvariants() []error {
 	errs := h.checkInParts()
 	if len(errs) > 0 {
@@ -33,11 +36,37 @@ func (h *Handler) CheckInvariants() []error {
 		result := metrics.RecheckCleared
 		if len(errs) > 0 {
 			result = metrics.RecheckConfirmed
+			h.rebuildTotals()
 		}
 		metrics.InvariantRechecksTotal.WithLabelValues(result).Inc()
 	}
 	metrics.InvariantViolationsTotal.Add(float64(len(errs)))
 	return errs
+}
+
+// rebuildTotals has, under the write lock, every stores.TotalsRebuilder whose last check
+// found its totals wrong rebuild them from its objects; each rebuild is counted in
+// multicache_kept_totals_rebuilt_total and logged with what it corrected.
+func (h *Handler) rebuildTotals() {
+	type rebuilt struct {
+		store stores.Name
+		fixed []string
+	}
+	var done []rebuilt
+	h.mu.Lock()
+	for _, s := range h.stores {
+		if r, ok := s.(stores.TotalsRebuilder); ok {
+			if fixed := r.RebuildTotals(); len(fixed) > 0 {
+				done = append(done, rebuilt{s.Name(), fixed})
+			}
+		}
+	}
+	h.mu.Unlock()
+	for _, d := range done {
+		metrics.KeptTotalsRebuiltTotal.WithLabelValues(string(d.store)).Inc()
+		h.log.Info("a store's kept totals disagreed with a count of its objects; rebuilt them from the objects",
+			"store", d.store, "corrections", d.fixed)
+	}
 }
 
 // checkAtOnce runs the whole check under one hold of the read lock (the costly part after

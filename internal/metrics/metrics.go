@@ -81,6 +81,14 @@ var (
 	}, []string{"result"})
 )
 
+// KeptTotalsRebuiltTotal counts, by store, the totals a store keeps as events change
+// them that a confirmed self-check found wrong and that were rebuilt from the objects the
+// store holds (stores.TotalsRebuilder).
+var KeptTotalsRebuiltTotal = counterVec(prometheus.CounterOpts{
+	Namespace: namespace, Name: "kept_totals_rebuilt_total",
+	Help: "Totals kept as events change them (the devices store's cluster counts) that a confirmed self-check found wrong, rebuilt from the store's objects, by store.",
+}, []string{"store"})
+
 // The values of InvariantRechecksTotal's result label.
 const (
 	RecheckCleared   = "cleared"
@@ -161,7 +169,7 @@ const (
 func All() []prometheus.Collector {
 	return []prometheus.Collector{
 		EventsTotal, FeedReordersTotal, StoreOpDuration, ExpiredPodsTotal, ReaperExpiredTotal, ReserveOnDeleteTotal, SnapshotDuration, InvariantViolationsTotal,
-		InvariantRechecksTotal,
+		InvariantRechecksTotal, KeptTotalsRebuiltTotal,
 		CaughtUp, CatchUpSeconds, CatchUpObjects, DriftTotal, VerifyDuration,
 	}
 }

@@ -17,6 +17,7 @@ type (
 	Store              = store.Store
 	DeferredDumper     = store.DeferredDumper
 	DeferredChecker    = store.DeferredChecker
+	TotalsRebuilder    = store.TotalsRebuilder
 	Snapshot           = store.Snapshot
 	SnapshotOptions    = store.SnapshotOptions
 	PodHandler         = store.PodHandler

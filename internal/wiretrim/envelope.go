@@ -72,6 +72,31 @@ func (r *rule) appendEncoded(dst, data []byte) ([]byte, bool) {
 	return dst, true
 }
 
+// validEncoded reports whether appendEncoded trims data, which it then may do in place
+// (appendEncoded(data[:0], data): each field it writes is no longer than the one it read,
+// so its output never overtakes its input).
+func (r *rule) validEncoded(data []byte) bool {
+	u, ok := bytes.CutPrefix(data, magic)
+	if !ok {
+		return false
+	}
+	t := r.pick(u)
+	if t == nil {
+		return false
+	}
+	for len(u) > 0 {
+		num, typ, tagLen := protowire.ConsumeTag(u)
+		valLen := protowire.ConsumeFieldValue(num, typ, u[tagLen:]) // pick parsed u
+		if num == unknownRaw && typ == protowire.BytesType {
+			if raw, _ := protowire.ConsumeBytes(u[tagLen:]); !t.valid(raw) {
+				return false
+			}
+		}
+		u = u[tagLen+valLen:]
+	}
+	return true
+}
+
 // pick returns the tree for the envelope u (runtime.Unknown): the object's or the list's
 // by the kind and API version it names, nil for another kind, an encoded or malformed one.
 func (r *rule) pick(u []byte) *tree {

@@ -121,6 +121,29 @@ func (t *tree) appendTrimmed(dst, msg []byte) ([]byte, bool) {
 	return append(dst, msg[run:]...), true
 }
 
+// valid reports whether appendTrimmed trims msg: msg parses, and so does every
+// sub-message t trims. A list is trimmed in place only when valid: a trim that failed
+// halfway would have overwritten the list it was to pass through unchanged.
+func (t *tree) valid(msg []byte) bool {
+	for len(msg) > 0 {
+		num, typ, tagLen := protowire.ConsumeTag(msg)
+		if tagLen < 0 {
+			return false
+		}
+		valLen := protowire.ConsumeFieldValue(num, typ, msg[tagLen:])
+		if valLen < 0 {
+			return false
+		}
+		if sub := t.sub(num); sub != nil && typ == protowire.BytesType && !t.drops(num) {
+			if v, _ := protowire.ConsumeBytes(msg[tagLen:]); !sub.valid(v) {
+				return false
+			}
+		}
+		msg = msg[tagLen+valLen:]
+	}
+	return true
+}
+
 // appendNested appends field num as a length-delimited value that fill appends, at most
 // maxLen bytes long: the length is reserved at its longest and the value moved back when
 // its length takes fewer bytes (rare: a trimmed object usually keeps its length's size).

@@ -84,7 +84,8 @@ func referenceTrim(paths []Path, msg []byte) ([]byte, bool) {
 
 // TestTree_TrimsAsTheReferenceDoes: random messages up to three deep, random paths of
 // numbers under and over 64, cut at random places: the tree's walk gives the reference's
-// bytes, and fails where the reference fails.
+// bytes, also in place (into the message's own buffer), and fails, as valid says, where
+// the reference fails.
 func TestTree_TrimsAsTheReferenceDoes(t *testing.T) {
 	r := rand.New(rand.NewSource(rand.Int63()))
 	for i := range 20000 {
@@ -104,6 +105,17 @@ func TestTree_TrimsAsTheReferenceDoes(t *testing.T) {
 		got, ok := newTree(paths).appendTrimmed([]byte("prefix"), msg)
 		if ok != wantOK || (ok && !bytes.Equal(got, append([]byte("prefix"), want...))) {
 			t.Fatalf("case %d, paths %v: ok %t, want %t; got %x, want %x", i, paths, ok, wantOK, got, want)
+		}
+		tree := newTree(paths)
+		if valid := tree.valid(msg); valid != wantOK {
+			t.Fatalf("case %d, paths %v: valid %t, the reference trims: %t", i, paths, valid, wantOK)
+		}
+		if ok {
+			// In place, as a list is trimmed: the same bytes.
+			in := bytes.Clone(msg)
+			if got, _ := tree.appendTrimmed(in[:0], in); !bytes.Equal(got, want) {
+				t.Fatalf("case %d, paths %v: in place %x, want %x", i, paths, got, want)
+			}
 		}
 		if ok && slices.ContainsFunc(paths, func(p Path) bool { return len(p) == 1 }) && len(want) > len(msg) {
 			t.Fatalf("case %d: trimming grew the message", i)

@@ -78,7 +78,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	switch params["stream"] {
 	case "":
-		resp.Body = &listBody{src: resp.Body, rule: r}
+		resp.Body = &listBody{src: resp.Body, rule: r, size: resp.ContentLength}
 	case "watch":
 		resp.Body = &watchBody{src: resp.Body, rule: r}
 	default:

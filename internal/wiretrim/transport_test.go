@@ -220,7 +220,8 @@ func frame(b []byte) []byte {
 	return append(binary.BigEndian.AppendUint32(nil, uint32(len(b))), b...)
 }
 
-// Whatever the bytes, the wrapper neither panics nor fails the read.
+// Whatever the bytes, the wrapper neither panics nor fails the read, and a list reads as
+// trimmed into a new buffer or, when that fails, unchanged.
 func FuzzWrapper(f *testing.F) {
 	watchBytes, err := wiretrimtest.Watch(wiretrimtest.Event{Type: watch.Added, Object: pod("p", managed(50))})
 	if err != nil {
@@ -248,6 +249,16 @@ func FuzzWrapper(f *testing.F) {
 		out := body(t, "GET", "/api/v1/pods", ct, "", 200, in)
 		if len(out) > len(in) {
 			t.Errorf("%d bytes grew to %d", len(in), len(out))
+		}
+		if !stream {
+			// A list is trimmed in place: as into a new buffer, or passed through unchanged.
+			want := in
+			if trimmed, ok := newRule(podKind).appendEncoded(nil, in); ok {
+				want = trimmed
+			}
+			if !bytes.Equal(out, want) {
+				t.Errorf("the list read %x, want %x", out, want)
+			}
 		}
 	})
 }

@@ -32,6 +32,8 @@
 package devicestore
 
 import (
+	"sync/atomic"
+
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -78,8 +80,10 @@ type Store struct {
 
 	// views are the devices of each node, versioned for snapshots.
 	views *stores.Versioned[string, *nodeEntry]
-	// totals are the cluster's devices (totals.go).
-	totals totals
+	// totals are the cluster's devices (totals.go); miscounted is set by a self-check that
+	// found them wrong, cleared by one that found them right (RebuildTotals acts only then).
+	totals     totals
+	miscounted atomic.Bool
 	// seen is collect's scratch set of the device names of a generation.
 	seen map[string]bool
 }
@@ -90,6 +94,7 @@ var (
 	_ stores.ResourceSliceHandler = (*Store)(nil)
 	_ stores.ResourceClaimHandler = (*Store)(nil)
 	_ stores.DeviceClassHandler   = (*Store)(nil)
+	_ stores.TotalsRebuilder      = (*Store)(nil)
 )
 
 // New returns an empty DeviceStore.

@@ -6,3 +6,18 @@ func (s *Store) CountAll() (Counts, map[string]Counts) { return s.countAll() }
 
 // MiscountForTest puts one device too many in the kept totals, for the self-check's test.
 func (s *Store) MiscountForTest() { s.totals.all.Total++ }
+
+// MissRecountForTest takes the holders of device driver/pool/name out of its share and of
+// the kept totals, as a recount the store failed to make when a claim took it would.
+func (s *Store) MissRecountForTest(driver, pool, name string) {
+	p := s.pools[poolKey{driver, pool}]
+	for id, e := range p.devices {
+		if id.Device.String() == name {
+			stale := e.share
+			stale.held, stale.assumed = false, false
+			s.totals.apply(e.share, -1)
+			s.totals.apply(stale, 1)
+			e.share = stale
+		}
+	}
+}

@@ -103,9 +103,9 @@ func (s *Store) CheckInvariants() []error {
 }
 
 // checkTotals compares the cluster's totals, kept as events change them, with a count of
-// the devices.
-func (s *Store) checkTotals() []error {
-	var errs []error
+// the devices, and marks them miscounted when they differ (RebuildTotals).
+func (s *Store) checkTotals() (errs []error) {
+	defer func() { s.miscounted.Store(len(errs) > 0) }()
 	all, byClass := s.countAll()
 	if s.totals.all != all {
 		errs = append(errs, fmt.Errorf("the cluster's device totals (multicache_devices) are %+v, a count of the devices gives %+v", s.totals.all, all))

@@ -1,11 +1,19 @@
 package devicestore
 
+import (
+	"fmt"
+	"maps"
+	"slices"
+)
+
 // The cluster's device counts (ClusterCounts, what multicache_devices reports on every
 // scrape) are kept as events change them rather than counted on each read: a scrape of
 // 40,000 devices counted them in 25-30 ms under the cache's read lock. Each published
 // device records what it adds to the totals (its share); whatever may change that
 // (publication, holders, assumptions, classes) recounts the device, which takes its old
-// share out and puts its new one in. checkTotals compares them with a full count.
+// share out and puts its new one in. checkTotals compares them with a full count; when the
+// handler's recheck confirms a miscount, RebuildTotals recounts every share and the totals
+// from the pools, so that a miscount is reported once rather than served until a restart.
 
 // totals are the cluster's devices, each counted once however many nodes it reaches: all
 // of them, and per DeviceClass.
@@ -77,6 +85,41 @@ func (s *Store) recount(p *pool, id DeviceID) {
 func (s *Store) uncount(e *device) {
 	s.totals.apply(e.share, -1)
 	e.share = share{}
+}
+
+// RebuildTotals implements stores.TotalsRebuilder, under the handler's write lock: when the
+// last self-check found the totals miscounted, every device's share is recounted from its
+// pool and the totals summed again from the shares. It returns the totals that differed,
+// kept and rebuilt; nil when the last check found nothing wrong or they agree by now.
+func (s *Store) RebuildTotals() []string {
+	if !s.miscounted.Swap(false) {
+		return nil
+	}
+	fresh := newTotals()
+	for _, p := range s.pools {
+		for id, e := range p.devices {
+			e.share = s.shareOf(e, id)
+			fresh.apply(e.share, 1)
+		}
+	}
+	var fixed []string
+	if s.totals.all != fresh.all {
+		fixed = append(fixed, fmt.Sprintf("all devices: %+v, rebuilt %+v", s.totals.all, fresh.all))
+	}
+	for _, name := range slices.Sorted(maps.Keys(s.classes)) {
+		var kept, now Counts
+		if c := s.totals.byClass[name]; c != nil {
+			kept = *c
+		}
+		if c := fresh.byClass[name]; c != nil {
+			now = *c
+		}
+		if kept != now {
+			fixed = append(fixed, fmt.Sprintf("DeviceClass %s: %+v, rebuilt %+v", name, kept, now))
+		}
+	}
+	s.totals = fresh
+	return fixed
 }
 
 // countAll counts the cluster's devices from the pools, as the totals should hold them.

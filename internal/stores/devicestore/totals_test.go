@@ -327,3 +327,48 @@ func (w *totalsWorld) listed() (devicestore.Counts, map[string]devicestore.Count
 	}
 	return all, byClass
 }
+
+// TestRebuildTotals_AConfirmedMiscountIsRebuiltFromTheDevices: once the self-check found the
+// kept totals wrong (a device's share that missed a recount, one device too many),
+// RebuildTotals recounts them from the devices and says what it corrected; the self-check
+// then finds nothing, and the totals follow later events (the device's share was rebuilt
+// too, not only the sums). Without a failed check first, RebuildTotals does nothing.
+func TestRebuildTotals_AConfirmedMiscountIsRebuiltFromTheDevices(t *testing.T) {
+	s := newStore(t)
+	s.AddNode(node("n1"))
+	s.AddDeviceClass(makeClass("gpus", `device.driver == "gpu.example.com"`))
+	s.AddResourceSlice(makeSlice("s", gpu, "n1", 1, 1, devs("gpu", 4), onNode("n1")))
+	claim := makeClaim("ns", "c", result{gpu, "n1", "gpu0", "", false})
+	s.AddResourceClaim(claim)
+	noViolations(t, s)
+	if fixed := s.RebuildTotals(); fixed != nil {
+		t.Errorf("rebuilt %q after a check that found nothing", fixed)
+	}
+
+	s.MissRecountForTest(gpu, "n1", "gpu0")
+	s.MiscountForTest()
+	if errs := s.CheckInvariants(); len(errs) == 0 {
+		t.Fatal("the self-check found nothing wrong with miscounted totals")
+	}
+	fixed := s.RebuildTotals()
+	want := []string{
+		"all devices: {Total:5 Allocated:0 Free:4 Assumed:0}, rebuilt {Total:4 Allocated:1 Free:3 Assumed:0}",
+		"DeviceClass gpus: {Total:4 Allocated:0 Free:4 Assumed:0}, rebuilt {Total:4 Allocated:1 Free:3 Assumed:0}",
+	}
+	if strings.Join(fixed, "\n") != strings.Join(want, "\n") {
+		t.Errorf("rebuilt:\n%s\nwant:\n%s", strings.Join(fixed, "\n"), strings.Join(want, "\n"))
+	}
+	noViolations(t, s)
+	if all, byClass := s.ClusterCounts(); all != counts(4, 1) || byClass["gpus"] != counts(4, 1) {
+		t.Errorf("after the rebuild: %+v, gpus %+v; want 4 devices, 1 allocated", all, byClass["gpus"])
+	}
+	if again := s.RebuildTotals(); again != nil {
+		t.Errorf("rebuilt again %q without a check finding anything", again)
+	}
+
+	s.DeleteResourceClaim(claim)
+	noViolations(t, s)
+	if all, _ := s.ClusterCounts(); all != counts(4, 0) {
+		t.Errorf("after the claim went: %+v, want 4 devices, none allocated", all)
+	}
+}

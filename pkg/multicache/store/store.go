@@ -43,6 +43,17 @@ type DeferredChecker interface {
 	CheckInvariantsDeferred() func() []error
 }
 
+// TotalsRebuilder is implemented by the stores that keep totals as events change them
+// (rather than counting on each read) and whose CheckInvariants compares them with a count
+// of the objects they hold. When the handler's check, run again under one hold of its lock,
+// confirms violations, it calls RebuildTotals under its write lock: a store whose last
+// check found its totals wrong recounts them from its objects and returns what it corrected
+// (nil when its last check found them right, or they agree by now). The handler counts each
+// rebuild in multicache_kept_totals_rebuilt_total and logs the corrections.
+type TotalsRebuilder interface {
+	RebuildTotals() []string
+}
+
 // Snapshot is a store's part of a handler snapshot: a copy readers use without any lock.
 type Snapshot interface {
 	// StoreName is the store the snapshot copies.
