@@ -100,7 +100,7 @@ func (f *feed) register(ctx context.Context, informers cache.Informers) error {
 		return fmt.Errorf("%s: getting the informer of %T: %w", f.name, f.obj, err)
 	}
 	// Kept: reading through the manager's reader instead (a copy per read) leaves the cache
-	// holding copies after a relist, 145% more live heap and 11 times the time at 150,000 pods
+	// holding copies after a relist, 145% more live heap and 14 times the time at 150,000 pods
 	// (BenchmarkFeed_RelistOf150000Pods, reader); TestFeed_ControllerRuntimeInformersExposeTheirStore
 	// fails if controller-runtime's informer stops exposing GetStore.
 	if s, ok := inf.(interface{ GetStore() toolscache.Store }); ok {
