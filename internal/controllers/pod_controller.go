@@ -88,6 +88,12 @@ func (r *podSync) report(err error) error {
 // new object of the same version (a relist decodes every object again): the cache holds the
 // informer's own objects and must take the new ones, lest the old ones be kept alive. A
 // resync hands the same object again and is filtered out.
+//
+// Kept: comparing versions only would leave the cache holding the old objects after a
+// relist, 63% more live heap at 150,000 pods (BenchmarkFeed_RelistOf150000Pods, version-only);
+// TestInformer_ARelistHandsANewObjectOfTheSameVersion and TestInformer_AResyncHandsTheSameObject
+// fail if client-go's informer stops handing over a new object on a relist or the same on a
+// resync.
 func podChanged(oldObj, newObj client.Object) bool {
 	return oldObj.GetResourceVersion() != newObj.GetResourceVersion() || oldObj != newObj
 }

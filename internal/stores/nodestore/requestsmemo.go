@@ -23,6 +23,14 @@ import (
 // The invariant check recomputes charges without the memo.
 //
 // It is used under the handler's write lock (stores are), so it needs no lock of its own.
+//
+// Kept: charging 150,000 pods of bench-e2e's large shape takes 88% less time and
+// allocates 96% fewer bytes than calling PodRequests each time
+// (BenchmarkRequestsMemo_Fill150000Pods; a memo keyed by UID and resourceVersion would never
+// hit on a fill). It rests on the informer handing over the very object the transform
+// shared the maps of (TestPodTransform_InformerHandsOverSharedLists fails if not; the memo
+// would then miss, never answer wrong) and on the helper reading no input the key leaves
+// out (TestRequestsMemo_NoInputIsIgnored fails if it does).
 type requestsMemo struct {
 	acct stores.Accounting
 	// entries are the sets of inputs seen and their requests, found by the hash of their key
