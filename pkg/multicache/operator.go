@@ -9,8 +9,8 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
@@ -62,7 +62,7 @@ type SiblingDeps struct {
 	Writer client.Client
 	// Recorder records Events under the same fence: one recorded without the lease is
 	// dropped.
-	Recorder events.EventRecorder
+	Recorder EventRecorder
 }
 
 // SiblingFactory builds a sibling; an error stops the start-up. It returns no sibling and
@@ -167,4 +167,11 @@ func names[T ~string](in []T) []string {
 		out[i] = string(n)
 	}
 	return out
+}
+
+// EventRecorder records Events (events.k8s.io/v1) about objects: the method of client-go's
+// tools/events.EventRecorder, declared here so that the public API names no type of a
+// library's internal package (client-go's is an alias of one).
+type EventRecorder interface {
+	Eventf(regarding runtime.Object, related runtime.Object, eventtype, reason, action, note string, args ...interface{})
 }
