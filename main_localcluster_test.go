@@ -52,8 +52,10 @@ func TestBinary_LocalClusterActsOnTheCache(t *testing.T) {
 	}
 	running := func() map[string][]string {
 		var pods corev1.PodList
-		if err := c.List(ctx, &pods, client.InNamespace("default"), client.MatchingLabels{"app": "demo"}); err != nil {
-			t.Fatal(err)
+		listCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := c.List(listCtx, &pods, client.InNamespace("default"), client.MatchingLabels{"app": "demo"}); err != nil {
+			t.Fatalf("listing the demo's pods: %v\noperator output:\n%s", err, out)
 		}
 		byNode := map[string][]string{}
 		for _, p := range pods.Items {

@@ -188,6 +188,11 @@ func (f *feed) applyNow(key types.NamespacedName, obj client.Object, d handler.D
 			f.retrying[key] = struct{}{}
 			f.mu.Unlock()
 		}
+		if d == handler.Backwards {
+			// The retry must take the older version too, or it would leave it for good.
+			f.enqueueRepair(key)
+			return
+		}
 		f.enqueue(key, 0)
 	case after > 0:
 		f.enqueue(key, after)
@@ -209,13 +214,21 @@ func (f *feed) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, er
 	}
 	d := handler.Current
 	f.mu.Lock()
-	if _, ok := f.repairs[req.NamespacedName]; ok {
+	_, repair := f.repairs[req.NamespacedName]
+	if repair {
 		d = handler.Backwards
+		// Taken now: a repair asked while this reconcile runs marks the key again.
+		delete(f.repairs, req.NamespacedName)
 	}
 	f.mu.Unlock()
 	var after time.Duration
 	for attempt := 0; ; attempt++ {
 		if after, err = f.apply(ctx, req.NamespacedName, obj, d); err != nil {
+			if repair {
+				f.mu.Lock()
+				f.repairs[req.NamespacedName] = struct{}{} // the retry repairs too
+				f.mu.Unlock()
+			}
 			return ctrl.Result{}, err
 		}
 		now, err := f.current(ctx, req.NamespacedName)
@@ -234,7 +247,6 @@ func (f *feed) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, er
 	}
 	f.mu.Lock()
 	delete(f.retrying, req.NamespacedName)
-	delete(f.repairs, req.NamespacedName)
 	f.mu.Unlock()
 	return ctrl.Result{RequeueAfter: after}, nil
 }

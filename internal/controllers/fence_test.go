@@ -196,7 +196,7 @@ func TestFence_AWriteThatStallsPastTheRenewDeadlineIsCutThere(t *testing.T) {
 	} else if !strings.Contains(err.Error(), errPastRenewDeadline.Error()) {
 		t.Errorf("the write returned %v, want it cut at the renew deadline", err)
 	}
-	const slack = 300 * time.Millisecond
+	const slack = time.Second // far below the 3 s stall, room for a loaded machine
 	if late := returned.Sub(until); late > slack {
 		t.Errorf("the write returned %v after the renew deadline", late)
 	}

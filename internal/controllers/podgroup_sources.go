@@ -111,7 +111,12 @@ func podGroupSourceFeeds(log logr.Logger, h *handler.Handler, opts Options) []so
 			var pg *v1alpha1.PodGroup
 			if obj != nil {
 				converted, err := fs.convert(obj)
-				if err != nil {
+				switch {
+				case err != nil && d == handler.Deleted:
+					// A delete needs only the UID of what goes, whatever its spec says.
+					converted = &v1alpha1.PodGroup{}
+					converted.UID = obj.GetUID()
+				case err != nil:
 					report(log, stores.KindPodGroup, fmt.Errorf("%w: %w", stores.ErrInvalidObject, err))
 					return 0, nil
 				}

@@ -98,7 +98,7 @@ func syncObjectAs[K comparable, T comparable](h *Handler, k *objectKind[K, T], k
 		if !seen {
 			return nil
 		}
-		if uid := k.uidOf(obj); uid != "" && uid != k.uidOf(last) {
+		if uid, cached := k.uidOf(obj), k.uidOf(last); uid != "" && cached != "" && uid != cached {
 			lateDelete(h, k.kind, fmt.Sprint(key), uid, k.uidOf(last))
 			return nil
 		}

@@ -91,12 +91,14 @@ func startComponents(ctx context.Context, c client.Client, opts clusterOptions, 
 			"--config=" + filepath.Join(dir, "kwok-stages.yaml"),
 		}},
 		{"multicache-scheduler", scheduler, "make scheduler", []string{
-			"--kubeconfig=" + kubeconfig, "--leader-elect=false", "--secure-port=0",
+			"--config=" + filepath.Join(dir, "scheduler.yaml"), "--secure-port=0",
 		}},
 	}
-	stages := filepath.Join(dir, "kwok-stages.yaml")
-	if err := os.WriteFile(stages, local.KWOKStages, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "kwok-stages.yaml"), local.KWOKStages, 0o644); err != nil {
 		return nil, fmt.Errorf("writing KWOK's stages: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "scheduler.yaml"), []byte(schedulerConfig(kubeconfig)), 0o644); err != nil {
+		return nil, fmt.Errorf("writing the scheduler's configuration: %w", err)
 	}
 	var started localComponents
 	for _, s := range specs {
@@ -149,6 +151,31 @@ func createFakeNode(ctx context.Context, c client.Client, name string) error {
 	base = node.DeepCopy()
 	node.Status.Allocatable, node.Status.Capacity = status.Allocatable, status.Capacity
 	return c.Status().Patch(ctx, node, client.MergeFrom(base))
+}
+
+// schedulerConfig is the local scheduler's configuration: the default profile with the
+// multicache plugin, and multicache's leader-only work left to the operator (leaderWork:
+// false), which writes the statuses, reaps and keeps places; two writers would flap them.
+// A configuration file makes kube-scheduler ignore --kubeconfig: it is named here.
+func schedulerConfig(kubeconfig string) string {
+	return fmt.Sprintf(`apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+clientConnection:
+  kubeconfig: %q
+leaderElection:
+  leaderElect: false
+profiles:
+- schedulerName: default-scheduler
+  plugins:
+    multiPoint:
+      enabled:
+      - name: Multicache
+        weight: 10
+  pluginConfig:
+  - name: Multicache
+    args:
+      leaderWork: false
+`, kubeconfig)
 }
 
 // kwokNodeAnnotation marks the nodes KWOK plays the kubelet of.

@@ -58,7 +58,8 @@ type SiblingDeps struct {
 	// cache; every write is fenced by the leader-election lease as multicache's own status
 	// writes are: refused unsent when this replica does not hold the lease, and each attempt
 	// cut at the lease's renew deadline counted from its last renewal (another replica may
-	// lead after it). Without leader election it is the manager's client.
+	// lead after it). Without leader election, and in a cache embedded with NewEmbedded
+	// (whose leader signal comes from the embedding component), it is the manager's client.
 	Writer client.Client
 	// Recorder records Events under the same fence: one recorded without the lease is
 	// dropped.

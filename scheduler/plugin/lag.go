@@ -29,22 +29,17 @@ func (p *Plugin) lagging(node string, nodeInfo fwk.NodeInfo, st *podState) *core
 		return nil
 	}
 	pods := nodeInfo.GetPods()
+	known := make(map[types.UID]struct{}, len(pods))
+	for _, pi := range pods {
+		known[pi.GetPod().UID] = struct{}{}
+	}
 	for _, cached := range info.Pods {
-		if st.removed[cached.UID] || hasPod(pods, cached.UID) {
+		if _, ok := known[cached.UID]; ok || st.removed[cached.UID] {
 			continue
 		}
 		return cached
 	}
 	return nil
-}
-
-func hasPod(pods []fwk.PodInfo, uid types.UID) bool {
-	for _, pi := range pods {
-		if pi.GetPod().UID == uid {
-			return true
-		}
-	}
-	return false
 }
 
 // retrier activates, every retryPeriod, the pods Filter turned away because the cache

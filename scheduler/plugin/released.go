@@ -71,7 +71,8 @@ func (p *Plugin) released() map[string]*corev1.Pod {
 			}
 		}
 		w.mu.Lock()
-		gone := false
+		// No reservation recorded: what turned the pods away ended before Filter saw it.
+		gone := len(nw.reserved) == 0
 		for k := range nw.reserved {
 			gone = gone || !still[k]
 		}
