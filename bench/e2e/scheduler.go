@@ -48,10 +48,14 @@ func SchedulerSubject(bin string) Subject {
 			MetricsURL: base + "/metrics",
 			Prefixes:   []string{"scheduler_cache_size"},
 			PprofURL:   base + "/debug/pprof",
-			Full: func(m Metrics, want Want) (bool, string) {
-				nodes, pods := count(m, `scheduler_cache_size{type="nodes"}`), count(m, `scheduler_cache_size{type="pods"}`)
-				return nodes == want.Nodes && pods == want.Pods, fmt.Sprintf("nodes=%d pods=%d", nodes, pods)
-			},
+			Full:       schedulerCacheFull,
 		}, nil
 	}}
+}
+
+// schedulerCacheFull is a kube-scheduler's Full: its cache-size gauge counts every wanted
+// node and pod.
+func schedulerCacheFull(m Metrics, want Want) (bool, string) {
+	nodes, pods := count(m, `scheduler_cache_size{type="nodes"}`), count(m, `scheduler_cache_size{type="pods"}`)
+	return nodes == want.Nodes && pods == want.Pods, fmt.Sprintf("nodes=%d pods=%d", nodes, pods)
 }

@@ -1,0 +1,96 @@
+// Command bench-scheduler is `make bench-scheduler`: the multicache scheduler
+// (bin/multicache-scheduler, kube-scheduler v1.37.1 with the multicache plugin) against the
+// stock kube-scheduler v1.37.1 on the same cluster. Every round, each scheduler in turn
+// (the order alternates) gets a fresh kube-apiserver and etcd with -nodes Ready nodes, is
+// started with the same flags and, once its cache holds every node, -pods pending pods are
+// created at once. It measures pods bound per second, the p50/p99 time from a pod's
+// creation to its binding, the scheduler's CPU over the run and its RSS after a settle,
+// and prints a markdown report (also written to -out). See package e2e (schedbench.go).
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/seed0f91f25e/multicache/bench/e2e"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "bench-scheduler:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	var (
+		assets  = flag.String("assets", os.Getenv("KUBEBUILDER_ASSETS"), "directory with kube-apiserver and etcd (bin/k8s)")
+		repo    = flag.String("repo", "../..", "the main module's directory (CRDs, commit)")
+		stock   = flag.String("scheduler", "", "the stock kube-scheduler binary (default: kube-scheduler in -assets)")
+		mcBin   = flag.String("multicache-scheduler", "", "the multicache scheduler binary (make scheduler builds bin/multicache-scheduler)")
+		nodes   = flag.Int("nodes", 100, "nodes in the cluster")
+		pods    = flag.Int("pods", 1000, "pending pods created at once")
+		rounds  = flag.Int("rounds", 2, "rounds; each measures every scheduler once on a fresh cluster")
+		writers = flag.Int("writers", 32, "parallel writers creating the nodes and the pods")
+		qps     = flag.Int("kube-api-qps", 5000, "both schedulers' --kube-api-qps (burst twice that); 0 keeps kube-scheduler's default 50/100, which caps binding at ~50 pods/s")
+		timeout = flag.Duration("timeout", 10*time.Minute, "bounds the wait for a scheduler to be up and for every pod to be bound")
+		settle  = flag.Duration("settle", 10*time.Second, "how long a scheduler runs after the last binding before its RSS is read")
+		dir     = flag.String("dir", "", "directory for logs (default: a new temporary directory)")
+		out     = flag.String("out", "", "also write the markdown report to this file")
+		only    = flag.String("only", "", "measure only this scheduler (kube-scheduler or multicache-scheduler)")
+	)
+	flag.Parse()
+	if *assets == "" || *mcBin == "" {
+		return fmt.Errorf("-assets (or KUBEBUILDER_ASSETS) and -multicache-scheduler are required; run it with `make bench-scheduler`")
+	}
+	if *nodes <= 0 || *pods <= 0 || *rounds <= 0 || *writers <= 0 {
+		return fmt.Errorf("-nodes, -pods, -rounds and -writers must be positive")
+	}
+	if *stock == "" {
+		*stock = *assets + "/kube-scheduler"
+	}
+	for _, b := range []struct{ bin, make string }{{*stock, "kube-scheduler"}, {*mcBin, "scheduler"}} {
+		if _, err := os.Stat(b.bin); err != nil {
+			return fmt.Errorf("%w (make %s builds it)", err, b.make)
+		}
+	}
+	subjects := []e2e.Subject{
+		e2e.SchedulerFlagsSubject(e2e.StockSchedulerName, *stock, *qps),
+		e2e.SchedulerFlagsSubject(e2e.MulticacheSchedulerName, *mcBin, *qps),
+	}
+	if *only != "" {
+		var kept []e2e.Subject
+		for _, s := range subjects {
+			if s.Name == *only {
+				kept = append(kept, s)
+			}
+		}
+		if len(kept) == 0 {
+			return fmt.Errorf("-only: %q is neither %s nor %s", *only, e2e.StockSchedulerName, e2e.MulticacheSchedulerName)
+		}
+		subjects = kept
+	}
+	var err error
+	if *dir == "" {
+		if *dir, err = os.MkdirTemp("", "bench-scheduler-"); err != nil {
+			return err
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	fmt.Fprintf(os.Stderr, "bench-scheduler: logs in %s\n", *dir)
+	res, err := e2e.RunSchedBench(ctx, e2e.SchedBenchConfig{
+		Assets: *assets, RepoRoot: *repo, Dir: *dir, Schedulers: subjects,
+		Nodes: *nodes, Pods: *pods, Rounds: *rounds, Writers: *writers,
+		Timeout: *timeout, Settle: *settle, Log: e2e.NewElapsedWriter(os.Stderr),
+	})
+	var b strings.Builder
+	e2e.WriteSchedBenchReport(&b, res, e2e.Machine(*repo))
+	return e2e.EmitReport("bench-scheduler", b.String(), err, *out)
+}

@@ -1,0 +1,424 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/seed0f91f25e/multicache/api/v1alpha1"
+)
+
+// SchedBenchConfig is one run of bench-scheduler: schedulers compared on the same cluster,
+// each placing the same pending pods.
+type SchedBenchConfig struct {
+	// Assets holds kube-apiserver and etcd; RepoRoot is the main module (for its CRDs, which
+	// the multicache scheduler's cache watches).
+	Assets, RepoRoot string
+	// Dir receives one directory per run (the control plane's and the scheduler's logs).
+	Dir string
+	// Schedulers are the subjects (SchedulerFlagsSubject), in the order of round 0; the
+	// order rotates every round.
+	Schedulers []Subject
+	// Nodes and Pods: the cluster's nodes, and the pending pods created at once.
+	Nodes, Pods int
+	// Rounds: every subject is measured once a round, on a fresh cluster.
+	Rounds int
+	// Writers create the nodes and the pods in parallel.
+	Writers int
+	// Timeout bounds the wait for a scheduler to be up and, separately, for every pod to be bound.
+	Timeout time.Duration
+	// Settle is how long a scheduler runs after the last binding before its memory is read.
+	Settle time.Duration
+	// Log receives progress.
+	Log io.Writer
+}
+
+// SchedRun is one subject's run of one round.
+type SchedRun struct {
+	Subject string
+	Round   int
+	// Up is the time from the process's start until its cache held every node; CPUUp the
+	// CPU it used until then.
+	Up, CPUUp time.Duration
+	// Create is the time the harness took to create every pod (first request sent to
+	// last answer); Span the time from the first create sent to the last binding seen.
+	Create, Span time.Duration
+	// Bound is how many pods were seen bound (Pods when the run completed).
+	Bound int
+	// Latency: per pod, the harness's clock from the create call's return to the first
+	// watch event that showed the pod bound (sub-millisecond resolution).
+	Latency Quantiles
+	// APILatency: per pod, the PodScheduled condition's lastTransitionTime minus the
+	// creationTimestamp, as the API server wrote them (both whole seconds).
+	APILatency Quantiles
+	// CPU is the scheduler's CPU (user + system, /proc) from the first create to the last
+	// binding seen.
+	CPU time.Duration
+	// APIServerCPU and EtcdCPU over the same window (-1 when unread).
+	APIServerCPU, EtcdCPU time.Duration
+	// PeakRSS (VmHWM, since the start), SettledRSS (VmRSS) and HeapAfterGC are read Settle
+	// after the last binding.
+	PeakRSS, SettledRSS, HeapAfterGC int64
+}
+
+// PodsPerSecond is Bound over Span.
+func (r SchedRun) PodsPerSecond() float64 {
+	if r.Span <= 0 {
+		return 0
+	}
+	return float64(r.Bound) / r.Span.Seconds()
+}
+
+// SchedBenchResult is every run of a bench-scheduler.
+type SchedBenchResult struct {
+	Config  SchedBenchConfig
+	Started time.Time
+	Runs    []SchedRun
+}
+
+// SchedulerFlagsSubject is a kube-scheduler binary (the stock one or the multicache
+// scheduler) started as users start it, with flags and no configuration file:
+// --kubeconfig, --leader-elect=false, the secure port on a free localhost port (anonymous
+// reads of /metrics and /debug/pprof allowed) and, when qps > 0, --kube-api-qps=qps and
+// --kube-api-burst=2*qps (else kube-scheduler's defaults, 50 and 100). It is up when its
+// cache-size gauge counts every node (SchedulerSubject's Full; up to a second late).
+func SchedulerFlagsSubject(name, bin string, qps int, extra ...string) Subject {
+	return Subject{Name: name, Start: func(env Env, logPath string) (*Instance, error) {
+		port, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		args := []string{
+			"--kubeconfig=" + env.Kubeconfig,
+			"--leader-elect=false",
+			"--bind-address=127.0.0.1",
+			"--secure-port=" + strconv.Itoa(port),
+			"--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics,/debug/pprof/*",
+		}
+		if qps > 0 {
+			args = append(args, "--kube-api-qps="+strconv.Itoa(qps), "--kube-api-burst="+strconv.Itoa(2*qps))
+		}
+		p, err := StartProcess(bin, append(args, extra...), nil, logPath)
+		if err != nil {
+			return nil, err
+		}
+		base := "https://127.0.0.1:" + strconv.Itoa(port)
+		return &Instance{
+			Process:    p,
+			MetricsURL: base + "/metrics",
+			Prefixes:   []string{"scheduler_cache_size"},
+			PprofURL:   base + "/debug/pprof",
+			Full:       schedulerCacheFull,
+		}, nil
+	}}
+}
+
+// labelSchedBench marks the pending pods of bench-scheduler (the harness watches only those).
+const labelSchedBench = "bench.multicache.dev/scheduling"
+
+// MakePendingPod returns pending pod slot of ReplicaSet r (uid is the ReplicaSet's): MakePod's
+// labels, owner reference and requests, no node, no pod group.
+func MakePendingPod(r, slot int, rsUID types.UID) *corev1.Pod {
+	p := MakePod(r, slot, rsUID, "")
+	delete(p.Labels, v1alpha1.PodGroupLabel) // never a gang: no pod waits at Permit
+	p.Labels[labelSchedBench] = "pending"
+	return p
+}
+
+// RunSchedBench runs every round: for each subject in turn (the order rotates every
+// round), a fresh cluster, its nodes, the scheduler, the pods. When a run fails it returns
+// the runs measured until then with the error.
+func RunSchedBench(ctx context.Context, cfg SchedBenchConfig) (*SchedBenchResult, error) {
+	res := &SchedBenchResult{Config: cfg, Started: time.Now()}
+	n := len(cfg.Schedulers)
+	for round := range cfg.Rounds {
+		for k := range n {
+			s := cfg.Schedulers[(k+round)%n]
+			fmt.Fprintf(cfg.Log, "round %d: %s\n", round+1, s.Name)
+			run, err := schedRun(ctx, cfg, s, round)
+			if err != nil {
+				return res, fmt.Errorf("round %d, %s: %w", round+1, s.Name, err)
+			}
+			fmt.Fprintf(cfg.Log, "round %d: %s: %d pods in %.1fs (%.0f/s), p50 %.0f ms, p99 %.0f ms, CPU %.1fs, settled RSS %s\n",
+				round+1, s.Name, run.Bound, run.Span.Seconds(), run.PodsPerSecond(), msf(run.Latency.P50), msf(run.Latency.P99),
+				run.CPU.Seconds(), mib(run.SettledRSS))
+			res.Runs = append(res.Runs, run)
+		}
+	}
+	return res, nil
+}
+
+// schedRun measures subject s once on a fresh cluster.
+func schedRun(ctx context.Context, cfg SchedBenchConfig, s Subject, round int) (SchedRun, error) {
+	run := SchedRun{Subject: s.Name, Round: round}
+	dir := filepath.Join(cfg.Dir, fmt.Sprintf("%s-%d", s.Name, round+1))
+	cl, stop, err := startLoggedCluster(cfg.Assets, cfg.RepoRoot, dir, cfg.Log)
+	if err != nil {
+		return run, err
+	}
+	defer stop()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	api, err := NewAPIServer(cl.Config)
+	if err != nil {
+		fmt.Fprintf(cfg.Log, "  no API server CPU: %v\n", err)
+		api = nil
+	}
+
+	t := time.Now()
+	if err := createNodes(ctx, cl.Client, cfg.Nodes, cfg.Writers); err != nil {
+		return run, err
+	}
+	sets := ceilDiv(cfg.Pods, PodsPerReplicaSet)
+	uids := make([]types.UID, sets)
+	nsCount := ReplicaSetNamespaceIndex(sets-1) + 1
+	if err := parallel(ctx, nsCount, cfg.Writers, func(ctx context.Context, i int) error { return create(ctx, cl.Client, MakeNamespace(i)) }); err != nil {
+		return run, fmt.Errorf("creating namespaces: %w", err)
+	}
+	if err := parallel(ctx, sets, cfg.Writers, func(ctx context.Context, r int) error {
+		rs := MakeReplicaSet(r, min(PodsPerReplicaSet, cfg.Pods-r*PodsPerReplicaSet))
+		if err := create(ctx, cl.Client, rs); err != nil {
+			return err
+		}
+		uids[r] = rs.UID
+		return nil
+	}); err != nil {
+		return run, fmt.Errorf("creating ReplicaSets: %w", err)
+	}
+	fmt.Fprintf(cfg.Log, "  %d nodes (Ready, untainted) and %d ReplicaSets in %.1fs\n", cfg.Nodes, sets, time.Since(t).Seconds())
+
+	cs, err := kubernetes.NewForConfig(cl.Config)
+	if err != nil {
+		return run, err
+	}
+	w := newBindWatch(cs)
+	if err := w.start(ctx); err != nil {
+		return run, err
+	}
+
+	env := Env{Kubeconfig: cl.Kubeconfig, Dir: dir, Want: Want{Nodes: cfg.Nodes}}
+	logPath := filepath.Join(dir, s.Name+".log")
+	in, err := s.Start(env, logPath)
+	if err != nil {
+		return run, err
+	}
+	defer in.Stop(10 * time.Second)
+	up, err := Watch(ctx, in, env.Want, Timing{Poll: 100 * time.Millisecond, Timeout: cfg.Timeout}, logPath)
+	if err != nil {
+		return run, err
+	}
+	run.Up, run.CPUUp = up.Full, up.CPU
+	fmt.Fprintf(cfg.Log, "  %s (pid %d) up in %.1fs (%s), CPU %.1fs\n", s.Name, in.Pid(), up.Full.Seconds(), up.Detail, up.CPU.Seconds())
+
+	cpu0, err := ReadCPU(in.Pid())
+	if err != nil {
+		return run, err
+	}
+	var api0 APISnapshot
+	if api != nil {
+		if api0, err = api.CPU(); err != nil {
+			return run, err
+		}
+	}
+	created := make([]time.Time, cfg.Pods)
+	first := time.Now()
+	if err := parallel(ctx, cfg.Pods, cfg.Writers, func(ctx context.Context, i int) error {
+		r := i / PodsPerReplicaSet
+		if err := create(ctx, cl.Client, MakePendingPod(r, i%PodsPerReplicaSet, uids[r])); err != nil {
+			return err
+		}
+		created[i] = time.Now()
+		return nil
+	}); err != nil {
+		return run, fmt.Errorf("creating pods: %w", err)
+	}
+	run.Create = time.Since(first)
+	fmt.Fprintf(cfg.Log, "  %d pods created in %.1fs; %d bound so far\n", cfg.Pods, run.Create.Seconds(), w.count())
+
+	last, err := w.waitAll(ctx, cfg.Pods, cfg.Timeout, in, logPath)
+	if err != nil {
+		return run, err
+	}
+	cpu1, err := ReadCPU(in.Pid())
+	if err != nil {
+		return run, err
+	}
+	run.CPU = cpu1 - cpu0
+	run.APIServerCPU, run.EtcdCPU = -1, -1
+	if api != nil {
+		if api1, err := api.CPU(); err == nil {
+			run.APIServerCPU, run.EtcdCPU = api1.APIServerCPU-api0.APIServerCPU, api1.EtcdCPU-api0.EtcdCPU
+		}
+	}
+	run.Span = last.Sub(first)
+	bound := w.snapshot()
+	run.Bound = len(bound)
+	lat := make([]time.Duration, 0, cfg.Pods)
+	for i := range cfg.Pods {
+		r := i / PodsPerReplicaSet
+		key := ReplicaSetNamespace(r) + "/" + fmt.Sprintf("%s-%d", ReplicaSetName(r), i%PodsPerReplicaSet)
+		if at, ok := bound[key]; ok {
+			lat = append(lat, max(0, at.Sub(created[i])))
+		}
+	}
+	run.Latency = quantiles(lat)
+	if run.APILatency, err = apiLatency(ctx, cl.Client); err != nil {
+		return run, err
+	}
+
+	cs0 := ColdStart{Subject: s.Name, Round: round}
+	if err := Settle(ctx, in, Timing{Settle: cfg.Settle}, &cs0); err != nil {
+		return run, err
+	}
+	run.PeakRSS, run.SettledRSS, run.HeapAfterGC = cs0.PeakRSS, cs0.SettledRSS, cs0.HeapAfterGC
+	return run, nil
+}
+
+// ReplicaSetNamespaceIndex is the index of ReplicaSet r's namespace (ReplicaSetNamespace).
+func ReplicaSetNamespaceIndex(r int) int { return r * PodsPerReplicaSet / PodsPerNamespace }
+
+// createNodes creates n nodes (MakeNode: allocatable in their status, Ready), writing the
+// status through the status subresource when the create dropped it, and lifts the
+// not-ready taint the API server's admission puts on a new node (the node lifecycle
+// controller would, once the kubelet reports Ready; neither runs here).
+func createNodes(ctx context.Context, c client.Client, n, writers int) error {
+	return parallel(ctx, n, writers, func(ctx context.Context, i int) error {
+		want := MakeNode(i)
+		node := want.DeepCopy()
+		if err := create(ctx, c, node); err != nil {
+			return err
+		}
+		if len(node.Status.Allocatable) == 0 {
+			node.Status = want.Status
+			if err := c.Status().Update(ctx, node); err != nil {
+				return err
+			}
+		}
+		if len(node.Spec.Taints) == 0 {
+			return nil
+		}
+		return c.Patch(ctx, node, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"taints":null}}`)))
+	})
+}
+
+// apiLatency lists the bench's pods and returns the quantiles of their PodScheduled
+// condition's lastTransitionTime minus their creationTimestamp (whole seconds each).
+func apiLatency(ctx context.Context, c client.Client) (Quantiles, error) {
+	var pods corev1.PodList
+	if err := c.List(ctx, &pods, client.MatchingLabels{labelSchedBench: "pending"}); err != nil {
+		return Quantiles{}, err
+	}
+	var lat []time.Duration
+	for _, p := range pods.Items {
+		for _, cond := range p.Status.Conditions {
+			if cond.Type == corev1.PodScheduled && cond.Status == corev1.ConditionTrue {
+				lat = append(lat, max(0, cond.LastTransitionTime.Sub(p.CreationTimestamp.Time)))
+			}
+		}
+	}
+	return quantiles(lat), nil
+}
+
+// bindWatch records when the harness first saw each bench pod bound (spec.nodeName set).
+type bindWatch struct {
+	informer cache.SharedIndexInformer
+	mu       sync.Mutex
+	bound    map[string]time.Time
+	last     time.Time
+	changed  chan struct{}
+}
+
+func newBindWatch(cs kubernetes.Interface) *bindWatch {
+	f := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+		o.LabelSelector = labels.Set{labelSchedBench: "pending"}.String()
+	}))
+	return &bindWatch{informer: f.Core().V1().Pods().Informer(), bound: map[string]time.Time{}, changed: make(chan struct{}, 1)}
+}
+
+func (w *bindWatch) start(ctx context.Context) error {
+	see := func(obj any) {
+		p, ok := obj.(*corev1.Pod)
+		if !ok || p.Spec.NodeName == "" {
+			return
+		}
+		now := time.Now()
+		key := p.Namespace + "/" + p.Name
+		w.mu.Lock()
+		if _, seen := w.bound[key]; !seen {
+			w.bound[key] = now
+			w.last = now
+		}
+		w.mu.Unlock()
+		select {
+		case w.changed <- struct{}{}:
+		default:
+		}
+	}
+	if _, err := w.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    see,
+		UpdateFunc: func(_, obj any) { see(obj) },
+	}); err != nil {
+		return err
+	}
+	go w.informer.Run(ctx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), w.informer.HasSynced) {
+		return fmt.Errorf("the harness's pod watch did not sync")
+	}
+	return nil
+}
+
+func (w *bindWatch) count() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.bound)
+}
+
+func (w *bindWatch) snapshot() map[string]time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make(map[string]time.Time, len(w.bound))
+	for k, v := range w.bound {
+		out[k] = v
+	}
+	return out
+}
+
+// waitAll waits until n pods were seen bound and returns when the last was; it fails when
+// the scheduler exits or timeout passes first.
+func (w *bindWatch) waitAll(ctx context.Context, n int, timeout time.Duration, in *Instance, logPath string) (time.Time, error) {
+	deadline := time.After(timeout)
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		w.mu.Lock()
+		got, last := len(w.bound), w.last
+		w.mu.Unlock()
+		if got >= n {
+			return last, nil
+		}
+		if exited, err := in.Exited(); exited {
+			return time.Time{}, fmt.Errorf("%w (%v) with %d of %d pods bound; log:\n%s", errExited, err, got, n, logTail(logPath, 20))
+		}
+		select {
+		case <-ctx.Done():
+			return time.Time{}, ctx.Err()
+		case <-deadline:
+			return time.Time{}, fmt.Errorf("%d of %d pods bound after %v; log:\n%s", got, n, timeout, logTail(logPath, 20))
+		case <-w.changed:
+		case <-tick.C:
+		}
+	}
+}
