@@ -14,7 +14,7 @@ import (
 // Store is the PodStore. It receives no plain pod events: the handler plans every pod event
 // with Plan, fans the step out to the other stores and then Commits it here, last.
 type Store struct {
-	h    *stores.CacheHandler
+	h *stores.CacheHandler
 	// pods holds every pod, versioned so that a snapshot copies only the pods that changed.
 	pods *stores.Versioned[types.NamespacedName, *Entry]
 	// assumed indexes the assumed pods, for expiry and for snapshots.
