@@ -57,9 +57,11 @@ func (s *Store) Entry(key types.NamespacedName) (*Entry, bool) {
 	return s.pods.Get(key)
 }
 
-// Range calls fn for every pod until it returns false.
+// Range calls fn for every pod, in no particular order, until it returns false. It
+// tolerates changes between two calls of fn as a range over a Go map does (the handler's
+// rangePods lets the lock go between parts).
 func (s *Store) Range(fn func(key types.NamespacedName, e *Entry) bool) {
-	s.pods.Range(fn)
+	s.pods.RangeUnordered(fn)
 }
 
 // Commit sets the entry of a pod after a planned step (nil removes the pod).
