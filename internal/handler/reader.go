@@ -195,3 +195,21 @@ func (h *Handler) NodeDevices(name string) (devicestore.NodeDevices, bool) {
 	defer h.mu.RUnlock()
 	return s.Node(name)
 }
+
+// PodGroups returns, under one read lock, the groups of keys the cache holds, in the order
+// of keys; a key it does not hold is skipped.
+func (h *Handler) PodGroups(keys []types.NamespacedName) []podgroupstore.GroupStatus {
+	s, ok := lookup[podGroupQuerier](h, stores.PodGroupStoreName)
+	if !ok || len(keys) == 0 {
+		return nil
+	}
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	var out []podgroupstore.GroupStatus
+	for _, k := range keys {
+		if g, found := s.Get(k); found {
+			out = append(out, g)
+		}
+	}
+	return out
+}

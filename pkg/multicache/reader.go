@@ -24,8 +24,16 @@ type Reader interface {
 	NodeInfos() []*store.NodeInfo
 	// PodState returns the state of a pod in the assumed-pod state machine.
 	PodState(key types.NamespacedName) (store.PodStatus, bool)
+	// PodsOnNode returns the pods charged to a node (NodeInfo.Pods: not terminal, bound or
+	// assumed there) with their state (PodAssumed or PodAdded), by namespace/name; nil for a
+	// node the cache does not know. Reservation placeholders are left out.
+	PodsOnNode(node string) []store.PodStatus
 	// PodGroup returns what the cache derives for a pod group (see PodGroupKey).
 	PodGroup(key types.NamespacedName) (PodGroup, bool)
+	// PodGroupsForPod returns the groups the pod is a member of (PodGroupKeysOf), those the
+	// cache holds, read under one lock: none for a pod of no group or of a source the cache
+	// does not follow.
+	PodGroupsForPod(pod *corev1.Pod) []PodGroup
 	// PDBsForPod returns the disruption budgets that cover a pod.
 	PDBsForPod(pod *corev1.Pod) []PDB
 	// PDBsForOwner returns the disruption budgets that cover an owner's pods.
@@ -68,6 +76,12 @@ func (r reader) NodeInfo(name string) (*store.NodeInfo, bool) { return r.h.NodeI
 func (r reader) NodeInfos() []*store.NodeInfo                 { return r.h.NodeInfos() }
 func (r reader) PodState(key types.NamespacedName) (store.PodStatus, bool) {
 	return r.h.PodState(key)
+}
+
+func (r reader) PodsOnNode(node string) []store.PodStatus { return r.h.PodsOnNode(node) }
+
+func (r reader) PodGroupsForPod(pod *corev1.Pod) []PodGroup {
+	return viewsOf(r.h.PodGroups(PodGroupKeysOf(pod)), podGroupOf)
 }
 
 func (r reader) PodGroup(key types.NamespacedName) (PodGroup, bool) {

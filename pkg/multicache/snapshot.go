@@ -3,6 +3,7 @@ package multicache
 import (
 	"slices"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/seed0f91f25e/multicache/internal/handler"
@@ -34,9 +35,71 @@ func (s *Snapshot) NodeInfo(name string) (*store.NodeInfo, bool) { return s.s.No
 // NodeInfos returns the info of every node, in no particular order.
 func (s *Snapshot) NodeInfos() []*store.NodeInfo { return slices.Clone(s.s.Nodes().List()) }
 
-// AssumedPod returns the state of a pod that was assumed when the snapshot was updated.
+// AssumedPod returns the state of a pod that was assumed when the snapshot was updated:
+// ok is false for a pod the API reported (PodAdded) as for a pod the cache did not hold.
+// PodState answers for both.
 func (s *Snapshot) AssumedPod(key types.NamespacedName) (store.PodStatus, bool) {
 	return s.s.Pods().Assumed(key)
+}
+
+// PodState returns the state of a pod (assumed or added) at the snapshot's generation.
+func (s *Snapshot) PodState(key types.NamespacedName) (store.PodStatus, bool) {
+	return s.s.PodState(key)
+}
+
+// PodsOnNode returns the pods charged to a node with their state, as Reader.PodsOnNode at
+// the snapshot's generation; nil for a node the snapshot does not hold (unknown, or outside
+// its sub-cluster).
+func (s *Snapshot) PodsOnNode(node string) []store.PodStatus { return s.s.PodsOnNode(node) }
+
+// PodGroupsForPod returns the groups the pod is a member of (PodGroupKeysOf) that the
+// snapshot holds; nothing when the store is disabled.
+func (s *Snapshot) PodGroupsForPod(pod *corev1.Pod) []PodGroup {
+	var out []PodGroup
+	for _, k := range PodGroupKeysOf(pod) {
+		if g, ok := s.PodGroup(k); ok {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// PDBsForPod returns the disruption budgets that cover a pod, as Reader.PDBsForPod at the
+// snapshot's generation (a budget matched by selector is found by a walk of the budgets).
+func (s *Snapshot) PDBsForPod(pod *corev1.Pod) []PDB { return pdbsOf(s.s.PDBsForPod(pod)) }
+
+// MovementSuggestions returns how many more pods of an owner each node should receive, as
+// Reader.MovementSuggestions at the snapshot's generation.
+func (s *Snapshot) MovementSuggestions(owner store.OwnerKey) map[string]int64 {
+	return s.s.MovementSuggestions(owner)
+}
+
+// ReservationsOnNode returns the Reserved and Matched reservations of a node, by key, as
+// Reader.ReservationsOnNode at the snapshot's generation.
+func (s *Snapshot) ReservationsOnNode(node string) []Reservation {
+	return reservationsOf(s.s.ReservationsOnNode(node))
+}
+
+// MatchableReservations returns the Reserved reservations a pod may consume, best first,
+// as Reader.MatchableReservations at the snapshot's generation.
+func (s *Snapshot) MatchableReservations(pod *corev1.Pod) []Reservation {
+	return reservationsOf(s.s.MatchableReservations(pod))
+}
+
+// RoomHeldFrom returns, by node, the room held from a pod, as Reader.RoomHeldFrom at the
+// snapshot's generation.
+func (s *Snapshot) RoomHeldFrom(pod *corev1.Pod) map[string]store.Resources {
+	return s.s.RoomHeldFrom(pod)
+}
+
+// NodeDevices returns a node's DRA devices, as Reader.NodeDevices at the snapshot's
+// generation.
+func (s *Snapshot) NodeDevices(node string) (NodeDevices, bool) {
+	v, ok := s.s.NodeDevices(node)
+	if !ok {
+		return NodeDevices{}, false
+	}
+	return nodeDevicesOf(v), true
 }
 
 // PodGroup returns one pod group; nothing when the store is disabled.

@@ -52,8 +52,17 @@ type PodGroupCounts struct {
 // Total is the number of members.
 func (c PodGroupCounts) Total() int32 { return podgroupstore.Counts(c).Total() }
 
-// Placed is the number of members that are or were on a node and did not fail.
+// Placed is the number of members that are or were on a node and did not fail: Active
+// plus Succeeded. It is what the gang's phase compares with minMember.
 func (c PodGroupCounts) Placed() int32 { return podgroupstore.Counts(c).Placed() }
+
+// Active is the number of members on a node and not terminal: Scheduled plus Running, the
+// members whose pod has a node (bound by the API, or assumed there by a scheduler) and is
+// in phase Pending (or Unknown) or Running. Succeeded, Failed and unplaced members are
+// not counted. An assumed member counts as a bound one does, as it is charged to its node;
+// Reader.PodState tells them apart. What a descheduler compares with MinMember before
+// evicting a member.
+func (c PodGroupCounts) Active() int32 { return c.Scheduled + c.Running }
 
 // Phase derives the group's phase at time now (the timeout depends on it), as the status
 // writer does.

@@ -89,9 +89,11 @@ func TestViews_NodeDevicesCopiesEveryCount(t *testing.T) {
 }
 
 func fieldNames(t reflect.Type) []string {
-	out := make([]string, t.NumField())
-	for i := range out {
-		out[i] = t.Field(i).Name
+	var out []string
+	for i := range t.NumField() {
+		if t.Field(i).IsExported() { // unexported fields are the stores' bookkeeping
+			out = append(out, t.Field(i).Name)
+		}
 	}
 	return out
 }

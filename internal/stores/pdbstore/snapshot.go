@@ -1,14 +1,16 @@
 package pdbstore
 
 import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/seed0f91f25e/multicache/internal/stores"
 )
 
-// Snapshot is a copy of the budgets and of the owner index.
+// Snapshot is a copy of the budgets (with their selectors) and of the owner index.
 type Snapshot struct {
-	pdbs   map[types.NamespacedName]PDBView
+	pdbs   map[types.NamespacedName]snapPDB
 	owners map[stores.OwnerKey][]types.NamespacedName
 }
 
@@ -18,7 +20,32 @@ func (s *Snapshot) StoreName() stores.Name { return stores.PDBStoreName }
 // Get returns one budget.
 func (s *Snapshot) Get(key types.NamespacedName) (PDBView, bool) {
 	v, ok := s.pdbs[key]
-	return v, ok
+	return v.view, ok
+}
+
+// snapPDB is a budget's view and the selector ForPod matches pods with.
+type snapPDB struct {
+	view     PDBView
+	selector labels.Selector
+}
+
+// ForPod answers as Store.ForPod did when the snapshot was updated: through the pod's
+// controlling owner when the snapshot knows it, otherwise by matching the pod's labels
+// against the budgets of its namespace (a walk of every budget).
+func (s *Snapshot) ForPod(pod *corev1.Pod) []PDBView {
+	if key, _, ok := stores.ControllerOwner(pod); ok {
+		if _, known := s.owners[key]; known {
+			return s.ForOwner(key)
+		}
+	}
+	var out []PDBView
+	for k, v := range s.pdbs {
+		if k.Namespace == pod.Namespace && v.selector != nil && v.selector.Matches(labels.Set(pod.Labels)) {
+			out = append(out, v.view)
+		}
+	}
+	sortViews(out)
+	return out
 }
 
 // ForOwner returns the budgets that covered an owner's pods.
@@ -26,7 +53,7 @@ func (s *Snapshot) ForOwner(key stores.OwnerKey) []PDBView {
 	var out []PDBView
 	for _, pk := range s.owners[key] {
 		if v, ok := s.pdbs[pk]; ok {
-			out = append(out, v)
+			out = append(out, v.view)
 		}
 	}
 	sortViews(out)
@@ -35,13 +62,15 @@ func (s *Snapshot) ForOwner(key stores.OwnerKey) []PDBView {
 
 // NewSnapshot implements stores.Store.
 func (s *Store) NewSnapshot(stores.SnapshotOptions) stores.Snapshot {
-	return &Snapshot{pdbs: map[types.NamespacedName]PDBView{}, owners: map[stores.OwnerKey][]types.NamespacedName{}}
+	return &Snapshot{pdbs: map[types.NamespacedName]snapPDB{}, owners: map[stores.OwnerKey][]types.NamespacedName{}}
 }
 
 // UpdateSnapshot implements stores.Store.
 func (s *Store) UpdateSnapshot(snap stores.Snapshot, since int64) {
 	ps := snap.(*Snapshot)
-	stores.Sync(s.pdbs, ps.pdbs, since, func(_ PDBView, e *pdbEntry) PDBView { return e.view() }, nil)
+	stores.Sync(s.pdbs, ps.pdbs, since, func(_ snapPDB, e *pdbEntry) snapPDB {
+		return snapPDB{view: e.view(), selector: e.selector}
+	}, nil)
 	stores.Sync(s.owners, ps.owners, since, func(_ []types.NamespacedName, o *ownerEntry) []types.NamespacedName {
 		keys := make([]types.NamespacedName, 0, len(o.pdbs))
 		for k := range o.pdbs {

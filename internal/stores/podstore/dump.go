@@ -23,10 +23,11 @@ func (s *Store) Dump() any { return s.DumpDeferred()() }
 // DumpDeferred implements stores.DeferredDumper: it copies each pod's key and status (a few
 // words each) and renders them later.
 func (s *Store) DumpDeferred() func() any {
-	statuses := make([]KeyedStatus, 0, len(s.pods))
-	for key, e := range s.pods {
+	statuses := make([]KeyedStatus, 0, s.pods.Len())
+	s.pods.Range(func(key types.NamespacedName, e *Entry) bool {
 		statuses = append(statuses, KeyedStatus{key, e.PodStatus})
-	}
+		return true
+	})
 	return func() any { return DumpPods(statuses) }
 }
 

@@ -15,12 +15,13 @@ import (
 func (s *Store) CheckInvariants() []error {
 	var errs []error
 	assumed := 0
-	for key, e := range s.pods {
+	s.pods.Range(func(key types.NamespacedName, e *Entry) bool {
 		if e.State == stores.PodAssumed {
 			assumed++
 		}
 		errs = append(errs, s.CheckEntry(key, e)...)
-	}
+		return true
+	})
 	if assumed != s.assumed.Len() {
 		errs = append(errs, fmt.Errorf("%d assumed pods, %d in the assumed index", assumed, s.assumed.Len()))
 	}
@@ -32,7 +33,7 @@ func (s *Store) CheckInvariants() []error {
 func (s *Store) CheckAssumedIndex() []error {
 	var errs []error
 	s.assumed.Range(func(key types.NamespacedName, _ *Entry) bool {
-		if e, ok := s.pods[key]; !ok || e.State != stores.PodAssumed {
+		if e, ok := s.pods.Get(key); !ok || e.State != stores.PodAssumed {
 			errs = append(errs, fmt.Errorf("pod %s: in the assumed index but not an assumed pod", key))
 		}
 		return true

@@ -14,8 +14,9 @@ import (
 // Store is the PodStore. It receives no plain pod events: the handler plans every pod event
 // with Plan, fans the step out to the other stores and then Commits it here, last.
 type Store struct {
-	h    *stores.CacheHandler
-	pods map[types.NamespacedName]*Entry
+	h *stores.CacheHandler
+	// pods holds every pod, versioned so that a snapshot copies only the pods that changed.
+	pods *stores.Versioned[types.NamespacedName, *Entry]
 	// assumed indexes the assumed pods, for expiry and for snapshots.
 	assumed *stores.Versioned[types.NamespacedName, *Entry]
 }
@@ -26,7 +27,7 @@ var _ stores.Store = (*Store)(nil)
 func New(h *stores.CacheHandler) *Store {
 	s := &Store{
 		h:       h,
-		pods:    map[types.NamespacedName]*Entry{},
+		pods:    stores.NewVersioned[types.NamespacedName, *Entry](h.Generations()),
 		assumed: stores.NewVersioned[types.NamespacedName, *Entry](h.Generations()),
 	}
 	h.SetPodHandler(s.Get)
@@ -37,14 +38,14 @@ func New(h *stores.CacheHandler) *Store {
 func (s *Store) Name() stores.Name { return stores.PodStoreName }
 
 // Len implements stores.Store.
-func (s *Store) Len() int { return len(s.pods) }
+func (s *Store) Len() int { return s.pods.Len() }
 
 // AssumedLen returns the number of assumed pods.
 func (s *Store) AssumedLen() int { return s.assumed.Len() }
 
 // Get returns the state of a pod.
 func (s *Store) Get(key types.NamespacedName) (stores.PodStatus, bool) {
-	e, ok := s.pods[key]
+	e, ok := s.pods.Get(key)
 	if !ok {
 		return stores.PodStatus{}, false
 	}
@@ -53,27 +54,24 @@ func (s *Store) Get(key types.NamespacedName) (stores.PodStatus, bool) {
 
 // Entry returns the full entry of a pod.
 func (s *Store) Entry(key types.NamespacedName) (*Entry, bool) {
-	e, ok := s.pods[key]
-	return e, ok
+	return s.pods.Get(key)
 }
 
-// Range calls fn for every pod until it returns false.
+// Range calls fn for every pod, in no particular order, until it returns false. It
+// tolerates changes between two calls of fn as a range over a Go map does (the handler's
+// rangePods lets the lock go between parts).
 func (s *Store) Range(fn func(key types.NamespacedName, e *Entry) bool) {
-	for k, e := range s.pods {
-		if !fn(k, e) {
-			return
-		}
-	}
+	s.pods.RangeUnordered(fn)
 }
 
 // Commit sets the entry of a pod after a planned step (nil removes the pod).
 func (s *Store) Commit(key types.NamespacedName, next *Entry) {
 	if next == nil {
-		delete(s.pods, key)
+		s.pods.Delete(key)
 		s.assumed.Delete(key)
 		return
 	}
-	s.pods[key] = next
+	s.pods.Set(key, next)
 	if next.State == stores.PodAssumed {
 		s.assumed.Set(key, next)
 	} else {

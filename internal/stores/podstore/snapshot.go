@@ -6,8 +6,9 @@ import (
 	"github.com/seed0f91f25e/multicache/internal/stores"
 )
 
-// Snapshot copies the assumed pods: every other pod of the snapshot's node infos is Added.
+// Snapshot copies the state of every pod, and indexes the assumed ones.
 type Snapshot struct {
+	pods    map[types.NamespacedName]stores.PodStatus
 	assumed map[types.NamespacedName]stores.PodStatus
 }
 
@@ -26,16 +27,25 @@ func (s *Snapshot) Assumed(key types.NamespacedName) (stores.PodStatus, bool) {
 	return st, ok
 }
 
+// Get returns the state of a pod, assumed or added, as Store.Get did when the snapshot was
+// updated.
+func (s *Snapshot) Get(key types.NamespacedName) (stores.PodStatus, bool) {
+	st, ok := s.pods[key]
+	return st, ok
+}
+
 // AssumedLen returns the number of assumed pods.
 func (s *Snapshot) AssumedLen() int { return len(s.assumed) }
 
 // NewSnapshot implements stores.Store.
 func (s *Store) NewSnapshot(stores.SnapshotOptions) stores.Snapshot {
-	return &Snapshot{assumed: map[types.NamespacedName]stores.PodStatus{}}
+	return &Snapshot{pods: map[types.NamespacedName]stores.PodStatus{}, assumed: map[types.NamespacedName]stores.PodStatus{}}
 }
 
 // UpdateSnapshot implements stores.Store.
 func (s *Store) UpdateSnapshot(snap stores.Snapshot, since int64) {
-	stores.Sync(s.assumed, snap.(*Snapshot).assumed, since,
-		func(_ stores.PodStatus, e *Entry) stores.PodStatus { return e.PodStatus }, nil)
+	ps := snap.(*Snapshot)
+	status := func(_ stores.PodStatus, e *Entry) stores.PodStatus { return e.PodStatus }
+	stores.Sync(s.pods, ps.pods, since, status, nil)
+	stores.Sync(s.assumed, ps.assumed, since, status, nil)
 }

@@ -75,7 +75,7 @@ func (s *Store) Plan(op stores.Op, pod *corev1.Pod, now time.Time) (Step, error)
 	if !ok {
 		return Step{}, fmt.Errorf("%w: no pod transition for %q", stores.ErrInvalidObject, op)
 	}
-	cur := s.pods[stores.PodKey(pod)]
+	cur, _ := s.pods.Get(stores.PodKey(pod))
 	if cur != nil && pod.UID != "" && cur.Pod.UID != "" && pod.UID != cur.Pod.UID {
 		return Step{}, fmt.Errorf("%w: cache has %s, event has %s", stores.ErrUIDMismatch, cur.Pod.UID, pod.UID)
 	}

@@ -1,10 +1,12 @@
 package reservationstore
 
 import (
+	"slices"
 	"sort"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
@@ -34,6 +36,18 @@ type View struct {
 	// AwaitingNode is the node the spec names while the cache does not know it: the
 	// reservation is Pending, nothing is charged, until the node appears.
 	AwaitingNode string
+
+	// match is what MatchableIn needs to answer from a snapshot as MatchableFor does.
+	match matchInfo
+}
+
+// matchInfo is the part of an entry a snapshot keeps to decide which pods may consume it.
+type matchInfo struct {
+	selector labels.Selector
+	// from is the earliest landing time of a bound pod it accepts.
+	from time.Time
+	// linked is set while the owner counts as having consumed it (indexed in byOwner).
+	linked bool
 }
 
 func (s *Store) view(e *entry) View {
@@ -42,7 +56,12 @@ func (s *Store) view(e *entry) View {
 	if e.ended != "" {
 		v.Why = e.ended
 	}
+	v.match = matchInfo{selector: e.selector, from: e.r.CreationTimestamp.Time}
+	if !e.replacesSince.IsZero() {
+		v.match.from = e.replacesSince
+	}
 	if e.owner != nil {
+		v.match.linked = slices.Contains(s.byOwner[ownerKey(e.owner)], e)
 		owner := *e.owner
 		v.Owner = &owner
 		st, ok := s.h.GetPodState(ownerKey(e.owner))

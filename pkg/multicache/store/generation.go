@@ -112,9 +112,22 @@ func (m *Versioned[K, V]) Delete(k K) {
 }
 
 // Range calls fn for every entry, most recently changed first, until fn returns false.
+// The map must not change until Range returns.
 func (m *Versioned[K, V]) Range(fn func(K, V) bool) {
 	for it := m.head; it != nil; it = it.next {
 		if !fn(it.key, it.value) {
+			return
+		}
+	}
+}
+
+// RangeUnordered calls fn for every entry, in no particular order, until fn returns false.
+// It ranges over a Go map and so tolerates changes between two calls of fn (its caller
+// letting its lock go meanwhile), with the language's rule: an entry removed before it is
+// reached is not produced, an entry added may or may not be.
+func (m *Versioned[K, V]) RangeUnordered(fn func(K, V) bool) {
+	for k, it := range m.items {
+		if !fn(k, it.value) {
 			return
 		}
 	}

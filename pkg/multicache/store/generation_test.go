@@ -101,3 +101,31 @@ func TestVersioned_KeepFilterRemovesEntriesThatStopMatching(t *testing.T) {
 		t.Errorf("snapshot %v, want %v", snap, want)
 	}
 }
+
+// TestVersioned_RangeUnorderedToleratesChangesBetweenSteps: entries set again, deleted
+// and added while RangeUnordered runs do not stop it early: every entry neither removed
+// before it is reached nor added meanwhile is produced exactly once.
+func TestVersioned_RangeUnorderedToleratesChangesBetweenSteps(t *testing.T) {
+	m := store.NewVersioned[int, int](&store.Generations{})
+	for i := range 100 {
+		m.Set(i, i)
+	}
+	seen := map[int]int{}
+	m.RangeUnordered(func(k, _ int) bool {
+		seen[k]++
+		m.Set(k, k+1)           // moves k to the head of the change list
+		m.Set(1000+k, 0)        // added meanwhile: may or may not be produced
+		if k%2 == 0 && k < 99 { // an odd key removed, maybe before it is reached
+			m.Delete(k + 1)
+		}
+		return true
+	})
+	for i := range 100 {
+		if seen[i] > 1 {
+			t.Errorf("key %d produced %d times", i, seen[i])
+		}
+		if _, live := m.Get(i); live && seen[i] == 0 && i%2 == 0 {
+			t.Errorf("key %d, never removed, not produced", i)
+		}
+	}
+}
