@@ -8,6 +8,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
+	"github.com/seed0f91f25e/multicache/internal/stores/podgroupstore"
 	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
 	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
@@ -91,5 +92,48 @@ func TestPodGroup_MinMemberIsTheGangSizeOnceTheGroupIsKnown(t *testing.T) {
 	}
 	if g, ok := r.PodGroup(key); !ok || g.MinMember() != 4 {
 		t.Errorf("with the group: MinMember %d (%v), want 4", g.MinMember(), ok)
+	}
+}
+
+// TestPodGroupsForPod_EverySourceWithItsMinMember: a pod that three sources' rules make a
+// member of three groups gets the three, each with its gang size and the pod counted
+// active, from the Reader and a snapshot alike; the exported labels are the rules' own.
+func TestPodGroupsForPod_EverySourceWithItsMinMember(t *testing.T) {
+	if PodGroupLabel != "multicache.dev/pod-group" || SchedulerPluginsPodGroupLabel != "scheduling.x-k8s.io/pod-group" {
+		t.Fatalf("membership labels %q, %q changed", PodGroupLabel, SchedulerPluginsPodGroupLabel)
+	}
+	h := newHandler(t)
+	r := reader{h}
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(h.AddNode(ts.MakeNode("n1", "4", "8Gi")))
+	must(h.AddPodGroup(ts.MakePodGroup("ns", "a", 2)))
+	must(h.AddPodGroup(podgroupstore.FromNative(ts.MakeNativePodGroup("ns", "c", 3))))
+	sp, err := podgroupstore.FromSchedulerPlugins(ts.MakeSchedulerPluginsPodGroup("ns", "b", 4))
+	must(err)
+	must(h.AddPodGroup(sp))
+	pod := ts.MakePod("ns", "p", ts.OnNode("n1"), ts.WithLabels(PodGroupLabel, "a", SchedulerPluginsPodGroupLabel, "b"))
+	pod.Spec.SchedulingGroup = &corev1.PodSchedulingGroup{PodGroupName: ptr.To("c")}
+	must(h.AddPod(pod))
+
+	snap := r.NewSnapshot(SnapshotOptions{})
+	must(r.UpdateSnapshot(snap))
+	want := map[store.PodGroupSource]int32{store.PodGroupSourceMulticache: 2, store.PodGroupSourceNative: 3, store.PodGroupSourceSchedulerPlugins: 4}
+	for name, gs := range map[string][]PodGroup{"Reader": r.PodGroupsForPod(pod), "Snapshot": snap.PodGroupsForPod(pod)} {
+		if len(gs) != len(want) {
+			t.Fatalf("%s: %d groups %+v, want %d", name, len(gs), gs, len(want))
+		}
+		for _, g := range gs {
+			if g.MinMember() != want[g.Source] || g.Counts.Active() != 1 {
+				t.Errorf("%s: %s group %v: MinMember %d, %d active; want %d, 1", name, g.Source, g.Key, g.MinMember(), g.Counts.Active(), want[g.Source])
+			}
+		}
+	}
+	if gs := r.PodGroupsForPod(ts.MakePod("ns", "alone")); gs != nil {
+		t.Errorf("a pod of no group: %+v", gs)
 	}
 }
