@@ -185,7 +185,8 @@ func start(t *testing.T, args ...string) *multicache.Operator {
 func getJSON(t *testing.T, op *multicache.Operator, path string, into any) {
 	t.Helper()
 	rec := httptest.NewRecorder()
-	op.DebugHandler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+	// Addressed as a local client addresses it: the debug server answers only loopback hosts.
+	op.DebugHandler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "http://127.0.0.1"+path, nil))
 	if rec.Code != http.StatusOK {
 		t.Fatalf("GET %s: %d %s", path, rec.Code, rec.Body)
 	}
