@@ -209,7 +209,7 @@ bench-holds: envtest-assets kube-scheduler kube-controller-manager ## Reserve-on
 # kube-scheduler v1.37.1 on the same cluster. Every round each gets a fresh API server and etcd
 # with the nodes, is started with the same flags, and places the pods, created at once: pods
 # bound per second, p50/p99 creation-to-binding, the scheduler's CPU and settled RSS. Sizes
-# (BENCH_SCHED_SIZE): small 100 nodes / 1,000 pods (~2 min); medium 1,000 / 3,000 (~6 min);
+# (BENCH_SCHED_SIZE): small 100 nodes / 1,000 pods (~2 min); medium 1,000 / 3,000 (~5 min on 2 cores);
 # large 5,000 / 10,000 (the issue's size: needs a quiet machine of 4+ cores, ~30 min). NODES,
 # PODS and ROUNDS override the size; extra flags of bench/e2e/cmd/bench-scheduler in
 # BENCH_SCHED_ARGS (e.g. "-kube-api-qps 0" for kube-scheduler's default client limits).

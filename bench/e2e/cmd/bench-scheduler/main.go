@@ -18,6 +18,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/go-logr/logr"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
 	"github.com/seed0f91f25e/multicache/bench/e2e"
 )
 
@@ -46,6 +49,7 @@ func run() error {
 		only    = flag.String("only", "", "measure only this scheduler (kube-scheduler or multicache-scheduler)")
 	)
 	flag.Parse()
+	ctrllog.SetLogger(logr.Discard()) // envtest logs through controller-runtime; progress goes to stderr
 	if *assets == "" || *mcBin == "" {
 		return fmt.Errorf("-assets (or KUBEBUILDER_ASSETS) and -multicache-scheduler are required; run it with `make bench-scheduler`")
 	}
