@@ -115,14 +115,7 @@ func SchedulerFlagsSubject(name, bin string, qps int, extra ...string) Subject {
 		if err != nil {
 			return nil, err
 		}
-		base := "https://127.0.0.1:" + strconv.Itoa(port)
-		return &Instance{
-			Process:    p,
-			MetricsURL: base + "/metrics",
-			Prefixes:   []string{"scheduler_cache_size"},
-			PprofURL:   base + "/debug/pprof",
-			Full:       schedulerCacheFull,
-		}, nil
+		return schedulerInstance(p, port), nil
 	}}
 }
 

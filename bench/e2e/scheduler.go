@@ -42,14 +42,7 @@ func SchedulerSubject(bin string) Subject {
 		if err != nil {
 			return nil, err
 		}
-		base := "https://127.0.0.1:" + strconv.Itoa(port)
-		return &Instance{
-			Process:    p,
-			MetricsURL: base + "/metrics",
-			Prefixes:   []string{"scheduler_cache_size"},
-			PprofURL:   base + "/debug/pprof",
-			Full:       schedulerCacheFull,
-		}, nil
+		return schedulerInstance(p, port), nil
 	}}
 }
 
@@ -58,4 +51,17 @@ func SchedulerSubject(bin string) Subject {
 func schedulerCacheFull(m Metrics, want Want) (bool, string) {
 	nodes, pods := count(m, `scheduler_cache_size{type="nodes"}`), count(m, `scheduler_cache_size{type="pods"}`)
 	return nodes == want.Nodes && pods == want.Pods, fmt.Sprintf("nodes=%d pods=%d", nodes, pods)
+}
+
+// schedulerInstance is a running kube-scheduler (stock or multicache's) as a subject: its
+// metrics and pprof on its secure port, full once its cache holds every node.
+func schedulerInstance(p *Process, port int) *Instance {
+	base := "https://127.0.0.1:" + strconv.Itoa(port)
+	return &Instance{
+		Process:    p,
+		MetricsURL: base + "/metrics",
+		Prefixes:   []string{"scheduler_cache_size"},
+		PprofURL:   base + "/debug/pprof",
+		Full:       schedulerCacheFull,
+	}
 }
