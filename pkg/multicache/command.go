@@ -29,6 +29,8 @@ type Command struct {
 	name     string
 	stores   []handler.Registration
 	siblings []SiblingFactory
+	// settings are the siblings' own settings (WithSiblingSettings), bound to the flags.
+	settings []SiblingSettings
 }
 
 // NewCommand returns the command of a multicache with the built-in stores plus the given
@@ -204,6 +206,9 @@ func (c *Command) parse(args []string) (*flags, error) {
 		"The Go GC percent once the cache caught up (the cold start runs at GOGC, default 100, to fill fast; a sub-cluster replica runs at it from the start); 0 keeps GOGC. Ignored when GOGC is set.")
 	f.zap.BindFlags(fs)
 	crconfig.RegisterFlags(fs) // --kubeconfig, read by ctrl.GetConfig
+	if err := bindSiblingFlags(fs, c.settings); err != nil {
+		return nil, err
+	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, helpRequested{fs}
@@ -218,6 +223,9 @@ func (c *Command) parse(args []string) (*flags, error) {
 	}
 	if f.steadyGOGC < 0 {
 		return nil, badFlags{fmt.Errorf("invalid flags: --steady-gogc=%d: must not be negative (0 keeps GOGC)", f.steadyGOGC)}
+	}
+	if err := validateSiblingSettings(c.settings); err != nil {
+		return nil, badFlags{fmt.Errorf("invalid flags: %w", err)}
 	}
 	return f, nil
 }

@@ -64,6 +64,10 @@ type SiblingDeps struct {
 	// Recorder records Events under the same fence: one recorded without the lease is
 	// dropped.
 	Recorder EventRecorder
+	// Accounting is how the cache charges a pod to its node, with the operator's feature
+	// settings (--dra-node-allocatable-resources): a sibling that adds up requests itself
+	// calls Accounting.PodRequests, and agrees with NodeInfo's Requested.
+	Accounting store.Accounting
 }
 
 // SiblingFactory builds a sibling; an error stops the start-up. It returns no sibling and
@@ -145,7 +149,8 @@ func (o *Operator) Verify(ctx context.Context) error {
 func siblingFactory(f SiblingFactory) operator.SiblingFactory {
 	return func(d operator.SiblingDeps) (operator.Sibling, error) {
 		s, err := f(SiblingDeps{Manager: d.Manager, Reader: reader{d.Cache}, Assumer: assumer{d.Cache},
-			Options: Options{d.Options}, Metrics: d.Metrics, Log: d.Log, Writer: d.Writer, Recorder: d.Recorder})
+			Options: Options{d.Options}, Metrics: d.Metrics, Log: d.Log, Writer: d.Writer, Recorder: d.Recorder,
+			Accounting: d.Cache.Config().Accounting()})
 		if s == nil {
 			return nil, err
 		}

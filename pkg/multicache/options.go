@@ -21,7 +21,7 @@ func WithStore(name string, factory StoreFactory) Option {
 
 // WithSibling registers a sibling controller, built once the cache exists and started once
 // it caught up (on every replica, or on the leader only if it says it needs leader
-// election).
+// election). A sibling with flags of its own is registered with WithSiblingSettings.
 func WithSibling(factory SiblingFactory) Option {
 	return func(c *Command) { c.siblings = append(c.siblings, factory) }
 }
