@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
 	"github.com/seed0f91f25e/multicache/internal/handler"
+	"github.com/seed0f91f25e/multicache/internal/stores"
 	"github.com/seed0f91f25e/multicache/internal/stores/podgroupstore"
 )
 
@@ -33,6 +35,7 @@ func (r *PodGroupStatusReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 	if !ok {
 		return ctrl.Result{}, err
 	}
+	st = confirmed(st, r.Reader)
 	now := r.Clock.Now()
 	phase := st.Phase(now)
 	wrote, err := writeStatus(ctx, r.Client, pg,
@@ -81,4 +84,28 @@ func podGroupStatus(cur v1alpha1.PodGroupStatus, st podgroupstore.GroupStatus, p
 		next.ScheduleStartTime = apiTime(st.ScheduleStartTime)
 	}
 	return next
+}
+
+// confirmed is st as the API confirms it: a member the cache only assumed (a scheduler's
+// placement in flight, or a sibling's trial) counts as pending. The phase, counts and
+// conditions written to the API move on bound members only, so an assumption forgotten
+// again never flips a group's status (and its Events) back and forth; the cache's own
+// answers (Reader.PodGroup, what a scheduler's Permit waits on) count assumed members.
+func confirmed(st podgroupstore.GroupStatus, r handler.Reader) podgroupstore.GroupStatus {
+	for _, key := range st.Members {
+		if ps, ok := r.PodState(key); ok && ps.State == stores.PodAssumed && !terminalOrRunning(ps.Pod.Status.Phase) {
+			st.Counts.Scheduled--
+			st.Counts.Pending++
+		}
+	}
+	if st.PodGroup != nil {
+		st.MinMemberReached = st.Counts.Placed() >= st.PodGroup.Spec.MinMember
+	}
+	return st
+}
+
+// terminalOrRunning: a member in one of these phases is counted by its phase, not by its
+// node (podgroupstore.Counts).
+func terminalOrRunning(phase corev1.PodPhase) bool {
+	return phase == corev1.PodRunning || phase == corev1.PodSucceeded || phase == corev1.PodFailed
 }

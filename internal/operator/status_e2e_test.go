@@ -125,6 +125,25 @@ func TestPodGroup_PendingScheduledRunningThenTimeout(t *testing.T) {
 		bind(t, p, "pg-node")
 	}
 	expectPhase(key, v1alpha1.PodGroupPreScheduling, "pending=1 scheduled=2 running=0")
+
+	// An assumption is the cache's, not the API's: the cache counts the assumed member (a
+	// scheduler's Permit waits on that), the status written to the API does not.
+	assumed := pods[2].DeepCopy()
+	assumed.Spec.NodeName = "pg-node"
+	if err := op.Cache.AssumePod(assumed); err != nil {
+		t.Fatal(err)
+	}
+	if g, _ := op.Cache.PodGroup(key); !g.MinMemberReached {
+		t.Error("the cache does not count the assumed member")
+	}
+	ts.Consistently(t, "the status counts bound members only", 2*time.Second, 50*time.Millisecond, func() (bool, string) {
+		pg := &v1alpha1.PodGroup{}
+		if err := env.Client.Get(ctx(), key, pg); err != nil {
+			return false, err.Error()
+		}
+		return pg.Status.Phase == v1alpha1.PodGroupPreScheduling && pg.Status.Scheduled == 2,
+			fmt.Sprintf("phase %q scheduled=%d", pg.Status.Phase, pg.Status.Scheduled)
+	})
 	bind(t, pods[2], "pg-node")
 	expectPhase(key, v1alpha1.PodGroupScheduled, "pending=0 scheduled=3 running=0")
 	for _, p := range pods {
