@@ -140,6 +140,8 @@ func (h *Harness) final(ctx context.Context) {
 	h.Results.mu.Lock()
 	failoverWrite(writes.entries, h.Results.Faults, h.Lease, h.Cfg.LeaseDuration)
 	h.Results.mu.Unlock()
+	h.Results.observe("leader writes checked against the lease's expiry",
+		checkLeaseExpiry(writes.entries, h.Lease, h.Cfg.LeaseDuration, pauses, h.Results.final))
 	checked, seen := checkReservationHistory(hist, h.Cfg.ReservationTTL, writes.Writer, h.Results.final)
 	h.Results.observe("reservations checked (history)", checked)
 	h.Results.observe("reservation status writes seen", seen)
