@@ -12,10 +12,10 @@ import (
 // reservation deletes, and Events) against its own lease by time: a write the API answered
 // after the writer's lease expired (the request of its last renewal + leaseDuration, the
 // earliest moment a standby may take over) is a violation, reported through fail once per
-// process. A write whose request and answer straddle a SIGSTOP of its process is left out:
-// the API may have taken it before the stop. Writes of a process that never renewed are
+// process. A write whose request and answer straddle a SIGSTOP of its process or a
+// partition of its path (held) is left out: the API may have taken it before. Writes of a process that never renewed are
 // the revision check's (readWrites). It returns how many writes it checked.
-func checkLeaseExpiry(entries []writelog.Entry, leaseName string, leaseDuration time.Duration, pauses []PauseWindow,
+func checkLeaseExpiry(entries []writelog.Entry, leaseName string, leaseDuration time.Duration, held []PauseWindow,
 	fail func(check, format string, args ...any)) (checked int) {
 	renewals := map[procKey][]time.Time{}
 	for _, e := range entries {
@@ -48,7 +48,7 @@ func checkLeaseExpiry(entries []writelog.Entry, leaseName string, leaseDuration 
 		}
 		checked++
 		expired := r[i-1].Add(leaseDuration)
-		if !e.Time.After(expired) || straddlesPause(e, pauses) {
+		if !e.Time.After(expired) || straddles(e, held) {
 			continue
 		}
 		l := lates[k]
@@ -90,10 +90,10 @@ func leaderWrite(e writelog.Entry) bool {
 	return guardedWrite(e) || res == "events"
 }
 
-// straddlesPause reports whether the write's process was SIGSTOPped between its request
-// and its answer.
-func straddlesPause(e writelog.Entry, pauses []PauseWindow) bool {
-	for _, p := range pauses {
+// straddles reports whether the write's process was SIGSTOPped, or its path cut, between
+// its request and its answer.
+func straddles(e writelog.Entry, held []PauseWindow) bool {
+	for _, p := range held {
 		if p.Replica == e.Replica && e.Sent.Before(p.Continued) && e.Time.After(p.Stopped) {
 			return true
 		}
