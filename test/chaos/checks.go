@@ -11,6 +11,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
@@ -355,8 +356,12 @@ func (h *Harness) checkAgree(ctx context.Context, res *FaultResult) {
 					problems = append(problems, fmt.Sprintf("pod group %s: only b holds it", key))
 				}
 			}
-			problems = append(problems, doubleConsumed("a", a)...)
-			problems = append(problems, doubleConsumed("b", b)...)
+			uids, err := h.ownerUIDs(ctx)
+			if err != nil {
+				problems = append(problems, err.Error())
+			}
+			problems = append(problems, doubleConsumed("a", a, uids)...)
+			problems = append(problems, doubleConsumed("b", b, uids)...)
 		}
 		if len(problems) == 0 {
 			return
@@ -386,12 +391,20 @@ func (h *Harness) checkAgree(ctx context.Context, res *FaultResult) {
 		strings.Join(problems[:min(5, len(problems))], "; "))
 }
 
-// doubleConsumed lists pods that own more than one Matched reservation in a dump.
-func doubleConsumed(replica string, d *Dump) []string {
+// doubleConsumed lists pods that own more than one Matched reservation in a dump. A dump
+// names an owner by namespace/name only; ownerUIDs (the owners' UIDs the API's statuses
+// record) tell the pods of one name apart: a pod recreated under its name (a StatefulSet's)
+// consumes its predecessor's replacement Reservation while the one its predecessor consumed
+// stays Matched by that predecessor.
+func doubleConsumed(replica string, d *Dump, ownerUIDs map[string]types.UID) []string {
 	owners := map[string][]string{}
 	for key, r := range d.Reservations {
 		if r.Phase == string(v1alpha1.ReservationMatched) && r.Owner != "" {
-			owners[r.Owner] = append(owners[r.Owner], key)
+			owner := r.Owner
+			if uid := ownerUIDs[key]; uid != "" {
+				owner += " (UID " + string(uid) + ")"
+			}
+			owners[owner] = append(owners[owner], key)
 		}
 	}
 	var out []string
@@ -402,6 +415,21 @@ func doubleConsumed(replica string, d *Dump) []string {
 		}
 	}
 	return out
+}
+
+// ownerUIDs returns the owner's UID each Matched reservation's status in the API records.
+func (h *Harness) ownerUIDs(ctx context.Context) (map[string]types.UID, error) {
+	var rsvs v1alpha1.ReservationList
+	if err := h.Env.Client.List(ctx, &rsvs, client.InNamespace(h.NS)); err != nil {
+		return nil, err
+	}
+	uids := map[string]types.UID{}
+	for _, r := range rsvs.Items {
+		if o := r.Status.CurrentOwner; o != nil {
+			uids[r.Namespace+"/"+r.Name] = o.UID
+		}
+	}
+	return uids, nil
 }
 
 // checkSlowBind: the reservation whose pod was bound after its assumption expired ends

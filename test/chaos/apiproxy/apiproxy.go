@@ -12,6 +12,7 @@ package apiproxy
 import (
 	"context"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -59,6 +60,8 @@ func Start(cfg *rest.Config) (*Proxy, error) {
 	rp.Transport = transport
 	rp.FlushInterval = -1 // watches: every event as it comes
 	rp.ModifyResponse = p.modifyResponse
+	// Broken streams are what the faults make; the replicas' own logs tell their effect.
+	rp.ErrorLog = log.New(io.Discard, "", 0)
 	// An upstream that fails (the API server restarting) breaks the client's connection, as
 	// the API server's own refusal would, rather than answering 502.
 	rp.ErrorHandler = func(http.ResponseWriter, *http.Request, error) { panic(http.ErrAbortHandler) }
