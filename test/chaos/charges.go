@@ -118,15 +118,20 @@ func statusesBehind(d *Dump, rsvs []v1alpha1.Reservation) []string {
 			out = append(out, key+" (not in the cache)")
 			continue
 		}
-		phase := c.Phase
-		if phase == string(v1alpha1.ReservationMatched) && d.Pods[c.Owner].State == "Assumed" {
-			phase = string(v1alpha1.ReservationReserved)
-		}
-		if phase != string(r.Status.Phase) {
+		if statusOf(d, c) != string(r.Status.Phase) {
 			out = append(out, fmt.Sprintf("%s (API %s, cache %s)", key, r.Status.Phase, c.Phase))
 		}
 	}
 	return out
+}
+
+// statusOf is the status phase a reservation of the dump is written with: its phase, but
+// Reserved while a Matched one's owner is only assumed.
+func statusOf(d *Dump, c ReservationDump) string {
+	if c.Phase == string(v1alpha1.ReservationMatched) && d.Pods[c.Owner].State == "Assumed" {
+		return string(v1alpha1.ReservationReserved)
+	}
+	return c.Phase
 }
 
 type charge struct{ cpu, mem, beCPU, beMem int64 }

@@ -268,10 +268,7 @@ func (h *Harness) statusProblems(ctx context.Context) []string {
 			problems = append(problems, key+" is not in the leader's cache")
 			continue
 		}
-		want := c.Phase
-		if want == string(v1alpha1.ReservationMatched) && d.Pods[c.Owner].State == "Assumed" {
-			want = string(v1alpha1.ReservationReserved)
-		}
+		want := statusOf(d, c)
 		if string(r.Status.Phase) != want {
 			problems = append(problems, fmt.Sprintf("reservation %s: status %q, leader's cache %q", key, r.Status.Phase, want))
 			continue

@@ -119,13 +119,7 @@ func pauseLeader(ctx context.Context, h *Harness, res *FaultResult) (time.Time, 
 	if err := l.Pause(); err != nil {
 		return time.Now(), err
 	}
-	deadline := time.Now().Add(h.Cfg.LeaseDuration + h.Cfg.RecoveryBound)
-	for !s.Leading(ctx) && time.Now().Before(deadline) {
-		time.Sleep(100 * time.Millisecond)
-	}
-	if s.Leading(ctx) {
-		res.Takeover = time.Since(paused)
-	}
+	res.Takeover = h.awaitTakeover(ctx, s, paused)
 	// Stay stopped past the lease, with events arriving for the paused leader to act on.
 	if rest := h.Cfg.LeaseDuration + 2*time.Second - time.Since(paused); rest > 0 {
 		time.Sleep(rest)
@@ -369,6 +363,19 @@ func assumptionExpiry(r *Replica, namespace, name string) string {
 		}
 	}
 	return ""
+}
+
+// awaitTakeover waits until s leads (within the lease and the recovery bound) and returns
+// how long after from that took (0 if it did not).
+func (h *Harness) awaitTakeover(ctx context.Context, s *Replica, from time.Time) time.Duration {
+	deadline := from.Add(h.Cfg.LeaseDuration + h.Cfg.RecoveryBound)
+	for !s.Leading(ctx) && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if s.Leading(ctx) {
+		return time.Since(from)
+	}
+	return 0
 }
 
 func retry(ctx context.Context, bound time.Duration, fn func() error) error {

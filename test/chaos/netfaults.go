@@ -28,14 +28,7 @@ func partition(ctx context.Context, h *Harness, res *FaultResult) (time.Time, er
 	cut := time.Now()
 	victim.Proxy.Partition()
 	if victim == l {
-		s := h.other(l)
-		deadline := cut.Add(h.Cfg.LeaseDuration + h.Cfg.RecoveryBound)
-		for !s.Leading(ctx) && time.Now().Before(deadline) {
-			time.Sleep(100 * time.Millisecond)
-		}
-		if s.Leading(ctx) {
-			res.Takeover = time.Since(cut)
-		}
+		res.Takeover = h.awaitTakeover(ctx, h.other(l), cut)
 	}
 	if rest := h.Cfg.LeaseDuration + 2*time.Second - time.Since(cut); rest > 0 {
 		time.Sleep(rest)
