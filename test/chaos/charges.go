@@ -22,51 +22,63 @@ const chargeSettleTries = 3
 // the ones the cache holds assumed there) and the placeholders of its Reserved
 // reservations; every placeholder belongs to a Reserved reservation that exists.
 //
-// A dump copies the reservations before the nodes, each under a hold of its own; a replica
-// still applying the leader's status writes (a burst's thousands of expiries take the
-// leader a minute or more to write) shows reservations Reserved whose placeholders its
-// nodes released a moment later. So the check first waits, up to the recovery bound, until
-// each replica has seen every reservation status the API lists (the wait is noted as the
-// replica's lag), and only charges wrong on a replica that had caught up are a violation.
+// A dump copies the reservations before the nodes, each under a hold of its own: while a
+// replica still ends reservations (the leader expiring a burst, a standby applying the
+// thousands of Expired statuses the leader writes over a minute or more) a dump shows
+// reservations Reserved whose placeholders its nodes released a moment later. So wrong
+// charges count only on a replica that has settled: a standby that shows every reservation
+// status the API lists, and a replica whose reservations' phases did not change since its
+// previous dump. The check waits for that up to the recovery bound and notes how long each
+// replica took.
 func (h *Harness) checkCharges(ctx context.Context, res *FaultResult) {
-	start := time.Now()
-	lag := map[string]string{}
+	c := &chargeCheck{start: time.Now(), settledAt: map[string]string{}, phases: map[string]map[string]string{}}
 	var problems []string
 	settled := 0
 	for {
 		problems = nil
-		behind, err := h.chargeRound(ctx, start, lag, &problems)
+		unsettled, err := h.chargeRound(ctx, c, &problems)
 		if err != nil {
 			problems = append(problems, err.Error())
 		}
-		if len(problems) == 0 && behind == "" {
+		if len(problems) == 0 {
 			h.Results.observe("charge checks", 1)
 			break
 		}
-		if behind == "" {
+		if unsettled == "" {
 			settled++
 		}
-		if settled >= chargeSettleTries || time.Since(start) > h.Cfg.RecoveryBound {
+		if settled >= chargeSettleTries || time.Since(c.start) > h.Cfg.RecoveryBound {
 			sort.Strings(problems)
-			if behind != "" {
-				problems = append([]string{behind}, problems...)
+			wrong := fmt.Sprintf("%d nodes charged wrongly, e.g. %s", len(problems), strings.Join(problems[:min(5, len(problems))], "; "))
+			if unsettled != "" {
+				res.violation("charge", "%s; meanwhile %s", unsettled, wrong)
+			} else {
+				res.violation("charge", "%s", wrong)
 			}
-			res.violation("charge", "%d nodes charged wrongly, e.g. %s", len(problems), strings.Join(problems[:min(5, len(problems))], "; "))
 			break
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
 	for _, r := range h.Replicas {
-		if l := lag[r.Name]; l != "" && l != "0s" {
-			res.note("replica "+r.Name+" saw the API's reservation statuses after", l)
+		if l := c.settledAt[r.Name]; l != "" && l != "0s" {
+			res.note("replica "+r.Name+" settled for the charge check after", l)
 		}
 	}
 }
 
+// chargeCheck is what the rounds of one checkCharges carry over.
+type chargeCheck struct {
+	start time.Time
+	// settledAt: per replica, from the start to the first round it was settled in.
+	settledAt map[string]string
+	// phases: per replica, its reservations' phases in the previous round's dump.
+	phases map[string]map[string]string
+}
+
 // chargeRound lists the API's pods and reservations, dumps every replica and appends the
-// charge problems of each to problems. behind says which replica has not yet seen the
-// statuses listed ("" when all have); lag records, per replica, when it first had.
-func (h *Harness) chargeRound(ctx context.Context, start time.Time, lag map[string]string, problems *[]string) (behind string, err error) {
+// charge problems of each to problems. unsettled says which replica is still ending
+// reservations ("" when none is).
+func (h *Harness) chargeRound(ctx context.Context, c *chargeCheck, problems *[]string) (unsettled string, err error) {
 	roundStart := time.Now()
 	pods, err := h.W.listPods(ctx)
 	if err != nil {
@@ -86,22 +98,53 @@ func (h *Harness) chargeRound(ctx context.Context, start time.Time, lag map[stri
 			*problems = append(*problems, fmt.Sprintf("%s: %v", r.Name, err))
 			continue
 		}
-		if b := statusesBehind(d, rsvs.Items); len(b) > 0 {
+		why := ""
+		phases := map[string]string{}
+		for key, rd := range d.Reservations {
+			phases[key] = rd.Phase
+		}
+		prev, seen := c.phases[r.Name]
+		c.phases[r.Name] = phases
+		if n := changedPhases(prev, phases); !seen || n > 0 {
+			why = fmt.Sprintf("replica %s changed %d reservations' phases between its last two dumps (%s after the check began)", r.Name, n, since(c.start))
+		}
+		// Only a standby follows the statuses; the leader's writer may lag its cache.
+		if b := statusesBehind(d, rsvs.Items); len(b) > 0 && !r.Leading(ctx) {
 			sort.Strings(b)
-			if behind == "" {
-				behind = fmt.Sprintf("replica %s has not seen %d reservation statuses the API lists after %s, e.g. %s",
-					r.Name, len(b), since(start), strings.Join(b[:min(3, len(b))], ", "))
+			why = fmt.Sprintf("replica %s has not seen %d reservation statuses the API lists after %s, e.g. %s",
+				r.Name, len(b), since(c.start), strings.Join(b[:min(3, len(b))], ", "))
+		}
+		if why != "" {
+			if unsettled == "" {
+				unsettled = why
 			}
-		} else if _, ok := lag[r.Name]; !ok {
-			// From the start of the check to the start of the first round it had caught up
-			// in (0 when it had at once: a round itself takes a list and a dump).
-			lag[r.Name] = roundStart.Sub(start).Round(time.Millisecond).String()
+		} else if _, ok := c.settledAt[r.Name]; !ok {
+			// From the start of the check to the start of the first round it was settled
+			// in (a round itself takes a list and a dump).
+			c.settledAt[r.Name] = roundStart.Sub(c.start).Round(time.Millisecond).String()
 		}
 		for _, p := range chargeProblems(d, pods, inAPI) {
 			*problems = append(*problems, r.Name+": "+p)
 		}
 	}
-	return behind, nil
+	return unsettled, nil
+}
+
+// changedPhases counts the reservations whose phase differs between two dumps (present in
+// one only counts too).
+func changedPhases(prev, cur map[string]string) int {
+	n := 0
+	for k, p := range cur {
+		if q, ok := prev[k]; !ok || q != p {
+			n++
+		}
+	}
+	for k := range prev {
+		if _, ok := cur[k]; !ok {
+			n++
+		}
+	}
+	return n
 }
 
 // statusesBehind lists the reservations whose status in the API the dump does not show
