@@ -138,7 +138,7 @@ scale-check: envtest-assets ## Cold-start catch-up time and verify-loop cost at 
 # with the race detector. Logs and write logs go to CHAOS_OUT, the Markdown report to
 # CHAOS_REPORT. CHAOS_STRICT=true also fails on the known defects of docs/RELIABILITY.md.
 # test/chaos is a module of its own (like bench/), so `./...` of the main module leaves it
-# out; the short version (a couple of minutes) runs in `make test` through chaos-check.
+# out; the short version (a few minutes) runs in `make test` through chaos-check.
 CHAOS_TIME ?= 10m
 CHAOS_MIN_FAULTS ?= 50
 CHAOS_NODES ?= 1000
@@ -163,7 +163,7 @@ chaos: envtest-assets ## Faults under load against the real API server: two oper
 		$(GO) test -count=1 -timeout 6h -run '^TestChaos$$' -v .
 
 .PHONY: chaos-check
-chaos-check: envtest-assets ## Vet the chaos module and run its short version (every fault kind once, ~2 min).
+chaos-check: envtest-assets ## Vet the chaos module and run its short version (every fault kind once, 3-7 min on 2 shared cores).
 	cd test/chaos && $(GO) vet ./... && KUBEBUILDER_ASSETS="$(K8S_ASSETS)" $(GO) test $(TEST_FLAGS) -timeout 20m ./...
 
 # `make bench-e2e`: the cluster size (small: 100 nodes / 3,000 pods; medium: 1,000 / 30,000;

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
@@ -219,127 +220,6 @@ func (h *Harness) checkMetrics(ctx context.Context, res *FaultResult) {
 	}
 }
 
-// checkCharges: on every replica, each node is charged exactly its pods on the API (plus
-// the ones the cache holds assumed there) and the placeholders of its Reserved
-// reservations; every placeholder belongs to a Reserved reservation that exists.
-func (h *Harness) checkCharges(ctx context.Context, res *FaultResult) {
-	var problems []string
-	for try := range 4 {
-		problems = nil
-		pods, err := h.W.listPods(ctx)
-		if err != nil {
-			problems = append(problems, err.Error())
-			continue
-		}
-		var rsvs v1alpha1.ReservationList
-		if err := h.Env.Client.List(ctx, &rsvs, client.InNamespace(h.NS)); err != nil {
-			problems = append(problems, err.Error())
-			continue
-		}
-		inAPI := map[string]bool{}
-		for _, r := range rsvs.Items {
-			inAPI[r.Namespace+"/"+r.Name] = true
-		}
-		for _, r := range h.Replicas {
-			d, err := r.Dump(ctx)
-			if err != nil {
-				problems = append(problems, fmt.Sprintf("%s: %v", r.Name, err))
-				continue
-			}
-			for _, p := range chargeProblems(d, pods, inAPI) {
-				problems = append(problems, r.Name+": "+p)
-			}
-		}
-		if len(problems) == 0 {
-			h.Results.observe("charge checks", 1)
-			return
-		}
-		if try < 3 {
-			time.Sleep(time.Second)
-		}
-	}
-	sort.Strings(problems)
-	res.violation("charge", "%d nodes charged wrongly, e.g. %s", len(problems), strings.Join(problems[:min(5, len(problems))], "; "))
-}
-
-type charge struct{ cpu, mem, beCPU, beMem int64 }
-
-// chargeProblems compares one dump's node charges with the API's pods and the dump's own
-// Reserved reservations.
-func chargeProblems(d *Dump, pods []corev1.Pod, rsvInAPI map[string]bool) []string {
-	want := map[string]*charge{}
-	at := func(node string) *charge {
-		c := want[node]
-		if c == nil {
-			c = &charge{}
-			want[node] = c
-		}
-		return c
-	}
-	for i := range pods {
-		p := &pods[i]
-		key := p.Namespace + "/" + p.Name
-		node := p.Spec.NodeName
-		if pd, ok := d.Pods[key]; ok && pd.State == "Assumed" {
-			node = pd.Node
-		}
-		if node == "" || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
-			continue
-		}
-		cpu, mem := podRequests(p)
-		c := at(node)
-		if p.Annotations[v1alpha1.ResourceTypeAnnotation] == string(v1alpha1.ResourceTypeBestEffort) {
-			c.beCPU += cpu
-			c.beMem += mem
-		} else {
-			c.cpu += cpu
-			c.mem += mem
-		}
-	}
-	placeholders := map[string]map[string]bool{}
-	for key, r := range d.Reservations {
-		if r.Phase != string(v1alpha1.ReservationReserved) {
-			continue
-		}
-		cpu, mem := quantities(r.Resources)
-		c := at(r.Node)
-		c.cpu += cpu
-		c.mem += mem
-		if placeholders[r.Node] == nil {
-			placeholders[r.Node] = map[string]bool{}
-		}
-		placeholders[r.Node][key] = true
-	}
-	var problems []string
-	for name, n := range d.Nodes {
-		cpu, mem := quantities(n.Requested)
-		beCPU, beMem := quantities(n.BestEffortRequested)
-		w := want[name]
-		if w == nil {
-			w = &charge{}
-		}
-		if cpu != w.cpu || mem != w.mem || beCPU != w.beCPU || beMem != w.beMem {
-			problems = append(problems, fmt.Sprintf("node %s charged cpu %dm mem %d (best-effort %dm/%d), its pods and Reserved placeholders make %dm/%d (%dm/%d)",
-				name, cpu, mem, beCPU, beMem, w.cpu, w.mem, w.beCPU, w.beMem))
-		}
-		for _, key := range n.Reservations {
-			if !placeholders[name][key] {
-				problems = append(problems, fmt.Sprintf("node %s holds a placeholder of %s, which is %s in the same dump", name, key, d.Reservations[key].Phase))
-			}
-			if !rsvInAPI[key] {
-				problems = append(problems, fmt.Sprintf("node %s holds a placeholder of %s, which is not in the API (leaked)", name, key))
-			}
-		}
-		delete(want, name)
-	}
-	for name, w := range want {
-		if *w != (charge{}) {
-			problems = append(problems, fmt.Sprintf("node %s is not in the cache, but its pods and placeholders make %dm/%d", name, w.cpu, w.mem))
-		}
-	}
-	return problems
-}
-
 // checkStatus: the leader's status writes catch up with its cache: every Reservation's
 // and PodGroup's status in the API says what the leader's cache says (Matched shows as
 // Reserved while its owner is only assumed).
@@ -388,10 +268,7 @@ func (h *Harness) statusProblems(ctx context.Context) []string {
 			problems = append(problems, key+" is not in the leader's cache")
 			continue
 		}
-		want := c.Phase
-		if want == string(v1alpha1.ReservationMatched) && d.Pods[c.Owner].State == "Assumed" {
-			want = string(v1alpha1.ReservationReserved)
-		}
+		want := statusOf(d, c)
 		if string(r.Status.Phase) != want {
 			problems = append(problems, fmt.Sprintf("reservation %s: status %q, leader's cache %q", key, r.Status.Phase, want))
 			continue
@@ -476,8 +353,12 @@ func (h *Harness) checkAgree(ctx context.Context, res *FaultResult) {
 					problems = append(problems, fmt.Sprintf("pod group %s: only b holds it", key))
 				}
 			}
-			problems = append(problems, doubleConsumed("a", a)...)
-			problems = append(problems, doubleConsumed("b", b)...)
+			uids, err := h.ownerUIDs(ctx)
+			if err != nil {
+				problems = append(problems, err.Error())
+			}
+			problems = append(problems, doubleConsumed("a", a, uids)...)
+			problems = append(problems, doubleConsumed("b", b, uids)...)
 		}
 		if len(problems) == 0 {
 			return
@@ -507,12 +388,20 @@ func (h *Harness) checkAgree(ctx context.Context, res *FaultResult) {
 		strings.Join(problems[:min(5, len(problems))], "; "))
 }
 
-// doubleConsumed lists pods that own more than one Matched reservation in a dump.
-func doubleConsumed(replica string, d *Dump) []string {
+// doubleConsumed lists pods that own more than one Matched reservation in a dump. A dump
+// names an owner by namespace/name only; ownerUIDs (the owners' UIDs the API's statuses
+// record) tell the pods of one name apart: a pod recreated under its name (a StatefulSet's)
+// consumes its predecessor's replacement Reservation while the one its predecessor consumed
+// stays Matched by that predecessor.
+func doubleConsumed(replica string, d *Dump, ownerUIDs map[string]types.UID) []string {
 	owners := map[string][]string{}
 	for key, r := range d.Reservations {
 		if r.Phase == string(v1alpha1.ReservationMatched) && r.Owner != "" {
-			owners[r.Owner] = append(owners[r.Owner], key)
+			owner := r.Owner
+			if uid := ownerUIDs[key]; uid != "" {
+				owner += " (UID " + string(uid) + ")"
+			}
+			owners[owner] = append(owners[owner], key)
 		}
 	}
 	var out []string
@@ -523,6 +412,21 @@ func doubleConsumed(replica string, d *Dump) []string {
 		}
 	}
 	return out
+}
+
+// ownerUIDs returns the owner's UID each Matched reservation's status in the API records.
+func (h *Harness) ownerUIDs(ctx context.Context) (map[string]types.UID, error) {
+	var rsvs v1alpha1.ReservationList
+	if err := h.Env.Client.List(ctx, &rsvs, client.InNamespace(h.NS)); err != nil {
+		return nil, err
+	}
+	uids := map[string]types.UID{}
+	for _, r := range rsvs.Items {
+		if o := r.Status.CurrentOwner; o != nil {
+			uids[r.Namespace+"/"+r.Name] = o.UID
+		}
+	}
+	return uids, nil
 }
 
 // checkSlowBind: the reservation whose pod was bound after its assumption expired ends

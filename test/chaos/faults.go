@@ -32,14 +32,19 @@ var (
 	Burst         = Fault{"5 burst: expiry + mass delete", burst}
 	NodeDelete    = Fault{"6 node deleted with pods, recreated", nodeDelete}
 	SlowBind      = Fault{"7 slow bind after assumed TTL", slowBind}
+	Partition     = Fault{"8 network partition of one replica", partition}
+	SlowWrites    = Fault{"9 slow API server for writes", slowWrites}
+	LateDelivery  = Fault{"10 late watch delivery, same-name recreation", lateDelivery}
 
 	// Kinds are the fault kinds in the report's order.
-	Kinds = []Fault{KillLeader, KillStandby, PauseLeader, APIRestart, Compaction410, Burst, NodeDelete, SlowBind}
+	Kinds = []Fault{KillLeader, KillStandby, PauseLeader, APIRestart, Compaction410, Burst, NodeDelete, SlowBind,
+		Partition, SlowWrites, LateDelivery}
 	// FirstPass injects every kind once, in this order: the 410 comes first of the API
 	// server faults, so that it is measured before client-go's reflector backoff (which
 	// doubles with every relist and goes back to its first step only once 2 minutes have
 	// passed since it last did: wait.Backoff.DelayWithReset) has built up.
-	FirstPass = []Fault{KillLeader, KillStandby, PauseLeader, Compaction410, APIRestart, Burst, NodeDelete, SlowBind}
+	FirstPass = []Fault{KillLeader, KillStandby, PauseLeader, Compaction410, APIRestart, Burst, NodeDelete, SlowBind,
+		Partition, SlowWrites, LateDelivery}
 )
 
 // killLeader: kill -9 of the leader under load; the standby takes over; the killed replica
@@ -114,13 +119,7 @@ func pauseLeader(ctx context.Context, h *Harness, res *FaultResult) (time.Time, 
 	if err := l.Pause(); err != nil {
 		return time.Now(), err
 	}
-	deadline := time.Now().Add(h.Cfg.LeaseDuration + h.Cfg.RecoveryBound)
-	for !s.Leading(ctx) && time.Now().Before(deadline) {
-		time.Sleep(100 * time.Millisecond)
-	}
-	if s.Leading(ctx) {
-		res.Takeover = time.Since(paused)
-	}
+	res.Takeover = h.awaitTakeover(ctx, s, paused)
 	// Stay stopped past the lease, with events arriving for the paused leader to act on.
 	if rest := h.Cfg.LeaseDuration + 2*time.Second - time.Since(paused); rest > 0 {
 		time.Sleep(rest)
@@ -364,6 +363,19 @@ func assumptionExpiry(r *Replica, namespace, name string) string {
 		}
 	}
 	return ""
+}
+
+// awaitTakeover waits until s leads (within the lease and the recovery bound) and returns
+// how long after from that took (0 if it did not).
+func (h *Harness) awaitTakeover(ctx context.Context, s *Replica, from time.Time) time.Duration {
+	deadline := from.Add(h.Cfg.LeaseDuration + h.Cfg.RecoveryBound)
+	for !s.Leading(ctx) && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if s.Leading(ctx) {
+		return time.Since(from)
+	}
+	return 0
 }
 
 func retry(ctx context.Context, bound time.Duration, fn func() error) error {

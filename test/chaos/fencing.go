@@ -181,12 +181,10 @@ func readWrites(replicas []*Replica, leaseName string, leases []LeaseRec, pauses
 		if e.Start || !e.OK() {
 			continue
 		}
-		res, ns, name, sub := e.Resource()
-		guarded := (sub == "status" && (res == "reservations" || res == "podgroups" || res == "movements")) ||
-			(res == "reservations" && e.Method == "DELETE")
-		if !guarded {
+		if !guardedWrite(e) {
 			continue
 		}
+		res, ns, name, _ := e.Resource()
 		w.PerProc[e.Replica]++
 		rv, err := strconv.ParseInt(e.RV, 10, 64)
 		if err != nil {

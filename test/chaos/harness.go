@@ -12,9 +12,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/seed0f91f25e/multicache/internal/testsupport"
+	"github.com/seed0f91f25e/multicache/test/chaos/apiproxy"
 )
 
 // Harness runs one chaos run: the control plane (shared, from testsupport), two operator
@@ -119,12 +122,25 @@ func (h *Harness) Setup(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	kcPath := filepath.Join(h.Out, "kubeconfig")
-	if err := os.WriteFile(kcPath, kubeconfig, 0o600); err != nil {
+	// Each replica reaches the API server through a proxy of its own (the network faults).
+	upstream, err := clientcmd.RESTConfigFromKubeConfig(kubeconfig)
+	if err != nil {
 		return err
 	}
+	kubeconfigs := map[string]string{}
+	proxies := map[string]*apiproxy.Proxy{}
+	for _, name := range []string{"a", "b"} {
+		p, err := apiproxy.Start(upstream)
+		if err != nil {
+			return err
+		}
+		proxies[name] = p
+		kubeconfigs[name] = filepath.Join(h.Out, name+".kubeconfig")
+		if err := writeKubeconfig(kubeconfigs[name], p.URL()); err != nil {
+			return err
+		}
+	}
 	common := []string{
-		"--kubeconfig=" + kcPath,
 		"--leader-elect", "--leader-election-namespace=" + h.LeaseNS, "--leader-election-id=" + h.Lease,
 		"--leader-elect-lease-duration=" + h.Cfg.LeaseDuration.String(), "--leader-elect-renew-deadline=" + h.Cfg.RenewDeadline.String(),
 		"--leader-elect-retry-period=" + h.Cfg.RetryPeriod.String(),
@@ -134,16 +150,17 @@ func (h *Harness) Setup(ctx context.Context) error {
 		"--component-name=multicache-chaos", "--low-free-threshold=0",
 	}
 	common = append(common, h.Cfg.OperatorArgs...)
-	a, err := NewReplica("a", bin, h.Out, append(common,
+	a, err := NewReplica("a", bin, h.Out, append(common, "--kubeconfig="+kubeconfigs["a"],
 		"--chaos-scheduler-name="+SchedulerName, "--chaos-slow-bind="+h.Cfg.SlowBind.String(),
 		"--chaos-slow-bind-fraction=0.1", "--chaos-forget-fraction=0.05", fmt.Sprintf("--chaos-seed=%d", h.Cfg.Seed)), h.logf)
 	if err != nil {
 		return err
 	}
-	b, err := NewReplica("b", bin, h.Out, common, h.logf)
+	b, err := NewReplica("b", bin, h.Out, append(common, "--kubeconfig="+kubeconfigs["b"]), h.logf)
 	if err != nil {
 		return err
 	}
+	a.Proxy, b.Proxy = proxies["a"], proxies["b"]
 	h.Replicas = []*Replica{a, b}
 
 	// The first start on the populated cluster also writes the status of every reservation
@@ -204,7 +221,21 @@ func (h *Harness) Teardown() {
 	}
 	for _, r := range h.Replicas {
 		r.Shutdown()
+		if r.Proxy != nil {
+			_ = r.Proxy.Close()
+		}
 	}
+}
+
+// writeKubeconfig writes a kubeconfig that points at server (a replica's proxy, which adds
+// the credentials).
+func writeKubeconfig(path, server string) error {
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["api"] = &clientcmdapi.Cluster{Server: server}
+	cfg.AuthInfos["proxy"] = &clientcmdapi.AuthInfo{}
+	cfg.Contexts["api"] = &clientcmdapi.Context{Cluster: "api", AuthInfo: "proxy"}
+	cfg.CurrentContext = "api"
+	return clientcmd.WriteToFile(*cfg, path)
 }
 
 // leader returns the replica that says it leads, if exactly one does.

@@ -190,9 +190,9 @@ func ownerProblem(hist *History, h *RsvHistory, owner *v1alpha1.PodReference, rv
 		return fmt.Sprintf("a pod on node %s, not %s", p.Node, h.Node)
 	case h.Selector == nil || !h.Selector.Matches(labels.Set(p.Labels)):
 		return "a pod the reservation does not select"
-	case p.Landed.Truncate(time.Second).Before(h.Created.Truncate(time.Second)):
-		return fmt.Sprintf("a pod that landed (%s) before the reservation was created (%s)",
-			p.Landed.Format(time.TimeOnly), h.Created.Format(time.TimeOnly))
+	case p.Landed.Truncate(time.Second).Before(h.Since.Truncate(time.Second)):
+		return fmt.Sprintf("a pod that landed (%s) before the reservation was created (%s) or the pod it replaces was deleted",
+			p.Landed.Format(time.TimeOnly), h.Since.Format(time.TimeOnly))
 	}
 	return ""
 }

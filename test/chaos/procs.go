@@ -13,6 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/seed0f91f25e/multicache/test/chaos/apiproxy"
 )
 
 // BuildOperator compiles test/chaos/cmd/chaos-operator (in the chaos module, under
@@ -49,6 +51,8 @@ type Exit struct {
 type Replica struct {
 	Name                               string
 	HealthAddr, MetricsAddr, DebugAddr string
+	// Proxy is the replica's path to the API server.
+	Proxy *apiproxy.Proxy
 
 	bin  string
 	args []string

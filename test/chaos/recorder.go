@@ -63,9 +63,12 @@ type RsvRec struct {
 
 // RsvHistory is every version of one reservation (one UID).
 type RsvHistory struct {
-	Key      string
-	UID      types.UID
-	Created  time.Time
+	Key     string
+	UID     types.UID
+	Created time.Time
+	// Since is from when a landed pod may consume it: its creation, or the deletion of
+	// the pod whose place it keeps (ReplacesSinceAnnotation), when earlier.
+	Since    time.Time
 	Node     string
 	TTL      *int64
 	Selector labels.Selector
@@ -262,7 +265,11 @@ func (r *Recorder) record(o client.Object, deleted, relist bool) {
 	case *v1alpha1.Reservation:
 		h := r.rsvs[obj.UID]
 		if h == nil {
-			h = &RsvHistory{Key: obj.Namespace + "/" + obj.Name, UID: obj.UID, Created: obj.CreationTimestamp.Time}
+			h = &RsvHistory{Key: obj.Namespace + "/" + obj.Name, UID: obj.UID, Created: obj.CreationTimestamp.Time,
+				Since: obj.CreationTimestamp.Time}
+			if t, err := time.Parse(time.RFC3339, obj.Annotations[v1alpha1.ReplacesSinceAnnotation]); err == nil && t.Before(h.Since) {
+				h.Since = t
+			}
 			r.rsvs[obj.UID] = h
 		}
 		h.Node, h.TTL = obj.Spec.NodeName, obj.Spec.TTLSeconds

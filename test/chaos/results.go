@@ -106,7 +106,9 @@ type Results struct {
 	Faults              []*FaultResult
 	Final               []Violation
 	Pauses              []PauseWindow
-	Bursts              []BurstRecord
+	// Partitions are when a replica was cut from the API server (Stopped to Continued).
+	Partitions []PauseWindow
+	Bursts     []BurstRecord
 	// Drift and Invariants are multicache_drift_total{kind} and
 	// multicache_invariant_violations_total summed over every process.
 	Drift      map[string]float64
@@ -134,6 +136,13 @@ func (r *Results) addPause(p PauseWindow) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.Pauses = append(r.Pauses, p)
+}
+
+// addPartition records when a replica was cut from the API server.
+func (r *Results) addPartition(p PauseWindow) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.Partitions = append(r.Partitions, p)
 }
 
 func (r *Results) addBurst(id string, expiry time.Time, n int) {

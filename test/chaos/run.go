@@ -132,14 +132,17 @@ func (h *Harness) final(ctx context.Context) {
 
 	hist := h.Rec.History()
 	_, rsvs, groups = h.W.Intents()
-	var pauses []PauseWindow
+	var pauses, held []PauseWindow
 	h.Results.mu.Lock()
 	pauses = append(pauses, h.Results.Pauses...)
+	held = append(append(held, h.Results.Pauses...), h.Results.Partitions...)
 	h.Results.mu.Unlock()
 	writes := readWrites(h.Replicas, h.Lease, hist.Leases, pauses, h.Cfg.RenewDeadline, h.Results.final, h.logf)
 	h.Results.mu.Lock()
 	failoverWrite(writes.entries, h.Results.Faults, h.Lease, h.Cfg.LeaseDuration)
 	h.Results.mu.Unlock()
+	h.Results.observe("leader writes checked against the lease's expiry",
+		checkLeaseExpiry(writes.entries, h.Lease, h.Cfg.LeaseDuration, held, h.Results.final))
 	checked, seen := checkReservationHistory(hist, h.Cfg.ReservationTTL, writes.Writer, h.Results.final)
 	h.Results.observe("reservations checked (history)", checked)
 	h.Results.observe("reservation status writes seen", seen)
