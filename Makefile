@@ -171,17 +171,23 @@ chaos-check: envtest-assets ## Vet the chaos module and run its short version (e
 # (e.g. BENCH_E2E_ARGS="-churn-rates 100,300 -churn-duration 30s") and the report file.
 # DEVICES=1 adds DRA objects: 8 devices per node in a ResourceSlice each, 4 allocated
 # ResourceClaims per node, one DeviceClass (large: 40,000 devices, 20,000 claims).
+# BENCH_PODS=realistic|synthetic: pods as a running cluster serves them (created by the
+# ReplicaSet controller's field manager, status by the kubelet's; the default at large) or
+# small ones without status (the default elsewhere). Realistic large needs ~17 GiB for the
+# API server alone: run it on a quiet machine of 24+ GiB.
 SIZE ?= small
+BENCH_PODS ?=
 BENCH_E2E_ROUNDS ?= 3
 BENCH_E2E_ARGS ?=
 DEVICES ?= 0
-BENCH_E2E_OUT ?= $(LOCALBIN)/bench-e2e-$(SIZE)$(if $(filter 1,$(DEVICES)),-devices).md
+BENCH_E2E_OUT ?= $(LOCALBIN)/bench-e2e-$(SIZE)$(if $(BENCH_PODS),-$(BENCH_PODS))$(if $(filter 1,$(DEVICES)),-devices).md
 
 .PHONY: bench-e2e
 bench-e2e: envtest-assets kube-scheduler ## Cold start and pod churn through a real API server: multicache vs a bare informer and kube-scheduler (SIZE=small|medium|large).
 	$(GO) build -o $(LOCALBIN)/multicache .
 	cd bench/e2e && $(GO) run ./cmd/bench-e2e -size $(SIZE) -rounds $(BENCH_E2E_ROUNDS) -assets "$(K8S_ASSETS)" \
-		-multicache "$(LOCALBIN)/multicache" -repo "$(CURDIR)" -out "$(BENCH_E2E_OUT)" $(if $(filter 1,$(DEVICES)),-devices) $(BENCH_E2E_ARGS)
+		-multicache "$(LOCALBIN)/multicache" -repo "$(CURDIR)" -out "$(BENCH_E2E_OUT)" $(if $(filter 1,$(DEVICES)),-devices) \
+		$(if $(BENCH_PODS),-pods $(BENCH_PODS)) $(BENCH_E2E_ARGS)
 
 # `make bench-holds` (reserve-on-delete end to end): on NODES nodes a Deployment of REPLICAS pods, every one
 # annotated multicache.dev/reserve-on-delete, is rolled (maxSurge 25%), scaled to SCALE_TO,

@@ -16,6 +16,8 @@ type Population struct {
 	Size     Size
 	Objects  int
 	Duration time.Duration
+	// Steps are the kinds written, in order, with how long each took.
+	Steps []PopulatedKind
 	// ReplicaSetUIDs are the UIDs of the ReplicaSets, by index (churn pods name them as owner).
 	ReplicaSetUIDs []types.UID
 }
@@ -23,7 +25,8 @@ type Population struct {
 // Populate writes the cluster of the given size through the API with writers parallel
 // writers: namespaces, nodes (with status), NMNodes and CNRs (status through the
 // subresource), ReplicaSets, their pods (bound through spec.nodeName, pod i on node i mod
-// Nodes), PodGroups, PDBs and Reservations; with devices (size.DevicesPerNode), a
+// Nodes; realistic ones written twice, their status by the kubelet's field manager, when
+// size.RealisticPods), PodGroups, PDBs and Reservations; with devices (size.DevicesPerNode), a
 // DeviceClass, a ResourceSlice per node and the allocated claims (devices.go). Progress
 // goes to log.
 func Populate(ctx context.Context, c client.Client, size Size, writers int, log io.Writer) (*Population, error) {
@@ -65,6 +68,9 @@ func Populate(ctx context.Context, c client.Client, size Size, writers int, log 
 		}},
 		{"pods", size.Pods, func(ctx context.Context, i int) error {
 			r := i / PodsPerReplicaSet
+			if size.RealisticPods {
+				return CreateRealisticPod(ctx, c, r, i%PodsPerReplicaSet, pop.ReplicaSetUIDs[r], i%size.Nodes)
+			}
 			return create(ctx, c, MakePod(r, i%PodsPerReplicaSet, pop.ReplicaSetUIDs[r], NodeName(i%size.Nodes)))
 		}},
 		{"podgroups", size.PodGroups(), func(ctx context.Context, k int) error {
@@ -81,10 +87,18 @@ func Populate(ctx context.Context, c client.Client, size Size, writers int, log 
 		}
 		pop.Objects += s.n
 		d := time.Since(t)
+		pop.Steps = append(pop.Steps, PopulatedKind{What: s.what, Objects: s.n, Duration: d})
 		fmt.Fprintf(log, "  %-12s %7d in %6.1fs (%.0f/s)\n", s.what, s.n, d.Seconds(), float64(s.n)/max(d.Seconds(), 1e-3))
 	}
 	pop.Duration = time.Since(start)
 	return pop, nil
+}
+
+// PopulatedKind is one kind Populate wrote: how many and how long it took.
+type PopulatedKind struct {
+	What     string
+	Objects  int
+	Duration time.Duration
 }
 
 // populateStep writes n objects of one kind, do(i) the i-th.

@@ -86,6 +86,8 @@ func WriteReport(w io.Writer, res *Result, machine string) {
 	p("%s, %s. Cluster: %s; populated through the API in %.1fs (%d objects, %d writers). %d round(s), order rotated each round; medians.\n\n",
 		res.Started.Format("2006-01-02 15:04 MST"), machine, cfg.Size, res.Population.Duration.Seconds(), res.Population.Objects, cfg.Writers, cfg.Rounds)
 
+	writePods(p, res)
+
 	sums := Summarise(cfg.Subjects, res.ColdStarts)
 	by := map[string]Summary{}
 	var names []string

@@ -59,6 +59,8 @@ type Result struct {
 	Config     Config
 	Started    time.Time
 	Population *Population
+	// PodSizes is what a sample of the populated pods weighs as the API server serves them.
+	PodSizes PodSizes
 	// WarmUp is multicache's first start on the new cluster (it writes the initial status
 	// of PodGroups and Reservations; not a sample).
 	WarmUp     ColdStart
@@ -92,6 +94,9 @@ type Result struct {
 	Duration time.Duration
 }
 
+// podSizeSample is how many pods MeasurePodSizes reads.
+const podSizeSample = 200
+
 // Run starts a cluster, populates it, measures the cold starts and the churn, and stops
 // the cluster. When a step fails after the population, it returns what was measured until
 // then with the error.
@@ -109,6 +114,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	fmt.Fprintf(log, "populated %d objects in %.1fs\n", res.Population.Objects, res.Population.Duration.Seconds())
+	if res.PodSizes, err = MeasurePodSizes(ctx, cl.Config, cfg.Size.Pods, podSizeSample); err != nil {
+		return res, fmt.Errorf("measuring the served size of pods: %w", err)
+	}
+	fmt.Fprintf(log, "a %s pod served: %s\n", cfg.Size.PodShape(), res.PodSizes)
 
 	env := Env{Kubeconfig: cl.Kubeconfig, Dir: cfg.Dir, Want: Want{Nodes: cfg.Size.Nodes, Pods: cfg.Size.Pods}}
 	if env.API, err = NewAPIServer(cl.Config); err != nil {

@@ -16,6 +16,10 @@ type Size struct {
 	// with that many devices, one DeviceClass, and ClaimsPerNode allocated claims per node
 	// (at most DevicesPerNode).
 	DevicesPerNode, ClaimsPerNode int
+	// RealisticPods populates pods shaped like a running cluster's (realpods.go): created by
+	// the ReplicaSet controller's field manager, status written by the kubelet's. Otherwise
+	// pods are MakePod's: small, one managedFields entry, no status.
+	RealisticPods bool
 }
 
 // Derived ratios of the population.
@@ -84,6 +88,35 @@ func (s Size) WithDevices(devicesPerNode, claimsPerNode int) (Size, error) {
 	return s, nil
 }
 
+// PodShape names the pods of s: realistic or synthetic.
+func (s Size) PodShape() string {
+	if s.RealisticPods {
+		return PodsRealistic
+	}
+	return PodsSynthetic
+}
+
+// The shapes of populated pods (-pods).
+const (
+	PodsRealistic = "realistic"
+	PodsSynthetic = "synthetic"
+)
+
+// WithPodShape returns s with the named pods: realistic, synthetic, or "" for the default
+// of its size (realistic at large, where the figures users see are taken; synthetic
+// elsewhere, for continuity with earlier runs).
+func (s Size) WithPodShape(shape string) (Size, error) {
+	switch shape {
+	case "":
+		s.RealisticPods = s.Name == "large"
+	case PodsRealistic, PodsSynthetic:
+		s.RealisticPods = shape == PodsRealistic
+	default:
+		return s, fmt.Errorf("pods: unknown shape %q: realistic (a controller's create and a kubelet's status) or synthetic (small, no status)", shape)
+	}
+	return s, nil
+}
+
 // ResourceSlices is the number of ResourceSlices: one per node with devices.
 func (s Size) ResourceSlices() int {
 	if s.DevicesPerNode == 0 {
@@ -108,8 +141,8 @@ func (s Size) Objects() int {
 }
 
 func (s Size) String() string {
-	str := fmt.Sprintf("%s (%d nodes, %d pods, %d ReplicaSets, %d PodGroups, %d PDBs, %d Reservations, %d NMNodes, %d CNRs",
-		s.Name, s.Nodes, s.Pods, s.ReplicaSets(), s.PodGroups(), s.PDBs(), s.Reservations(), s.NMNodes(), s.CNRs())
+	str := fmt.Sprintf("%s (%d nodes, %d %s pods, %d ReplicaSets, %d PodGroups, %d PDBs, %d Reservations, %d NMNodes, %d CNRs",
+		s.Name, s.Nodes, s.Pods, s.PodShape(), s.ReplicaSets(), s.PodGroups(), s.PDBs(), s.Reservations(), s.NMNodes(), s.CNRs())
 	if s.DevicesPerNode > 0 {
 		str += fmt.Sprintf("; devices: %d ResourceSlices with %d devices, %d allocated ResourceClaims, %d DeviceClass",
 			s.ResourceSlices(), s.Devices(), s.Claims(), s.DeviceClasses())

@@ -10,7 +10,8 @@ import (
 )
 
 // The fields of a pod that only the kubelet and the container runtime read: how to start
-// and probe its containers, its network identity, the identity of what runs. The cache
+// and probe its containers, what to write into its projected volumes, its network
+// identity, the identity of what runs. The cache
 // leaves them out of its pods unless --whole-pods is set (Options.WholePods):
 // podTransform clears them and, with --trim-at-decode, they are not even decoded
 // (podWirePaths). What kube-scheduler and the descheduler read of running pods stays:
@@ -39,6 +40,10 @@ var (
 	// containerStatusRuntimeFields of a ContainerStatus: image 6, imageID 7, containerID 8,
 	// volumeMounts 12, user 13, stopSignal 15.
 	containerStatusRuntimeFields = []protowire.Number{6, 7, 8, 12, 13, 15}
+	// projectedRuntimeFields of a ProjectedVolumeSource: sources 1 (what the kubelet
+	// writes into the volume: on every pod, the service account's token, CA and namespace
+	// of kube-api-access-*). The volume and its kind stay: schedulers count volumes by kind.
+	projectedRuntimeFields = []protowire.Number{1}
 )
 
 // Field numbers of the messages on the way to those fields.
@@ -47,6 +52,7 @@ const (
 	specContainers, specInitContainers          protowire.Number = 2, 20
 	specEphemeralContainers, ephemeralCommon    protowire.Number = 34, 1
 	statusContainerStatuses, statusInitStatuses protowire.Number = 8, 10
+	specVolumes, volumeSource, sourceProjected  protowire.Number = 1, 2, 26
 )
 
 // podWirePaths are the paths of every runtime field above in a Pod message.
@@ -61,6 +67,7 @@ func podWirePaths() []wiretrim.Path {
 	under([]protowire.Number{podSpec, specInitContainers}, containerRuntimeFields)
 	under([]protowire.Number{podSpec, specEphemeralContainers, ephemeralCommon}, containerRuntimeFields)
 	under([]protowire.Number{podSpec}, podSpecRuntimeFields)
+	under([]protowire.Number{podSpec, specVolumes, volumeSource, sourceProjected}, projectedRuntimeFields)
 	under([]protowire.Number{podStatus}, podStatusRuntimeFields)
 	under([]protowire.Number{podStatus, statusContainerStatuses}, containerStatusRuntimeFields)
 	under([]protowire.Number{podStatus, statusInitStatuses}, containerStatusRuntimeFields)
@@ -85,6 +92,11 @@ func clearRuntimeFields(pod *corev1.Pod) {
 	s.ServiceAccountName, s.DeprecatedServiceAccount, s.AutomountServiceAccountToken = "", "", nil
 	s.ImagePullSecrets, s.EnableServiceLinks, s.ShareProcessNamespace, s.ReadinessGates = nil, nil, nil, nil
 	s.Hostname, s.Subdomain, s.SetHostnameAsFQDN, s.HostnameOverride = "", "", nil, nil
+	for i := range s.Volumes {
+		if p := s.Volumes[i].Projected; p != nil {
+			p.Sources = nil
+		}
+	}
 	st := &pod.Status
 	st.Message = ""
 	st.HostIP, st.HostIPs, st.PodIP, st.PodIPs = "", nil, "", nil

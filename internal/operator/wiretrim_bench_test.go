@@ -180,7 +180,9 @@ func benchTemplate(i int) corev1.PodTemplateSpec {
 	}
 }
 
-// benchPod is a running pod of a ReplicaSet as the API server holds it.
+// benchPod is a running pod of a ReplicaSet as the API server holds it: the kubelet's
+// status (conditions, IPs, container statuses with allocated resources) and the projected
+// service-account volume mounted in every container.
 func benchPod(i int) *corev1.Pod {
 	t := benchTemplate(i)
 	created := metav1.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
@@ -196,6 +198,11 @@ func benchPod(i int) *corev1.Pod {
 		Spec: t.Spec,
 	}
 	p.Spec.NodeName = fmt.Sprintf("node-%04d", i%1000)
+	p.Spec.Volumes = append(p.Spec.Volumes, benchServiceAccountVolume(i))
+	for j := range p.Spec.Containers {
+		p.Spec.Containers[j].VolumeMounts = append(p.Spec.Containers[j].VolumeMounts,
+			corev1.VolumeMount{Name: p.Spec.Volumes[1].Name, ReadOnly: true, MountPath: "/var/run/secrets/kubernetes.io/serviceaccount"})
+	}
 	p.Status = corev1.PodStatus{Phase: corev1.PodRunning, HostIP: "10.0.3.17", PodIP: "10.244.3.45", StartTime: &created,
 		QOSClass: corev1.PodQOSBurstable, PodIPs: []corev1.PodIP{{IP: "10.244.3.45"}}, HostIPs: []corev1.HostIP{{IP: "10.0.3.17"}}}
 	for _, ct := range []corev1.PodConditionType{corev1.PodReadyToStartContainers, corev1.PodInitialized, corev1.PodReady, corev1.ContainersReady, corev1.PodScheduled} {
@@ -204,9 +211,25 @@ func benchPod(i int) *corev1.Pod {
 	for _, c := range p.Spec.Containers {
 		p.Status.ContainerStatuses = append(p.Status.ContainerStatuses, corev1.ContainerStatus{Name: c.Name, Ready: true, Started: ptr.To(true),
 			Image: c.Image, ImageID: c.Image + "@sha256:" + strings.Repeat("ab", 32), ContainerID: "containerd://" + strings.Repeat("cd", 32),
-			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: created}}})
+			State:              corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: created}},
+			AllocatedResources: c.Resources.Requests, Resources: c.Resources.DeepCopy()})
 	}
 	return p
+}
+
+// benchServiceAccountVolume is the projected volume the ServiceAccount admission plugin
+// adds to pod i.
+func benchServiceAccountVolume(i int) corev1.Volume {
+	return corev1.Volume{Name: fmt.Sprintf("kube-api-access-%05x", i), VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
+		DefaultMode: ptr.To[int32](0o644),
+		Sources: []corev1.VolumeProjection{
+			{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{ExpirationSeconds: ptr.To[int64](3607), Path: "token"}},
+			{ConfigMap: &corev1.ConfigMapProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "kube-root-ca.crt"},
+				Items: []corev1.KeyToPath{{Key: "ca.crt", Path: "ca.crt"}}}},
+			{DownwardAPI: &corev1.DownwardAPIProjection{Items: []corev1.DownwardAPIVolumeFile{{Path: "namespace",
+				FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.namespace"}}}}},
+		},
+	}}}
 }
 
 // benchReplicaSet is a ReplicaSet of a Deployment with benchTemplate's template.

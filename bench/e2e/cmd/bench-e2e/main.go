@@ -74,11 +74,15 @@ func run() error {
 		devPerNode   = flag.Int("devices-per-node", e2e.DefaultDevicesPerNode, "devices per node with -devices")
 		claimsNode   = flag.Int("claims-per-node", e2e.DefaultClaimsPerNode, "allocated claims per node with -devices (each takes one device of its node)")
 		baseRun      = flag.String("baseline", "", "the -dir (or its "+e2e.RecordFile+") of an earlier run, e.g. without -devices: the report adds the differences of the medians and their cost per added device or claim")
+		pods         = flag.String("pods", "", "the populated pods: realistic (created by the ReplicaSet controller's field manager, status by the kubelet's: what a running cluster serves) or synthetic (small, no status); default realistic at large, synthetic elsewhere")
 		shards       = flag.Int("shards", 0, fmt.Sprintf("when positive (at most %d), also start a whole-cluster multicache and then the replicas of that many sub-clusters (nodes are labelled %s=s0..s3), each alone", e2e.MaxShards, e2e.LabelShard))
 	)
 	flag.Parse()
 	size, err := e2e.ParseSize(*sizeName)
 	if err != nil {
+		return err
+	}
+	if size, err = size.WithPodShape(*pods); err != nil {
 		return err
 	}
 	if *devices {
