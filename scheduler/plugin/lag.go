@@ -28,18 +28,43 @@ func (p *Plugin) lagging(node string, nodeInfo fwk.NodeInfo, st *podState) *core
 	if !ok || len(info.Pods) == 0 {
 		return nil
 	}
-	pods := nodeInfo.GetPods()
+	return firstUnknown(info.Pods, nodeInfo.GetPods(), st.removed)
+}
+
+// scanLimit is the size (cached pods times the scheduler's) up to which firstUnknown
+// compares pairwise: Filter runs once per node and pod, and a node's few pods are found
+// faster by a scan than through a map built for each call.
+const scanLimit = 256
+
+// firstUnknown returns the first of cached that is neither among pods nor removed.
+func firstUnknown(cached []*corev1.Pod, pods []fwk.PodInfo, removed map[types.UID]bool) *corev1.Pod {
+	if len(cached)*len(pods) <= scanLimit {
+		for _, c := range cached {
+			if !removed[c.UID] && !hasUID(pods, c.UID) {
+				return c
+			}
+		}
+		return nil
+	}
 	known := make(map[types.UID]struct{}, len(pods))
 	for _, pi := range pods {
 		known[pi.GetPod().UID] = struct{}{}
 	}
-	for _, cached := range info.Pods {
-		if _, ok := known[cached.UID]; ok || st.removed[cached.UID] {
-			continue
+	for _, c := range cached {
+		if _, ok := known[c.UID]; !ok && !removed[c.UID] {
+			return c
 		}
-		return cached
 	}
 	return nil
+}
+
+func hasUID(pods []fwk.PodInfo, uid types.UID) bool {
+	for _, pi := range pods {
+		if pi.GetPod().UID == uid {
+			return true
+		}
+	}
+	return false
 }
 
 // retrier activates, every retryPeriod, the pods Filter turned away because the cache
