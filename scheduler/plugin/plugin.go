@@ -9,8 +9,9 @@
 //   - Reserve/Unreserve/PostBind: the pod is assumed into the cache (Assumer), forgotten
 //     when its scheduling fails, and its assumption's expiry clock starts once bound.
 //   - Permit: a member of a pod group of any source (multicache's, Kubernetes',
-//     scheduler-plugins') waits until minMember members are placed, up to
-//     Args.PermitWaitingTimeSeconds; then all bind, or all are rejected.
+//     scheduler-plugins') waits until minMember members are placed, up to the group's
+//     scheduleTimeoutSeconds, else Args.PermitWaitingTimeSeconds; then all bind, or all
+//     are rejected.
 //
 // The cache is read only through pkg/multicache.
 package plugin
