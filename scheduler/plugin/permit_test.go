@@ -112,7 +112,7 @@ func TestPermit_AGroupsOwnScheduleTimeoutWinsOverTheDefault(t *testing.T) {
 			run: &run{stopped: make(chan struct{})}, log: klog.Background()}
 		st, got := p.Permit(context.Background(), nil, member("w-0", "train"), "n1")
 		if st.Code() != fwk.Wait || got != tc.want {
-			t.Errorf("scheduleTimeoutSeconds %v: %v for %s, want Wait for %s", tc.timeout, st, got, tc.want)
+			t.Errorf("scheduleTimeoutSeconds %d: %v for %s, want Wait for %s", ptr.Deref(tc.timeout, 0), st, got, tc.want)
 		}
 	}
 }
