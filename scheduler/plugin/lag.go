@@ -23,12 +23,36 @@ const retryPeriod = time.Second
 // cache did. Both follow the same API through informers of their own; until the cache
 // applied the deletion, a kept place (reserve-on-delete) is not visible yet, and the
 // scheduler would hand it out. Nil when the cache holds nothing more than the scheduler.
+//
+// The answer is remembered per node under both sides' generations of the node: Filter asks
+// for every node in every cycle, and a node's pods change far less often. Preemption's
+// what-ifs (removed pods) are not remembered.
 func (p *Plugin) lagging(node string, nodeInfo fwk.NodeInfo, st *podState) *corev1.Pod {
 	info, ok := p.snap.NodeInfo(node)
 	if !ok || len(info.Pods) == 0 {
 		return nil
 	}
-	return firstUnknown(info.Pods, nodeInfo.GetPods(), st.removed)
+	if len(st.removed) > 0 {
+		return firstUnknown(info.Pods, nodeInfo.GetPods(), st.removed)
+	}
+	key := lagKey{scheduler: nodeInfo.GetGeneration(), cache: info.Generation}
+	if v, ok := p.lagMemo.Load(node); ok {
+		if e := v.(*lagEntry); e.key == key {
+			return e.gone
+		}
+	}
+	gone := firstUnknown(info.Pods, nodeInfo.GetPods(), nil)
+	p.lagMemo.Store(node, &lagEntry{key: key, gone: gone})
+	return gone
+}
+
+// lagKey is a node's generation in kube-scheduler's node info and in the cache.
+type lagKey struct{ scheduler, cache int64 }
+
+// lagEntry is lagging's answer for a node at key.
+type lagEntry struct {
+	key  lagKey
+	gone *corev1.Pod
 }
 
 // scanLimit is the size (cached pods times the scheduler's) up to which firstUnknown

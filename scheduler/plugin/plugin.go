@@ -19,6 +19,7 @@ package plugin
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -41,9 +42,11 @@ type Plugin struct {
 	run     *run
 	log     logr.Logger
 	// snap is the cache as of the last PreFilter, read by that cycle's Filters.
-	snap  *multicache.Snapshot
-	retry retrier
-	held  heldWaiters
+	snap *multicache.Snapshot
+	// lagMemo is lagging's last answer by node name (*lagEntry).
+	lagMemo sync.Map
+	retry   retrier
+	held    heldWaiters
 }
 
 var (
