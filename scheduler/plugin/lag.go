@@ -36,13 +36,22 @@ func (p *Plugin) lagging(node string, nodeInfo fwk.NodeInfo, st *podState) *core
 		return firstUnknown(info.Pods, nodeInfo.GetPods(), st.removed)
 	}
 	key := lagKey{scheduler: nodeInfo.GetGeneration(), cache: info.Generation}
-	if v, ok := p.lagMemo.Load(node); ok {
+	return p.lagMemo.answer(node, key, func() *corev1.Pod { return firstUnknown(info.Pods, nodeInfo.GetPods(), nil) })
+}
+
+// lagMemo is lagging's last answer by node name (*lagEntry); Filters of one cycle share it
+// from parallel goroutines.
+type lagMemo struct{ m sync.Map }
+
+// answer returns the answer remembered for node at key, else computes and remembers it.
+func (l *lagMemo) answer(node string, key lagKey, compute func() *corev1.Pod) *corev1.Pod {
+	if v, ok := l.m.Load(node); ok {
 		if e := v.(*lagEntry); e.key == key {
 			return e.gone
 		}
 	}
-	gone := firstUnknown(info.Pods, nodeInfo.GetPods(), nil)
-	p.lagMemo.Store(node, &lagEntry{key: key, gone: gone})
+	gone := compute()
+	l.m.Store(node, &lagEntry{key: key, gone: gone})
 	return gone
 }
 

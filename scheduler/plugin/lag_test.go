@@ -41,3 +41,26 @@ func TestFirstUnknown_NamesTheCachedPodTheSchedulerNoLongerHas(t *testing.T) {
 		})
 	}
 }
+
+// TestLagMemo_AnswersAgainOnlyWhenEitherSideOfTheNodeChanged: the answer is computed once
+// per node and pair of generations; a change on either side computes it anew.
+func TestLagMemo_AnswersAgainOnlyWhenEitherSideOfTheNodeChanged(t *testing.T) {
+	var memo lagMemo
+	gone := cpuPod("gone", "1")
+	calls := 0
+	compute := func(p *corev1.Pod) func() *corev1.Pod { return func() *corev1.Pod { calls++; return p } }
+	if got := memo.answer("n1", lagKey{1, 1}, compute(gone)); got != gone || calls != 1 {
+		t.Fatalf("first answer %v after %d computations, want gone after 1", got, calls)
+	}
+	if got := memo.answer("n1", lagKey{1, 1}, compute(nil)); got != gone || calls != 1 {
+		t.Errorf("same generations: %v after %d computations, want the remembered answer", got, calls)
+	}
+	for i, key := range []lagKey{{2, 1}, {2, 2}} {
+		if got := memo.answer("n1", key, compute(nil)); got != nil || calls != 2+i {
+			t.Errorf("generations %v: %v after %d computations, want nil computed anew", key, got, calls)
+		}
+	}
+	if got := memo.answer("n2", lagKey{2, 2}, compute(gone)); got != gone {
+		t.Errorf("another node at the same generations: %v, want its own answer", got)
+	}
+}

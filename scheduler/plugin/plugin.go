@@ -19,7 +19,6 @@ package plugin
 import (
 	"context"
 	"fmt"
-	"sync"
 
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -42,9 +41,8 @@ type Plugin struct {
 	run     *run
 	log     logr.Logger
 	// snap is the cache as of the last PreFilter, read by that cycle's Filters.
-	snap *multicache.Snapshot
-	// lagMemo is lagging's last answer by node name (*lagEntry).
-	lagMemo sync.Map
+	snap    *multicache.Snapshot
+	lagMemo lagMemo
 	retry   retrier
 	held    heldWaiters
 }
