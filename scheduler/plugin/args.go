@@ -25,7 +25,8 @@ import (
 type Args struct {
 	// PermitWaitingTimeSeconds is how long a member of a pod group waits at Permit, placed
 	// but not bound, for minMember members to be placed; then the placed members are
-	// rejected, all of them, and tried again. Default 60, as coscheduling's.
+	// rejected, all of them, and tried again. A group's own spec.scheduleTimeoutSeconds
+	// (multicache's or scheduler-plugins' PodGroup) wins. Default 60, as coscheduling's.
 	PermitWaitingTimeSeconds *int64 `json:"permitWaitingTimeSeconds,omitempty"`
 	// LeaderWork runs multicache's leader-only work (status of PodGroups, Reservations and
 	// Movements, the reaper that expires reservations and turns deleted pods' holds into

@@ -23,23 +23,81 @@ const retryPeriod = time.Second
 // cache did. Both follow the same API through informers of their own; until the cache
 // applied the deletion, a kept place (reserve-on-delete) is not visible yet, and the
 // scheduler would hand it out. Nil when the cache holds nothing more than the scheduler.
+//
+// The answer is remembered per node under both sides' generations of the node: Filter asks
+// for every node in every cycle, and a node's pods change far less often. Preemption's
+// what-ifs (removed pods) are not remembered.
 func (p *Plugin) lagging(node string, nodeInfo fwk.NodeInfo, st *podState) *corev1.Pod {
 	info, ok := p.snap.NodeInfo(node)
 	if !ok || len(info.Pods) == 0 {
 		return nil
 	}
-	pods := nodeInfo.GetPods()
+	if len(st.removed) > 0 {
+		return firstUnknown(info.Pods, nodeInfo.GetPods(), st.removed)
+	}
+	key := lagKey{scheduler: nodeInfo.GetGeneration(), cache: info.Generation}
+	return p.lagMemo.answer(node, key, func() *corev1.Pod { return firstUnknown(info.Pods, nodeInfo.GetPods(), nil) })
+}
+
+// lagMemo is lagging's last answer by node name (*lagEntry); Filters of one cycle share it
+// from parallel goroutines.
+type lagMemo struct{ m sync.Map }
+
+// answer returns the answer remembered for node at key, else computes and remembers it.
+func (l *lagMemo) answer(node string, key lagKey, compute func() *corev1.Pod) *corev1.Pod {
+	if v, ok := l.m.Load(node); ok {
+		if e := v.(*lagEntry); e.key == key {
+			return e.gone
+		}
+	}
+	gone := compute()
+	l.m.Store(node, &lagEntry{key: key, gone: gone})
+	return gone
+}
+
+// lagKey is a node's generation in kube-scheduler's node info and in the cache.
+type lagKey struct{ scheduler, cache int64 }
+
+// lagEntry is lagging's answer for a node at key.
+type lagEntry struct {
+	key  lagKey
+	gone *corev1.Pod
+}
+
+// scanLimit is the size (cached pods times the scheduler's) up to which firstUnknown
+// compares pairwise: Filter runs once per node and pod, and a node's few pods are found
+// faster by a scan than through a map built for each call.
+const scanLimit = 256
+
+// firstUnknown returns the first of cached that is neither among pods nor removed.
+func firstUnknown(cached []*corev1.Pod, pods []fwk.PodInfo, removed map[types.UID]bool) *corev1.Pod {
+	if len(cached)*len(pods) <= scanLimit {
+		for _, c := range cached {
+			if !removed[c.UID] && !hasUID(pods, c.UID) {
+				return c
+			}
+		}
+		return nil
+	}
 	known := make(map[types.UID]struct{}, len(pods))
 	for _, pi := range pods {
 		known[pi.GetPod().UID] = struct{}{}
 	}
-	for _, cached := range info.Pods {
-		if _, ok := known[cached.UID]; ok || st.removed[cached.UID] {
-			continue
+	for _, c := range cached {
+		if _, ok := known[c.UID]; !ok && !removed[c.UID] {
+			return c
 		}
-		return cached
 	}
 	return nil
+}
+
+func hasUID(pods []fwk.PodInfo, uid types.UID) bool {
+	for _, pi := range pods {
+		if pi.GetPod().UID == uid {
+			return true
+		}
+	}
+	return false
 }
 
 // retrier activates, every retryPeriod, the pods Filter turned away because the cache

@@ -16,7 +16,9 @@ import (
 // Permit implements fwk.PermitPlugin. A pod of no group, or of groups the cache knows no
 // gang size of, goes on. A gang member waits while fewer than minMember members of one of
 // its groups are placed (assumed, bound or running, the pod itself included: Reserve
-// assumed it); the member that completes the gang lets every waiting member go.
+// assumed it), for the group's own spec.scheduleTimeoutSeconds if it has one, else
+// Args.PermitWaitingTimeSeconds (as coscheduling); the member that completes the gang lets
+// every waiting member go.
 func (p *Plugin) Permit(_ context.Context, _ fwk.CycleState, pod *corev1.Pod, nodeName string) (*fwk.Status, time.Duration) {
 	if s := p.cacheDown(); s != nil {
 		return s, 0
@@ -31,13 +33,22 @@ func (p *Plugin) Permit(_ context.Context, _ fwk.CycleState, pod *corev1.Pod, no
 			p.log.V(3).Info("Pod group member waits for its gang", "pod", klog.KObj(pod), "node", nodeName, "podGroup", key,
 				"placed", placed, "minMember", g.MinMember())
 			return fwk.NewStatus(fwk.Wait, fmt.Sprintf("pod group %s: %d of %d members placed", key, placed, g.MinMember())),
-				p.args.permitTimeout()
+				p.waitFor(g)
 		}
 	}
 	if len(keys) > 0 {
 		p.allowWaitingSiblings(pod)
 	}
 	return nil, 0
+}
+
+// waitFor is how long a member of g waits at Permit: the group's scheduleTimeoutSeconds
+// when set, else the plugin's default.
+func (p *Plugin) waitFor(g multicache.PodGroup) time.Duration {
+	if g.PodGroup != nil && g.PodGroup.Spec.ScheduleTimeoutSeconds != nil && *g.PodGroup.Spec.ScheduleTimeoutSeconds > 0 {
+		return time.Duration(*g.PodGroup.Spec.ScheduleTimeoutSeconds) * time.Second
+	}
+	return p.args.permitTimeout()
 }
 
 // allowWaitingSiblings lets the waiting members of pod's groups bind.

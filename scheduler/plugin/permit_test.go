@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/utils/ptr"
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
 	"github.com/seed0f91f25e/multicache/pkg/multicache"
@@ -87,5 +88,31 @@ func TestPermit_AGangWaitsUntilMinMemberArePlacedThenAllGo(t *testing.T) {
 	}
 	if st, _ := p.Permit(ctx, nil, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "alone"}}, "n1"); !st.IsSuccess() {
 		t.Errorf("a pod of no group: %v, want Success", st)
+	}
+}
+
+// TestPermit_AGroupsOwnScheduleTimeoutWinsOverTheDefault: a member of a group with
+// scheduleTimeoutSeconds waits that long; a group without one, the plugin's default.
+func TestPermit_AGroupsOwnScheduleTimeoutWinsOverTheDefault(t *testing.T) {
+	args, err := DecodeArgs(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		timeout *int32
+		want    time.Duration
+	}{
+		{ptr.To[int32](5), 5 * time.Second},
+		{nil, time.Duration(DefaultPermitWaitingTimeSeconds) * time.Second},
+	} {
+		group := multicache.PodGroup{Key: multicache.PodGroupKey("multicache", "ns", "train"),
+			PodGroup: &v1alpha1.PodGroup{Spec: v1alpha1.PodGroupSpec{MinMember: 3, ScheduleTimeoutSeconds: tc.timeout}},
+			Counts:   multicache.PodGroupCounts{Scheduled: 1, Pending: 2}}
+		p := &Plugin{reader: groupReader{group: group}, handle: waitingHandle{}, args: args,
+			run: &run{stopped: make(chan struct{})}, log: klog.Background()}
+		st, got := p.Permit(context.Background(), nil, member("w-0", "train"), "n1")
+		if st.Code() != fwk.Wait || got != tc.want {
+			t.Errorf("scheduleTimeoutSeconds %d: %v for %s, want Wait for %s", ptr.Deref(tc.timeout, 0), st, got, tc.want)
+		}
 	}
 }

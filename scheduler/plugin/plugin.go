@@ -9,8 +9,9 @@
 //   - Reserve/Unreserve/PostBind: the pod is assumed into the cache (Assumer), forgotten
 //     when its scheduling fails, and its assumption's expiry clock starts once bound.
 //   - Permit: a member of a pod group of any source (multicache's, Kubernetes',
-//     scheduler-plugins') waits until minMember members are placed, up to
-//     Args.PermitWaitingTimeSeconds; then all bind, or all are rejected.
+//     scheduler-plugins') waits until minMember members are placed, up to the group's
+//     scheduleTimeoutSeconds, else Args.PermitWaitingTimeSeconds; then all bind, or all
+//     are rejected.
 //
 // The cache is read only through pkg/multicache.
 package plugin
@@ -40,9 +41,10 @@ type Plugin struct {
 	run     *run
 	log     logr.Logger
 	// snap is the cache as of the last PreFilter, read by that cycle's Filters.
-	snap  *multicache.Snapshot
-	retry retrier
-	held  heldWaiters
+	snap    *multicache.Snapshot
+	lagMemo lagMemo
+	retry   retrier
+	held    heldWaiters
 }
 
 var (

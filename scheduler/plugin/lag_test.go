@@ -1,0 +1,66 @@
+package plugin
+
+import (
+	"fmt"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+)
+
+// TestFirstUnknown_NamesTheCachedPodTheSchedulerNoLongerHas: whether a node holds a few
+// pods (compared pairwise) or many (through a map), the cached pod the scheduler's node
+// info lacks is found, unless a preemption what-if removed it.
+func TestFirstUnknown_NamesTheCachedPodTheSchedulerNoLongerHas(t *testing.T) {
+	for _, n := range []int{3, 40} {
+		t.Run(fmt.Sprintf("%d pods", n), func(t *testing.T) {
+			var cached []*corev1.Pod
+			var infos []fwk.PodInfo
+			for i := range n {
+				pod := cpuPod(fmt.Sprintf("p%d", i), "1")
+				cached = append(cached, pod)
+				if i != n/2 {
+					pi, err := framework.NewPodInfo(pod)
+					if err != nil {
+						t.Fatal(err)
+					}
+					infos = append(infos, pi)
+				}
+			}
+			if got := firstUnknown(cached, infos, nil); got != cached[n/2] {
+				t.Errorf("firstUnknown = %v, want %s", got, cached[n/2].Name)
+			}
+			if got := firstUnknown(cached, infos, map[types.UID]bool{cached[n/2].UID: true}); got != nil {
+				t.Errorf("firstUnknown = %s, want none: the what-if removed it", got.Name)
+			}
+			if got := firstUnknown(cached[:n/2], infos, nil); got != nil {
+				t.Errorf("firstUnknown = %s, want none: the scheduler has every cached pod", got.Name)
+			}
+		})
+	}
+}
+
+// TestLagMemo_AnswersAgainOnlyWhenEitherSideOfTheNodeChanged: the answer is computed once
+// per node and pair of generations; a change on either side computes it anew.
+func TestLagMemo_AnswersAgainOnlyWhenEitherSideOfTheNodeChanged(t *testing.T) {
+	var memo lagMemo
+	gone := cpuPod("gone", "1")
+	calls := 0
+	compute := func(p *corev1.Pod) func() *corev1.Pod { return func() *corev1.Pod { calls++; return p } }
+	if got := memo.answer("n1", lagKey{1, 1}, compute(gone)); got != gone || calls != 1 {
+		t.Fatalf("first answer %v after %d computations, want gone after 1", got, calls)
+	}
+	if got := memo.answer("n1", lagKey{1, 1}, compute(nil)); got != gone || calls != 1 {
+		t.Errorf("same generations: %v after %d computations, want the remembered answer", got, calls)
+	}
+	for i, key := range []lagKey{{2, 1}, {2, 2}} {
+		if got := memo.answer("n1", key, compute(nil)); got != nil || calls != 2+i {
+			t.Errorf("generations %v: %v after %d computations, want nil computed anew", key, got, calls)
+		}
+	}
+	if got := memo.answer("n2", lagKey{2, 2}, compute(gone)); got != gone {
+		t.Errorf("another node at the same generations: %v, want its own answer", got)
+	}
+}
