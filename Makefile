@@ -91,8 +91,10 @@ test: manifests generate verify-fmt vet envtest-assets kustomize helm kube-contr
 	$(MAKE) --no-print-directory chaos-check
 
 .PHONY: example-check
-example-check: envtest-assets ## Vet and test examples/out-of-tree (its own module: a custom store and sibling) against the real API server.
-	cd examples/out-of-tree && $(GO) vet ./... && KUBEBUILDER_ASSETS="$(abspath $(K8S_ASSETS))" $(GO) test $(TEST_FLAGS) ./...
+example-check: envtest-assets ## Vet and test the examples (each its own module: out-of-tree, a custom store and sibling; descheduler, a sibling planning on forks) against the real API server.
+	for m in examples/out-of-tree examples/descheduler; do \
+		(cd $$m && $(GO) vet ./... && KUBEBUILDER_ASSETS="$(abspath $(K8S_ASSETS))" $(GO) test $(TEST_FLAGS) ./...) || exit 1; \
+	done
 
 .PHONY: scheduler-check
 scheduler-check: envtest-assets kube-controller-manager scheduler ## Vet and test scheduler/ (its own module: kube-scheduler with the multicache plugin); its e2e runs bin/multicache-scheduler against the real API server and kube-controller-manager (~1.5 min once built).

@@ -137,7 +137,8 @@ func (r reader) RoomHeldFrom(pod *corev1.Pod) map[string]store.Resources {
 }
 
 func (r reader) NewSnapshot(opts SnapshotOptions) *Snapshot {
-	return &Snapshot{s: r.h.NewSnapshot(handler.SnapshotOptions{SubClusterKey: opts.SubClusterKey, SubCluster: opts.SubCluster})}
+	return &Snapshot{s: r.h.NewSnapshot(handler.SnapshotOptions{SubClusterKey: opts.SubClusterKey, SubCluster: opts.SubCluster}),
+		acct: r.h.Config().Accounting()}
 }
 
 func (r reader) UpdateSnapshot(snap *Snapshot) error { return r.h.UpdateSnapshot(snap.s) }

@@ -18,7 +18,11 @@ import (
 // updated: read one decision's inputs from one snapshot, not some from the Reader. A
 // snapshot belongs to one goroutine: update it and read it from the same one. What it returns is shared with the snapshot and must not be modified. Get one from
 // Reader.NewSnapshot (the zero value is not usable).
-type Snapshot struct{ s *handler.Snapshot }
+type Snapshot struct {
+	s *handler.Snapshot
+	// acct is how the cache charges pods (what a Fork charges with).
+	acct store.Accounting
+}
 
 // SnapshotOptions shape a Snapshot.
 type SnapshotOptions struct {
