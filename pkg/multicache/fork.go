@@ -26,6 +26,9 @@ type Fork struct {
 	// origin is the fork's state when made (its parent's changes then), what Revert returns
 	// to; state is the current one.
 	origin, state *forkState
+	// requests remembers the pods' requests the fork computed, by pod (shared with the forks
+	// made from it: pods are never changed).
+	requests map[*corev1.Pod]store.Resources
 }
 
 // forkState is a fork's changes against its snapshot.
@@ -51,13 +54,13 @@ var ErrSnapshotMoved = errors.New("the snapshot was updated since the fork was m
 // Fork returns a fork of the snapshot with no change.
 func (s *Snapshot) Fork() *Fork {
 	st := newForkState()
-	return &Fork{snap: s, gen: s.Generation(), origin: st, state: st.clone()}
+	return &Fork{snap: s, gen: s.Generation(), origin: st, state: st.clone(), requests: map[*corev1.Pod]store.Resources{}}
 }
 
 // Fork returns a fork of this fork: it starts with this fork's changes, and what it
 // changes is its own (Revert on it leaves this fork's changes; this fork does not see it).
 func (f *Fork) Fork() *Fork {
-	return &Fork{snap: f.snap, gen: f.gen, origin: f.state.clone(), state: f.state.clone()}
+	return &Fork{snap: f.snap, gen: f.gen, origin: f.state.clone(), state: f.state.clone(), requests: f.requests}
 }
 
 // Revert drops the changes made on this fork since it was made.
@@ -87,7 +90,7 @@ func (f *Fork) AddPod(pod *corev1.Pod, node string) error {
 	placed.Spec.NodeName = node
 	f.state.set(key, &placed)
 	f.state.touch(node, key)
-	f.charge(&placed, +1)
+	f.charge(&placed, pod, +1)
 	return nil
 }
 
@@ -145,7 +148,7 @@ func (f *Fork) remove(key types.NamespacedName, pod *corev1.Pod) {
 	}
 	f.state.set(key, nil)
 	f.state.touch(pod.Spec.NodeName, key)
-	f.charge(pod, -1)
+	f.charge(pod, pod, -1)
 }
 
 func newForkState() *forkState {

@@ -1,6 +1,7 @@
 package multicache
 
 import (
+	"maps"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
@@ -106,17 +107,25 @@ func (c *nodeCharge) clone() *nodeCharge {
 	return &nodeCharge{requested: c.requested.Clone(), bestEffort: c.bestEffort.Clone(), dra: c.dra.Clone()}
 }
 
-// charge adds (sign +1) or takes off (-1) a pod's requests on its node as the node store
+// charge adds (sign +1) or takes off (-1) a pod's requests on its node (pod, made from source
+// with at most its node changed) as the node store
 // charges them, once per change: kube-scheduler's requests (the snapshot's Accounting), to
 // the best-effort pool for a best-effort pod, and an extended resource the node's
 // allocatable does not list to DRARequested (DRA devices serve it there, or the pod does not
 // fit at all). A finished pod holds nothing.
-func (f *Fork) charge(pod *corev1.Pod, sign int) {
+func (f *Fork) charge(pod, source *corev1.Pod, sign int) {
 	node, ok := f.snap.NodeInfo(pod.Spec.NodeName)
 	if !ok || store.IsTerminal(pod) {
 		return
 	}
-	req := f.snap.acct.PodRequests(pod)
+	req, known := f.requests[source]
+	if !known {
+		// A move computes a pod's requests once: its removal and its addition charge the
+		// same object (pods are never changed), so the second is remembered.
+		req = f.snap.acct.PodRequests(pod)
+		f.requests[source] = req
+	}
+	req.Scalar = maps.Clone(req.Scalar)
 	var dra store.Resources
 	for name, v := range req.Scalar {
 		if _, listed := node.Allocatable.Scalar[name]; !listed {
