@@ -25,6 +25,7 @@ import (
 
 	"github.com/seed0f91f25e/multicache/internal/handler"
 	"github.com/seed0f91f25e/multicache/internal/stores"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // Sizes of the differential run: pods created, nodes they are spread over, and the share of
@@ -203,7 +204,7 @@ func sub(a, b charge) charge {
 }
 
 // compareResources compares a node's requests (kube's pod count given apart).
-func compareResources(mc stores.Resources, kube *framework.Resource, kubePods int64) []string {
+func compareResources(mc store.Resources, kube *framework.Resource, kubePods int64) []string {
 	m := charge{milliCPU: mc.MilliCPU, memory: mc.Memory, ephemeral: mc.EphemeralStorage, pods: mc.Pods, scalar: mc.Scalar}
 	k := charge{milliCPU: kube.MilliCPU, memory: kube.Memory, ephemeral: kube.EphemeralStorage, pods: kubePods, scalar: kube.ScalarResources}
 	return compareCharges(m, k)

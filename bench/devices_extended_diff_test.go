@@ -26,6 +26,7 @@ import (
 	"github.com/seed0f91f25e/multicache/internal/handler"
 	"github.com/seed0f91f25e/multicache/internal/stores"
 	"github.com/seed0f91f25e/multicache/internal/stores/devicestore"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // Sizes of the extended-resource differential: events of each run, nodes, runs.
@@ -266,7 +267,7 @@ func (w *extWorld) compare(when string) (checks, delegated, listed int) {
 			}
 			if kubeDRA != mcDRA || (mcDRA && info.Requested.Scalar[res] != 0) {
 				var mcClass string
-				w.h.ReadStore(stores.DeviceStoreName, func(s stores.Store) { mcClass, _ = s.(*devicestore.Store).ExtendedResourceClass(res) })
+				w.h.ReadStore(stores.DeviceStoreName, func(s store.Store) { mcClass, _ = s.(*devicestore.Store).ExtendedResourceClass(res) })
 				kc := w.classes.GetDeviceClass(res)
 				diffs = append(diffs, fmt.Sprintf("%s: kube-scheduler leaves it to DRA: %v (class %v); multicache charges %d to allocatable, %d to DRA (class %q)",
 					res, kubeDRA, kc != nil, info.Requested.Scalar[res], info.DRARequested.Scalar[res], mcClass))

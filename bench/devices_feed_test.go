@@ -11,6 +11,7 @@ import (
 	"github.com/seed0f91f25e/multicache/internal/handler"
 	"github.com/seed0f91f25e/multicache/internal/stores"
 	"github.com/seed0f91f25e/multicache/internal/stores/devicestore"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // devView is one side's answer: per node, the devices it has and which are allocated, and
@@ -113,7 +114,7 @@ func feedDevices(t *testing.T, r *rand.Rand, w *deviceWorld) devView {
 
 func readDevices(t *testing.T, h *handler.Handler, read func(*devicestore.Store)) {
 	t.Helper()
-	if !h.ReadStore(stores.DeviceStoreName, func(s stores.Store) { read(s.(*devicestore.Store)) }) {
+	if !h.ReadStore(stores.DeviceStoreName, func(s store.Store) { read(s.(*devicestore.Store)) }) {
 		t.Fatal("the devices store is not enabled")
 	}
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/seed0f91f25e/multicache/internal/handler"
 	"github.com/seed0f91f25e/multicache/internal/stores"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // Sizes of the DRANodeAllocatableResources differential.
@@ -48,7 +49,7 @@ func TestDifferential_DRANodeAllocatableResourcesMatchKubeScheduler(t *testing.T
 
 func nodeAllocatableRun(t *testing.T, gate bool) {
 	cfg, err := stores.NewCacheHandlerBuilder().EnabledStores(stores.NodeStoreName, stores.PodStoreName).
-		Accounting(stores.Accounting{DRANodeAllocatableResources: gate}).Build()
+		Accounting(store.Accounting{DRANodeAllocatableResources: gate}).Build()
 	if err != nil {
 		t.Fatal(err)
 	}

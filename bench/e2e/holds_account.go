@@ -8,7 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/seed0f91f25e/multicache/internal/stores"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // How a sample of the reserve-on-delete run is judged (see holds.go). multicache's view of
@@ -59,7 +59,7 @@ func NewAPIList(pods []corev1.Pod, sets []appsv1.ReplicaSet) APIList {
 	l := APIList{Pods: map[string]*corev1.Pod{}, Replicas: map[types.UID]int32{}, landed: map[types.UID]int32{}}
 	for i := range pods {
 		p := &pods[i]
-		if stores.IsTerminal(p) {
+		if store.IsTerminal(p) {
 			continue
 		}
 		l.Pods[p.Namespace+"/"+p.Name] = p
@@ -89,7 +89,7 @@ type PodRecord struct {
 	UID types.UID
 	// ReplicaSet is the UID of its controller.
 	ReplicaSet types.UID
-	// MilliCPU is what multicache charges for it (stores.PodRequests).
+	// MilliCPU is what multicache charges for it (store.PodRequests).
 	MilliCPU int64
 	// Hold is the namespace/name of the hold that keeps its place once it is deleted
 	// (reservationstore.ReplacementName).
@@ -136,7 +136,7 @@ func AccountNode(v NodeView, before, after APIList, pods PodIndex, earlier ...AP
 		for _, p := range l.Pods {
 			if p.Spec.NodeName == v.Name && !counted[p.UID] {
 				counted[p.UID] = true
-				a.Live += stores.PodRequests(p).MilliCPU
+				a.Live += store.PodRequests(p).MilliCPU
 			}
 		}
 	}

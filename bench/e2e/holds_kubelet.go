@@ -14,8 +14,8 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
 
-	"github.com/seed0f91f25e/multicache/internal/stores"
 	"github.com/seed0f91f25e/multicache/internal/stores/reservationstore"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // Kubelets plays the kubelet of every node, for pods only and without containers: a pod
@@ -88,7 +88,7 @@ func (k *Kubelets) enqueue(obj any) {
 	key := pod.Namespace + "/" + pod.Name
 	k.mu.Lock()
 	if _, seen := k.pods[key]; !seen {
-		rec := PodRecord{UID: pod.UID, MilliCPU: stores.PodRequests(pod).MilliCPU,
+		rec := PodRecord{UID: pod.UID, MilliCPU: store.PodRequests(pod).MilliCPU,
 			Hold: pod.Namespace + "/" + reservationstore.ReplacementName(pod)}
 		if ref := metav1.GetControllerOfNoCopy(pod); ref != nil {
 			rec.ReplicaSet = ref.UID

@@ -13,6 +13,7 @@ import (
 	"github.com/seed0f91f25e/multicache/internal/handler"
 	"github.com/seed0f91f25e/multicache/internal/stores"
 	"github.com/seed0f91f25e/multicache/internal/stores/reservationstore"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // ownerSync applies one workload kind (ReplicaSet, StatefulSet, DaemonSet, Job, Deployment)
@@ -30,7 +31,7 @@ type ownerSync[T client.Object] struct {
 // syncer returns the feed's apply for this workload kind.
 func (o ownerSync[T]) syncer(h *handler.Handler) func(types.NamespacedName, T, handler.Delivery) error {
 	return func(key types.NamespacedName, obj T, d handler.Delivery) error {
-		ownerKey := stores.OwnerKey{Type: o.ownerType, Namespace: key.Namespace, Name: key.Name}
+		ownerKey := store.OwnerKey{Type: o.ownerType, Namespace: key.Namespace, Name: key.Name}
 		var gone T
 		if any(obj) == any(gone) {
 			return h.SyncOwner(ownerKey, nil)
@@ -39,8 +40,8 @@ func (o ownerSync[T]) syncer(h *handler.Handler) func(types.NamespacedName, T, h
 	}
 }
 
-func (o ownerSync[T]) toOwner(obj T) *stores.Owner {
-	return &stores.Owner{
+func (o ownerSync[T]) toOwner(obj T) *store.Owner {
+	return &store.Owner{
 		Type: o.ownerType, Namespace: obj.GetNamespace(), Name: obj.GetName(), UID: obj.GetUID(),
 		ResourceVersion: obj.GetResourceVersion(), Labels: o.templateOf(obj).Labels,
 		ReserveOnDelete: reserveOnDeleteOf(obj.GetAnnotations(), o.templateOf(obj).Annotations),

@@ -13,6 +13,7 @@ import (
 	"github.com/seed0f91f25e/multicache/internal/handler"
 	"github.com/seed0f91f25e/multicache/internal/stores"
 	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // TestPodSync_AForgetOrExpiryDuringTheApplyDoesNotLoseTheBinding runs the pod
@@ -67,13 +68,13 @@ func TestPodSync_AForgetOrExpiryDuringTheApplyDoesNotLoseTheBinding(t *testing.T
 					return true, nil
 				},
 			}
-			after, err := r.apply(context.Background(), stores.PodKey(bound), bound, handler.Current)
+			after, err := r.apply(context.Background(), store.PodKey(bound), bound, handler.Current)
 			if !injected {
 				t.Fatal("the gap was not exercised")
 			}
 			if err == nil && after == 0 {
-				st, ok := h.PodState(stores.PodKey(bound))
-				if !ok || st.State != stores.PodAdded || st.Pod.Spec.NodeName != "n1" {
+				st, ok := h.PodState(store.PodKey(bound))
+				if !ok || st.State != store.PodAdded || st.Pod.Spec.NodeName != "n1" {
 					t.Fatalf("after the reconcile: state %+v (present %v), want Added on n1 (or a requeue)", st, ok)
 				}
 			} else {

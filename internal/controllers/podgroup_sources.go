@@ -20,6 +20,7 @@ import (
 	"github.com/seed0f91f25e/multicache/internal/handler"
 	"github.com/seed0f91f25e/multicache/internal/stores"
 	"github.com/seed0f91f25e/multicache/internal/stores/podgroupstore"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // +kubebuilder:rbac:groups=scheduling.k8s.io,resources=podgroups,verbs=get;list;watch
@@ -28,7 +29,7 @@ import (
 // PodGroupSourceAPI is the API a PodGroup source is read from: what discovery must find
 // served for the source to be watched.
 type PodGroupSourceAPI struct {
-	Source stores.PodGroupSource
+	Source store.PodGroupSource
 	// GroupVersion and Resource are what the API server must serve.
 	GroupVersion schema.GroupVersion
 	Resource     string
@@ -36,15 +37,15 @@ type PodGroupSourceAPI struct {
 
 // PodGroupSourceAPIs lists the API of every source, in stores.PodGroupSources order.
 var PodGroupSourceAPIs = []PodGroupSourceAPI{
-	{stores.PodGroupSourceMulticache, v1alpha1.GroupVersion, "podgroups"},
-	{stores.PodGroupSourceNative, schedulingv1alpha3.SchemeGroupVersion, "podgroups"},
-	{stores.PodGroupSourceSchedulerPlugins, podgroupstore.SchedulerPluginsGVK.GroupVersion(), "podgroups"},
+	{store.PodGroupSourceMulticache, v1alpha1.GroupVersion, "podgroups"},
+	{store.PodGroupSourceNative, schedulingv1alpha3.SchemeGroupVersion, "podgroups"},
+	{store.PodGroupSourceSchedulerPlugins, podgroupstore.SchedulerPluginsGVK.GroupVersion(), "podgroups"},
 }
 
 // foreignSource is how the groups of a source other than multicache's own are read and
 // converted into the cache's one shape (*v1alpha1.PodGroup under a key of its source).
 type foreignSource struct {
-	source  stores.PodGroupSource
+	source  store.PodGroupSource
 	newObj  func() client.Object
 	newList func() client.ObjectList
 	convert func(client.Object) (*v1alpha1.PodGroup, error)
@@ -52,7 +53,7 @@ type foreignSource struct {
 
 var foreignSources = []foreignSource{
 	{
-		source:  stores.PodGroupSourceNative,
+		source:  store.PodGroupSourceNative,
 		newObj:  func() client.Object { return &schedulingv1alpha3.PodGroup{} },
 		newList: func() client.ObjectList { return &schedulingv1alpha3.PodGroupList{} },
 		convert: func(o client.Object) (*v1alpha1.PodGroup, error) {
@@ -60,7 +61,7 @@ var foreignSources = []foreignSource{
 		},
 	},
 	{
-		source: stores.PodGroupSourceSchedulerPlugins,
+		source: store.PodGroupSourceSchedulerPlugins,
 		newObj: func() client.Object {
 			u := &unstructured.Unstructured{}
 			u.SetGroupVersionKind(podgroupstore.SchedulerPluginsGVK)
@@ -79,13 +80,13 @@ var foreignSources = []foreignSource{
 
 // podGroupSourceFeedName is the controller name of the feed of a source other than
 // multicache's own (whose feed is "podgroup-feed").
-func podGroupSourceFeedName(s stores.PodGroupSource) string { return "podgroup-" + string(s) + "-feed" }
+func podGroupSourceFeedName(s store.PodGroupSource) string { return "podgroup-" + string(s) + "-feed" }
 
 // followsPodGroupSource reports whether the options enable a source; nil means multicache's
 // own only (an empty, non-nil list: none).
-func (o Options) followsPodGroupSource(s stores.PodGroupSource) bool {
+func (o Options) followsPodGroupSource(s store.PodGroupSource) bool {
 	if o.PodGroupSources == nil {
-		return s == stores.PodGroupSourceMulticache
+		return s == store.PodGroupSourceMulticache
 	}
 	for _, src := range o.PodGroupSources {
 		if src == s {
@@ -146,11 +147,11 @@ type sourceFeedSpec struct {
 // drift.Listings without multicache's own PodGroups unless that source is enabled, and the
 // other enabled sources' objects keyed like the store. Nothing is listed for a source that
 // is not watched (listing through the informers would start a watch).
-func DriftListings(sources []stores.PodGroupSource) []drift.Listing {
+func DriftListings(sources []store.PodGroupSource) []drift.Listing {
 	opts := Options{PodGroupSources: sources}
 	var out []drift.Listing
 	for _, l := range drift.Listings {
-		if _, own := l.Object.(*v1alpha1.PodGroup); own && !opts.followsPodGroupSource(stores.PodGroupSourceMulticache) {
+		if _, own := l.Object.(*v1alpha1.PodGroup); own && !opts.followsPodGroupSource(store.PodGroupSourceMulticache) {
 			continue
 		}
 		out = append(out, l)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
 	"github.com/seed0f91f25e/multicache/internal/stores"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 func TestRefeed_PodGroupKeysGoToTheirSourcesFeed(t *testing.T) {
@@ -27,7 +28,7 @@ func TestRefeed_PodGroupKeysGoToTheirSourcesFeed(t *testing.T) {
 }
 
 func TestDriftListings_ListOnlyTheSourcesFollowed(t *testing.T) {
-	count := func(sources []stores.PodGroupSource) (own, foreign int) {
+	count := func(sources []store.PodGroupSource) (own, foreign int) {
 		for _, l := range DriftListings(sources) {
 			if l.Kind != stores.KindPodGroup {
 				continue
@@ -41,13 +42,13 @@ func TestDriftListings_ListOnlyTheSourcesFollowed(t *testing.T) {
 		return own, foreign
 	}
 	for _, tc := range []struct {
-		sources      []stores.PodGroupSource
+		sources      []store.PodGroupSource
 		own, foreign int
 	}{
 		{nil, 1, 0},
-		{[]stores.PodGroupSource{}, 0, 0},
-		{[]stores.PodGroupSource{stores.PodGroupSourceNative}, 0, 1},
-		{slices.Clone(stores.PodGroupSources), 1, 2},
+		{[]store.PodGroupSource{}, 0, 0},
+		{[]store.PodGroupSource{store.PodGroupSourceNative}, 0, 1},
+		{slices.Clone(store.PodGroupSources), 1, 2},
 	} {
 		if own, foreign := count(tc.sources); own != tc.own || foreign != tc.foreign {
 			t.Errorf("sources %v: %d own and %d other PodGroup listings, want %d and %d", tc.sources, own, foreign, tc.own, tc.foreign)

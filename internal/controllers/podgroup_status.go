@@ -11,8 +11,8 @@ import (
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
 	"github.com/seed0f91f25e/multicache/internal/handler"
-	"github.com/seed0f91f25e/multicache/internal/stores"
 	"github.com/seed0f91f25e/multicache/internal/stores/podgroupstore"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // PodGroupStatusReconciler writes PodGroup status from the cache (leader only): the phase
@@ -93,7 +93,7 @@ func podGroupStatus(cur v1alpha1.PodGroupStatus, st podgroupstore.GroupStatus, p
 // answers (Reader.PodGroup, what a scheduler's Permit waits on) count assumed members.
 func confirmed(st podgroupstore.GroupStatus, r handler.Reader) podgroupstore.GroupStatus {
 	for _, key := range st.Members {
-		if ps, ok := r.PodState(key); ok && ps.State == stores.PodAssumed && !terminalOrRunning(ps.Pod.Status.Phase) {
+		if ps, ok := r.PodState(key); ok && ps.State == store.PodAssumed && !terminalOrRunning(ps.Pod.Status.Phase) {
 			st.Counts.Scheduled--
 			st.Counts.Pending++
 		}

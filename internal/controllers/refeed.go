@@ -10,6 +10,7 @@ import (
 
 	"github.com/seed0f91f25e/multicache/internal/stores"
 	"github.com/seed0f91f25e/multicache/internal/stores/podgroupstore"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // Refeeder puts keys back into the queue of the feed that owns them, so that the feed
@@ -59,7 +60,7 @@ func feedOfKey(kind stores.Kind, key string) (string, reconcile.Request, error) 
 	}
 	if kind == stores.KindPodGroup {
 		// A group of another API than multicache's own has its source in its key.
-		if src, n := podgroupstore.SourceOf(nn); src != stores.PodGroupSourceMulticache {
+		if src, n := podgroupstore.SourceOf(nn); src != store.PodGroupSourceMulticache {
 			return podGroupSourceFeedName(src), reconcile.Request{NamespacedName: types.NamespacedName{Namespace: nn.Namespace, Name: n}}, nil
 		}
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/seed0f91f25e/multicache/internal/handler"
 	"github.com/seed0f91f25e/multicache/internal/nodepods"
 	"github.com/seed0f91f25e/multicache/internal/stores"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // Options configure the controllers.
@@ -53,7 +54,7 @@ type Options struct {
 	// PodGroupSources are the APIs pod groups are read from when the PodGroupStore is
 	// enabled (podgroup_sources.go); none means multicache's own only. Only multicache's own
 	// PodGroups get a status writer.
-	PodGroupSources []stores.PodGroupSource
+	PodGroupSources []store.PodGroupSource
 }
 
 // Setup registers on mgr a feed controller for every kind an enabled store handles (on
@@ -158,7 +159,7 @@ func Setup(mgr manager.Manager, h *handler.Handler, n *Notifier, opts Options) (
 		if !slices.Contains(watched, spec.kind) {
 			continue
 		}
-		if spec.kind == stores.KindPodGroup && !opts.followsPodGroupSource(stores.PodGroupSourceMulticache) {
+		if spec.kind == stores.KindPodGroup && !opts.followsPodGroupSource(store.PodGroupSourceMulticache) {
 			continue
 		}
 		f, err := feedOf(spec.name, spec.kind, spec.obj, spec.apply, spec.extra...)
@@ -269,7 +270,7 @@ func setupStatusWriters(mgr manager.Manager, h *handler.Handler, n *Notifier, wa
 		if !slices.Contains(watched, w.kind) {
 			continue
 		}
-		if w.kind == stores.KindPodGroup && !opts.followsPodGroupSource(stores.PodGroupSourceMulticache) {
+		if w.kind == stores.KindPodGroup && !opts.followsPodGroupSource(store.PodGroupSourceMulticache) {
 			continue
 		}
 		if opts.NodeInScope != nil && w.kind != stores.KindReservation {

@@ -27,6 +27,7 @@ import (
 	"github.com/seed0f91f25e/multicache/internal/stores/devicestore"
 	"github.com/seed0f91f25e/multicache/internal/stores/nodestore"
 	"github.com/seed0f91f25e/multicache/internal/stores/reservationstore"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // Server is the debug HTTP server, run by the manager on every replica.
@@ -198,7 +199,7 @@ type nodeDevicesReader interface {
 // after the read lock.
 func (s *Server) nodeDevices(name string) *devicestore.NodeDevices {
 	var out *devicestore.NodeDevices
-	s.handler.ReadStore(stores.DeviceStoreName, func(st stores.Store) {
+	s.handler.ReadStore(stores.DeviceStoreName, func(st store.Store) {
 		if r, ok := st.(nodeDevicesReader); ok {
 			if d, found := r.Node(name); found {
 				out = &d

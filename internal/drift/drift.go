@@ -22,6 +22,7 @@ import (
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
 	"github.com/seed0f91f25e/multicache/internal/stores"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // Problems a Difference reports.
@@ -111,7 +112,7 @@ func ownerListing(t v1alpha1.OwnerType, obj client.Object, list func() client.Ob
 	prefix := string(t) + "/"
 	l := NewListing(stores.KindOwner, obj, list,
 		func(o client.Object) string {
-			return stores.OwnerKey{Type: t, Namespace: o.GetNamespace(), Name: o.GetName()}.String()
+			return store.OwnerKey{Type: t, Namespace: o.GetNamespace(), Name: o.GetName()}.String()
 		},
 		func(key string) (client.ObjectKey, bool) {
 			rest, ok := strings.CutPrefix(key, prefix)

@@ -21,6 +21,7 @@ import (
 	"github.com/seed0f91f25e/multicache/internal/handler"
 	"github.com/seed0f91f25e/multicache/internal/stores"
 	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 var _ VersionReader = (*handler.Handler)(nil)
@@ -106,7 +107,7 @@ func replicaSet(ns, name, rv string) *appsv1.ReplicaSet {
 	return &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, ResourceVersion: rv}}
 }
 
-func owner(t v1alpha1.OwnerType, ns, name, rv string) *stores.Owner {
+func owner(t v1alpha1.OwnerType, ns, name, rv string) *store.Owner {
 	o := ts.MakeOwner(t, ns, name)
 	o.ResourceVersion = rv
 	return o

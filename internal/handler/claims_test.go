@@ -15,6 +15,7 @@ import (
 
 	"github.com/seed0f91f25e/multicache/internal/stores"
 	"github.com/seed0f91f25e/multicache/internal/stores/devicestore"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // claimsWorld is a handler with node n1 publishing gpu0..gpu3.
@@ -233,7 +234,7 @@ func TestAssumeClaim_WithoutTheDevicesStoreIsRefused(t *testing.T) {
 func deviceList(t *testing.T, h *Handler) map[string]bool {
 	t.Helper()
 	out := map[string]bool{}
-	h.ReadStore(stores.DeviceStoreName, func(s stores.Store) {
+	h.ReadStore(stores.DeviceStoreName, func(s store.Store) {
 		for _, d := range s.(*devicestore.Store).NodeDevicesList("n1") {
 			if d.Allocated {
 				out[d.ID.Device.String()] = true

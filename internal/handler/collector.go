@@ -6,6 +6,7 @@ import (
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
 	"github.com/seed0f91f25e/multicache/internal/stores"
 	"github.com/seed0f91f25e/multicache/internal/stores/devicestore"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // Collector exposes the cache's gauges, read at scrape time: multicache_store_objects{store},
@@ -34,7 +35,7 @@ const (
 
 // deviceCounter is the devices store as the gauges read it.
 type deviceCounter interface {
-	stores.Store
+	store.Store
 	ClusterCounts() (all devicestore.Counts, byClass map[string]devicestore.Counts)
 }
 

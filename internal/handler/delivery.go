@@ -11,6 +11,7 @@ import (
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
 	"github.com/seed0f91f25e/multicache/internal/metrics"
 	"github.com/seed0f91f25e/multicache/internal/stores"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // Delivery says how a feed came by the object it hands the cache (see sync.go).
@@ -45,8 +46,8 @@ func (h *Handler) SyncDelivered(key types.NamespacedName, obj any, inScope bool,
 		return syncObjectAs(h, h.podGroupKind, key, o, rvOf[*v1alpha1.PodGroup], d)
 	case *policyv1.PodDisruptionBudget:
 		return syncObjectAs(h, h.pdbKind, key, o, rvOf[*policyv1.PodDisruptionBudget], d)
-	case *stores.Owner:
-		return syncObjectAs(h, h.ownerKind, o.Key(), o, func(o *stores.Owner) string { return o.ResourceVersion }, d)
+	case *store.Owner:
+		return syncObjectAs(h, h.ownerKind, o.Key(), o, func(o *store.Owner) string { return o.ResourceVersion }, d)
 	case *v1alpha1.Movement:
 		return syncObjectAs(h, h.movementKind, key.Name, o, rvOf[*v1alpha1.Movement], d)
 	case *v1alpha1.Reservation:

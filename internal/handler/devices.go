@@ -5,6 +5,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/seed0f91f25e/multicache/internal/stores"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // The DRA kinds (resource.k8s.io/v1) go through the same path as every kind other than Pod:
@@ -28,7 +29,7 @@ type DeviceEventsHandler interface {
 var _ DeviceEventsHandler = (*Handler)(nil)
 
 // subscribeDevices adds a store to the DRA kinds whose event interfaces it implements.
-func (h *Handler) subscribeDevices(s stores.Store) {
+func (h *Handler) subscribeDevices(s store.Store) {
 	name := s.Name()
 	if st, ok := s.(stores.ResourceSliceHandler); ok {
 		h.sliceKind.subs = append(h.sliceKind.subs, newSubscriber(name, st.AddResourceSlice, st.UpdateResourceSlice, st.DeleteResourceSlice))

@@ -8,6 +8,7 @@ import (
 	"github.com/seed0f91f25e/multicache/internal/metrics"
 	"github.com/seed0f91f25e/multicache/internal/stores"
 	"github.com/seed0f91f25e/multicache/internal/stores/devicestore"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 func invariantViolations(t *testing.T) float64 {
@@ -69,7 +70,7 @@ func TestDevices_TheSelfCheckComparesTheAssumedClaims(t *testing.T) {
 	h := claimsWorld(t)
 	must(t, h.AssumeClaim(atVersion(draClaim("c", "n1", "gpu1"), "1")))
 	checkInvariants(t, h)
-	h.ReadStore(stores.DeviceStoreName, func(s stores.Store) {
+	h.ReadStore(stores.DeviceStoreName, func(s store.Store) {
 		s.(*devicestore.Store).AssumeResourceClaim(nil, draClaim("stray", "n1", "gpu2"))
 		s.(*devicestore.Store).UpdateResourceClaim(draClaim("c", "n1", "gpu1"), draClaim("c", "n1", "gpu1"))
 	})

@@ -14,6 +14,7 @@ import (
 
 	"github.com/seed0f91f25e/multicache/internal/stores"
 	"github.com/seed0f91f25e/multicache/internal/stores/devicestore"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 func draSlice(name, nodeName string, devices ...string) *resourcev1.ResourceSlice {
@@ -46,7 +47,7 @@ func draClaim(name, nodeName string, devices ...string) *resourcev1.ResourceClai
 func deviceView(t *testing.T, h *Handler, node string) devicestore.NodeDevices {
 	t.Helper()
 	var v devicestore.NodeDevices
-	if !h.ReadStore(stores.DeviceStoreName, func(s stores.Store) { v, _ = s.(*devicestore.Store).Node(node) }) {
+	if !h.ReadStore(stores.DeviceStoreName, func(s store.Store) { v, _ = s.(*devicestore.Store).Node(node) }) {
 		t.Fatal("devices store not enabled")
 	}
 	return v
@@ -109,7 +110,7 @@ func TestDevices_DisabledStoreLeavesTheKindsUnwatched(t *testing.T) {
 		}
 	}
 	must(t, h.AddResourceSlice(draSlice("s", "n1", "gpu0")))
-	if h.ReadStore(stores.DeviceStoreName, func(stores.Store) {}) {
+	if h.ReadStore(stores.DeviceStoreName, func(store.Store) {}) {
 		t.Error("a disabled devices store answered")
 	}
 	if got := dumpJSON(t, h); !strings.Contains(got, `"devices":{}`) {

@@ -9,6 +9,7 @@ import (
 	"github.com/seed0f91f25e/multicache/internal/stores"
 	"github.com/seed0f91f25e/multicache/internal/stores/nodestore"
 	"github.com/seed0f91f25e/multicache/internal/stores/podstore"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // Dump is the JSON view of the whole cache served at /debug/cache.
@@ -45,12 +46,12 @@ func (h *Handler) Dump() *Dump {
 	generation := h.config.Generations().Current()
 	h.mu.RUnlock()
 	for _, s := range h.stores {
-		if s != stores.Store(h.nodes) && s != stores.Store(h.pods) {
+		if s != store.Store(h.nodes) && s != store.Store(h.pods) {
 			byName[s.Name()] = h.dumpStore(s)
 		}
 	}
-	var infos []*stores.NodeInfo
-	h.rangeNodes(func(part []*stores.NodeInfo) {
+	var infos []*store.NodeInfo
+	h.rangeNodes(func(part []*store.NodeInfo) {
 		for _, info := range part {
 			infos = append(infos, info.Clone())
 		}

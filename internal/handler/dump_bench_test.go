@@ -10,8 +10,8 @@ import (
 	"runtime/metrics"
 	"testing"
 
-	"github.com/seed0f91f25e/multicache/internal/stores"
 	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // BenchmarkDump_LockHeld compares, at 5,000 nodes and 150,000 pods, how long a dump holds
@@ -24,7 +24,7 @@ func BenchmarkDump_LockHeld(b *testing.B) {
 		for b.Loop() {
 			h.mu.RLock()
 			for _, s := range h.stores {
-				if d, ok := s.(stores.DeferredDumper); ok {
+				if d, ok := s.(store.DeferredDumper); ok {
 					_ = d.DumpDeferred()
 				} else {
 					_ = s.Dump()

@@ -8,7 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/seed0f91f25e/multicache/internal/stores"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // node writes the view of a node, byte for byte what encoding nodestore.DumpNode(info)
@@ -18,7 +18,7 @@ import (
 // closer is what the events wait for (BenchmarkDumpLag: with one collection in ten seconds
 // instead of three to five, the lag p99 during dumps fell from 14–16 ms to 6–8 ms).
 // TestWriteDump_NodeIsWhatDumpNodeEncodesTo keeps the bytes the same.
-func (s *jsonStream) node(info *stores.NodeInfo) {
+func (s *jsonStream) node(info *store.NodeInfo) {
 	s.yield.Step()
 	s.open()
 	s.key("sources")
@@ -35,7 +35,7 @@ func (s *jsonStream) node(info *stores.NodeInfo) {
 	s.closeArray()
 	for _, r := range []struct {
 		key string
-		res *stores.Resources
+		res *store.Resources
 	}{
 		{"allocatable", &info.Allocatable}, {"capacity", &info.Capacity}, {"requested", &info.Requested},
 		{"bestEffortAllocatable", &info.BestEffortAllocatable}, {"bestEffortRequested", &info.BestEffortRequested},
@@ -49,7 +49,7 @@ func (s *jsonStream) node(info *stores.NodeInfo) {
 	s.key("reservations")
 	reservations := make([]string, 0, len(info.Placeholders)) // few: nodes rarely hold any
 	for _, p := range info.Placeholders {
-		key, _ := stores.PlaceholderOf(p)
+		key, _ := store.PlaceholderOf(p)
 		reservations = append(reservations, key.String())
 	}
 	slices.Sort(reservations)
@@ -126,7 +126,7 @@ type amount struct {
 
 // resources writes r as encoding r.ResourceList() writes it: an object of its non-zero
 // amounts sorted by name, each the Quantity's canonical string.
-func (s *jsonStream) resources(r *stores.Resources) {
+func (s *jsonStream) resources(r *store.Resources) {
 	list := s.amounts[:0]
 	for _, a := range []amount{
 		{corev1.ResourceCPU, r.MilliCPU, true, resource.DecimalSI},

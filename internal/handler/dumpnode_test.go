@@ -11,9 +11,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
-	"github.com/seed0f91f25e/multicache/internal/stores"
 	"github.com/seed0f91f25e/multicache/internal/stores/nodestore"
 	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // TestWriteDump_NodeIsWhatDumpNodeEncodesTo: for nodes with every part of the view filled
@@ -28,8 +28,8 @@ func TestWriteDump_NodeIsWhatDumpNodeEncodesTo(t *testing.T) {
 	// Scalar amounts named like a built-in ("cpu", "pods") replace it, as in ResourceList;
 	// Resources built by ResourcesFromList never hold one.
 	scalars := []corev1.ResourceName{"example.com/gpu", "hugepages-2Mi", "nvidia.com/gpu", "attachable-volumes-csi", "d", "cpu", "pods"}
-	amounts := func() stores.Resources {
-		r := stores.Resources{}
+	amounts := func() store.Resources {
+		r := store.Resources{}
 		pick := func(v int64) int64 {
 			switch rng.IntN(4) {
 			case 0:
@@ -54,7 +54,7 @@ func TestWriteDump_NodeIsWhatDumpNodeEncodesTo(t *testing.T) {
 		return r
 	}
 	for i := range 300 {
-		info := &stores.NodeInfo{
+		info := &store.NodeInfo{
 			Name: fmt.Sprintf("n-%d", i), Generation: rng.Int64N(1 << 40),
 			Allocatable: amounts(), Capacity: amounts(), Requested: amounts(), BestEffortAllocatable: amounts(),
 			BestEffortRequested: amounts(), Reserved: amounts(), DRARequested: amounts(),
@@ -74,7 +74,7 @@ func TestWriteDump_NodeIsWhatDumpNodeEncodesTo(t *testing.T) {
 		}
 		for range rng.IntN(3) {
 			r := ts.MakeReservation(namespaces[rng.IntN(len(namespaces))], fmt.Sprintf("r-%d", rng.IntN(50)), info.Name, "1", "1Gi", "app", "x")
-			info.Placeholders = append(info.Placeholders, stores.NewPlaceholderPod(r, info.Name))
+			info.Placeholders = append(info.Placeholders, store.NewPlaceholderPod(r, info.Name))
 		}
 		view := nodestore.DumpNode(info)
 		for _, indented := range []bool{false, true} {

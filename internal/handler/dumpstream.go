@@ -15,6 +15,7 @@ import (
 	"github.com/seed0f91f25e/multicache/internal/stores"
 	"github.com/seed0f91f25e/multicache/internal/stores/podstore"
 	"github.com/seed0f91f25e/multicache/internal/yield"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // DumpLayout is how WriteDump lays the document out.
@@ -95,14 +96,14 @@ func (h *Handler) WriteDump(ctx context.Context, w io.Writer, layout DumpLayout)
 	for _, p := range others {
 		out.field(p.key, p.view)
 	}
-	var extensions []stores.Store
+	var extensions []store.Store
 	for _, s := range h.stores {
 		if !slices.Contains(stores.FanOutOrder, s.Name()) {
 			extensions = append(extensions, s)
 		}
 	}
 	if len(extensions) > 0 {
-		slices.SortFunc(extensions, func(a, b stores.Store) int { return strings.Compare(string(a.Name()), string(b.Name())) })
+		slices.SortFunc(extensions, func(a, b store.Store) int { return strings.Compare(string(a.Name()), string(b.Name())) })
 		out.key("extensions")
 		out.open()
 		for _, s := range extensions {
@@ -116,9 +117,9 @@ func (h *Handler) WriteDump(ctx context.Context, w io.Writer, layout DumpLayout)
 
 // dumpStore is the view of a store other than the NodeStore and the PodStore, copied under
 // a hold of the read lock of its own and rendered after (stores.DeferredDumper).
-func (h *Handler) dumpStore(s stores.Store) any {
+func (h *Handler) dumpStore(s store.Store) any {
 	h.mu.RLock()
-	d, ok := s.(stores.DeferredDumper)
+	d, ok := s.(store.DeferredDumper)
 	if !ok {
 		defer h.mu.RUnlock()
 		return s.Dump()
@@ -135,12 +136,12 @@ func (h *Handler) writeNodes(ctx context.Context, out *jsonStream) error {
 	h.mu.RUnlock()
 	slices.Sort(names)
 	// One part's copies, reused from part to part (CopyInto reuses their slices).
-	clones := make([]stores.NodeInfo, nodesPerHold)
+	clones := make([]store.NodeInfo, nodesPerHold)
 	n := 0
 	out.open()
-	err := h.nodesInParts(names, func(infos []*stores.NodeInfo) {
+	err := h.nodesInParts(names, func(infos []*store.NodeInfo) {
 		if len(infos) > len(clones) {
-			clones = make([]stores.NodeInfo, len(infos))
+			clones = make([]store.NodeInfo, len(infos))
 		}
 		for i, info := range infos {
 			info.CopyInto(&clones[i])

@@ -9,6 +9,7 @@ import (
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
 	"github.com/seed0f91f25e/multicache/internal/metrics"
 	"github.com/seed0f91f25e/multicache/internal/stores"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // objectEvent runs one event of a kind other than Pod: lock, validate, fan out, count.
@@ -110,17 +111,17 @@ func (h *Handler) DeletePDB(pdb *policyv1.PodDisruptionBudget) error {
 }
 
 // AddOwner implements ClusterEventsHandler.
-func (h *Handler) AddOwner(owner *stores.Owner) error {
+func (h *Handler) AddOwner(owner *store.Owner) error {
 	return objectEvent(h, h.ownerKind, stores.OpAdd, nil, owner)
 }
 
 // UpdateOwner implements ClusterEventsHandler.
-func (h *Handler) UpdateOwner(oldOwner, newOwner *stores.Owner) error {
+func (h *Handler) UpdateOwner(oldOwner, newOwner *store.Owner) error {
 	return objectEvent(h, h.ownerKind, stores.OpUpdate, oldOwner, newOwner)
 }
 
 // DeleteOwner implements ClusterEventsHandler.
-func (h *Handler) DeleteOwner(owner *stores.Owner) error {
+func (h *Handler) DeleteOwner(owner *store.Owner) error {
 	return objectEvent(h, h.ownerKind, stores.OpDelete, owner, nil)
 }
 

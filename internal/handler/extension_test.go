@@ -36,7 +36,7 @@ func newTeams(h store.Handle) (store.Store, error) {
 }
 
 // teamsFactory is newTeams as pkg/multicache registers it: the CacheHandler as a store.Handle.
-func teamsFactory(h *stores.CacheHandler) (stores.Store, error) {
+func teamsFactory(h *stores.CacheHandler) (store.Store, error) {
 	return newTeams(stores.PublicHandle(h))
 }
 
@@ -165,7 +165,7 @@ func TestRegistry_ACustomStoreGetsEventsSnapshotsDumpInvariantsAndMetrics(t *tes
 		t.Errorf("dump: %s", raw)
 	}
 
-	if !h.ReadStore("teams", func(s stores.Store) {
+	if !h.ReadStore("teams", func(s store.Store) {
 		if s.(*teams).Len() != 2 {
 			t.Errorf("ReadStore: %d pods", s.Len())
 		}
@@ -175,7 +175,7 @@ func TestRegistry_ACustomStoreGetsEventsSnapshotsDumpInvariantsAndMetrics(t *tes
 	if errs := h.CheckInvariants(); len(errs) != 0 {
 		t.Errorf("invariants: %v", errs)
 	}
-	h.ReadStore("teams", func(s stores.Store) { s.(*teams).broken = true })
+	h.ReadStore("teams", func(s store.Store) { s.(*teams).broken = true })
 	if errs := h.CheckInvariants(); len(errs) != 1 || !strings.HasPrefix(errs[0].Error(), "teams: broken on purpose") {
 		t.Errorf("invariants %v, want the store's violation named after it", errs)
 	}
@@ -192,7 +192,7 @@ func TestRegistry_ACustomStoreRunsBeforeThePodStore(t *testing.T) {
 	must(t, h.AddNode(ts.MakeNode("n1", "4", "8Gi")))
 	must(t, h.AddPod(teamPod("p", "n1", "a")))
 	var seen []string
-	h.ReadStore("teams", func(s stores.Store) { seen = s.(*teams).statesSeen })
+	h.ReadStore("teams", func(s store.Store) { seen = s.(*teams).statesSeen })
 	if !slices.Equal(seen, []string{"p:false:"}) {
 		t.Errorf("states seen during the add %v: the PodStore must not know the pod yet", seen)
 	}
@@ -207,7 +207,7 @@ func TestRegistry_ADisabledCustomStoreIsNotBuilt(t *testing.T) {
 	must(t, h.AddPod(teamPod("a1", "n1", "a")))
 	snap := h.NewSnapshot(handler.SnapshotOptions{})
 	must(t, h.UpdateSnapshot(snap))
-	if snap.Part("teams") != nil || h.Dump().Extensions != nil || h.ReadStore("teams", func(stores.Store) {}) {
+	if snap.Part("teams") != nil || h.Dump().Extensions != nil || h.ReadStore("teams", func(store.Store) {}) {
 		t.Error("a disabled store shows in a snapshot, the dump or ReadStore")
 	}
 }
@@ -221,10 +221,10 @@ func TestRegistry_BadRegistrationsAreErrorsNamingTheStore(t *testing.T) {
 		reg  handler.Registry
 		want string
 	}{
-		"factory error": {mustWith(t, handler.Registration{Name: "teams", New: func(*stores.CacheHandler) (stores.Store, error) {
+		"factory error": {mustWith(t, handler.Registration{Name: "teams", New: func(*stores.CacheHandler) (store.Store, error) {
 			return nil, errors.New("no team label")
 		}}), `building store "teams": no team label`},
-		"nil store": {mustWith(t, handler.Registration{Name: "teams", New: func(*stores.CacheHandler) (stores.Store, error) {
+		"nil store": {mustWith(t, handler.Registration{Name: "teams", New: func(*stores.CacheHandler) (store.Store, error) {
 			return nil, nil
 		}}), `building store "teams": the factory returned no store`},
 		"name mismatch": {mustWith(t, handler.Registration{Name: "squads", New: teamsFactory}), `store registered as "squads" calls itself "teams"`},

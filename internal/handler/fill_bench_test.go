@@ -15,8 +15,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
-	"github.com/seed0f91f25e/multicache/internal/stores"
 	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // fillWorld is `make bench-e2e SIZE=large`'s objects as the cache's informers hand them to
@@ -30,7 +30,7 @@ type fillWorld struct {
 	nmNodes      []*v1alpha1.NMNode
 	cnrs         []*v1alpha1.CustomNodeResource
 	reservations []*v1alpha1.Reservation
-	owners       []*stores.Owner
+	owners       []*store.Owner
 	groups       []*v1alpha1.PodGroup
 	pdbs         []*policyv1.PodDisruptionBudget
 	pods         []*corev1.Pod
@@ -87,7 +87,7 @@ func newFillWorld() *fillWorld {
 		ns, rs := fmt.Sprintf("bench-%02d", r*fillPodsPerRS/fillPodsPerNamespace), fmt.Sprintf("rs-%06d", r)
 		rsUID := types.UID("uid-" + rs)
 		tier := []string{"web", "api", "batch", "cache"}[r%4]
-		w.owners = append(w.owners, &stores.Owner{
+		w.owners = append(w.owners, &store.Owner{
 			Type: v1alpha1.OwnerReplicaSet, Namespace: ns, Name: rs, UID: rsUID, ResourceVersion: "1",
 			Labels: map[string]string{"app": rs, "tier": tier}, Replicas: ptr.To(int32(fillPodsPerRS)),
 		})

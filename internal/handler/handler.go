@@ -24,6 +24,7 @@ import (
 	"github.com/seed0f91f25e/multicache/internal/stores"
 	"github.com/seed0f91f25e/multicache/internal/stores/nodestore"
 	"github.com/seed0f91f25e/multicache/internal/stores/podstore"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // ClusterEventsHandler is what feeds the cache: the reconcilers call the add/update/delete
@@ -49,9 +50,9 @@ type ClusterEventsHandler interface {
 	AddPDB(pdb *policyv1.PodDisruptionBudget) error
 	UpdatePDB(oldPDB, newPDB *policyv1.PodDisruptionBudget) error
 	DeletePDB(pdb *policyv1.PodDisruptionBudget) error
-	AddOwner(owner *stores.Owner) error
-	UpdateOwner(oldOwner, newOwner *stores.Owner) error
-	DeleteOwner(owner *stores.Owner) error
+	AddOwner(owner *store.Owner) error
+	UpdateOwner(oldOwner, newOwner *store.Owner) error
+	DeleteOwner(owner *store.Owner) error
 	AddMovement(m *v1alpha1.Movement) error
 	UpdateMovement(oldM, newM *v1alpha1.Movement) error
 	DeleteMovement(m *v1alpha1.Movement) error
@@ -84,8 +85,8 @@ type Handler struct {
 
 	// stores are the enabled stores in fan-out order; byName finds one (optional stores are
 	// reached only through it, see lookup).
-	stores []stores.Store
-	byName map[stores.Name]stores.Store
+	stores []store.Store
+	byName map[stores.Name]store.Store
 	// The required stores, the only ones the handler knows by type.
 	nodes *nodestore.Store
 	pods  *podstore.Store
@@ -100,7 +101,7 @@ type Handler struct {
 	cnrKind      *objectKind[string, *v1alpha1.CustomNodeResource]
 	podGroupKind *objectKind[types.NamespacedName, *v1alpha1.PodGroup]
 	pdbKind      *objectKind[types.NamespacedName, *policyv1.PodDisruptionBudget]
-	ownerKind    *objectKind[stores.OwnerKey, *stores.Owner]
+	ownerKind    *objectKind[store.OwnerKey, *store.Owner]
 	movementKind *objectKind[string, *v1alpha1.Movement]
 	rsvKind      *objectKind[types.NamespacedName, *v1alpha1.Reservation]
 	// The DRA kinds (devices.go).
@@ -141,13 +142,13 @@ func NewFromRegistry(config *stores.CacheHandler, reg Registry, log logr.Logger)
 		config:       config,
 		mu:           config.Mutex(),
 		log:          log,
-		byName:       map[stores.Name]stores.Store{},
+		byName:       map[stores.Name]store.Store{},
 		nodeKind:     newObjectKind(stores.KindNode, nameOf[*corev1.Node], uidOf[*corev1.Node]),
 		nmNodeKind:   newObjectKind(stores.KindNMNode, nameOf[*v1alpha1.NMNode], uidOf[*v1alpha1.NMNode]),
 		cnrKind:      newObjectKind(stores.KindCNR, nameOf[*v1alpha1.CustomNodeResource], uidOf[*v1alpha1.CustomNodeResource]),
 		podGroupKind: newObjectKind(stores.KindPodGroup, keyOf[*v1alpha1.PodGroup], uidOf[*v1alpha1.PodGroup]),
 		pdbKind:      newObjectKind(stores.KindPDB, keyOf[*policyv1.PodDisruptionBudget], uidOf[*policyv1.PodDisruptionBudget]),
-		ownerKind:    newObjectKind(stores.KindOwner, (*stores.Owner).Key, func(o *stores.Owner) types.UID { return o.UID }),
+		ownerKind:    newObjectKind(stores.KindOwner, (*store.Owner).Key, func(o *store.Owner) types.UID { return o.UID }),
 		movementKind: newObjectKind(stores.KindMovement, nameOf[*v1alpha1.Movement], uidOf[*v1alpha1.Movement]),
 		rsvKind:      newObjectKind(stores.KindReservation, keyOf[*v1alpha1.Reservation], uidOf[*v1alpha1.Reservation]),
 		sliceKind:    newObjectKind(stores.KindResourceSlice, nameOf[*resourcev1.ResourceSlice], uidOf[*resourcev1.ResourceSlice]),
@@ -182,44 +183,44 @@ func NewFromRegistry(config *stores.CacheHandler, reg Registry, log logr.Logger)
 	if h.pods, ok = h.byName[stores.PodStoreName].(*podstore.Store); !ok {
 		return h, fmt.Errorf("the registry must hold the built-in %q store (required)", stores.PodStoreName)
 	}
-	if last := h.stores[len(h.stores)-1]; last != stores.Store(h.pods) {
+	if last := h.stores[len(h.stores)-1]; last != store.Store(h.pods) {
 		return h, fmt.Errorf("the %q store must come last in the registry, found %q", stores.PodStoreName, last.Name())
 	}
 	return h, nil
 }
 
 // subscribe adds a store to every kind whose event interface it implements.
-func (h *Handler) subscribe(s stores.Store) {
+func (h *Handler) subscribe(s store.Store) {
 	name := s.Name()
-	if st, ok := s.(stores.PodHandler); ok {
+	if st, ok := s.(store.PodHandler); ok {
 		sub := newSubscriber(name, st.AddPod, st.UpdatePod, st.DeletePod)
-		if a, ok := s.(stores.PodAssumer); ok {
+		if a, ok := s.(store.PodAssumer); ok {
 			sub.assume = a.AssumePod
 		}
 		h.podSubs = append(h.podSubs, sub)
 	}
-	if st, ok := s.(stores.NodeHandler); ok {
+	if st, ok := s.(store.NodeHandler); ok {
 		h.nodeKind.subs = append(h.nodeKind.subs, newSubscriber(name, st.AddNode, st.UpdateNode, st.DeleteNode))
 	}
-	if st, ok := s.(stores.NMNodeHandler); ok {
+	if st, ok := s.(store.NMNodeHandler); ok {
 		h.nmNodeKind.subs = append(h.nmNodeKind.subs, newSubscriber(name, st.AddNMNode, st.UpdateNMNode, st.DeleteNMNode))
 	}
-	if st, ok := s.(stores.CNRHandler); ok {
+	if st, ok := s.(store.CNRHandler); ok {
 		h.cnrKind.subs = append(h.cnrKind.subs, newSubscriber(name, st.AddCNR, st.UpdateCNR, st.DeleteCNR))
 	}
-	if st, ok := s.(stores.PodGroupHandler); ok {
+	if st, ok := s.(store.PodGroupHandler); ok {
 		h.podGroupKind.subs = append(h.podGroupKind.subs, newSubscriber(name, st.AddPodGroup, st.UpdatePodGroup, st.DeletePodGroup))
 	}
-	if st, ok := s.(stores.PDBHandler); ok {
+	if st, ok := s.(store.PDBHandler); ok {
 		h.pdbKind.subs = append(h.pdbKind.subs, newSubscriber(name, st.AddPDB, st.UpdatePDB, st.DeletePDB))
 	}
-	if st, ok := s.(stores.OwnerHandler); ok {
+	if st, ok := s.(store.OwnerHandler); ok {
 		h.ownerKind.subs = append(h.ownerKind.subs, newSubscriber(name, st.AddOwner, st.UpdateOwner, st.DeleteOwner))
 	}
-	if st, ok := s.(stores.MovementHandler); ok {
+	if st, ok := s.(store.MovementHandler); ok {
 		h.movementKind.subs = append(h.movementKind.subs, newSubscriber(name, st.AddMovement, st.UpdateMovement, st.DeleteMovement))
 	}
-	if st, ok := s.(stores.ReservationHandler); ok {
+	if st, ok := s.(store.ReservationHandler); ok {
 		h.rsvKind.subs = append(h.rsvKind.subs, newSubscriber(name, st.AddReservation, st.UpdateReservation, st.DeleteReservation))
 	}
 	h.subscribeDevices(s)
@@ -229,7 +230,7 @@ func (h *Handler) subscribe(s stores.Store) {
 // the handler reaches the optional stores (the typed queries of reader.go, the reaper, the
 // gauges) without knowing them by type. The zero T and false when the store is disabled or
 // is not a T.
-func lookup[T stores.Store](h *Handler, name stores.Name) (T, bool) {
+func lookup[T store.Store](h *Handler, name stores.Name) (T, bool) {
 	s, ok := h.byName[name].(T)
 	return s, ok
 }
@@ -238,7 +239,7 @@ func lookup[T stores.Store](h *Handler, name stores.Name) (T, bool) {
 // reports whether the store is enabled. It is how a sibling controller queries a store the
 // Reader does not cover (a store registered out of tree): read must only read, and return
 // copies of what it keeps.
-func (h *Handler) ReadStore(name stores.Name, read func(stores.Store)) bool {
+func (h *Handler) ReadStore(name stores.Name, read func(store.Store)) bool {
 	s, ok := h.byName[name]
 	if !ok {
 		return false

@@ -4,18 +4,19 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/seed0f91f25e/multicache/internal/stores"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // roomHolder is a store that keeps room on nodes for pods to come (the ReservationStore).
 type roomHolder interface {
-	stores.Store
-	HeldFrom(pod *corev1.Pod) map[string]stores.Resources
+	store.Store
+	HeldFrom(pod *corev1.Pod) map[string]store.Resources
 }
 
 // RoomHeldFrom returns, by node, the room Reserved reservations and deleted pods' holds
 // keep that pod may not consume (reservationstore.Store.HeldFrom); nil when the
 // reservation store is disabled.
-func (h *Handler) RoomHeldFrom(pod *corev1.Pod) map[string]stores.Resources {
+func (h *Handler) RoomHeldFrom(pod *corev1.Pod) map[string]store.Resources {
 	s, ok := lookup[roomHolder](h, stores.ReservationStoreName)
 	if !ok || pod == nil {
 		return nil

@@ -7,6 +7,7 @@ import (
 	"github.com/seed0f91f25e/multicache/internal/metrics"
 	"github.com/seed0f91f25e/multicache/internal/stores"
 	"github.com/seed0f91f25e/multicache/internal/stores/reservationstore"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // ExpireAssumedPods expires every assumed pod whose binding finished PodAssumedTTL ago
@@ -25,7 +26,7 @@ func (h *Handler) ExpireAssumedPods() int {
 		metrics.ExpiredPodsTotal.Inc()
 		h.accept(stores.KindPod, stores.OpExpire)
 		h.log.Info("assumed pod expired: binding finished but the API never confirmed it",
-			"pod", stores.PodKey(e.Pod), "node", e.Pod.Spec.NodeName, "deadline", e.Deadline)
+			"pod", store.PodKey(e.Pod), "node", e.Pod.Spec.NodeName, "deadline", e.Deadline)
 	}
 	return len(due)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/seed0f91f25e/multicache/internal/metrics"
 	"github.com/seed0f91f25e/multicache/internal/stores"
 	"github.com/seed0f91f25e/multicache/internal/stores/podstore"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // CheckInvariants asks every store to check itself and checks what spans stores: the pods
@@ -55,7 +56,7 @@ func (h *Handler) rebuildTotals() {
 	var done []rebuilt
 	h.mu.Lock()
 	for _, s := range h.stores {
-		if r, ok := s.(stores.TotalsRebuilder); ok {
+		if r, ok := s.(store.TotalsRebuilder); ok {
 			if fixed := r.RebuildTotals(); len(fixed) > 0 {
 				done = append(done, rebuilt{s.Name(), fixed})
 			}
@@ -84,11 +85,11 @@ func (h *Handler) checkInParts() []error {
 	var errs []error
 	var later []func() []error
 	for _, s := range h.stores {
-		if s == stores.Store(h.nodes) || s == stores.Store(h.pods) {
+		if s == store.Store(h.nodes) || s == store.Store(h.pods) {
 			continue
 		}
 		h.mu.RLock()
-		later = append(later, h.checkStoresLocked(func(other stores.Store) bool { return other == s }))
+		later = append(later, h.checkStoresLocked(func(other store.Store) bool { return other == s }))
 		h.mu.RUnlock()
 	}
 	h.mu.RLock()
@@ -102,9 +103,9 @@ func (h *Handler) checkInParts() []error {
 	// event path waits for one.
 	pace := newDumpPacer()
 	rest := func() { _ = pace.rest(context.Background()) }
-	h.rangeNodesIn(checkNodesPerHold, func(infos []*stores.NodeInfo) {
+	h.rangeNodesIn(checkNodesPerHold, func(infos []*store.NodeInfo) {
 		nodeCheck.CopyNodes(infos, func(node string, p *corev1.Pod) {
-			key := stores.PodKey(p)
+			key := store.PodKey(p)
 			switch e, ok := h.pods.Entry(key); {
 			case !ok:
 				errs = append(errs, fmt.Errorf("pod %s is charged to node %s but unknown to the pod store", key, node))
@@ -120,7 +121,7 @@ func (h *Handler) checkInParts() []error {
 		if e.Pod == nil {
 			return
 		}
-		chargeable := e.Pod.Spec.NodeName != "" && !stores.IsTerminal(e.Pod)
+		chargeable := e.Pod.Spec.NodeName != "" && !store.IsTerminal(e.Pod)
 		switch charged := h.nodes.Holds(e.Pod); {
 		case chargeable && !charged:
 			errs = append(errs, fmt.Errorf("pod %s (%s) is not charged to node %s", key, e.State, e.Pod.Spec.NodeName))
@@ -140,7 +141,7 @@ func (h *Handler) checkInParts() []error {
 // checkLocked runs, with the read lock held, the part of the check that reads the stores,
 // and returns the rest.
 func (h *Handler) checkLocked() func() []error {
-	finishStores := h.checkStoresLocked(func(stores.Store) bool { return true })
+	finishStores := h.checkStoresLocked(func(store.Store) bool { return true })
 	podsOnNodes := h.checkPodsOnNodesDeferred()
 	claims := h.checkAssumedClaimsLocked()
 	return func() []error {
@@ -150,7 +151,7 @@ func (h *Handler) checkLocked() func() []error {
 
 // checkStoresLocked runs, with the read lock held, the check of each store include accepts
 // (the costly part of a stores.DeferredChecker is returned), and returns the rest.
-func (h *Handler) checkStoresLocked(include func(stores.Store) bool) func() []error {
+func (h *Handler) checkStoresLocked(include func(store.Store) bool) func() []error {
 	var errs []error
 	type deferred struct {
 		name   stores.Name
@@ -161,7 +162,7 @@ func (h *Handler) checkStoresLocked(include func(stores.Store) bool) func() []er
 		if !include(s) {
 			continue
 		}
-		if d, ok := s.(stores.DeferredChecker); ok {
+		if d, ok := s.(store.DeferredChecker); ok {
 			later = append(later, deferred{s.Name(), d.CheckInvariantsDeferred()})
 			continue
 		}
@@ -183,14 +184,14 @@ func (h *Handler) checkStoresLocked(include func(stores.Store) bool) func() []er
 type podEntry struct {
 	key   types.NamespacedName
 	pod   *corev1.Pod
-	state stores.PodState
+	state store.PodState
 }
 
 // checkPodsOnNodesDeferred copies, under the lock, the pods charged to nodes and the
 // PodStore's entries; the function it returns compares them.
 func (h *Handler) checkPodsOnNodesDeferred() func() []error {
 	var charged []*corev1.Pod
-	h.nodes.Range(func(info *stores.NodeInfo) bool {
+	h.nodes.Range(func(info *store.NodeInfo) bool {
 		charged = append(charged, info.Pods...)
 		return true
 	})
@@ -203,10 +204,10 @@ func (h *Handler) checkPodsOnNodesDeferred() func() []error {
 		var errs []error
 		onNodes := make(map[types.NamespacedName]*corev1.Pod, len(charged))
 		for _, p := range charged {
-			onNodes[stores.PodKey(p)] = p
+			onNodes[store.PodKey(p)] = p
 		}
 		for _, e := range entries {
-			chargeable := e.pod.Spec.NodeName != "" && !stores.IsTerminal(e.pod)
+			chargeable := e.pod.Spec.NodeName != "" && !store.IsTerminal(e.pod)
 			p, isCharged := onNodes[e.key]
 			switch {
 			case chargeable && !isCharged:

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seed0f91f25e/multicache/internal/stores"
 	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // BenchmarkCheckInvariants_LockHeld measures, at 5,000 nodes and 150,000 pods, what the
@@ -57,7 +57,7 @@ func eventWaitsDuring(b *testing.B, h *Handler, run func()) []time.Duration {
 	wg.Go(func() {
 		old := ts.MakePod("ns", "p-000000", ts.OnNode("n-00000"), ts.Requests("100m", "128Mi"))
 		h.mu.RLock()
-		if e, ok := h.pods.Entry(stores.PodKey(old)); ok {
+		if e, ok := h.pods.Entry(store.PodKey(old)); ok {
 			old = e.Pod
 		}
 		h.mu.RUnlock()
@@ -101,10 +101,10 @@ func BenchmarkCheckInvariants_StoreHolds(b *testing.B) {
 	w.fillObjects(b, h)
 	w.fillPods(b, h)
 	for _, s := range h.stores {
-		if s == stores.Store(h.nodes) || s == stores.Store(h.pods) {
+		if s == store.Store(h.nodes) || s == store.Store(h.pods) {
 			continue
 		}
-		only := func(other stores.Store) bool { return other == s }
+		only := func(other store.Store) bool { return other == s }
 		b.Run(string(s.Name())+"/locked", func(b *testing.B) {
 			for b.Loop() {
 				h.mu.RLock()

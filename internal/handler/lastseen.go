@@ -8,6 +8,7 @@ import (
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
 	"github.com/seed0f91f25e/multicache/internal/stores"
 	"github.com/seed0f91f25e/multicache/internal/stores/podstore"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // The last-seen objects are what the stores are charged with. A reconciler compares the
@@ -47,7 +48,7 @@ func (h *Handler) LastSeenPDB(key types.NamespacedName) (*policyv1.PodDisruption
 }
 
 // LastSeenOwner returns the workload owner the stores are charged with.
-func (h *Handler) LastSeenOwner(key stores.OwnerKey) (*stores.Owner, bool) {
+func (h *Handler) LastSeenOwner(key store.OwnerKey) (*store.Owner, bool) {
 	return lastSeen(h, h.ownerKind, key)
 }
 
@@ -87,7 +88,7 @@ func (h *Handler) LastSeenVersions(kind stores.Kind) map[string]string {
 	case stores.KindPDB:
 		return versions(h, h.pdbKind, func(p *policyv1.PodDisruptionBudget) string { return p.ResourceVersion })
 	case stores.KindOwner:
-		return versions(h, h.ownerKind, func(o *stores.Owner) string { return o.ResourceVersion })
+		return versions(h, h.ownerKind, func(o *store.Owner) string { return o.ResourceVersion })
 	case stores.KindMovement:
 		return versions(h, h.movementKind, func(m *v1alpha1.Movement) string { return m.ResourceVersion })
 	case stores.KindReservation:
@@ -133,7 +134,7 @@ func keyString(key any) string {
 		return k
 	case types.NamespacedName:
 		return k.String()
-	case stores.OwnerKey:
+	case store.OwnerKey:
 		return k.String()
 	}
 	return ""

@@ -6,7 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
-	"github.com/seed0f91f25e/multicache/internal/stores"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // compare returns every difference between the handler and the model.
@@ -40,14 +40,14 @@ func (m *model) compare(h *Handler) []error {
 		at(n)
 	}
 	for _, p := range m.pods {
-		if p.pod.Spec.NodeName == "" || stores.IsTerminal(p.pod) {
+		if p.pod.Spec.NodeName == "" || store.IsTerminal(p.pod) {
 			continue
 		}
 		c := at(p.pod.Spec.NodeName)
-		if stores.IsBestEffort(p.pod) {
-			c.bestEffort += stores.PodRequests(p.pod).MilliCPU
+		if store.IsBestEffort(p.pod) {
+			c.bestEffort += store.PodRequests(p.pod).MilliCPU
 		} else {
-			c.requested += stores.PodRequests(p.pod).MilliCPU
+			c.requested += store.PodRequests(p.pod).MilliCPU
 		}
 	}
 	for key, e := range m.rsvs {

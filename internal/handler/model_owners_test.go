@@ -15,9 +15,9 @@ import (
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
 	"github.com/seed0f91f25e/multicache/internal/metrics"
-	"github.com/seed0f91f25e/multicache/internal/stores"
 	"github.com/seed0f91f25e/multicache/internal/stores/reservationstore"
 	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // ownersWorld is what the owner fuzz keeps of the API: two annotated ReplicaSets with
@@ -26,7 +26,7 @@ import (
 type ownersWorld struct {
 	replicas map[string]int32
 	job      *batchv1.Job // nil until it appears
-	owners   map[string]*stores.Owner
+	owners   map[string]*store.Owner
 	pods     map[string]*corev1.Pod
 	rv       int
 }
@@ -137,7 +137,7 @@ func runOwners(t *testing.T, r *rand.Rand, length int) jobStats {
 	for _, n := range []string{"n0", "n1"} {
 		must(t, h.AddNode(ts.MakeNode(n, "64", "256Gi")))
 	}
-	w := &ownersWorld{replicas: map[string]int32{}, owners: map[string]*stores.Owner{}, pods: map[string]*corev1.Pod{}}
+	w := &ownersWorld{replicas: map[string]int32{}, owners: map[string]*store.Owner{}, pods: map[string]*corev1.Pod{}}
 	var history []string
 	next := 0
 	for step := range length {
@@ -188,7 +188,7 @@ func runOwners(t *testing.T, r *rand.Rand, length int) jobStats {
 			}
 			pod := ts.MakePod("ns", name, opts...)
 			w.pods[name] = pod
-			must(t, h.SyncPod(stores.PodKey(pod), pod, true))
+			must(t, h.SyncPod(store.PodKey(pod), pod, true))
 			did = fmt.Sprintf("pod %s created on %q", name, pod.Spec.NodeName)
 		case k <= 5: // a pod bound, or finished
 			pod := pickPod(r, w)
@@ -208,8 +208,8 @@ func runOwners(t *testing.T, r *rand.Rand, length int) jobStats {
 				did = "finished " + upd.Name
 			}
 			w.pods[upd.Name] = upd
-			must(t, h.SyncPod(stores.PodKey(upd), upd, true))
-			if upd.Status.Phase == corev1.PodSucceeded && upd.OwnerReferences[0].Kind == "Job" && w.job != nil && !stores.IsTerminal(pod) {
+			must(t, h.SyncPod(store.PodKey(upd), upd, true))
+			if upd.Status.Phase == corev1.PodSucceeded && upd.OwnerReferences[0].Kind == "Job" && w.job != nil && !store.IsTerminal(pod) {
 				// The Job controller counts the completion.
 				j := w.job.DeepCopy()
 				j.Status.Succeeded++
@@ -230,11 +230,11 @@ func runOwners(t *testing.T, r *rand.Rand, length int) jobStats {
 				upd := pod.DeepCopy()
 				upd.DeletionTimestamp, upd.DeletionGracePeriodSeconds = ptr.To(metav1.NewTime(clk.Now().Add(30*time.Second))), ptr.To[int64](30)
 				w.pods[upd.Name] = upd
-				must(t, h.SyncPod(stores.PodKey(upd), upd, true))
+				must(t, h.SyncPod(store.PodKey(upd), upd, true))
 				did = "deleting " + upd.Name
 			} else {
 				delete(w.pods, pod.Name)
-				must(t, h.SyncPod(stores.PodKey(pod), nil, true))
+				must(t, h.SyncPod(store.PodKey(pod), nil, true))
 				did = "deleted " + pod.Name
 			}
 		case k == 8: // the leader's Reservations take the holds over
@@ -278,7 +278,7 @@ func runOwners(t *testing.T, r *rand.Rand, length int) jobStats {
 func unwantedHolds(h *Handler, w *ownersWorld) []string {
 	landed := map[string]int32{}
 	for _, p := range w.pods {
-		if p.Spec.NodeName != "" && p.DeletionTimestamp == nil && !stores.IsTerminal(p) {
+		if p.Spec.NodeName != "" && p.DeletionTimestamp == nil && !store.IsTerminal(p) {
 			landed[p.OwnerReferences[0].Name]++
 		}
 	}

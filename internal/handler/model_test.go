@@ -12,6 +12,7 @@ import (
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
 	"github.com/seed0f91f25e/multicache/internal/stores"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // model is the reference the model-based test compares the handler with: plain maps and
@@ -31,7 +32,7 @@ type model struct {
 }
 
 type mPod struct {
-	state    stores.PodState
+	state    store.PodState
 	pod      *corev1.Pod
 	informer *corev1.Pod
 	finished bool
@@ -73,7 +74,7 @@ func (m *model) podEvent(op stores.Op, pod *corev1.Pod) error {
 	if pod.Name == "" {
 		return stores.ErrInvalidObject
 	}
-	key := stores.PodKey(pod)
+	key := store.PodKey(pod)
 	cur := m.pods[key]
 	if cur != nil && pod.UID != cur.pod.UID {
 		return stores.ErrUIDMismatch
@@ -86,15 +87,15 @@ func (m *model) podEvent(op stores.Op, pod *corev1.Pod) error {
 			if !bound {
 				return stores.ErrInvalidObject
 			}
-			m.commit(key, &mPod{state: stores.PodAssumed, pod: pod}, dispatch{stores.OpAdd, nil, pod}, "")
+			m.commit(key, &mPod{state: store.PodAssumed, pod: pod}, dispatch{stores.OpAdd, nil, pod}, "")
 		case stores.OpAdd:
-			m.commit(key, &mPod{state: stores.PodAdded, pod: pod}, dispatch{stores.OpAdd, nil, pod}, "")
+			m.commit(key, &mPod{state: store.PodAdded, pod: pod}, dispatch{stores.OpAdd, nil, pod}, "")
 		case stores.OpFinishBinding, stores.OpForget:
 			return stores.ErrPodNotAssumed
 		default:
 			return stores.ErrPodUnknown
 		}
-	case cur.state == stores.PodAssumed:
+	case cur.state == store.PodAssumed:
 		switch op {
 		case stores.OpAssume:
 			return stores.ErrPodAlreadyAssumed
@@ -113,12 +114,12 @@ func (m *model) podEvent(op stores.Op, pod *corev1.Pod) error {
 			if op == stores.OpUpdate {
 				return stores.ErrPodAssumedNotConfirmed
 			}
-			m.commit(key, &mPod{state: stores.PodAdded, pod: pod}, dispatch{stores.OpUpdate, cur.pod, pod}, stores.PodAssumed)
+			m.commit(key, &mPod{state: store.PodAdded, pod: pod}, dispatch{stores.OpUpdate, cur.pod, pod}, store.PodAssumed)
 		case stores.OpDelete:
 			if bound && pod.Spec.NodeName != cur.pod.Spec.NodeName {
 				return stores.ErrNodeMismatch
 			}
-			m.commit(key, nil, dispatch{stores.OpDelete, cur.pod, nil}, stores.PodAssumed)
+			m.commit(key, nil, dispatch{stores.OpDelete, cur.pod, nil}, store.PodAssumed)
 		}
 	default: // Added
 		curBound := cur.pod.Spec.NodeName != ""
@@ -130,7 +131,7 @@ func (m *model) podEvent(op stores.Op, pod *corev1.Pod) error {
 			if !bound {
 				return stores.ErrInvalidObject
 			}
-			m.commit(key, &mPod{state: stores.PodAssumed, pod: pod, informer: cur.pod}, dispatch{stores.OpUpdate, cur.pod, pod}, stores.PodAdded)
+			m.commit(key, &mPod{state: store.PodAssumed, pod: pod, informer: cur.pod}, dispatch{stores.OpUpdate, cur.pod, pod}, store.PodAdded)
 		case stores.OpAdd:
 			return stores.ErrPodAlreadyAdded
 		case stores.OpFinishBinding, stores.OpForget:
@@ -139,12 +140,12 @@ func (m *model) podEvent(op stores.Op, pod *corev1.Pod) error {
 			if curBound && pod.Spec.NodeName != cur.pod.Spec.NodeName {
 				return stores.ErrNodeMismatch
 			}
-			m.commit(key, &mPod{state: stores.PodAdded, pod: pod}, dispatch{stores.OpUpdate, cur.pod, pod}, stores.PodAdded)
+			m.commit(key, &mPod{state: store.PodAdded, pod: pod}, dispatch{stores.OpUpdate, cur.pod, pod}, store.PodAdded)
 		case stores.OpDelete:
 			if bound && curBound && pod.Spec.NodeName != cur.pod.Spec.NodeName {
 				return stores.ErrNodeMismatch
 			}
-			m.commit(key, nil, dispatch{stores.OpDelete, cur.pod, nil}, stores.PodAdded)
+			m.commit(key, nil, dispatch{stores.OpDelete, cur.pod, nil}, store.PodAdded)
 		}
 	}
 	return nil
@@ -153,15 +154,15 @@ func (m *model) podEvent(op stores.Op, pod *corev1.Pod) error {
 // revert undoes an assumption (forget or expiry).
 func (m *model) revert(key types.NamespacedName, cur *mPod) {
 	if cur.informer != nil {
-		m.commit(key, &mPod{state: stores.PodAdded, pod: cur.informer}, dispatch{stores.OpUpdate, cur.pod, cur.informer}, stores.PodAssumed)
+		m.commit(key, &mPod{state: store.PodAdded, pod: cur.informer}, dispatch{stores.OpUpdate, cur.pod, cur.informer}, store.PodAssumed)
 		return
 	}
-	m.commit(key, nil, dispatch{stores.OpDelete, cur.pod, nil}, stores.PodAssumed)
+	m.commit(key, nil, dispatch{stores.OpDelete, cur.pod, nil}, store.PodAssumed)
 }
 
 // commit lets the reservations see a pod event (with the pod's state before it), then sets
 // the pod's next state.
-func (m *model) commit(key types.NamespacedName, next *mPod, d dispatch, before stores.PodState) {
+func (m *model) commit(key types.NamespacedName, next *mPod, d dispatch, before store.PodState) {
 	m.reservationsSee(d, key, before)
 	if next == nil {
 		delete(m.pods, key)
@@ -173,19 +174,19 @@ func (m *model) commit(key types.NamespacedName, next *mPod, d dispatch, before 
 // expire expires due assumed pods, in any order (each is independent).
 func (m *model) expire() {
 	for key, p := range m.pods {
-		if p.state == stores.PodAssumed && p.finished && !m.now.Before(p.deadline) {
-			m.reservationsSee(dispatch{stores.OpDelete, p.pod, nil}, key, stores.PodAssumed)
+		if p.state == store.PodAssumed && p.finished && !m.now.Before(p.deadline) {
+			m.reservationsSee(dispatch{stores.OpDelete, p.pod, nil}, key, store.PodAssumed)
 			delete(m.pods, key)
 			if p.informer != nil {
 				m.reservationsSee(dispatch{stores.OpAdd, nil, p.informer}, key, "")
-				m.pods[key] = &mPod{state: stores.PodAdded, pod: p.informer}
+				m.pods[key] = &mPod{state: store.PodAdded, pod: p.informer}
 			}
 		}
 	}
 }
 
 // reservationsSee applies the reservation rules to one pod event.
-func (m *model) reservationsSee(d dispatch, key types.NamespacedName, before stores.PodState) {
+func (m *model) reservationsSee(d dispatch, key types.NamespacedName, before store.PodState) {
 	owned := m.ownedBy(key)
 	switch d.op {
 	case stores.OpAdd:
@@ -194,7 +195,7 @@ func (m *model) reservationsSee(d dispatch, key types.NamespacedName, before sto
 		}
 	case stores.OpUpdate:
 		if owned != nil {
-			if d.new.Spec.NodeName == owned.node || before == stores.PodAdded {
+			if d.new.Spec.NodeName == owned.node || before == store.PodAdded {
 				return
 			}
 			owned.linked, owned.owner, owned.phase = false, types.NamespacedName{}, v1alpha1.ReservationReserved
@@ -204,7 +205,7 @@ func (m *model) reservationsSee(d dispatch, key types.NamespacedName, before sto
 		if owned == nil {
 			return
 		}
-		if before == stores.PodAdded {
+		if before == store.PodAdded {
 			owned.linked = false
 			return
 		}
@@ -224,7 +225,7 @@ func (m *model) ownedBy(key types.NamespacedName) *mRsv {
 // tryMatch hands the first Reserved reservation (by key) on the pod's node that selects it
 // to the pod.
 func (m *model) tryMatch(pod *corev1.Pod) {
-	if pod.Spec.NodeName == "" || stores.IsTerminal(pod) || stores.IsBestEffort(pod) {
+	if pod.Spec.NodeName == "" || store.IsTerminal(pod) || store.IsBestEffort(pod) {
 		return
 	}
 	var keys []types.NamespacedName
@@ -240,7 +241,7 @@ func (m *model) tryMatch(pod *corev1.Pod) {
 	}
 	sort.Slice(keys, func(i, j int) bool { return keys[i].String() < keys[j].String() })
 	r := m.rsvs[keys[0]]
-	r.phase, r.owner, r.linked = v1alpha1.ReservationMatched, stores.PodKey(pod), true
+	r.phase, r.owner, r.linked = v1alpha1.ReservationMatched, store.PodKey(pod), true
 }
 
 // objectEvent applies an event of a kind other than Pod; apply runs only when accepted.

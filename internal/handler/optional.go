@@ -7,12 +7,12 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
-	"github.com/seed0f91f25e/multicache/internal/stores"
 	"github.com/seed0f91f25e/multicache/internal/stores/devicestore"
 	"github.com/seed0f91f25e/multicache/internal/stores/movementstore"
 	"github.com/seed0f91f25e/multicache/internal/stores/pdbstore"
 	"github.com/seed0f91f25e/multicache/internal/stores/podgroupstore"
 	"github.com/seed0f91f25e/multicache/internal/stores/reservationstore"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // The handler knows the core stores (nodes, pods) by type; it reaches the optional ones
@@ -22,27 +22,27 @@ import (
 
 // podGroupQuerier is the pod group store as the Reader queries it.
 type podGroupQuerier interface {
-	stores.Store
+	store.Store
 	Get(key types.NamespacedName) (podgroupstore.GroupStatus, bool)
 }
 
 // pdbQuerier is the disruption budget store as the Reader queries it.
 type pdbQuerier interface {
-	stores.Store
+	store.Store
 	ForPod(pod *corev1.Pod) []pdbstore.PDBView
-	ForOwner(owner stores.OwnerKey) []pdbstore.PDBView
+	ForOwner(owner store.OwnerKey) []pdbstore.PDBView
 }
 
 // movementQuerier is the movement store as the Reader queries it.
 type movementQuerier interface {
-	stores.Store
+	store.Store
 	Get(name string) (movementstore.MovementView, bool)
-	SuggestionsFor(owner stores.OwnerKey) map[string]int64
+	SuggestionsFor(owner store.OwnerKey) map[string]int64
 }
 
 // reservationQuerier is the reservation store as the Reader and the gauges query it.
 type reservationQuerier interface {
-	stores.Store
+	store.Store
 	Get(key types.NamespacedName) (reservationstore.View, bool)
 	OnNode(node string) []reservationstore.View
 	MatchableFor(pod *corev1.Pod) []reservationstore.View
@@ -52,7 +52,7 @@ type reservationQuerier interface {
 
 // placeKeeper is a store that lets a deleted pod keep its place (reserve-on-delete).
 type placeKeeper interface {
-	stores.Store
+	store.Store
 	// PodGone is told of a bound pod the API deleted, under the lock of its delete (or of
 	// the update that made a deleted pod terminal, the kubelet's last word before its
 	// removal); next is the pod of the same name that replaced it, if any.
@@ -63,13 +63,13 @@ type placeKeeper interface {
 
 // reaper is a store whose entries expire on the clock (the reservations' TTL).
 type reaper interface {
-	stores.Store
+	store.Store
 	ExpireDue(now time.Time) []reservationstore.Transition
 }
 
 // deviceQuerier is the devices store as the Reader reads it.
 type deviceQuerier interface {
-	stores.Store
+	store.Store
 	Node(name string) (devicestore.NodeDevices, bool)
 }
 

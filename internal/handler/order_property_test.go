@@ -23,6 +23,7 @@ import (
 	"github.com/seed0f91f25e/multicache/internal/stores/podstore"
 	"github.com/seed0f91f25e/multicache/internal/stores/reservationstore"
 	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // The relist property: the cache a set of API objects ends in does not depend on the order
@@ -95,7 +96,7 @@ func relist(t testing.TB, objs []object, order []int, end time.Time, desc func()
 		case o.rsv != nil:
 			err = h.AddReservation(o.rsv)
 		default:
-			err = h.SyncPod(stores.PodKey(o.pod), o.pod, true)
+			err = h.SyncPod(store.PodKey(o.pod), o.pod, true)
 		}
 		if err != nil {
 			t.Fatalf("relist: %v\n%s", err, desc())
@@ -155,7 +156,7 @@ func canonicalDump(t testing.TB, h *Handler) string {
 		names := func(pods []*corev1.Pod) []string {
 			out := make([]string, len(pods))
 			for i, p := range pods {
-				out[i] = stores.PodKey(p).String()
+				out[i] = store.PodKey(p).String()
 			}
 			sort.Strings(out)
 			return out
@@ -361,7 +362,7 @@ func history(t testing.TB, r *rand.Rand) *world {
 			expired, reaped := h.ExpireAssumedPods(), h.ReapReservations()
 			do(nil, "%d assumed pods expired, %d reservations reaped", expired, len(reaped))
 			for name := range assumed {
-				if st, ok := h.PodState(types.NamespacedName{Namespace: "ns", Name: name}); !ok || st.State != stores.PodAssumed {
+				if st, ok := h.PodState(types.NamespacedName{Namespace: "ns", Name: name}); !ok || st.State != store.PodAssumed {
 					delete(assumed, name)
 				}
 			}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/seed0f91f25e/multicache/internal/stores"
 	"github.com/seed0f91f25e/multicache/internal/stores/podstore"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // What reads the whole cache (the invariant check, the comparison's versions, the dump)
@@ -29,13 +30,13 @@ const (
 // rangeNodes calls fn with the node infos of every node, nodesPerHold per hold of the read
 // lock (fn runs with it held). A node added while it runs may be left out; one deleted before
 // its part is.
-func (h *Handler) rangeNodes(fn func(infos []*stores.NodeInfo)) {
+func (h *Handler) rangeNodes(fn func(infos []*store.NodeInfo)) {
 	h.rangeNodesIn(nodesPerHold, fn, nil)
 }
 
 // rangeNodesIn is rangeNodes with size nodes per hold, calling released (when not nil) each
 // time it let the lock go.
-func (h *Handler) rangeNodesIn(size int, fn func(infos []*stores.NodeInfo), released func()) {
+func (h *Handler) rangeNodesIn(size int, fn func(infos []*store.NodeInfo), released func()) {
 	h.mu.RLock()
 	names := h.nodes.Names()
 	h.mu.RUnlock()
@@ -49,13 +50,13 @@ func (h *Handler) rangeNodesIn(size int, fn func(infos []*stores.NodeInfo), rele
 // nodesInParts calls copy with the infos of the nodes named, nodesPerHold per hold of the
 // read lock, and then, the lock released, use (nil: nothing); it stops at use's first error.
 // A node deleted before its part is left out.
-func (h *Handler) nodesInParts(names []string, copy func(infos []*stores.NodeInfo), use func() error) error {
+func (h *Handler) nodesInParts(names []string, copy func(infos []*store.NodeInfo), use func() error) error {
 	return h.nodesInPartsOf(nodesPerHold, names, copy, use)
 }
 
 // nodesInPartsOf is nodesInParts with size nodes per hold.
-func (h *Handler) nodesInPartsOf(size int, names []string, copy func(infos []*stores.NodeInfo), use func() error) error {
-	infos := make([]*stores.NodeInfo, 0, size)
+func (h *Handler) nodesInPartsOf(size int, names []string, copy func(infos []*store.NodeInfo), use func() error) error {
+	infos := make([]*store.NodeInfo, 0, size)
 	return inParts(h, names, size, func(chunk []string) {
 		infos = infos[:0]
 		for _, name := range chunk {

@@ -13,6 +13,7 @@ import (
 	"github.com/seed0f91f25e/multicache/internal/stores"
 	"github.com/seed0f91f25e/multicache/internal/stores/nodestore"
 	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // populated returns a handler holding nodes nodes and pods pods spread over them: more than
@@ -55,7 +56,7 @@ func TestCheckInvariants_InPartsFindsWhatTheWholeCheckFinds(t *testing.T) {
 		{"a terminal pod still charged", func(h *Handler, last *corev1.Pod) {
 			done := last.DeepCopy()
 			done.Status.Phase = corev1.PodSucceeded
-			e, _ := h.pods.Entry(stores.PodKey(last))
+			e, _ := h.pods.Entry(store.PodKey(last))
 			e.Pod, e.APIPod = done, done
 		}, "is charged to node " + fmt.Sprintf("n-%04d", (pods-1)%nodes) + " but should not be"},
 	} {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/seed0f91f25e/multicache/internal/stores"
 	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // syncFixture is one pod the API reported pending (resource version 1), that a scheduler
@@ -26,7 +27,7 @@ func newSyncFixture(t testing.TB, h *Handler, name, node string) syncFixture {
 	t.Helper()
 	pending := ts.MakePod("ns", name, ts.Requests("100m", "128Mi"), ts.WithLabels("app", "web"),
 		ts.CreatedAt(t0.Add(-time.Hour)), ts.WithResourceVersion("1"))
-	f := syncFixture{key: stores.PodKey(pending), pending: pending}
+	f := syncFixture{key: store.PodKey(pending), pending: pending}
 	must(t, h.SyncPod(f.key, pending, true))
 	f.assumed = pending.DeepCopy()
 	f.assumed.Spec.NodeName = node
@@ -42,14 +43,14 @@ func newSyncFixture(t testing.TB, h *Handler, name, node string) syncFixture {
 func expectBound(t testing.TB, h *Handler, f syncFixture) {
 	t.Helper()
 	st, ok := h.PodState(f.key)
-	if !ok || st.State != stores.PodAdded || st.Pod.Spec.NodeName != f.apiPod.Spec.NodeName || st.Pod.ResourceVersion != "2" {
+	if !ok || st.State != store.PodAdded || st.Pod.Spec.NodeName != f.apiPod.Spec.NodeName || st.Pod.ResourceVersion != "2" {
 		t.Errorf("pod %s: state %+v (present %v), want Added on %s at resource version 2", f.key, st, ok, f.apiPod.Spec.NodeName)
 		return
 	}
 	info, _ := h.NodeInfo(f.apiPod.Spec.NodeName)
 	n := 0
 	for _, p := range info.Pods {
-		if stores.PodKey(p) == f.key {
+		if store.PodKey(p) == f.key {
 			n++
 		}
 	}
@@ -81,7 +82,7 @@ func TestSyncPod_TheGapBetweenReadingTheStateAndApplyingTheEvent(t *testing.T) {
 
 			// The old way: read, (gap), apply what the read state called for.
 			st, _ := h.PodState(f.key)
-			if st.State != stores.PodAssumed {
+			if st.State != store.PodAssumed {
 				t.Fatalf("state %s, want Assumed", st.State)
 			}
 			gap(h, f, clk.Step)
@@ -114,21 +115,21 @@ func TestSyncPod_EveryBranchOfThePodFeed(t *testing.T) {
 		before  func(h *Handler)
 		apiPod  *corev1.Pod
 		inScope bool
-		state   stores.PodState // "" when not cached
+		state   store.PodState // "" when not cached
 		node    string
 		uid     string
 	}{
 		"unknown and not found: nothing":      {nil, nil, true, "", "", ""},
-		"unknown: add":                        {nil, pending, true, stores.PodAdded, "", "uid-ns-p"},
+		"unknown: add":                        {nil, pending, true, store.PodAdded, "", "uid-ns-p"},
 		"cached and gone: delete":             {func(h *Handler) { must(t, h.AddPod(bound)) }, nil, true, "", "", ""},
 		"cached, filtered out: delete":        {func(h *Handler) { must(t, h.AddPod(bound)) }, bound, false, "", "", ""},
-		"resource version moved: update":      {func(h *Handler) { must(t, h.AddPod(pending)) }, bound, true, stores.PodAdded, "n1", "uid-ns-p"},
-		"same resource version: nothing":      {func(h *Handler) { must(t, h.AddPod(pending)) }, pending, true, stores.PodAdded, "", "uid-ns-p"},
-		"recreated: delete then add":          {func(h *Handler) { must(t, h.AddPod(bound)) }, recreated, true, stores.PodAdded, "", "other"},
-		"assumed, reported bound: confirm":    {func(h *Handler) { must(t, h.AddPod(pending)); must(t, h.AssumePod(onN1)) }, bound, true, stores.PodAdded, "n1", "uid-ns-p"},
-		"assumed, reported first: remembered": {func(h *Handler) { must(t, h.AssumePod(onN1)) }, pending, true, stores.PodAssumed, "n1", "uid-ns-p"},
+		"resource version moved: update":      {func(h *Handler) { must(t, h.AddPod(pending)) }, bound, true, store.PodAdded, "n1", "uid-ns-p"},
+		"same resource version: nothing":      {func(h *Handler) { must(t, h.AddPod(pending)) }, pending, true, store.PodAdded, "", "uid-ns-p"},
+		"recreated: delete then add":          {func(h *Handler) { must(t, h.AddPod(bound)) }, recreated, true, store.PodAdded, "", "other"},
+		"assumed, reported bound: confirm":    {func(h *Handler) { must(t, h.AddPod(pending)); must(t, h.AssumePod(onN1)) }, bound, true, store.PodAdded, "n1", "uid-ns-p"},
+		"assumed, reported first: remembered": {func(h *Handler) { must(t, h.AssumePod(onN1)) }, pending, true, store.PodAssumed, "n1", "uid-ns-p"},
 		"assumed, filtered out unbound: the assumption stands": {
-			func(h *Handler) { must(t, h.AssumePod(onN1)) }, pending, false, stores.PodAssumed, "n1", "uid-ns-p"},
+			func(h *Handler) { must(t, h.AssumePod(onN1)) }, pending, false, store.PodAssumed, "n1", "uid-ns-p"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			h, _ := newHandler(t)

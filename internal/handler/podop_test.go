@@ -8,6 +8,7 @@ import (
 
 	"github.com/seed0f91f25e/multicache/internal/stores"
 	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 func TestPodOp_RedispatchesToEveryStoreButTheSkippedOnes(t *testing.T) {
@@ -24,7 +25,7 @@ func TestPodOp_RedispatchesToEveryStoreButTheSkippedOnes(t *testing.T) {
 	if g, _ := h.PodGroup(types.NamespacedName{Namespace: "ns", Name: "gang"}); g.Counts.Total() != 0 {
 		t.Error("a skipped store received the synthetic add")
 	}
-	if _, ok := h.PodState(stores.PodKey(pod)); ok {
+	if _, ok := h.PodState(store.PodKey(pod)); ok {
 		t.Error("the skipped pod store recorded the pod")
 	}
 
@@ -32,7 +33,7 @@ func TestPodOp_RedispatchesToEveryStoreButTheSkippedOnes(t *testing.T) {
 	h.config.PodOp(pod, false, stores.PodGroupStoreName, stores.PodStoreName)
 	h.config.PodOp(pod, true) // nothing skipped: the pod store records it as Added
 	h.mu.Unlock()
-	if st, ok := h.PodState(stores.PodKey(pod)); !ok || st.State != stores.PodAdded {
+	if st, ok := h.PodState(store.PodKey(pod)); !ok || st.State != store.PodAdded {
 		t.Errorf("pod state after an unskipped synthetic add: %+v %v", st, ok)
 	}
 	if g, _ := h.PodGroup(types.NamespacedName{Namespace: "ns", Name: "gang"}); g.Counts.Total() != 1 {
@@ -59,7 +60,7 @@ func TestExpiry_AssumedPodExpiresOnlyAfterFinishBindingAndTTL(t *testing.T) {
 	if eventsTotal(t, "Pod", "expire", "ok")-before != 1 {
 		t.Error("expiry not counted")
 	}
-	if _, ok := h.PodState(stores.PodKey(p)); ok {
+	if _, ok := h.PodState(store.PodKey(p)); ok {
 		t.Error("expired pod still in the cache")
 	}
 	if info, _ := h.NodeInfo("n1"); len(info.Pods) != 0 || info.Requested.MilliCPU != 0 {
@@ -78,8 +79,8 @@ func TestExpiry_PodTheAPIReportedUnboundReturnsToThatCopy(t *testing.T) {
 	must(t, h.FinishBinding(assumed))
 	clk.Step(time.Minute)
 	h.ExpireAssumedPods()
-	st, ok := h.PodState(stores.PodKey(unbound))
-	if !ok || st.State != stores.PodAdded || st.Pod.Spec.NodeName != "" {
+	st, ok := h.PodState(store.PodKey(unbound))
+	if !ok || st.State != store.PodAdded || st.Pod.Spec.NodeName != "" {
 		t.Fatalf("after expiry: %+v %v, want the unbound API copy, Added", st, ok)
 	}
 	g, _ := h.PodGroup(types.NamespacedName{Namespace: "ns", Name: "gang"})

@@ -12,6 +12,7 @@ import (
 	"github.com/seed0f91f25e/multicache/internal/stores"
 	"github.com/seed0f91f25e/multicache/internal/stores/podstore"
 	"github.com/seed0f91f25e/multicache/internal/stores/reservationstore"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // AddPod implements ClusterEventsHandler: the API reports a pod (bound or not). An assumed
@@ -52,9 +53,9 @@ func (h *Handler) podEvent(op stores.Op, oldPod, pod *corev1.Pod) error {
 // podEventLocked is podEvent for a caller that holds the lock (the mutex is not
 // reentrant).
 func (h *Handler) podEventLocked(op stores.Op, oldPod, pod *corev1.Pod) error {
-	key := stores.PodKey(pod)
-	if oldPod != nil && stores.PodKey(oldPod) != key {
-		return h.reject(stores.KindPod, op, key.String(), fmt.Errorf("%w: update from %s to %s", stores.ErrInvalidObject, stores.PodKey(oldPod), key))
+	key := store.PodKey(pod)
+	if oldPod != nil && store.PodKey(oldPod) != key {
+		return h.reject(stores.KindPod, op, key.String(), fmt.Errorf("%w: update from %s to %s", stores.ErrInvalidObject, store.PodKey(oldPod), key))
 	}
 	step, err := h.pods.Plan(op, pod, h.config.Clock().Now())
 	if err != nil {
@@ -90,9 +91,9 @@ func (h *Handler) SyncPod(key types.NamespacedName, apiPod *corev1.Pod, inScope 
 // syncPodAs is SyncPod for a delivery d (see Delivery): a Deleted pod removes the cached
 // one only when it is the same pod (UID); a Backwards pod is taken though older.
 func (h *Handler) syncPodAs(key types.NamespacedName, apiPod *corev1.Pod, inScope bool, d Delivery) error {
-	if apiPod != nil && stores.PodKey(apiPod) != key {
+	if apiPod != nil && store.PodKey(apiPod) != key {
 		return h.rejectUnlocked(stores.KindPod, stores.OpUpdate, key.String(),
-			fmt.Errorf("%w: API pod %s reported for %s", stores.ErrInvalidObject, stores.PodKey(apiPod), key))
+			fmt.Errorf("%w: API pod %s reported for %s", stores.ErrInvalidObject, store.PodKey(apiPod), key))
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -109,7 +110,7 @@ func (h *Handler) syncPodAs(key types.NamespacedName, apiPod *corev1.Pod, inScop
 	}
 	gone := apiPod == nil // not merely filtered out
 	if apiPod != nil && !inScope {
-		if seen && st.State == stores.PodAssumed && apiPod.Spec.NodeName == "" {
+		if seen && st.State == store.PodAssumed && apiPod.Spec.NodeName == "" {
 			return nil
 		}
 		apiPod = nil
@@ -138,7 +139,7 @@ func (h *Handler) syncPodAs(key types.NamespacedName, apiPod *corev1.Pod, inScop
 		}
 		h.keepPlace(st, apiPod) // the replacement (same name) may take the place at once
 		return h.podEventLocked(stores.OpAdd, nil, apiPod)
-	case st.State == stores.PodAssumed && (apiPod.Spec.NodeName != "" || st.APIPod == nil):
+	case st.State == store.PodAssumed && (apiPod.Spec.NodeName != "" || st.APIPod == nil):
 		return h.podEventLocked(stores.OpAdd, nil, apiPod)
 	case st.APIPod != apiPod:
 		// The resource version moved; or a relist handed the informer a new object of the
@@ -163,7 +164,7 @@ func (h *Handler) syncPodAs(key types.NamespacedName, apiPod *corev1.Pod, inScop
 }
 
 // cachedPodUID is the UID of the pod the cache holds: the API's copy, else the assumed one.
-func cachedPodUID(st stores.PodStatus) types.UID {
+func cachedPodUID(st store.PodStatus) types.UID {
 	if st.APIPod != nil {
 		return st.APIPod.UID
 	}
@@ -176,26 +177,26 @@ func cachedPodUID(st stores.PodStatus) types.UID {
 // endedByDeletion reports whether a pod update is a deleted pod turning terminal: the
 // cache charged it live, the API reports it terminal with a deletionTimestamp.
 func endedByDeletion(charged, apiPod *corev1.Pod) bool {
-	return charged != nil && !stores.IsTerminal(charged) && stores.IsTerminal(apiPod) && apiPod.DeletionTimestamp != nil
+	return charged != nil && !store.IsTerminal(charged) && store.IsTerminal(apiPod) && apiPod.DeletionTimestamp != nil
 }
 
 // keepPlace lets a pod the API reported gone keep its place on its node if it asks to
 // (reservationstore.Store.PodGone): under the lock of its delete, so that no reader sees
 // the node without the charge. Only a pod the API had bound counts, not an assumption.
 // next is the pod of the same name that replaced it, if any.
-func (h *Handler) keepPlace(st stores.PodStatus, next *corev1.Pod) {
+func (h *Handler) keepPlace(st store.PodStatus, next *corev1.Pod) {
 	rs, ok := lookup[placeKeeper](h, stores.ReservationStoreName)
-	if !ok || st.State != stores.PodAdded || st.Pod.Spec.NodeName == "" {
+	if !ok || st.State != store.PodAdded || st.Pod.Spec.NodeName == "" {
 		return
 	}
 	kept, err := rs.PodGone(st.Pod, next)
 	switch {
 	case err != nil && errors.Is(err, reservationstore.ErrInvalidReserveOnDelete):
-		h.log.Info("deleted pod's place not kept", "pod", stores.PodKey(st.Pod), "node", st.Pod.Spec.NodeName, "reason", err.Error())
+		h.log.Info("deleted pod's place not kept", "pod", store.PodKey(st.Pod), "node", st.Pod.Spec.NodeName, "reason", err.Error())
 	case err != nil:
-		h.log.Info("deleted pod's place not kept", "pod", stores.PodKey(st.Pod), "node", st.Pod.Spec.NodeName, "reason", err.Error())
+		h.log.Info("deleted pod's place not kept", "pod", store.PodKey(st.Pod), "node", st.Pod.Spec.NodeName, "reason", err.Error())
 	case kept:
-		h.log.V(1).Info("deleted pod's place kept until its Reservation comes", "pod", stores.PodKey(st.Pod), "node", st.Pod.Spec.NodeName)
+		h.log.V(1).Info("deleted pod's place kept until its Reservation comes", "pod", store.PodKey(st.Pod), "node", st.Pod.Spec.NodeName)
 	}
 }
 
@@ -257,7 +258,7 @@ func (h *Handler) podOp(pod *corev1.Pod, isAdd bool, skipped ...stores.Name) {
 		h.pods.ApplyPodOp(pod, isAdd)
 	}
 	if log := h.log.V(2); log.Enabled() {
-		log.Info("synthetic pod event", "op", op, "pod", stores.PodKey(pod), "skipped", skipped)
+		log.Info("synthetic pod event", "op", op, "pod", store.PodKey(pod), "skipped", skipped)
 	}
 }
 
@@ -268,11 +269,11 @@ func (h *Handler) IsAssumedPod(pod *corev1.Pod) (bool, error) {
 	}
 	h.mu.RLock()
 	defer h.mu.RUnlock()
-	st, ok := h.pods.Get(stores.PodKey(pod))
+	st, ok := h.pods.Get(store.PodKey(pod))
 	if !ok {
 		return false, nil
 	}
-	return st.State == stores.PodAssumed, nil
+	return st.State == store.PodAssumed, nil
 }
 
 // GetPod implements ClusterEventsHandler: the cached copy of a pod (for an assumed pod, the
@@ -283,9 +284,9 @@ func (h *Handler) GetPod(pod *corev1.Pod) (*corev1.Pod, error) {
 	}
 	h.mu.RLock()
 	defer h.mu.RUnlock()
-	st, ok := h.pods.Get(stores.PodKey(pod))
+	st, ok := h.pods.Get(store.PodKey(pod))
 	if !ok {
-		return nil, fmt.Errorf("%w: %s", stores.ErrPodUnknown, stores.PodKey(pod))
+		return nil, fmt.Errorf("%w: %s", stores.ErrPodUnknown, store.PodKey(pod))
 	}
 	return st.Pod, nil
 }

@@ -10,13 +10,14 @@ import (
 	"github.com/seed0f91f25e/multicache/internal/stores/movementstore"
 	"github.com/seed0f91f25e/multicache/internal/stores/pdbstore"
 	"github.com/seed0f91f25e/multicache/internal/stores/reservationstore"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 	corev1 "k8s.io/api/core/v1"
 )
 
 // PodsOnNode returns the pods charged to a node (NodeInfo.Pods: not terminal, bound or
 // assumed there) with their state, by namespace/name; nil for a node the cache does not
 // know. Reservation placeholders are not pods and are left out.
-func (h *Handler) PodsOnNode(node string) []stores.PodStatus {
+func (h *Handler) PodsOnNode(node string) []store.PodStatus {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
 	info, ok := h.nodes.Get(node)
@@ -27,12 +28,12 @@ func (h *Handler) PodsOnNode(node string) []stores.PodStatus {
 }
 
 // podsOn pairs a node's pods with their states.
-func podsOn(info *stores.NodeInfo, state func(types.NamespacedName) (stores.PodStatus, bool)) []stores.PodStatus {
-	out := make([]stores.PodStatus, 0, len(info.Pods))
+func podsOn(info *store.NodeInfo, state func(types.NamespacedName) (store.PodStatus, bool)) []store.PodStatus {
+	out := make([]store.PodStatus, 0, len(info.Pods))
 	for _, p := range info.Pods {
-		st, ok := state(stores.PodKey(p))
+		st, ok := state(store.PodKey(p))
 		if !ok { // never: a charged pod is in the pod store; say what the node holds
-			st = stores.PodStatus{State: stores.PodAdded, Pod: p, APIPod: p}
+			st = store.PodStatus{State: store.PodAdded, Pod: p, APIPod: p}
 		}
 		out = append(out, st)
 	}
@@ -50,13 +51,13 @@ func podsOn(info *stores.NodeInfo, state func(types.NamespacedName) (stores.PodS
 
 // PodState returns the state of a pod, as Handler.PodState answered at the snapshot's
 // generation.
-func (s *Snapshot) PodState(key types.NamespacedName) (stores.PodStatus, bool) {
+func (s *Snapshot) PodState(key types.NamespacedName) (store.PodStatus, bool) {
 	return s.Pods().Get(key)
 }
 
 // PodsOnNode is Handler.PodsOnNode at the snapshot's generation; nil for a node the
 // snapshot does not hold (unknown, or outside its sub-cluster).
-func (s *Snapshot) PodsOnNode(node string) []stores.PodStatus {
+func (s *Snapshot) PodsOnNode(node string) []store.PodStatus {
 	info, ok := s.Nodes().Get(node)
 	if !ok {
 		return nil
@@ -74,7 +75,7 @@ func (s *Snapshot) PDBsForPod(pod *corev1.Pod) []pdbstore.PDBView {
 }
 
 // MovementSuggestions is Handler.MovementSuggestions at the snapshot's generation.
-func (s *Snapshot) MovementSuggestions(owner stores.OwnerKey) map[string]int64 {
+func (s *Snapshot) MovementSuggestions(owner store.OwnerKey) map[string]int64 {
 	m := s.Movements()
 	if m == nil {
 		return nil
@@ -101,7 +102,7 @@ func (s *Snapshot) MatchableReservations(pod *corev1.Pod) []reservationstore.Vie
 }
 
 // RoomHeldFrom is Handler.RoomHeldFrom at the snapshot's generation.
-func (s *Snapshot) RoomHeldFrom(pod *corev1.Pod) map[string]stores.Resources {
+func (s *Snapshot) RoomHeldFrom(pod *corev1.Pod) map[string]store.Resources {
 	r := s.Reservations()
 	if r == nil || pod == nil {
 		return nil

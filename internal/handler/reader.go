@@ -12,6 +12,7 @@ import (
 	"github.com/seed0f91f25e/multicache/internal/stores/pdbstore"
 	"github.com/seed0f91f25e/multicache/internal/stores/podgroupstore"
 	"github.com/seed0f91f25e/multicache/internal/stores/reservationstore"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // Reader is the read API for sibling controllers in the same process. Every method holds
@@ -22,21 +23,21 @@ import (
 // snapshot's Part.
 type Reader interface {
 	// NodeInfo returns a copy of one node's info.
-	NodeInfo(name string) (*stores.NodeInfo, bool)
+	NodeInfo(name string) (*store.NodeInfo, bool)
 	// NodeInfos returns copies of every node's info, by name.
-	NodeInfos() []*stores.NodeInfo
+	NodeInfos() []*store.NodeInfo
 	// PodState returns the state of a pod in the assumed-pod state machine.
-	PodState(key types.NamespacedName) (stores.PodStatus, bool)
+	PodState(key types.NamespacedName) (store.PodStatus, bool)
 	// PodGroup returns what the cache derives for a pod group.
 	PodGroup(key types.NamespacedName) (podgroupstore.GroupStatus, bool)
 	// PDBsForPod returns the disruption budgets that cover a pod.
 	PDBsForPod(pod *corev1.Pod) []pdbstore.PDBView
 	// PDBsForOwner returns the disruption budgets that cover an owner's pods.
-	PDBsForOwner(owner stores.OwnerKey) []pdbstore.PDBView
+	PDBsForOwner(owner store.OwnerKey) []pdbstore.PDBView
 	// Movement returns a movement's suggestions and the pods that consumed them.
 	Movement(name string) (movementstore.MovementView, bool)
 	// MovementSuggestions returns how many more pods of an owner each node should receive.
-	MovementSuggestions(owner stores.OwnerKey) map[string]int64
+	MovementSuggestions(owner store.OwnerKey) map[string]int64
 	// Reservation returns one reservation.
 	Reservation(key types.NamespacedName) (reservationstore.View, bool)
 	// ReservationsOnNode returns the Reserved and Matched reservations of a node.
@@ -46,7 +47,7 @@ type Reader interface {
 }
 
 // NodeInfo implements Reader.
-func (h *Handler) NodeInfo(name string) (*stores.NodeInfo, bool) {
+func (h *Handler) NodeInfo(name string) (*store.NodeInfo, bool) {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
 	info, ok := h.nodes.Get(name)
@@ -57,10 +58,10 @@ func (h *Handler) NodeInfo(name string) (*stores.NodeInfo, bool) {
 }
 
 // NodeInfos implements Reader.
-func (h *Handler) NodeInfos() []*stores.NodeInfo {
+func (h *Handler) NodeInfos() []*store.NodeInfo {
 	h.mu.RLock()
-	out := make([]*stores.NodeInfo, 0, h.nodes.Len())
-	h.nodes.Range(func(info *stores.NodeInfo) bool {
+	out := make([]*store.NodeInfo, 0, h.nodes.Len())
+	h.nodes.Range(func(info *store.NodeInfo) bool {
 		out = append(out, info.Clone())
 		return true
 	})
@@ -70,7 +71,7 @@ func (h *Handler) NodeInfos() []*stores.NodeInfo {
 }
 
 // PodState implements Reader.
-func (h *Handler) PodState(key types.NamespacedName) (stores.PodStatus, bool) {
+func (h *Handler) PodState(key types.NamespacedName) (store.PodStatus, bool) {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
 	return h.pods.Get(key)
@@ -99,7 +100,7 @@ func (h *Handler) PDBsForPod(pod *corev1.Pod) []pdbstore.PDBView {
 }
 
 // PDBsForOwner implements Reader.
-func (h *Handler) PDBsForOwner(owner stores.OwnerKey) []pdbstore.PDBView {
+func (h *Handler) PDBsForOwner(owner store.OwnerKey) []pdbstore.PDBView {
 	s, ok := lookup[pdbQuerier](h, stores.PDBStoreName)
 	if !ok {
 		return nil
@@ -121,7 +122,7 @@ func (h *Handler) Movement(name string) (movementstore.MovementView, bool) {
 }
 
 // MovementSuggestions implements Reader.
-func (h *Handler) MovementSuggestions(owner stores.OwnerKey) map[string]int64 {
+func (h *Handler) MovementSuggestions(owner store.OwnerKey) map[string]int64 {
 	s, ok := lookup[movementQuerier](h, stores.MovementStoreName)
 	if !ok {
 		return nil

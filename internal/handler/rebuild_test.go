@@ -84,7 +84,7 @@ func rebuiltTotal(t *testing.T, name string) float64 {
 // next check finds nothing. A store whose totals are right is asked, and corrects nothing.
 func TestCheckInvariants_AConfirmedMiscountOfKeptTotalsIsRebuiltAndCounted(t *testing.T) {
 	var st *tally
-	reg, err := handler.BuiltIn().With(handler.Registration{Name: "tally", New: func(h *stores.CacheHandler) (stores.Store, error) {
+	reg, err := handler.BuiltIn().With(handler.Registration{Name: "tally", New: func(h *stores.CacheHandler) (store.Store, error) {
 		st = &tally{h: h, pods: map[string]bool{}}
 		return st, nil
 	}})
@@ -117,7 +117,7 @@ func TestCheckInvariants_AConfirmedMiscountOfKeptTotalsIsRebuiltAndCounted(t *te
 	}
 
 	before := rebuiltTotal(t, "tally")
-	h.ReadStore("tally", func(stores.Store) { st.kept += 2 })
+	h.ReadStore("tally", func(store.Store) { st.kept += 2 })
 	errs := h.CheckInvariants()
 	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "tally: kept 5 pods, holds 3") {
 		t.Fatalf("the miscount: %v, want it reported", errs)

@@ -15,11 +15,12 @@ import (
 	"github.com/seed0f91f25e/multicache/internal/stores/podgroupstore"
 	"github.com/seed0f91f25e/multicache/internal/stores/podstore"
 	"github.com/seed0f91f25e/multicache/internal/stores/reservationstore"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // Factory builds a store from the CacheHandler. An error (a store that cannot work with
 // this configuration) stops the start-up and is reported with the store's name.
-type Factory func(*stores.CacheHandler) (stores.Store, error)
+type Factory func(*stores.CacheHandler) (store.Store, error)
 
 // Registration is one store the handler can build: its name (the value --stores takes, the
 // `store` label of the metrics, its key in the dump and in snapshots) and its factory.
@@ -37,13 +38,13 @@ type Registry []Registration
 // BuiltIn returns the registry of multicache's own stores, in stores.FanOutOrder.
 func BuiltIn() Registry {
 	return Registry{
-		{stores.NodeStoreName, func(h *stores.CacheHandler) (stores.Store, error) { return nodestore.New(h), nil }},
-		{stores.PodGroupStoreName, func(h *stores.CacheHandler) (stores.Store, error) { return podgroupstore.New(h), nil }},
-		{stores.PDBStoreName, func(h *stores.CacheHandler) (stores.Store, error) { return pdbstore.New(h), nil }},
-		{stores.MovementStoreName, func(h *stores.CacheHandler) (stores.Store, error) { return movementstore.New(h), nil }},
-		{stores.ReservationStoreName, func(h *stores.CacheHandler) (stores.Store, error) { return reservationstore.New(h), nil }},
-		{stores.DeviceStoreName, func(h *stores.CacheHandler) (stores.Store, error) { return devicestore.New(h), nil }},
-		{stores.PodStoreName, func(h *stores.CacheHandler) (stores.Store, error) { return podstore.New(h), nil }},
+		{stores.NodeStoreName, func(h *stores.CacheHandler) (store.Store, error) { return nodestore.New(h), nil }},
+		{stores.PodGroupStoreName, func(h *stores.CacheHandler) (store.Store, error) { return podgroupstore.New(h), nil }},
+		{stores.PDBStoreName, func(h *stores.CacheHandler) (store.Store, error) { return pdbstore.New(h), nil }},
+		{stores.MovementStoreName, func(h *stores.CacheHandler) (store.Store, error) { return movementstore.New(h), nil }},
+		{stores.ReservationStoreName, func(h *stores.CacheHandler) (store.Store, error) { return reservationstore.New(h), nil }},
+		{stores.DeviceStoreName, func(h *stores.CacheHandler) (store.Store, error) { return devicestore.New(h), nil }},
+		{stores.PodStoreName, func(h *stores.CacheHandler) (store.Store, error) { return podstore.New(h), nil }},
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/seed0f91f25e/multicache/internal/stores"
 	"github.com/seed0f91f25e/multicache/internal/stores/reservationstore"
 	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 var rsvKey = types.NamespacedName{Namespace: "ns", Name: "r"}
@@ -396,7 +397,7 @@ func TestReservation_PendingPodCreatedBeforeItConsumesItWhenAssumed(t *testing.T
 		must(t, h.AddPod(bound(pending, clk.Now()))) // the API confirms the binding
 		expectCharge(t, h, 4000, 0, v1alpha1.ReservationMatched)
 		expectOwner(t, h, false)
-		if st, _ := h.PodState(types.NamespacedName{Namespace: "ns", Name: "p"}); st.State != stores.PodAdded {
+		if st, _ := h.PodState(types.NamespacedName{Namespace: "ns", Name: "p"}); st.State != store.PodAdded {
 			t.Errorf("pod state %s, want Added", st.State)
 		}
 	})

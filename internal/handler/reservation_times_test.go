@@ -10,8 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
-	"github.com/seed0f91f25e/multicache/internal/stores"
 	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // TestReservation_AStandbyAppliesTheTimesAndTheExpiryTheLeaderRecorded: replicas place a
@@ -96,7 +96,7 @@ func TestReservation_AStandbyNeverExpiresAReservationItselfAndDecidesOnceLeader(
 			clk.Step(5 * time.Minute)
 		}
 		for {
-			if _, ok := h.PodState(stores.PodKey(p)); !ok {
+			if _, ok := h.PodState(store.PodKey(p)); !ok {
 				break
 			}
 			clk.Step(time.Second)
@@ -175,7 +175,7 @@ func TestReservation_AMatchedReservationKeepsTheReservedAtTheLeaderRecorded(t *t
 	clk.Step(2 * time.Second)
 	pod := ts.MakePod("ns", "p", ts.Requests("500m", "512Mi"), ts.WithLabels("app", "web"), ts.CreatedAt(t0),
 		ts.OnNode("n1"), ts.ScheduledAt(clk.Now()), ts.WithResourceVersion("10"))
-	must(t, h.SyncPod(stores.PodKey(pod), pod, true))
+	must(t, h.SyncPod(store.PodKey(pod), pod, true))
 	if phase, owner := ownerName(h, "r"); phase != v1alpha1.ReservationMatched || owner != "p" {
 		t.Fatalf("%s by %q, want Matched by p", phase, owner)
 	}
@@ -240,7 +240,7 @@ func TestReservation_AMatchRecordedWhileAwaitingTheNodeKeepsTheLeadersTimes(t *t
 	recorded.Status = ts.MatchedStatus(pod, leaders)
 	must(t, h.UpdateReservation(r, recorded))
 	must(t, h.AddNode(ts.MakeNode("n1", "8", "16Gi")))
-	must(t, h.SyncPod(stores.PodKey(pod), pod, true))
+	must(t, h.SyncPod(store.PodKey(pod), pod, true))
 
 	v, _ := h.Reservation(nsKey("r"))
 	wantExpiry := leaders.Add(h.Config().ReservationDefaultTTL())

@@ -11,6 +11,7 @@ import (
 	"github.com/seed0f91f25e/multicache/internal/stores/podgroupstore"
 	"github.com/seed0f91f25e/multicache/internal/stores/podstore"
 	"github.com/seed0f91f25e/multicache/internal/stores/reservationstore"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // Snapshot is a consistent copy of every enabled store at one handler generation. It is
@@ -19,8 +20,8 @@ import (
 // A snapshot belongs to one goroutine: update it and read it from the same one.
 type Snapshot struct {
 	generation int64
-	parts      []stores.Snapshot
-	byName     map[stores.Name]stores.Snapshot
+	parts      []store.Snapshot
+	byName     map[stores.Name]store.Snapshot
 }
 
 // SnapshotOptions shape a snapshot.
@@ -32,12 +33,12 @@ type SnapshotOptions struct {
 
 // NewSnapshot returns an empty snapshot of the enabled stores; fill it with UpdateSnapshot.
 func (h *Handler) NewSnapshot(opts SnapshotOptions) *Snapshot {
-	var so stores.SnapshotOptions
+	var so store.SnapshotOptions
 	if opts.SubClusterKey != "" {
 		key, value := opts.SubClusterKey, opts.SubCluster
-		so.NodeFilter = func(info *stores.NodeInfo) bool { return info.Labels()[key] == value }
+		so.NodeFilter = func(info *store.NodeInfo) bool { return info.Labels()[key] == value }
 	}
-	snap := &Snapshot{byName: map[stores.Name]stores.Snapshot{}}
+	snap := &Snapshot{byName: map[stores.Name]store.Snapshot{}}
 	for _, s := range h.stores {
 		part := s.NewSnapshot(so)
 		snap.parts = append(snap.parts, part)
@@ -91,9 +92,9 @@ func (s *Snapshot) Reservations() *reservationstore.Snapshot {
 
 // Part returns the part of the snapshot a store keeps, nil when the store is disabled: how
 // a store registered out of tree is read from a snapshot (assert its own snapshot type).
-func (s *Snapshot) Part(name stores.Name) stores.Snapshot { return s.byName[name] }
+func (s *Snapshot) Part(name stores.Name) store.Snapshot { return s.byName[name] }
 
-func part[T stores.Snapshot](s *Snapshot, name stores.Name) T {
+func part[T store.Snapshot](s *Snapshot, name stores.Name) T {
 	p, _ := s.byName[name].(T)
 	return p
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/seed0f91f25e/multicache/internal/stores"
 	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // expectSnapshotMatchesLive compares every node info of a snapshot with the live cache.
@@ -47,7 +48,7 @@ func TestSnapshot_IncrementalUpdateEqualsTheCacheAtOneGeneration(t *testing.T) {
 	if n9, _ := snap.Nodes().Get("n9"); n9 != untouched || n9.Generation != untouchedGen {
 		t.Error("an unchanged node was replaced or copied")
 	}
-	if !snap.Pods().IsAssumed(stores.PodKey(p)) {
+	if !snap.Pods().IsAssumed(store.PodKey(p)) {
 		t.Error("snapshot misses the assumed pod")
 	}
 	if g, _ := snap.PodGroups().Get(types.NamespacedName{Namespace: "ns", Name: "gang"}); g.Counts.Scheduled != 1 {
@@ -62,7 +63,7 @@ func TestSnapshot_IncrementalUpdateEqualsTheCacheAtOneGeneration(t *testing.T) {
 
 	// The snapshot does not follow the cache until it is updated again.
 	must(t, h.ForgetPod(p))
-	if !snap.Pods().IsAssumed(stores.PodKey(p)) {
+	if !snap.Pods().IsAssumed(store.PodKey(p)) {
 		t.Error("the snapshot changed without UpdateSnapshot")
 	}
 }

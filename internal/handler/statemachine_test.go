@@ -9,6 +9,7 @@ import (
 
 	"github.com/seed0f91f25e/multicache/internal/stores"
 	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // step is one pod event.
@@ -67,14 +68,14 @@ func TestStateMachine_EveryTransition(t *testing.T) {
 		wantErr error
 		// wantState is the pod's state after the event ("" = not in the cache), wantNode the
 		// node it is charged to ("" = none).
-		wantState stores.PodState
+		wantState store.PodState
 		wantNode  string
 	}{
 		// From Initial.
-		{"initial assume", fromInitial, step{stores.OpAssume, onN1}, nil, stores.PodAssumed, "n1"},
+		{"initial assume", fromInitial, step{stores.OpAssume, onN1}, nil, store.PodAssumed, "n1"},
 		{"initial assume without node", fromInitial, step{stores.OpAssume, unbound}, stores.ErrInvalidObject, "", ""},
-		{"initial add bound", fromInitial, step{stores.OpAdd, onN1}, nil, stores.PodAdded, "n1"},
-		{"initial add unbound", fromInitial, step{stores.OpAdd, unbound}, nil, stores.PodAdded, ""},
+		{"initial add bound", fromInitial, step{stores.OpAdd, onN1}, nil, store.PodAdded, "n1"},
+		{"initial add unbound", fromInitial, step{stores.OpAdd, unbound}, nil, store.PodAdded, ""},
 		{"initial finish binding", fromInitial, step{stores.OpFinishBinding, onN1}, stores.ErrPodNotAssumed, "", ""},
 		{"initial forget", fromInitial, step{stores.OpForget, onN1}, stores.ErrPodNotAssumed, "", ""},
 		{"initial update", fromInitial, step{stores.OpUpdate, onN1}, stores.ErrPodUnknown, "", ""},
@@ -82,47 +83,47 @@ func TestStateMachine_EveryTransition(t *testing.T) {
 		{"initial add without name", fromInitial, step{stores.OpAdd, noName}, stores.ErrInvalidObject, "", ""},
 
 		// From Assumed.
-		{"assumed assume again", fromAssumed, step{stores.OpAssume, onN1}, stores.ErrPodAlreadyAssumed, stores.PodAssumed, "n1"},
-		{"assumed finish binding", fromAssumed, step{stores.OpFinishBinding, onN1}, nil, stores.PodAssumed, "n1"},
+		{"assumed assume again", fromAssumed, step{stores.OpAssume, onN1}, stores.ErrPodAlreadyAssumed, store.PodAssumed, "n1"},
+		{"assumed finish binding", fromAssumed, step{stores.OpFinishBinding, onN1}, nil, store.PodAssumed, "n1"},
 		{"assumed forget", fromAssumed, step{stores.OpForget, onN1}, nil, "", ""},
-		{"assumed forget on another node", fromAssumed, step{stores.OpForget, onN2}, stores.ErrNodeMismatch, stores.PodAssumed, "n1"},
-		{"assumed confirmed by add", fromAssumed, step{stores.OpAdd, onN1v2}, nil, stores.PodAdded, "n1"},
-		{"assumed confirmed on another node", fromAssumed, step{stores.OpAdd, onN2}, nil, stores.PodAdded, "n2"},
-		{"assumed add unbound copy", fromAssumed, step{stores.OpAdd, unbound}, nil, stores.PodAssumed, "n1"},
-		{"assumed update bound", fromAssumed, step{stores.OpUpdate, onN1v2}, stores.ErrPodAssumedNotConfirmed, stores.PodAssumed, "n1"},
-		{"assumed update unbound copy", fromAssumed, step{stores.OpUpdate, unbound}, nil, stores.PodAssumed, "n1"},
+		{"assumed forget on another node", fromAssumed, step{stores.OpForget, onN2}, stores.ErrNodeMismatch, store.PodAssumed, "n1"},
+		{"assumed confirmed by add", fromAssumed, step{stores.OpAdd, onN1v2}, nil, store.PodAdded, "n1"},
+		{"assumed confirmed on another node", fromAssumed, step{stores.OpAdd, onN2}, nil, store.PodAdded, "n2"},
+		{"assumed add unbound copy", fromAssumed, step{stores.OpAdd, unbound}, nil, store.PodAssumed, "n1"},
+		{"assumed update bound", fromAssumed, step{stores.OpUpdate, onN1v2}, stores.ErrPodAssumedNotConfirmed, store.PodAssumed, "n1"},
+		{"assumed update unbound copy", fromAssumed, step{stores.OpUpdate, unbound}, nil, store.PodAssumed, "n1"},
 		{"assumed delete", fromAssumed, step{stores.OpDelete, onN1}, nil, "", ""},
-		{"assumed delete on another node", fromAssumed, step{stores.OpDelete, onN2}, stores.ErrNodeMismatch, stores.PodAssumed, "n1"},
-		{"assumed event of a recreated pod", fromAssumed, step{stores.OpAdd, otherUID}, stores.ErrUIDMismatch, stores.PodAssumed, "n1"},
+		{"assumed delete on another node", fromAssumed, step{stores.OpDelete, onN2}, stores.ErrNodeMismatch, store.PodAssumed, "n1"},
+		{"assumed event of a recreated pod", fromAssumed, step{stores.OpAdd, otherUID}, stores.ErrUIDMismatch, store.PodAssumed, "n1"},
 
 		// From Assumed with binding finished.
 		{"binding forget", fromBinding, step{stores.OpForget, onN1}, nil, "", ""},
-		{"binding confirmed", fromBinding, step{stores.OpAdd, onN1}, nil, stores.PodAdded, "n1"},
-		{"binding finish again", fromBinding, step{stores.OpFinishBinding, onN1}, nil, stores.PodAssumed, "n1"},
+		{"binding confirmed", fromBinding, step{stores.OpAdd, onN1}, nil, store.PodAdded, "n1"},
+		{"binding finish again", fromBinding, step{stores.OpFinishBinding, onN1}, nil, store.PodAssumed, "n1"},
 
 		// From Added, not bound.
-		{"added unbound assume", fromAddedUnbound, step{stores.OpAssume, onN1}, nil, stores.PodAssumed, "n1"},
-		{"added unbound add again", fromAddedUnbound, step{stores.OpAdd, unbound}, stores.ErrPodAlreadyAdded, stores.PodAdded, ""},
-		{"added unbound bound by update", fromAddedUnbound, step{stores.OpUpdate, onN1}, nil, stores.PodAdded, "n1"},
-		{"added unbound forget", fromAddedUnbound, step{stores.OpForget, unbound}, stores.ErrPodNotAssumed, stores.PodAdded, ""},
-		{"added unbound finish binding", fromAddedUnbound, step{stores.OpFinishBinding, unbound}, stores.ErrPodNotAssumed, stores.PodAdded, ""},
+		{"added unbound assume", fromAddedUnbound, step{stores.OpAssume, onN1}, nil, store.PodAssumed, "n1"},
+		{"added unbound add again", fromAddedUnbound, step{stores.OpAdd, unbound}, stores.ErrPodAlreadyAdded, store.PodAdded, ""},
+		{"added unbound bound by update", fromAddedUnbound, step{stores.OpUpdate, onN1}, nil, store.PodAdded, "n1"},
+		{"added unbound forget", fromAddedUnbound, step{stores.OpForget, unbound}, stores.ErrPodNotAssumed, store.PodAdded, ""},
+		{"added unbound finish binding", fromAddedUnbound, step{stores.OpFinishBinding, unbound}, stores.ErrPodNotAssumed, store.PodAdded, ""},
 		{"added unbound delete", fromAddedUnbound, step{stores.OpDelete, unbound}, nil, "", ""},
-		{"added unbound recreated", fromAddedUnbound, step{stores.OpUpdate, unboundUID}, stores.ErrUIDMismatch, stores.PodAdded, ""},
+		{"added unbound recreated", fromAddedUnbound, step{stores.OpUpdate, unboundUID}, stores.ErrUIDMismatch, store.PodAdded, ""},
 
 		// From Added, bound.
-		{"added assume", fromAddedBound, step{stores.OpAssume, onN1}, stores.ErrPodAlreadyAdded, stores.PodAdded, "n1"},
-		{"added add again", fromAddedBound, step{stores.OpAdd, onN1}, stores.ErrPodAlreadyAdded, stores.PodAdded, "n1"},
-		{"added update", fromAddedBound, step{stores.OpUpdate, onN1v2}, nil, stores.PodAdded, "n1"},
-		{"added update to another node", fromAddedBound, step{stores.OpUpdate, onN2}, stores.ErrNodeMismatch, stores.PodAdded, "n1"},
-		{"added forget", fromAddedBound, step{stores.OpForget, onN1}, stores.ErrPodNotAssumed, stores.PodAdded, "n1"},
-		{"added finish binding", fromAddedBound, step{stores.OpFinishBinding, onN1}, stores.ErrPodNotAssumed, stores.PodAdded, "n1"},
+		{"added assume", fromAddedBound, step{stores.OpAssume, onN1}, stores.ErrPodAlreadyAdded, store.PodAdded, "n1"},
+		{"added add again", fromAddedBound, step{stores.OpAdd, onN1}, stores.ErrPodAlreadyAdded, store.PodAdded, "n1"},
+		{"added update", fromAddedBound, step{stores.OpUpdate, onN1v2}, nil, store.PodAdded, "n1"},
+		{"added update to another node", fromAddedBound, step{stores.OpUpdate, onN2}, stores.ErrNodeMismatch, store.PodAdded, "n1"},
+		{"added forget", fromAddedBound, step{stores.OpForget, onN1}, stores.ErrPodNotAssumed, store.PodAdded, "n1"},
+		{"added finish binding", fromAddedBound, step{stores.OpFinishBinding, onN1}, stores.ErrPodNotAssumed, store.PodAdded, "n1"},
 		{"added delete", fromAddedBound, step{stores.OpDelete, onN1}, nil, "", ""},
-		{"added delete from another node", fromAddedBound, step{stores.OpDelete, onN2}, stores.ErrNodeMismatch, stores.PodAdded, "n1"},
-		{"added delete of a recreated pod", fromAddedBound, step{stores.OpDelete, otherUID}, stores.ErrUIDMismatch, stores.PodAdded, "n1"},
+		{"added delete from another node", fromAddedBound, step{stores.OpDelete, onN2}, stores.ErrNodeMismatch, store.PodAdded, "n1"},
+		{"added delete of a recreated pod", fromAddedBound, step{stores.OpDelete, otherUID}, stores.ErrUIDMismatch, store.PodAdded, "n1"},
 
 		// Assumed after the API reported the pod unbound: forget returns to that copy.
-		{"assumed-from-unbound forget", fromAssumedAfter, step{stores.OpForget, onN1}, nil, stores.PodAdded, ""},
-		{"assumed-from-unbound confirmed", fromAssumedAfter, step{stores.OpAdd, onN1}, nil, stores.PodAdded, "n1"},
+		{"assumed-from-unbound forget", fromAssumedAfter, step{stores.OpForget, onN1}, nil, store.PodAdded, ""},
+		{"assumed-from-unbound confirmed", fromAssumedAfter, step{stores.OpAdd, onN1}, nil, store.PodAdded, "n1"},
 		{"assumed-from-unbound delete", fromAssumedAfter, step{stores.OpDelete, onN1}, nil, "", ""},
 	}
 	for _, tc := range cases {
@@ -151,7 +152,7 @@ func TestStateMachine_EveryTransition(t *testing.T) {
 			}
 			key := types.NamespacedName{Namespace: "ns", Name: "p"}
 			st, ok := h.PodState(key)
-			if got := map[bool]stores.PodState{true: st.State}[ok]; got != tc.wantState {
+			if got := map[bool]store.PodState{true: st.State}[ok]; got != tc.wantState {
 				t.Errorf("state %q, want %q", got, tc.wantState)
 			}
 			for _, node := range []string{"n1", "n2"} {

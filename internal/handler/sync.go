@@ -11,6 +11,7 @@ import (
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
 	"github.com/seed0f91f25e/multicache/internal/stores"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // The Sync methods are how the feeds hand the cache what an informer holds: the current
@@ -68,8 +69,8 @@ func (h *Handler) SyncPDB(key types.NamespacedName, pdb *policyv1.PodDisruptionB
 }
 
 // SyncOwner brings the stores to the workload owner under key (nil: gone).
-func (h *Handler) SyncOwner(key stores.OwnerKey, owner *stores.Owner) error {
-	return syncObject(h, h.ownerKind, key, owner, func(o *stores.Owner) string { return o.ResourceVersion })
+func (h *Handler) SyncOwner(key store.OwnerKey, owner *store.Owner) error {
+	return syncObject(h, h.ownerKind, key, owner, func(o *store.Owner) string { return o.ResourceVersion })
 }
 
 // SyncMovement brings the stores to the Movement named name (nil: gone).

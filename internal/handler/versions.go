@@ -10,6 +10,7 @@ import (
 	"github.com/seed0f91f25e/multicache/internal/stores"
 	"github.com/seed0f91f25e/multicache/internal/stores/podstore"
 	"github.com/seed0f91f25e/multicache/internal/yield"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // LastSeenVersions copies every key and version of a kind into a map: at 150,000 pods a
@@ -103,14 +104,14 @@ func (h *Handler) versioned(kind stores.Kind) (versionedKind, bool) {
 	case stores.KindPDB:
 		return namespaced(h.pdbKind, func(p *policyv1.PodDisruptionBudget) string { return p.ResourceVersion }), true
 	case stores.KindOwner:
-		return kindVersions[stores.OwnerKey, *stores.Owner]{h.ownerKind,
-			func(k stores.OwnerKey) (string, types.NamespacedName) {
+		return kindVersions[store.OwnerKey, *store.Owner]{h.ownerKind,
+			func(k store.OwnerKey) (string, types.NamespacedName) {
 				return string(k.Type), types.NamespacedName{Namespace: k.Namespace, Name: k.Name}
 			},
-			func(t string, k types.NamespacedName) (stores.OwnerKey, bool) {
-				return stores.OwnerKey{Type: v1alpha1.OwnerType(t), Namespace: k.Namespace, Name: k.Name}, t != ""
+			func(t string, k types.NamespacedName) (store.OwnerKey, bool) {
+				return store.OwnerKey{Type: v1alpha1.OwnerType(t), Namespace: k.Namespace, Name: k.Name}, t != ""
 			},
-			func(o *stores.Owner) string { return o.ResourceVersion }}, true
+			func(o *store.Owner) string { return o.ResourceVersion }}, true
 	case stores.KindMovement:
 		return named(h.movementKind, func(m *v1alpha1.Movement) string { return m.ResourceVersion }), true
 	case stores.KindReservation:

@@ -10,6 +10,7 @@ import (
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
 	"github.com/seed0f91f25e/multicache/internal/stores"
 	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // rendered renders a RangeVersions key as LastSeenVersions keys it.
@@ -30,7 +31,7 @@ func rendered(ownerType string, key types.NamespacedName) string {
 func TestRangeVersions_ReadsWhatLastSeenVersionsCopies(t *testing.T) {
 	h, _ := populated(t, 20, podsPerHold+10)
 	must(t, h.AssumePod(ts.MakePod("ns", "assumed", ts.OnNode("n-0001"), ts.Requests("1", "1Gi"))))
-	for _, o := range []*stores.Owner{ts.MakeOwner(v1alpha1.OwnerDeployment, "ns", "web"), ts.MakeOwner(v1alpha1.OwnerReplicaSet, "ns", "web")} {
+	for _, o := range []*store.Owner{ts.MakeOwner(v1alpha1.OwnerDeployment, "ns", "web"), ts.MakeOwner(v1alpha1.OwnerReplicaSet, "ns", "web")} {
 		o.ResourceVersion = string(o.Type)
 		must(t, h.AddOwner(o))
 	}

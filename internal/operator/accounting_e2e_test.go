@@ -13,7 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/seed0f91f25e/multicache/internal/stores"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // TestAccounting_NodeRequestsFollowKubeSchedulerThroughTheAPIServer creates pods bound to a
@@ -91,7 +91,7 @@ func TestAccounting_NodeRequestsFollowKubeSchedulerThroughTheAPIServer(t *testin
 
 	// As created, by hand: cpu 3000 + 1200 + 1000 + 3000 + 1000 + 1000 (pod level) m;
 	// memory 1024 + 2148 + 1024 + 4096 + 1024 + 1024 Mi; 2 GPUs; 6 pods.
-	acctExpect(t, op, nodeName, ns, "the pods as created", stores.Resources{
+	acctExpect(t, op, nodeName, ns, "the pods as created", store.Resources{
 		MilliCPU: 10200, Memory: 10340 << 20, Pods: 6, Scalar: map[corev1.ResourceName]int64{"example.com/gpu": 2},
 	})
 
@@ -127,7 +127,7 @@ func TestAccounting_NodeRequestsFollowKubeSchedulerThroughTheAPIServer(t *testin
 	// resized 2000m/3Gi, pod-level-status 2000m (pod-level allocation):
 	// cpu 3000 + 1200 + 2000 + 1000 + 2000 + 2000 m; memory 1024 + 2148 + 1024 + 1024 +
 	// 3072 + 1024 Mi.
-	acctExpect(t, op, nodeName, ns, "the resizes", stores.Resources{
+	acctExpect(t, op, nodeName, ns, "the resizes", store.Resources{
 		MilliCPU: 11200, Memory: 9316 << 20, Pods: 6, Scalar: map[corev1.ResourceName]int64{"example.com/gpu": 2},
 	})
 
@@ -136,7 +136,7 @@ func TestAccounting_NodeRequestsFollowKubeSchedulerThroughTheAPIServer(t *testin
 		p.Status.Conditions = nil
 		p.Status.ContainerStatuses[0].AllocatedResources = acctList("cpu", "3", "memory", "4Gi")
 	})
-	acctExpect(t, op, nodeName, ns, "the infeasible resize becoming feasible", stores.Resources{
+	acctExpect(t, op, nodeName, ns, "the infeasible resize becoming feasible", store.Resources{
 		MilliCPU: 13200, Memory: 12388 << 20, Pods: 6, Scalar: map[corev1.ResourceName]int64{"example.com/gpu": 2},
 	})
 
@@ -157,7 +157,7 @@ func TestAccounting_NodeRequestsFollowKubeSchedulerThroughTheAPIServer(t *testin
 
 // acctExpect waits until the node's Requested in the cache equals want (hand-computed) and
 // equals kube-scheduler's formula applied to the pods of ns as the API server has them.
-func acctExpect(t *testing.T, op *running, node, ns, after string, want stores.Resources) {
+func acctExpect(t *testing.T, op *running, node, ns, after string, want store.Resources) {
 	t.Helper()
 	eventually(t, "the node's requests follow "+after, func() (bool, string) {
 		var list corev1.PodList
@@ -178,13 +178,13 @@ func acctExpect(t *testing.T, op *running, node, ns, after string, want stores.R
 // acctKubeSchedulerCharge is what kube-scheduler v1.37.1 (default feature gates) charges a
 // node for pods: PodInfo.CalculateResource's helper options, then framework.Resource.Add's
 // conversion (milli-cpu, whole units, rounded up once per pod); it counts pods apart.
-func acctKubeSchedulerCharge(pods []corev1.Pod) stores.Resources {
-	total := stores.Resources{}
+func acctKubeSchedulerCharge(pods []corev1.Pod) store.Resources {
+	total := store.Resources{}
 	for i := range pods {
 		reqs := resourcehelper.PodRequests(pods[i].DeepCopy(), resourcehelper.PodResourcesOptions{
 			UseStatusResources: true, InPlacePodLevelResourcesVerticalScalingEnabled: true,
 		})
-		pod := stores.Resources{Pods: 1}
+		pod := store.Resources{Pods: 1}
 		for name, q := range reqs {
 			switch name {
 			case corev1.ResourceCPU:
@@ -195,7 +195,7 @@ func acctKubeSchedulerCharge(pods []corev1.Pod) stores.Resources {
 				pod.EphemeralStorage += q.Value()
 			case corev1.ResourcePods: // a pod counts as one pod
 			default:
-				if stores.IsScalarResourceName(name) {
+				if store.IsScalarResourceName(name) {
 					if pod.Scalar == nil {
 						pod.Scalar = map[corev1.ResourceName]int64{}
 					}
@@ -242,7 +242,7 @@ func acctList(kv ...string) corev1.ResourceList {
 }
 
 // acctShow prints resources as sorted name=quantity pairs.
-func acctShow(r stores.Resources) string {
+func acctShow(r store.Resources) string {
 	var out []string
 	for name, q := range r.ResourceList() {
 		out = append(out, string(name)+"="+q.String())

@@ -14,6 +14,7 @@ import (
 	"github.com/seed0f91f25e/multicache/internal/stores"
 	"github.com/seed0f91f25e/multicache/internal/stores/devicestore"
 	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // TestDevices_AssumedClaimsThroughTheAPIServer is the claims' assume path, with the feeds
@@ -39,7 +40,7 @@ func TestDevices_AssumedClaimsThroughTheAPIServer(t *testing.T) {
 
 	view := func() devicestore.Counts {
 		var v devicestore.NodeDevices
-		op.Cache.ReadStore(stores.DeviceStoreName, func(s stores.Store) { v, _ = s.(*devicestore.Store).Node(node) })
+		op.Cache.ReadStore(stores.DeviceStoreName, func(s store.Store) { v, _ = s.(*devicestore.Store).Node(node) })
 		return v.ByPool[pool].Counts
 	}
 	want := func(what string, allocated, assumed int) {

@@ -11,6 +11,7 @@ import (
 	"github.com/seed0f91f25e/multicache/internal/stores"
 	"github.com/seed0f91f25e/multicache/internal/stores/devicestore"
 	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // TestDevices_FedFromTheAPIServer is the devices scenario through the feeds: a class, a node
@@ -54,7 +55,7 @@ func TestDevices_FedFromTheAPIServer(t *testing.T) {
 		return func() (bool, string) {
 			var v devicestore.NodeDevices
 			var found bool
-			op.Cache.ReadStore(stores.DeviceStoreName, func(s stores.Store) {
+			op.Cache.ReadStore(stores.DeviceStoreName, func(s store.Store) {
 				v, found = s.(*devicestore.Store).Node(node)
 			})
 			return found && v.Counts == want && v.ByClass["dra-gpus"] == want, fmt.Sprintf("node %+v (found %v), class %+v", v.Counts, found, v.ByClass["dra-gpus"])

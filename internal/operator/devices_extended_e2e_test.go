@@ -17,6 +17,7 @@ import (
 
 	"github.com/seed0f91f25e/multicache/internal/stores"
 	"github.com/seed0f91f25e/multicache/internal/stores/devicestore"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // TestDevices_AnExtendedResourceAClassServesIsChargedToItsDevices is the extended
@@ -123,7 +124,7 @@ func TestDevices_AnExtendedResourceAClassServesIsChargedToItsDevices(t *testing.
 	classDevices := func(total, allocated int) func() (bool, string) {
 		return func() (bool, string) {
 			var v devicestore.NodeDevices
-			op.Cache.ReadStore(stores.DeviceStoreName, func(s stores.Store) { v, _ = s.(*devicestore.Store).Node(draNode) })
+			op.Cache.ReadStore(stores.DeviceStoreName, func(s store.Store) { v, _ = s.(*devicestore.Store).Node(draNode) })
 			c := v.ByClass[class]
 			return c.Total == total && c.Allocated == allocated, fmt.Sprintf("class %s on %s: %+v", class, draNode, c)
 		}

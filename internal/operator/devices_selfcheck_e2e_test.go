@@ -15,6 +15,7 @@ import (
 	"github.com/seed0f91f25e/multicache/internal/stores"
 	"github.com/seed0f91f25e/multicache/internal/stores/devicestore"
 	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // TestDevices_TheVerifyLoopReportsBadDeviceInputs: what the real API server accepts but no
@@ -85,7 +86,7 @@ func TestDevices_TheVerifyLoopReportsBadDeviceInputs(t *testing.T) {
 		t.Errorf("multicache_invariant_violations_total grew by %v in the run that found them, want at least 3", d)
 	}
 	var v devicestore.NodeDevices
-	op.Cache.ReadStore(stores.DeviceStoreName, func(s stores.Store) { v, _ = s.(*devicestore.Store).Node(node) })
+	op.Cache.ReadStore(stores.DeviceStoreName, func(s store.Store) { v, _ = s.(*devicestore.Store).Node(node) })
 	if got := v.ByPool[driver+"/"+node].Counts; got != (devicestore.Counts{Total: 2, Allocated: 1, Free: 1}) {
 		t.Errorf("the node's pool: %+v, want 2 devices, gpu0 allocated once, 1 free", got)
 	}

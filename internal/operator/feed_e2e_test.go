@@ -19,6 +19,7 @@ import (
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
 	"github.com/seed0f91f25e/multicache/internal/stores"
 	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // kindCase drives one kind through create, update and delete.
@@ -98,7 +99,7 @@ func TestFeed_EveryKindReachesTheStoresExactlyOnce(t *testing.T) {
 			cached: func() bool {
 				st, ok := h.PodState(key("feed-pod"))
 				info, _ := h.NodeInfo("feed-node")
-				return ok && st.State == stores.PodAdded && info != nil && len(info.Pods) == 1 && inDump("pods", ns+"/feed-pod")
+				return ok && st.State == store.PodAdded && info != nil && len(info.Pods) == 1 && inDump("pods", ns+"/feed-pod")
 			},
 			updated: func() bool {
 				st, ok := h.PodState(key("feed-pod"))
@@ -132,11 +133,11 @@ func TestFeed_EveryKindReachesTheStoresExactlyOnce(t *testing.T) {
 				o.(*appsv1.ReplicaSet).Spec.Template.Labels = map[string]string{"app": "web", "tier": "front"}
 			},
 			cached: func() bool {
-				_, ok := h.LastSeenOwner(stores.OwnerKey{Type: v1alpha1.OwnerReplicaSet, Namespace: ns, Name: "feed-rs"})
+				_, ok := h.LastSeenOwner(store.OwnerKey{Type: v1alpha1.OwnerReplicaSet, Namespace: ns, Name: "feed-rs"})
 				return ok
 			},
 			updated: func() bool {
-				o, ok := h.LastSeenOwner(stores.OwnerKey{Type: v1alpha1.OwnerReplicaSet, Namespace: ns, Name: "feed-rs"})
+				o, ok := h.LastSeenOwner(store.OwnerKey{Type: v1alpha1.OwnerReplicaSet, Namespace: ns, Name: "feed-rs"})
 				return ok && o.Labels["tier"] == "front"
 			},
 		},

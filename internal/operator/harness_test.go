@@ -21,8 +21,8 @@ import (
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
 	"github.com/seed0f91f25e/multicache/internal/metrics"
-	"github.com/seed0f91f25e/multicache/internal/stores"
 	"github.com/seed0f91f25e/multicache/internal/testsupport"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // env is the real kube-apiserver and etcd shared by the tests of this package.
@@ -166,6 +166,6 @@ func rejectedCount(t *testing.T, kind string) float64 {
 
 func ctx() context.Context { return context.Background() }
 
-func ownerKeyOf(ns, name string) stores.OwnerKey {
-	return stores.OwnerKey{Type: v1alpha1.OwnerReplicaSet, Namespace: ns, Name: name}
+func ownerKeyOf(ns, name string) store.OwnerKey {
+	return store.OwnerKey{Type: v1alpha1.OwnerReplicaSet, Namespace: ns, Name: name}
 }

@@ -41,6 +41,7 @@ import (
 	"github.com/seed0f91f25e/multicache/internal/siblings/freecapacity"
 	"github.com/seed0f91f25e/multicache/internal/stores"
 	"github.com/seed0f91f25e/multicache/internal/verify"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // inClusterNamespaceFile exists only when running in a pod.
@@ -63,7 +64,7 @@ type Operator struct {
 	Verify *verify.Loop
 	// PodGroupSources are the APIs the PodGroupStore reads groups from (found by discovery
 	// unless --podgroup-sources named them); nil when the store is disabled.
-	PodGroupSources []stores.PodGroupSource
+	PodGroupSources []store.PodGroupSource
 
 	// lock is the leader-election lock, nil without leader election.
 	lock *renewalLock
@@ -291,7 +292,7 @@ func cacheOptions(opts Options) cache.Options {
 func disableHTTP2(c *tls.Config) { c.NextProtos = []string{"http/1.1"} }
 
 // newCache builds the CacheHandler from the options and the handler with its stores.
-func newCache(mgr manager.Manager, opts Options, sources []stores.PodGroupSource) (*handler.Handler, error) {
+func newCache(mgr manager.Manager, opts Options, sources []store.PodGroupSource) (*handler.Handler, error) {
 	enabled := make([]stores.Name, len(opts.Stores))
 	for i, s := range opts.Stores {
 		enabled[i] = stores.Name(s)
@@ -305,7 +306,7 @@ func newCache(mgr manager.Manager, opts Options, sources []stores.PodGroupSource
 		Period(opts.Period).
 		ReservationTTL(opts.ReservationTTL).
 		ReservationDefaultTTL(opts.ReservationDefaultTTL).
-		Accounting(stores.Accounting{DRANodeAllocatableResources: opts.DRANodeAllocatableResources}).
+		Accounting(store.Accounting{DRANodeAllocatableResources: opts.DRANodeAllocatableResources}).
 		PodReader(mgr.GetClient()).
 		PodGroupSources(sources...)
 	if opts.SubClusterKey != "" {

@@ -13,13 +13,14 @@ import (
 
 	"github.com/seed0f91f25e/multicache/internal/controllers"
 	"github.com/seed0f91f25e/multicache/internal/stores"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // howToServe tells, per source, what makes its API served.
-var howToServe = map[stores.PodGroupSource]string{
-	stores.PodGroupSourceMulticache:       "install multicache's CRDs (make install, or config/crd)",
-	stores.PodGroupSourceNative:           "run kube-apiserver with --feature-gates=GenericWorkload=true and --runtime-config=scheduling.k8s.io/v1alpha3=true",
-	stores.PodGroupSourceSchedulerPlugins: "install scheduler-plugins' PodGroup CRD (podgroups.scheduling.x-k8s.io)",
+var howToServe = map[store.PodGroupSource]string{
+	store.PodGroupSourceMulticache:       "install multicache's CRDs (make install, or config/crd)",
+	store.PodGroupSourceNative:           "run kube-apiserver with --feature-gates=GenericWorkload=true and --runtime-config=scheduling.k8s.io/v1alpha3=true",
+	store.PodGroupSourceSchedulerPlugins: "install scheduler-plugins' PodGroup CRD (podgroups.scheduling.x-k8s.io)",
 }
 
 // resolvePodGroupSources decides which PodGroup sources the cache follows, by discovery:
@@ -27,7 +28,7 @@ var howToServe = map[stores.PodGroupSource]string{
 // API is absent is not watched and logs nothing worse than one info line); with the flag
 // set, exactly those, and a source whose API is not served stops start-up with an error
 // saying how to serve it. Nil when the PodGroupStore is disabled.
-func resolvePodGroupSources(cfg *rest.Config, opts Options, log logr.Logger) ([]stores.PodGroupSource, error) {
+func resolvePodGroupSources(cfg *rest.Config, opts Options, log logr.Logger) ([]store.PodGroupSource, error) {
 	if !slices.Contains(opts.Stores, string(stores.PodGroupStoreName)) {
 		return nil, nil
 	}
@@ -36,7 +37,7 @@ func resolvePodGroupSources(cfg *rest.Config, opts Options, log logr.Logger) ([]
 		return nil, fmt.Errorf("podgroup sources: creating a discovery client: %w", err)
 	}
 	explicit := len(opts.PodGroupSources) > 0
-	sources := []stores.PodGroupSource{}
+	sources := []store.PodGroupSource{}
 	var errs []error
 	var absent []string
 	for _, api := range controllers.PodGroupSourceAPIs {
@@ -84,7 +85,7 @@ func isServed(dc discovery.DiscoveryInterface, api controllers.PodGroupSourceAPI
 func validatePodGroupSources(names []string) error {
 	var errs []error
 	for _, n := range names {
-		if _, err := stores.ParsePodGroupSource(n); err != nil {
+		if _, err := store.ParsePodGroupSource(n); err != nil {
 			errs = append(errs, fmt.Errorf("--podgroup-sources=%s: %w", strings.Join(names, ","), err))
 		}
 	}

@@ -15,22 +15,22 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
-	"github.com/seed0f91f25e/multicache/internal/stores"
 	"github.com/seed0f91f25e/multicache/internal/stores/podgroupstore"
 	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // sourceCase is one PodGroup source: how to create its group and make a pod its member.
 type sourceCase struct {
-	source stores.PodGroupSource
+	source store.PodGroupSource
 	group  func(ns string) client.Object
 	member ts.PodOption
 }
 
 var sourceCases = []sourceCase{
-	{stores.PodGroupSourceMulticache, func(ns string) client.Object { return ts.MakePodGroup(ns, "gang", 3) }, ts.InGroup("gang")},
-	{stores.PodGroupSourceNative, func(ns string) client.Object { return ts.MakeNativePodGroup(ns, "gang", 3) }, ts.InNativeGroup("gang")},
-	{stores.PodGroupSourceSchedulerPlugins, func(ns string) client.Object { return ts.MakeSchedulerPluginsPodGroup(ns, "gang", 3) }, ts.InSchedulerPluginsGroup("gang")},
+	{store.PodGroupSourceMulticache, func(ns string) client.Object { return ts.MakePodGroup(ns, "gang", 3) }, ts.InGroup("gang")},
+	{store.PodGroupSourceNative, func(ns string) client.Object { return ts.MakeNativePodGroup(ns, "gang", 3) }, ts.InNativeGroup("gang")},
+	{store.PodGroupSourceSchedulerPlugins, func(ns string) client.Object { return ts.MakeSchedulerPluginsPodGroup(ns, "gang", 3) }, ts.InSchedulerPluginsGroup("gang")},
 }
 
 // TestPodGroupSources_GangsOfEveryAPIGoPendingScheduledRunning runs against an API server
@@ -48,7 +48,7 @@ func TestPodGroupSources_GangsOfEveryAPIGoPendingScheduledRunning(t *testing.T) 
 
 	// The verify loop runs only when the test asks (its runs are counted below).
 	op := startOperatorOn(t, e, func(o *Options) { o.VerifyPeriod = 0 })
-	if want := stores.PodGroupSources; !slices.Equal(op.PodGroupSources, want) {
+	if want := store.PodGroupSources; !slices.Equal(op.PodGroupSources, want) {
 		t.Fatalf("sources found by discovery: %v, want %v", op.PodGroupSources, want)
 	}
 
@@ -118,7 +118,7 @@ func TestPodGroupSources_GangsOfEveryAPIGoPendingScheduledRunning(t *testing.T) 
 
 	// The verify loop repairs a lost group of another API: found twice, re-fed to its
 	// source's feed.
-	for _, src := range []stores.PodGroupSource{stores.PodGroupSourceNative, stores.PodGroupSourceSchedulerPlugins} {
+	for _, src := range []store.PodGroupSource{store.PodGroupSourceNative, store.PodGroupSourceSchedulerPlugins} {
 		last, ok := op.Cache.LastSeenPodGroup(podgroupstore.Key(src, ns, "gang"))
 		if !ok {
 			t.Fatalf("%s group not cached", src)
@@ -139,7 +139,7 @@ func TestPodGroupSources_GangsOfEveryAPIGoPendingScheduledRunning(t *testing.T) 
 	if want := []string{ns + "/scheduling.k8s.io/gang", ns + "/scheduling.x-k8s.io/gang"}; err != nil || !slices.Equal(drifted, want) {
 		t.Fatalf("second verify run: drift %v, %v; want %v", drifted, err, want)
 	}
-	for _, src := range []stores.PodGroupSource{stores.PodGroupSourceNative, stores.PodGroupSourceSchedulerPlugins} {
+	for _, src := range []store.PodGroupSource{store.PodGroupSourceNative, store.PodGroupSourceSchedulerPlugins} {
 		key := podgroupstore.Key(src, ns, "gang")
 		eventually(t, string(src)+" group re-fed", func() (bool, string) {
 			st, ok := op.Cache.PodGroup(key)
@@ -158,22 +158,22 @@ func TestPodGroupSources_GangsOfEveryAPIGoPendingScheduledRunning(t *testing.T) 
 	// Deleting a group: Kubernetes' keeps its protection finalizer while members are left
 	// (and no kube-controller-manager runs here), so it is seen being deleted;
 	// scheduler-plugins' goes, and its members stay counted until they go too.
-	for _, src := range []stores.PodGroupSource{stores.PodGroupSourceNative, stores.PodGroupSourceSchedulerPlugins} {
+	for _, src := range []store.PodGroupSource{store.PodGroupSourceNative, store.PodGroupSourceSchedulerPlugins} {
 		if err := c.Delete(ctx(), groupOf(ns, src)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	eventually(t, "the native group is being deleted", func() (bool, string) {
-		st, ok := op.Cache.PodGroup(podgroupstore.Key(stores.PodGroupSourceNative, ns, "gang"))
+		st, ok := op.Cache.PodGroup(podgroupstore.Key(store.PodGroupSourceNative, ns, "gang"))
 		return ok && st.PodGroup != nil && st.PodGroup.DeletionTimestamp != nil, fmt.Sprintf("%v %+v", ok, st.PodGroup)
 	})
-	spKey := podgroupstore.Key(stores.PodGroupSourceSchedulerPlugins, ns, "gang")
+	spKey := podgroupstore.Key(store.PodGroupSourceSchedulerPlugins, ns, "gang")
 	eventually(t, "the scheduler-plugins group has no object, its 2 members are still counted", func() (bool, string) {
 		st, ok := op.Cache.PodGroup(spKey)
 		return ok && st.PodGroup == nil && st.Counts.Running == 2, fmt.Sprintf("%v %+v", ok, st)
 	})
 	for i := 1; i < 3; i++ {
-		if err := c.Delete(ctx(), ts.MakePod(ns, fmt.Sprintf("%s-%d", stores.PodGroupSourceSchedulerPlugins, i)), client.GracePeriodSeconds(0)); err != nil {
+		if err := c.Delete(ctx(), ts.MakePod(ns, fmt.Sprintf("%s-%d", store.PodGroupSourceSchedulerPlugins, i)), client.GracePeriodSeconds(0)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -185,7 +185,7 @@ func TestPodGroupSources_GangsOfEveryAPIGoPendingScheduledRunning(t *testing.T) 
 }
 
 // groupOf returns the group object of a source, for Get and Delete.
-func groupOf(ns string, src stores.PodGroupSource) client.Object {
+func groupOf(ns string, src store.PodGroupSource) client.Object {
 	for _, c := range sourceCases {
 		if c.source == src {
 			return c.group(ns)
@@ -211,7 +211,7 @@ func TestPodGroupSources_AbsentAPIsAreNotWatched(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []stores.PodGroupSource{stores.PodGroupSourceMulticache}; !slices.Equal(sources, want) {
+	if want := []store.PodGroupSource{store.PodGroupSourceMulticache}; !slices.Equal(sources, want) {
 		t.Errorf("sources %v, want %v", sources, want)
 	}
 	if len(errorLines) > 0 || len(infoLines) != 1 || !strings.Contains(infoLines[0], `"notServed"`) ||
@@ -220,7 +220,7 @@ func TestPodGroupSources_AbsentAPIsAreNotWatched(t *testing.T) {
 	}
 
 	op := startOperator(t)
-	if want := []stores.PodGroupSource{stores.PodGroupSourceMulticache}; !slices.Equal(op.PodGroupSources, want) {
+	if want := []store.PodGroupSource{store.PodGroupSourceMulticache}; !slices.Equal(op.PodGroupSources, want) {
 		t.Errorf("operator sources %v, want %v", op.PodGroupSources, want)
 	}
 	// Caught up (startOperator waited for it) and still running: a feed of an absent API

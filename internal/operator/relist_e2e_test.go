@@ -10,8 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
 
-	"github.com/seed0f91f25e/multicache/internal/stores"
 	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // TestRelist_DeletesMissedWhileTheAPIServerWasDownAreApplied stops the API server, deletes
@@ -70,7 +70,7 @@ func TestRelist_DeletesMissedWhileTheAPIServerWasDownAreApplied(t *testing.T) {
 	for _, err := range op.Cache.CheckInvariants() {
 		t.Error("invariant:", err)
 	}
-	if st, ok := op.Cache.PodState(types.NamespacedName{Namespace: ns, Name: "kept"}); !ok || st.State != stores.PodAdded {
+	if st, ok := op.Cache.PodState(types.NamespacedName{Namespace: ns, Name: "kept"}); !ok || st.State != store.PodAdded {
 		t.Errorf("the kept pod: %+v %v", st, ok)
 	}
 	// The relist decoded the kept pod again at the same version: the cache swaps to the

@@ -18,6 +18,7 @@ import (
 	"github.com/seed0f91f25e/multicache/internal/handler"
 	"github.com/seed0f91f25e/multicache/internal/stores"
 	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 func TestSubCluster_WatchesOnlyItsNodesAndThePodsBoundToThem(t *testing.T) {
@@ -71,7 +72,7 @@ func TestSubCluster_WatchesOnlyItsNodesAndThePodsBoundToThem(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(300 * time.Millisecond) // room for the reconcile of the update
-	if st, ok := op.Cache.PodState(types.NamespacedName{Namespace: ns, Name: "waiting"}); !ok || st.State != stores.PodAssumed {
+	if st, ok := op.Cache.PodState(types.NamespacedName{Namespace: ns, Name: "waiting"}); !ok || st.State != store.PodAssumed {
 		t.Errorf("the assumed pod after an API update: %+v %v, want still Assumed", st, ok)
 	}
 	if _, ok := op.Cache.PodGroup(types.NamespacedName{Namespace: ns, Name: "shard-gang"}); !ok {

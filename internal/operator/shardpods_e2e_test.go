@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 
 	"github.com/seed0f91f25e/multicache/internal/nodepods"
 	"github.com/seed0f91f25e/multicache/internal/stores"
@@ -81,7 +82,7 @@ func TestShard_HoldsOnlyItsNodesPodsAndTheUnboundOnes(t *testing.T) {
 		if !ok {
 			t.Fatal("the assumed pod was dropped while it moved from the unbound watch to its node's")
 		}
-		if st.State == stores.PodAdded && st.Pod.Spec.NodeName == "sp-here" {
+		if st.State == store.PodAdded && st.Pod.Spec.NodeName == "sp-here" {
 			break
 		}
 		if time.Now().After(deadline) {

@@ -41,14 +41,14 @@ type CacheHandler struct {
 	mu                    *sync.RWMutex
 	podReader             client.Reader
 	clock                 clock.WithTicker
-	generations           *Generations
+	generations           *store.Generations
 	// podGroupSources are the enabled PodGroup sources; nil enables every one.
-	podGroupSources map[PodGroupSource]bool
+	podGroupSources map[store.PodGroupSource]bool
 	// accounting are the feature gates of kube-scheduler's charge the flags mirror.
-	accounting Accounting
+	accounting store.Accounting
 
-	getNodeInfo   func(name string) (*NodeInfo, bool)
-	getPodState   func(key types.NamespacedName) (PodStatus, bool)
+	getNodeInfo   func(name string) (*store.NodeInfo, bool)
+	getPodState   func(key types.NamespacedName) (store.PodStatus, bool)
 	podOp         func(pod *corev1.Pod, isAdd bool, skipped ...Name)
 	objectChanged func(kind Kind, key types.NamespacedName)
 
@@ -102,15 +102,15 @@ func (h *CacheHandler) PodReader() client.Reader { return h.podReader }
 func (h *CacheHandler) Clock() clock.WithTicker { return h.clock }
 
 // Generations hands out the generation numbers that incremental snapshots rely on.
-func (h *CacheHandler) Generations() *Generations { return h.generations }
+func (h *CacheHandler) Generations() *store.Generations { return h.generations }
 
 // Accounting is how pods are charged to nodes (the feature gates the flags mirror): what
 // the NodeStore charges and checks is Accounting().PodRequests.
-func (h *CacheHandler) Accounting() Accounting { return h.accounting }
+func (h *CacheHandler) Accounting() store.Accounting { return h.accounting }
 
 // GetNodeInfo returns the NodeStore's live NodeInfo of a node. Callers hold the handler
 // lock and must not modify it.
-func (h *CacheHandler) GetNodeInfo(name string) (*NodeInfo, bool) {
+func (h *CacheHandler) GetNodeInfo(name string) (*store.NodeInfo, bool) {
 	if h.getNodeInfo == nil {
 		return nil, false
 	}
@@ -118,19 +118,21 @@ func (h *CacheHandler) GetNodeInfo(name string) (*NodeInfo, bool) {
 }
 
 // SetNodeHandler wires GetNodeInfo to the NodeStore.
-func (h *CacheHandler) SetNodeHandler(fn func(name string) (*NodeInfo, bool)) { h.getNodeInfo = fn }
+func (h *CacheHandler) SetNodeHandler(fn func(name string) (*store.NodeInfo, bool)) {
+	h.getNodeInfo = fn
+}
 
 // GetPodState returns the PodStore's state of a pod. During a pod event it is still the
 // state before the event: the PodStore is updated last.
-func (h *CacheHandler) GetPodState(key types.NamespacedName) (PodStatus, bool) {
+func (h *CacheHandler) GetPodState(key types.NamespacedName) (store.PodStatus, bool) {
 	if h.getPodState == nil {
-		return PodStatus{}, false
+		return store.PodStatus{}, false
 	}
 	return h.getPodState(key)
 }
 
 // SetPodHandler wires GetPodState to the PodStore.
-func (h *CacheHandler) SetPodHandler(fn func(key types.NamespacedName) (PodStatus, bool)) {
+func (h *CacheHandler) SetPodHandler(fn func(key types.NamespacedName) (store.PodStatus, bool)) {
 	h.getPodState = fn
 }
 
@@ -281,7 +283,7 @@ func (b *CacheHandlerBuilder) ReservationDefaultTTL(d time.Duration) *CacheHandl
 }
 
 // Accounting sets Accounting (default: kube-scheduler v1.37.1's default feature gates).
-func (b *CacheHandlerBuilder) Accounting(a Accounting) *CacheHandlerBuilder {
+func (b *CacheHandlerBuilder) Accounting(a store.Accounting) *CacheHandlerBuilder {
 	b.h.accounting = a
 	return b
 }
@@ -339,6 +341,6 @@ func (b *CacheHandlerBuilder) Build() (*CacheHandler, error) {
 		h.stopCh = make(chan struct{})
 	}
 	h.mu = &sync.RWMutex{}
-	h.generations = &Generations{}
+	h.generations = &store.Generations{}
 	return &h, nil
 }

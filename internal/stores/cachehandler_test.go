@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/seed0f91f25e/multicache/internal/stores"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // TestCacheHandlerBuilder_ReservationTTLSetsTheDefaultUnlessItIsSet: ReservationTTL (the
@@ -35,10 +36,10 @@ func TestCacheHandler_AccountingReachesStoresBuiltInAndOutOfTree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h.Accounting() != (stores.Accounting{}) {
+	if h.Accounting() != (store.Accounting{}) {
 		t.Errorf("default accounting %+v, want kube-scheduler's default gates (the zero value)", h.Accounting())
 	}
-	on := stores.Accounting{DRANodeAllocatableResources: true}
+	on := store.Accounting{DRANodeAllocatableResources: true}
 	if h, err = stores.NewCacheHandlerBuilder().Accounting(on).Build(); err != nil {
 		t.Fatal(err)
 	}

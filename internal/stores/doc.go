@@ -3,7 +3,8 @@
 // ObjectChanged the handler and the built-in stores use), the fan-out order, kinds and
 // operations, and EventError. The contract itself (Store, the event interfaces) and the
 // vocabulary (NodeInfo, Resources, Owner, PodStatus, generations, the Err* reasons) are
-// defined in the public package pkg/multicache/store and aliased here, so that a store
-// written out of tree and a built-in one implement the same definitions. Each built-in store
+// defined once, in the public package pkg/multicache/store, and the built-in stores use them
+// from there, so that a store written out of tree and a built-in one implement the same
+// definitions. Each built-in store
 // lives in its own sub-package.
 package stores

@@ -26,7 +26,7 @@ func (p publicHandle) SubCluster() string            { return p.h.SubCluster() }
 func (p publicHandle) IsStoreEnabled(name Name) bool { return p.h.IsStoreEnabled(name) }
 func (p publicHandle) PodAssumedTTL() time.Duration  { return p.h.PodAssumedTTL() }
 func (p publicHandle) Period() time.Duration         { return p.h.Period() }
-func (p publicHandle) Accounting() Accounting        { return p.h.Accounting() }
+func (p publicHandle) Accounting() store.Accounting  { return p.h.Accounting() }
 func (p publicHandle) StopCh() <-chan struct{}       { return p.h.StopCh() }
 func (p publicHandle) PodReader() client.Reader {
 	if r := p.h.PodReader(); r != nil {
@@ -34,10 +34,10 @@ func (p publicHandle) PodReader() client.Reader {
 	}
 	return nil
 }
-func (p publicHandle) Clock() clock.WithTicker                { return p.h.Clock() }
-func (p publicHandle) Generations() *Generations              { return p.h.Generations() }
-func (p publicHandle) GetNodeInfo(n string) (*NodeInfo, bool) { return p.h.GetNodeInfo(n) }
-func (p publicHandle) GetPodState(key types.NamespacedName) (PodStatus, bool) {
+func (p publicHandle) Clock() clock.WithTicker                      { return p.h.Clock() }
+func (p publicHandle) Generations() *store.Generations              { return p.h.Generations() }
+func (p publicHandle) GetNodeInfo(n string) (*store.NodeInfo, bool) { return p.h.GetNodeInfo(n) }
+func (p publicHandle) GetPodState(key types.NamespacedName) (store.PodStatus, bool) {
 	return p.h.GetPodState(key)
 }
 

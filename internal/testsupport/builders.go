@@ -13,7 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
-	"github.com/seed0f91f25e/multicache/internal/stores"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // PodOption shapes a pod built by MakePod.
@@ -167,8 +167,8 @@ func MakePDB(namespace, name string, allowed int32, matchLabels ...string) *poli
 }
 
 // MakeOwner returns a workload owner whose pod template has the given labels.
-func MakeOwner(ownerType v1alpha1.OwnerType, namespace, name string, labels ...string) *stores.Owner {
-	return &stores.Owner{
+func MakeOwner(ownerType v1alpha1.OwnerType, namespace, name string, labels ...string) *store.Owner {
+	return &store.Owner{
 		Type: ownerType, Namespace: namespace, Name: name,
 		UID: types.UID(fmt.Sprintf("uid-%s-%s-%s", ownerType, namespace, name)), Labels: merge(nil, labels),
 	}

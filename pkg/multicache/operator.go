@@ -164,7 +164,7 @@ func storeFactory(f StoreFactory) handler.Factory {
 	if f == nil {
 		return nil
 	}
-	return func(h *stores.CacheHandler) (stores.Store, error) { return f(stores.PublicHandle(h)) }
+	return func(h *stores.CacheHandler) (store.Store, error) { return f(stores.PublicHandle(h)) }
 }
 
 func names[T ~string](in []T) []string {

@@ -157,7 +157,7 @@ func checkSealed(t *testing.T, v any, api reflect.Type) {
 		"UpdatePod":   reflect.TypeFor[interface{ UpdatePod(_, _ *corev1.Pod) error }](),
 		"DeletePod":   reflect.TypeFor[interface{ DeletePod(*corev1.Pod) error }](),
 		"ReadStore": reflect.TypeFor[interface {
-			ReadStore(stores.Name, func(stores.Store)) bool
+			ReadStore(stores.Name, func(store.Store)) bool
 		}](),
 		"the event API": reflect.TypeFor[handler.ClusterEventsHandler](),
 		"ExpireAssumed": reflect.TypeFor[interface{ ExpireAssumedPods() int }](),

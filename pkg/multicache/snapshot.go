@@ -146,7 +146,7 @@ func (s *Snapshot) Reservation(key types.NamespacedName) (Reservation, bool) {
 
 // getView reads one object of a store's map snapshot (nil: the store is disabled) as its
 // public view.
-func getView[K comparable, V, P any](part *stores.MapSnapshot[K, V], key K, view func(V) P) (P, bool) {
+func getView[K comparable, V, P any](part *store.MapSnapshot[K, V], key K, view func(V) P) (P, bool) {
 	var zero P
 	if part == nil {
 		return zero, false

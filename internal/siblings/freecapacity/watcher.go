@@ -16,7 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/seed0f91f25e/multicache/internal/handler"
-	"github.com/seed0f91f25e/multicache/internal/stores"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // LowNodes is multicache_nodes_low_free{resource}.
@@ -102,7 +102,7 @@ func (w *Watcher) Scan() []string {
 
 // isLow reports, per resource, whether a node with allocatable has less than threshold of
 // it free. Nodes without allocatable (only pods or a CNR known) are not judged.
-func (w *Watcher) isLow(info *stores.NodeInfo) (cpu, memory bool) {
+func (w *Watcher) isLow(info *store.NodeInfo) (cpu, memory bool) {
 	free := info.Free()
 	if a := info.Allocatable.MilliCPU; a > 0 {
 		cpu = float64(free.MilliCPU) < w.threshold*float64(a)

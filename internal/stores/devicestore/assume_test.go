@@ -8,6 +8,7 @@ import (
 
 	"github.com/seed0f91f25e/multicache/internal/stores"
 	"github.com/seed0f91f25e/multicache/internal/stores/devicestore"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // An assumed allocation counts at once, marked on the node, the class, the pool, the device
@@ -18,7 +19,7 @@ func TestAssume_CountsAtOnceMarkedUntilTheAPIsClaimReplacesIt(t *testing.T) {
 	s.AddNode(node("n1"))
 	s.AddDeviceClass(makeClass("gpus"))
 	s.AddResourceSlice(makeSlice("s", gpu, "n1", 1, 1, devs("gpu", 4), onNode("n1")))
-	snap := s.NewSnapshot(stores.SnapshotOptions{}).(*devicestore.Snapshot)
+	snap := s.NewSnapshot(store.SnapshotOptions{}).(*devicestore.Snapshot)
 	s.UpdateSnapshot(snap, 0)
 	since := config.Generations().Current()
 

@@ -43,6 +43,7 @@ import (
 	"k8s.io/dynamic-resource-allocation/structured"
 
 	"github.com/seed0f91f25e/multicache/internal/stores"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // DeviceID names a device: driver, pool and device name (kube-scheduler's own type).
@@ -79,7 +80,7 @@ type Store struct {
 	extended *extendedResources
 
 	// views are the devices of each node, versioned for snapshots.
-	views *stores.Versioned[string, *nodeEntry]
+	views *store.Versioned[string, *nodeEntry]
 	// totals are the cluster's devices (totals.go); miscounted is set by a self-check that
 	// found them wrong, cleared by one that found them right (RebuildTotals acts only then).
 	totals     totals
@@ -89,12 +90,12 @@ type Store struct {
 }
 
 var (
-	_ stores.Store                = (*Store)(nil)
-	_ stores.NodeHandler          = (*Store)(nil)
+	_ store.Store                 = (*Store)(nil)
+	_ store.NodeHandler           = (*Store)(nil)
 	_ stores.ResourceSliceHandler = (*Store)(nil)
 	_ stores.ResourceClaimHandler = (*Store)(nil)
 	_ stores.DeviceClassHandler   = (*Store)(nil)
-	_ stores.TotalsRebuilder      = (*Store)(nil)
+	_ store.TotalsRebuilder       = (*Store)(nil)
 )
 
 // New returns an empty DeviceStore.
@@ -112,7 +113,7 @@ func New(h *stores.CacheHandler) *Store {
 		celCache:  cel.NewCache(celCacheSize, cel.Features{EnableConsumableCapacity: true}),
 		classSets: newClassSets(),
 		extended:  newExtendedResources(h),
-		views:     stores.NewVersioned[string, *nodeEntry](h.Generations()),
+		views:     store.NewVersioned[string, *nodeEntry](h.Generations()),
 		totals:    newTotals(),
 		seen:      map[string]bool{},
 	}

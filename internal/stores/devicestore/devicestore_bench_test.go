@@ -8,6 +8,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/seed0f91f25e/multicache/internal/stores"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // BenchmarkDevices_LargeCluster loads the devices of `make bench-e2e SIZE=large`'s DRA
@@ -41,7 +42,7 @@ func BenchmarkDevices_LargeCluster(b *testing.B) {
 			n := nodeObjs[i%nodes].name
 			s.AddResourceClaim(makeClaim("ns", fmt.Sprintf("claim-%d", i), result{gpu, n, fmt.Sprintf("gpu%d", i/nodes), "", false}))
 		}
-		snap := s.NewSnapshot(stores.SnapshotOptions{})
+		snap := s.NewSnapshot(store.SnapshotOptions{})
 		s.UpdateSnapshot(snap, 0)
 		if v, _ := s.Node("node-0000"); v.Allocated != claims/nodes || ptr.Deref(&v.Total, 0) != perNode {
 			b.Fatalf("node-0000: %+v", v)

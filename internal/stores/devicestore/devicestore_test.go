@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/seed0f91f25e/multicache/internal/stores"
 	"github.com/seed0f91f25e/multicache/internal/stores/devicestore"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 const gpu = "gpu.example.com"
@@ -224,7 +224,7 @@ func TestDevices_SnapshotCopiesOnlyChangedNodes(t *testing.T) {
 	s.AddNode(node("n2"))
 	s.AddResourceSlice(makeSlice("s1", gpu, "n1", 1, 1, devs("gpu", 2), onNode("n1")))
 	s.AddResourceSlice(makeSlice("s2", gpu, "n2", 1, 1, devs("gpu", 2), onNode("n2")))
-	snap := s.NewSnapshot(stores.SnapshotOptions{}).(*devicestore.Snapshot)
+	snap := s.NewSnapshot(store.SnapshotOptions{}).(*devicestore.Snapshot)
 	s.UpdateSnapshot(snap, 0)
 	if v, ok := snap.Get("n1"); !ok || v.Total != 2 || snap.Len() != 2 {
 		t.Fatalf("snapshot: %+v %v, len %d", v, ok, snap.Len())

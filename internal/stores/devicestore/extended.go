@@ -12,6 +12,7 @@ import (
 	"k8s.io/dynamic-resource-allocation/deviceclass/extendedresourcecache"
 
 	"github.com/seed0f91f25e/multicache/internal/stores"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // extendedResources are the extended resources DRA serves (DRAExtendedResource, GA in
@@ -38,7 +39,7 @@ type extendedClaim struct {
 	name, node string
 }
 
-var _ stores.PodHandler = (*Store)(nil)
+var _ store.PodHandler = (*Store)(nil)
 
 func newExtendedResources(h *stores.CacheHandler) *extendedResources {
 	e := &extendedResources{
@@ -113,10 +114,10 @@ func (s *Store) ServedByDRA(allocatable corev1.ResourceList, name corev1.Resourc
 // AddPod records the extended-resource claim of a bound, running pod.
 func (s *Store) AddPod(pod *corev1.Pod) {
 	st := pod.Status.ExtendedResourceClaimStatus
-	if st == nil || pod.Spec.NodeName == "" || stores.IsTerminal(pod) {
+	if st == nil || pod.Spec.NodeName == "" || store.IsTerminal(pod) {
 		return
 	}
-	s.extended.claims[stores.PodKey(pod)] = extendedClaim{name: st.ResourceClaimName, node: pod.Spec.NodeName}
+	s.extended.claims[store.PodKey(pod)] = extendedClaim{name: st.ResourceClaimName, node: pod.Spec.NodeName}
 }
 
 // UpdatePod follows a pod's extended-resource claim.
@@ -131,7 +132,7 @@ func (s *Store) UpdatePod(oldPod, newPod *corev1.Pod) {
 // DeletePod forgets a pod's extended-resource claim.
 func (s *Store) DeletePod(pod *corev1.Pod) {
 	if pod.Status.ExtendedResourceClaimStatus != nil {
-		delete(s.extended.claims, stores.PodKey(pod))
+		delete(s.extended.claims, store.PodKey(pod))
 	}
 }
 

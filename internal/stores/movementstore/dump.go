@@ -3,7 +3,7 @@ package movementstore
 import (
 	"fmt"
 
-	"github.com/seed0f91f25e/multicache/internal/stores"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // MovementDump is the debug view of one movement.
@@ -61,10 +61,10 @@ func (s *Store) Dump() any {
 // on a node; the owner index lists exactly the owners of the movements' specs.
 func (s *Store) CheckInvariants() []error {
 	var errs []error
-	want := map[stores.OwnerKey]map[string]struct{}{}
+	want := map[store.OwnerKey]map[string]struct{}{}
 	s.movements.Range(func(name string, mv *movement) bool {
 		for key, pod := range mv.pods {
-			if got, ok := consumed(pod); !ok || got != name || stores.PodKey(pod) != key {
+			if got, ok := consumed(pod); !ok || got != name || store.PodKey(pod) != key {
 				errs = append(errs, fmt.Errorf("movement %s: pod %s did not consume it", name, key))
 			}
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
 	"github.com/seed0f91f25e/multicache/internal/stores"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // movement is one Movement (nil while only pods refer to it) and the pods that consumed it.
@@ -21,23 +22,23 @@ type movement struct {
 // Store is the MovementStore.
 type Store struct {
 	h         *stores.CacheHandler
-	movements *stores.Versioned[string, *movement]
+	movements *store.Versioned[string, *movement]
 	// byOwner indexes which movements make suggestions for an owner.
-	byOwner map[stores.OwnerKey]map[string]struct{}
+	byOwner map[store.OwnerKey]map[string]struct{}
 }
 
 var (
-	_ stores.Store           = (*Store)(nil)
-	_ stores.PodHandler      = (*Store)(nil)
-	_ stores.MovementHandler = (*Store)(nil)
+	_ store.Store           = (*Store)(nil)
+	_ store.PodHandler      = (*Store)(nil)
+	_ store.MovementHandler = (*Store)(nil)
 )
 
 // New returns an empty MovementStore.
 func New(h *stores.CacheHandler) *Store {
 	return &Store{
 		h:         h,
-		movements: stores.NewVersioned[string, *movement](h.Generations()),
-		byOwner:   map[stores.OwnerKey]map[string]struct{}{},
+		movements: store.NewVersioned[string, *movement](h.Generations()),
+		byOwner:   map[store.OwnerKey]map[string]struct{}{},
 	}
 }
 
@@ -60,7 +61,7 @@ func (s *Store) AddPod(pod *corev1.Pod) {
 		return
 	}
 	mv := s.getOrCreate(name)
-	mv.pods[stores.PodKey(pod)] = pod
+	mv.pods[store.PodKey(pod)] = pod
 	s.changed(mv)
 }
 
@@ -70,7 +71,7 @@ func (s *Store) UpdatePod(oldPod, newPod *corev1.Pod) {
 	newName, is := consumed(newPod)
 	if was && is && oldName == newName {
 		if mv, ok := s.movements.Get(newName); ok {
-			mv.pods[stores.PodKey(newPod)] = newPod
+			mv.pods[store.PodKey(newPod)] = newPod
 			s.changed(mv)
 			return
 		}
@@ -90,7 +91,7 @@ func (s *Store) DeletePod(pod *corev1.Pod) {
 		return
 	}
 	if mv, found := s.movements.Get(name); found {
-		delete(mv.pods, stores.PodKey(pod))
+		delete(mv.pods, store.PodKey(pod))
 		s.changedOrGone(mv)
 	}
 }
@@ -164,6 +165,6 @@ func (s *Store) changedOrGone(mv *movement) {
 	s.changed(mv)
 }
 
-func ownerKey(o v1alpha1.OwnerInfo) stores.OwnerKey {
-	return stores.OwnerKey{Type: o.Type, Namespace: o.Namespace, Name: o.Name}
+func ownerKey(o v1alpha1.OwnerInfo) store.OwnerKey {
+	return store.OwnerKey{Type: o.Type, Namespace: o.Namespace, Name: o.Name}
 }

@@ -9,11 +9,12 @@ import (
 	"github.com/seed0f91f25e/multicache/internal/stores"
 	"github.com/seed0f91f25e/multicache/internal/stores/movementstore"
 	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 var (
 	webOwner = v1alpha1.OwnerInfo{Type: v1alpha1.OwnerReplicaSet, Namespace: "ns", Name: "web"}
-	webKey   = stores.OwnerKey{Type: v1alpha1.OwnerReplicaSet, Namespace: "ns", Name: "web"}
+	webKey   = store.OwnerKey{Type: v1alpha1.OwnerReplicaSet, Namespace: "ns", Name: "web"}
 )
 
 func newStore(t *testing.T) *movementstore.Store {

@@ -4,7 +4,7 @@ import (
 	"sort"
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
-	"github.com/seed0f91f25e/multicache/internal/stores"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // NodeSuggestion is one node suggested for an owner and the pods that landed there.
@@ -54,7 +54,7 @@ func (mv *movement) view() MovementView {
 		}
 		firstUnsuggested := len(sug.Nodes)
 		for key, pod := range mv.pods {
-			owner, uid, isOwned := stores.ControllerOwner(pod)
+			owner, uid, isOwned := store.ControllerOwner(pod)
 			if !isOwned || owner != ownerKey(o.Owner) || (o.Owner.UID != "" && o.Owner.UID != uid) {
 				continue
 			}
@@ -92,7 +92,7 @@ func (s *Store) Get(name string) (MovementView, bool) {
 
 // SuggestionsFor returns, for an owner, how many more pods each node should receive, summed
 // over every movement with suggestions for it. Nodes with nothing left are omitted.
-func (s *Store) SuggestionsFor(owner stores.OwnerKey) map[string]int64 {
+func (s *Store) SuggestionsFor(owner store.OwnerKey) map[string]int64 {
 	left := map[string]int64{}
 	for name := range s.byOwner[owner] {
 		mv, ok := s.movements.Get(name)

@@ -11,6 +11,7 @@ import (
 	"github.com/seed0f91f25e/multicache/internal/stores"
 	"github.com/seed0f91f25e/multicache/internal/stores/nodestore"
 	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // withNodeAllocatableClaim records, as kube-scheduler does with DRANodeAllocatableResources,
@@ -29,7 +30,7 @@ func withNodeAllocatableClaim(cpu, memory string) ts.PodOption {
 
 func TestNodes_DRANodeAllocatableResourcesChargesWhatComponentHelpersDoesWithTheOption(t *testing.T) {
 	for _, on := range []bool{false, true} {
-		cfg, err := stores.NewCacheHandlerBuilder().Accounting(stores.Accounting{DRANodeAllocatableResources: on}).Build()
+		cfg, err := stores.NewCacheHandlerBuilder().Accounting(store.Accounting{DRANodeAllocatableResources: on}).Build()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -43,9 +44,9 @@ func TestNodes_DRANodeAllocatableResourcesChargesWhatComponentHelpersDoesWithThe
 		recorded := ts.MakePod("ns", "dra", ts.OnNode("n"), ts.Requests("1", "1Gi"), withNodeAllocatableClaim("2", "3Gi"))
 		s.UpdatePod(dra, recorded)
 
-		var want stores.Resources
+		var want store.Resources
 		for _, p := range []*corev1.Pod{plain, recorded} {
-			r := stores.ResourcesFromList(resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{
+			r := store.ResourcesFromList(resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{
 				UseStatusResources: true, InPlacePodLevelResourcesVerticalScalingEnabled: true,
 				UseDRANodeAllocatableResourceClaimStatus: on,
 			}))
@@ -63,7 +64,7 @@ func TestNodes_DRANodeAllocatableResourcesChargesWhatComponentHelpersDoesWithThe
 		s.DeletePod(recorded)
 		s.DeletePod(plain)
 		info, _ = s.Get("n")
-		if !info.Requested.Equal(stores.Resources{}) {
+		if !info.Requested.Equal(store.Resources{}) {
 			t.Errorf("DRANodeAllocatableResources=%v: %v left after every pod went", on, info.Requested.ResourceList())
 		}
 	}

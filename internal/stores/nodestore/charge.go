@@ -3,12 +3,12 @@ package nodestore
 import (
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/seed0f91f25e/multicache/internal/stores"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // chargePod adds a pod (or placeholder) to a NodeInfo: req is what it was charged; the part
 // of it DRA devices serve (extended.go) goes to DRARequested, the rest to its pool.
-func (s *Store) chargePod(info *stores.NodeInfo, pod *corev1.Pod, req stores.Resources) {
+func (s *Store) chargePod(info *store.NodeInfo, pod *corev1.Pod, req store.Resources) {
 	if isPlaceholder(pod) {
 		info.Placeholders = append(info.Placeholders, pod)
 	} else {
@@ -19,13 +19,13 @@ func (s *Store) chargePod(info *stores.NodeInfo, pod *corev1.Pod, req stores.Res
 }
 
 // addCharge adds the node's and DRA's parts of a pod's charge to the node's sums.
-func addCharge(info *stores.NodeInfo, pod *corev1.Pod, node, dra stores.Resources) {
+func addCharge(info *store.NodeInfo, pod *corev1.Pod, node, dra store.Resources) {
 	info.DRARequested.Add(dra)
 	switch {
 	case isPlaceholder(pod):
 		info.Requested.Add(node)
 		info.Reserved.Add(node)
-	case stores.IsBestEffort(pod):
+	case store.IsBestEffort(pod):
 		info.BestEffortRequested.Add(node)
 	default:
 		info.Requested.Add(node)
@@ -34,7 +34,7 @@ func addCharge(info *stores.NodeInfo, pod *corev1.Pod, node, dra stores.Resource
 
 // unchargePod removes what chargePod added for req and returns the object the node held for
 // pod (nil when it held none).
-func (s *Store) unchargePod(info *stores.NodeInfo, pod *corev1.Pod, req stores.Resources) *corev1.Pod {
+func (s *Store) unchargePod(info *store.NodeInfo, pod *corev1.Pod, req store.Resources) *corev1.Pod {
 	list := &info.Pods
 	if isPlaceholder(pod) {
 		list = &info.Placeholders
@@ -49,7 +49,7 @@ func (s *Store) unchargePod(info *stores.NodeInfo, pod *corev1.Pod, req stores.R
 	case isPlaceholder(pod):
 		info.Requested.Sub(node)
 		info.Reserved.Sub(node)
-	case stores.IsBestEffort(pod):
+	case store.IsBestEffort(pod):
 		info.BestEffortRequested.Sub(node)
 	default:
 		info.Requested.Sub(node)
@@ -59,7 +59,7 @@ func (s *Store) unchargePod(info *stores.NodeInfo, pod *corev1.Pod, req stores.R
 
 // replacePod swaps the object of a pod whose charge does not change and returns the object
 // it replaced (nil when the node held none).
-func replacePod(info *stores.NodeInfo, oldPod, newPod *corev1.Pod) *corev1.Pod {
+func replacePod(info *store.NodeInfo, oldPod, newPod *corev1.Pod) *corev1.Pod {
 	list := info.Pods
 	if isPlaceholder(oldPod) {
 		list = info.Placeholders
@@ -107,6 +107,6 @@ func indexOf(list []*corev1.Pod, pod *corev1.Pod) int {
 }
 
 func isPlaceholder(pod *corev1.Pod) bool {
-	_, ok := stores.PlaceholderOf(pod)
+	_, ok := store.PlaceholderOf(pod)
 	return ok
 }

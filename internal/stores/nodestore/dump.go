@@ -5,7 +5,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/seed0f91f25e/multicache/internal/stores"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // NodeDump is the debug view of one node.
@@ -34,8 +34,8 @@ func (s *Store) Dump() any { return s.DumpDeferred()() }
 // DumpDeferred implements stores.DeferredDumper: it clones the NodeInfos (their pod lists
 // are slices of shared pointers) and renders them later.
 func (s *Store) DumpDeferred() func() any {
-	infos := make([]*stores.NodeInfo, 0, s.nodes.Len())
-	s.Range(func(info *stores.NodeInfo) bool {
+	infos := make([]*store.NodeInfo, 0, s.nodes.Len())
+	s.Range(func(info *store.NodeInfo) bool {
 		infos = append(infos, info.Clone())
 		return true
 	})
@@ -45,7 +45,7 @@ func (s *Store) DumpDeferred() func() any {
 // Names returns the name of every node held; call it with the handler's read lock held.
 func (s *Store) Names() []string {
 	names := make([]string, 0, s.nodes.Len())
-	s.nodes.Range(func(name string, _ *stores.NodeInfo) bool {
+	s.nodes.Range(func(name string, _ *store.NodeInfo) bool {
 		names = append(names, name)
 		return true
 	})
@@ -53,7 +53,7 @@ func (s *Store) Names() []string {
 }
 
 // DumpNodes renders cloned NodeInfos: NodeDump by node name.
-func DumpNodes(infos []*stores.NodeInfo) map[string]NodeDump {
+func DumpNodes(infos []*store.NodeInfo) map[string]NodeDump {
 	out := make(map[string]NodeDump, len(infos))
 	for _, info := range infos {
 		out[info.Name] = DumpNode(info)
@@ -62,7 +62,7 @@ func DumpNodes(infos []*stores.NodeInfo) map[string]NodeDump {
 }
 
 // DumpNode renders one NodeInfo.
-func DumpNode(info *stores.NodeInfo) NodeDump {
+func DumpNode(info *store.NodeInfo) NodeDump {
 	d := NodeDump{
 		Sources:               []string{},
 		Allocatable:           info.Allocatable.ResourceList(),
@@ -89,7 +89,7 @@ func DumpNode(info *stores.NodeInfo) NodeDump {
 		d.Pods = append(d.Pods, p.Namespace+"/"+p.Name)
 	}
 	for _, p := range info.Placeholders {
-		key, _ := stores.PlaceholderOf(p)
+		key, _ := store.PlaceholderOf(p)
 		d.Reservations = append(d.Reservations, key.String())
 	}
 	sort.Strings(d.Pods)

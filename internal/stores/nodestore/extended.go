@@ -7,7 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/seed0f91f25e/multicache/internal/stores"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // Extended resources served by DRA (DRAExtendedResource, GA in v1.37). A pod asking for
@@ -29,7 +29,7 @@ import (
 // draServed reports whether DRA devices serve a node's requests for a resource: the node's
 // allocatable lists none of it and a DeviceClass serves it (NodeResourcesFit's
 // shouldDelegateResourceToDRA).
-func (s *Store) draServed(info *stores.NodeInfo, name corev1.ResourceName) bool {
+func (s *Store) draServed(info *store.NodeInfo, name corev1.ResourceName) bool {
 	if info.Allocatable.Scalar[name] > 0 {
 		return false
 	}
@@ -40,9 +40,9 @@ func (s *Store) draServed(info *stores.NodeInfo, name corev1.ResourceName) bool 
 // split divides a pod's requests into what is charged to the node's allocatable and what
 // DRA devices serve (served decides, per resource name). Without such a resource it
 // returns req itself and a zero dra, allocating nothing.
-func split(req stores.Resources, served func(corev1.ResourceName) bool) (node, dra stores.Resources) {
+func split(req store.Resources, served func(corev1.ResourceName) bool) (node, dra store.Resources) {
 	if len(req.Scalar) == 0 {
-		return req, stores.Resources{}
+		return req, store.Resources{}
 	}
 	for name, v := range req.Scalar {
 		if served(name) {
@@ -66,21 +66,21 @@ func split(req stores.Resources, served func(corev1.ResourceName) bool) (node, d
 }
 
 // splitOn is split with the node's current decision.
-func (s *Store) splitOn(info *stores.NodeInfo, req stores.Resources) (node, dra stores.Resources) {
+func (s *Store) splitOn(info *store.NodeInfo, req store.Resources) (node, dra store.Resources) {
 	if len(req.Scalar) == 0 {
-		return req, stores.Resources{} // most pods: nothing to decide, no closure
+		return req, store.Resources{} // most pods: nothing to decide, no closure
 	}
 	return split(req, func(name corev1.ResourceName) bool { return s.draServed(info, name) })
 }
 
 // holdsScalar reports whether some pod or placeholder of the node requests a resource other
 // than cpu, memory, ephemeral storage and pods: only those can be DRA's.
-func holdsScalar(info *stores.NodeInfo) bool {
+func holdsScalar(info *store.NodeInfo) bool {
 	return len(info.Requested.Scalar) > 0 || len(info.BestEffortRequested.Scalar) > 0 || len(info.DRARequested.Scalar) > 0
 }
 
 // holdsAny reports whether some pod or placeholder of the node requests one of names.
-func holdsAny(info *stores.NodeInfo, names []corev1.ResourceName) bool {
+func holdsAny(info *store.NodeInfo, names []corev1.ResourceName) bool {
 	if !holdsScalar(info) {
 		return false
 	}
@@ -94,8 +94,8 @@ func holdsAny(info *stores.NodeInfo, names []corev1.ResourceName) bool {
 
 // resplit recomputes a node's sums from the charges it remembers, with the current
 // decision of which resources DRA serves.
-func (s *Store) resplit(info *stores.NodeInfo) {
-	info.Requested, info.BestEffortRequested, info.Reserved, info.DRARequested = stores.Resources{}, stores.Resources{}, stores.Resources{}, stores.Resources{}
+func (s *Store) resplit(info *store.NodeInfo) {
+	info.Requested, info.BestEffortRequested, info.Reserved, info.DRARequested = store.Resources{}, store.Resources{}, store.Resources{}, store.Resources{}
 	for _, list := range [][]*corev1.Pod{info.Pods, info.Placeholders} {
 		for _, p := range list {
 			node, dra := s.splitOn(info, s.charges[p])
@@ -107,8 +107,8 @@ func (s *Store) resplit(info *stores.NodeInfo) {
 // extendedResourcesChanged recomputes the sums of every node holding a request for one of
 // these resources, after a DeviceClass event may have changed whether DRA serves them.
 func (s *Store) extendedResourcesChanged(names []corev1.ResourceName) {
-	var held []*stores.NodeInfo
-	s.nodes.Range(func(_ string, info *stores.NodeInfo) bool {
+	var held []*store.NodeInfo
+	s.nodes.Range(func(_ string, info *store.NodeInfo) bool {
 		if holdsAny(info, names) {
 			held = append(held, info)
 		}
@@ -123,7 +123,7 @@ func (s *Store) extendedResourcesChanged(names []corev1.ResourceName) {
 
 // listedScalars returns the extended resources (and other scalar ones) an allocatable
 // lists with a positive amount.
-func listedScalars(r stores.Resources) map[corev1.ResourceName]bool {
+func listedScalars(r store.Resources) map[corev1.ResourceName]bool {
 	var out map[corev1.ResourceName]bool
 	for name, v := range r.Scalar {
 		if v > 0 {
@@ -154,7 +154,7 @@ func sameNames(a, b map[corev1.ResourceName]bool) bool {
 // records it before it binds such a pod, so the pod was bound by something that did not
 // have DRA allocate it devices, and no device is charged for those requests. An assumed pod
 // is not checked: its scheduler records the claim before it binds.
-func (s *Store) checkExtendedClaim(node string, pod *corev1.Pod, charge stores.Resources, served map[corev1.ResourceName]bool) error {
+func (s *Store) checkExtendedClaim(node string, pod *corev1.Pod, charge store.Resources, served map[corev1.ResourceName]bool) error {
 	if len(charge.Scalar) == 0 || pod.Status.ExtendedResourceClaimStatus != nil {
 		return nil
 	}
@@ -167,11 +167,11 @@ func (s *Store) checkExtendedClaim(node string, pod *corev1.Pod, charge stores.R
 	if len(names) == 0 {
 		return nil
 	}
-	if st, ok := s.h.GetPodState(stores.PodKey(pod)); ok && st.State == stores.PodAssumed {
+	if st, ok := s.h.GetPodState(store.PodKey(pod)); ok && st.State == store.PodAssumed {
 		return nil
 	}
 	slices.Sort(names)
 	return fmt.Errorf("node %s: pod %s asks for %s, which DRA devices serve there (the node's allocatable lists none of it and a DeviceClass names it), "+
 		"but has no extended-resource claim (pod.status.extendedResourceClaimStatus), so no device is charged for it: "+
-		"whatever bound it did not have DRA allocate it a claim, as kube-scheduler's DynamicResources plugin does", node, stores.PodKey(pod), strings.Join(names, ", "))
+		"whatever bound it did not have DRA allocate it a claim, as kube-scheduler's DynamicResources plugin does", node, store.PodKey(pod), strings.Join(names, ", "))
 }

@@ -11,10 +11,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
-	"github.com/seed0f91f25e/multicache/internal/stores"
 	"github.com/seed0f91f25e/multicache/internal/stores/devicestore"
 	"github.com/seed0f91f25e/multicache/internal/stores/nodestore"
 	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 const gpu corev1.ResourceName = "example.com/gpu"
@@ -104,7 +104,7 @@ func TestNodes_AnExtendedResourceAClassServesIsChargedToDevicesWhereTheNodeLists
 	s.DeletePod(onPlugin)
 	for _, n := range []string{"dra", "plugin"} {
 		info, _ := s.Get(n)
-		if !info.Requested.Equal(stores.Resources{}) || !info.DRARequested.Equal(stores.Resources{}) {
+		if !info.Requested.Equal(store.Resources{}) || !info.DRARequested.Equal(store.Resources{}) {
 			t.Errorf("node %s after the pods left: requested %v, DRA %v; want nothing", n, info.Requested.ResourceList(), info.DRARequested.ResourceList())
 		}
 	}
@@ -155,8 +155,8 @@ func TestNodes_TheDRAChargeFollowsClassesAndTheNodesAllocatable(t *testing.T) {
 		s.DeletePod(p)
 	}
 	info, _ := s.Get("n")
-	for _, r := range []stores.Resources{info.Requested, info.BestEffortRequested, info.Reserved, info.DRARequested} {
-		if !r.Equal(stores.Resources{}) {
+	for _, r := range []store.Resources{info.Requested, info.BestEffortRequested, info.Reserved, info.DRARequested} {
+		if !r.Equal(store.Resources{}) {
 			t.Errorf("after every pod left: %v left charged (negative or stale)", r.ResourceList())
 		}
 	}
@@ -189,7 +189,7 @@ func TestNodes_APlaceholdersDRAServedResourceIsNotReserved(t *testing.T) {
 	devices.AddDeviceClass(gpuClass("gpus", gpu))
 	r := ts.MakeReservation("ns", "r", "n", "1", "1Gi")
 	r.Spec.Resources[gpu] = resource.MustParse("1")
-	ph := stores.NewPlaceholderPod(r, "n")
+	ph := store.NewPlaceholderPod(r, "n")
 	s.AddPod(ph)
 	info, _ := s.Get("n")
 	if info.Reserved.Scalar[gpu] != 0 || info.DRARequested.Scalar[gpu] != 1 || info.Reserved.MilliCPU != 1000 {
@@ -199,7 +199,7 @@ func TestNodes_APlaceholdersDRAServedResourceIsNotReserved(t *testing.T) {
 	s.DeletePod(ph)
 	if _, ok := s.Get("n"); ok {
 		info, _ = s.Get("n")
-		if !info.DRARequested.Equal(stores.Resources{}) || !info.Reserved.Equal(stores.Resources{}) {
+		if !info.DRARequested.Equal(store.Resources{}) || !info.Reserved.Equal(store.Resources{}) {
 			t.Errorf("after the placeholder left: reserved %v, DRA %v", info.Reserved.ResourceList(), info.DRARequested.ResourceList())
 		}
 	}
@@ -251,8 +251,8 @@ func TestNodes_APodDRAServesWithoutAnExtendedResourceClaimIsReported(t *testing.
 	if req, _, dra := split(t, s, "n", gpu); req != 0 || dra != 2 {
 		t.Errorf("requested %d, DRA %d; want 0 and 2", req, dra)
 	}
-	config.SetPodHandler(func(key types.NamespacedName) (stores.PodStatus, bool) {
-		return stores.PodStatus{State: stores.PodAssumed}, key.Name == "bare"
+	config.SetPodHandler(func(key types.NamespacedName) (store.PodStatus, bool) {
+		return store.PodStatus{State: store.PodAssumed}, key.Name == "bare"
 	})
 	checkInvariants(t, s)
 }

@@ -10,8 +10,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/seed0f91f25e/multicache/internal/stores"
 	"github.com/seed0f91f25e/multicache/internal/yield"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // recomputedPerCheck bounds how many pods one check recomputes the requests of (the costly
@@ -25,7 +25,7 @@ func (s *Store) CheckInvariants() []error { return s.CheckInvariantsDeferred()()
 // heldPod is a pod (or placeholder) a node holds, with what it was charged.
 type heldPod struct {
 	pod         *corev1.Pod
-	charge      stores.Resources // never mutated once remembered
+	charge      store.Resources // never mutated once remembered
 	remembered  bool
 	placeholder bool
 }
@@ -33,7 +33,7 @@ type heldPod struct {
 // nodeCheck is what the check copies of one node under the lock.
 type nodeCheck struct {
 	name                                 string
-	requested, bestEffort, reserved, dra stores.Resources
+	requested, bestEffort, reserved, dra store.Resources
 	held                                 []heldPod
 	// draServed are the resources, of those its pods request, that DRA serves on the node.
 	draServed map[corev1.ResourceName]bool
@@ -53,8 +53,8 @@ type nodeCheck struct {
 // returns. It is BeginCheck and CopyNodes of every node under one hold of the lock.
 func (s *Store) CheckInvariantsDeferred() func() []error {
 	c := s.BeginCheck()
-	infos := make([]*stores.NodeInfo, 0, s.nodes.Len())
-	s.Range(func(info *stores.NodeInfo) bool {
+	infos := make([]*store.NodeInfo, 0, s.nodes.Len())
+	s.Range(func(info *store.NodeInfo) bool {
 		infos = append(infos, info)
 		return true
 	})
@@ -80,7 +80,7 @@ type Check struct {
 func (s *Store) BeginCheck() *Check {
 	c := &Check{s: s}
 	held := 0
-	s.nodes.Range(func(_ string, info *stores.NodeInfo) bool {
+	s.nodes.Range(func(_ string, info *store.NodeInfo) bool {
 		held += len(info.Pods) + len(info.Placeholders)
 		return true
 	})
@@ -95,7 +95,7 @@ func (s *Store) BeginCheck() *Check {
 // CopyNodes, with the handler's read lock held, copies what the check needs of these nodes
 // (the store's live NodeInfos) and checks what is per node. onPod, when set, is called for
 // each pod (not placeholder) a node holds, under the same hold.
-func (c *Check) CopyNodes(infos []*stores.NodeInfo, onPod func(node string, pod *corev1.Pod)) {
+func (c *Check) CopyNodes(infos []*store.NodeInfo, onPod func(node string, pod *corev1.Pod)) {
 	s := c.s
 	for _, info := range infos {
 		n := nodeCheck{name: info.Name, requested: info.Requested.Clone(), bestEffort: info.BestEffortRequested.Clone(),
@@ -159,17 +159,17 @@ func (chk *Check) Finish() []error {
 	var y yield.Yielder
 	i := uint64(0)
 	for n, c := range nodes {
-		var requested, bestEffort, reserved, dra stores.Resources
+		var requested, bestEffort, reserved, dra store.Resources
 		served := func(name corev1.ResourceName) bool { return c.draServed[name] }
 		for _, h := range c.held {
 			y.Step()
 			p := h.pod
 			if !h.remembered {
-				errs = append(errs, fmt.Errorf("node %s: pod %s is held with no remembered charge", c.name, stores.PodKey(p)))
+				errs = append(errs, fmt.Errorf("node %s: pod %s is held with no remembered charge", c.name, store.PodKey(p)))
 			} else if i%shares == share {
 				if req := chk.s.acct.PodRequests(p); !h.charge.Equal(req) {
 					errs = append(errs, fmt.Errorf("node %s: pod %s was charged %v, its requests are %v",
-						c.name, stores.PodKey(p), h.charge.ResourceList(), req.ResourceList()))
+						c.name, store.PodKey(p), h.charge.ResourceList(), req.ResourceList()))
 				}
 			}
 			i++
@@ -182,12 +182,12 @@ func (chk *Check) Finish() []error {
 			}
 			placed = append(placed, placedPod{podKeyHash(&keys, p), p, n})
 			if p.Spec.NodeName != c.name {
-				errs = append(errs, fmt.Errorf("node %s: pod %s is bound to %q", c.name, stores.PodKey(p), p.Spec.NodeName))
+				errs = append(errs, fmt.Errorf("node %s: pod %s is bound to %q", c.name, store.PodKey(p), p.Spec.NodeName))
 			}
-			if stores.IsTerminal(p) {
-				errs = append(errs, fmt.Errorf("node %s: terminal pod %s is still charged", c.name, stores.PodKey(p)))
+			if store.IsTerminal(p) {
+				errs = append(errs, fmt.Errorf("node %s: terminal pod %s is still charged", c.name, store.PodKey(p)))
 			}
-			if stores.IsBestEffort(p) {
+			if store.IsBestEffort(p) {
 				bestEffort.Add(charge)
 			} else {
 				requested.Add(charge)
@@ -195,7 +195,7 @@ func (chk *Check) Finish() []error {
 		}
 		for _, sum := range []struct {
 			what      string
-			got, want stores.Resources
+			got, want store.Resources
 		}{
 			{"requested", c.requested, requested},
 			{"best-effort requested", c.bestEffort, bestEffort},
@@ -245,7 +245,7 @@ func onTwoNodes(placed []placedPod, nodes []nodeCheck, y *yield.Yielder) []error
 			for k := 1; k < len(run); k++ {
 				a, b := run[k-1], run[k]
 				if a.pod.Namespace == b.pod.Namespace && a.pod.Name == b.pod.Name {
-					key := stores.PodKey(b.pod)
+					key := store.PodKey(b.pod)
 					dups = append(dups, found{key, fmt.Errorf("node %s: pod %s is also on node %s", nodes[b.node].name, key, nodes[a.node].name)})
 				}
 			}

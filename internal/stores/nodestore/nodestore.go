@@ -9,39 +9,40 @@ import (
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
 	"github.com/seed0f91f25e/multicache/internal/stores"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // Store is the NodeStore.
 type Store struct {
 	h     *stores.CacheHandler
-	nodes *stores.Versioned[string, *stores.NodeInfo]
+	nodes *store.Versioned[string, *store.NodeInfo]
 	// charges holds what each pod (or placeholder) in a node's lists was charged, keyed by
 	// the very object the list holds. Pods are immutable, so their requests are computed
 	// once per version, as kube-scheduler does (PodInfo caches them): an update computes
 	// only the new version's, a delete none. Entries live exactly as long as the list entry.
-	charges map[*corev1.Pod]stores.Resources
+	charges map[*corev1.Pod]store.Resources
 	// checks counts invariant checks, to rotate which pods' charges one recomputes. Checks
 	// run under the handler's read lock, possibly several at once.
 	checks atomic.Uint64
 	// acct is how pods are charged (the feature gates the flags mirror); requests computes
 	// it once per distinct set of inputs (requestsmemo.go).
-	acct     stores.Accounting
+	acct     store.Accounting
 	requests *requestsMemo
 }
 
 var (
-	_ stores.Store         = (*Store)(nil)
-	_ stores.PodHandler    = (*Store)(nil)
-	_ stores.NodeHandler   = (*Store)(nil)
-	_ stores.NMNodeHandler = (*Store)(nil)
-	_ stores.CNRHandler    = (*Store)(nil)
+	_ store.Store         = (*Store)(nil)
+	_ store.PodHandler    = (*Store)(nil)
+	_ store.NodeHandler   = (*Store)(nil)
+	_ store.NMNodeHandler = (*Store)(nil)
+	_ store.CNRHandler    = (*Store)(nil)
 )
 
 // New returns an empty NodeStore and wires CacheHandler.GetNodeInfo to it.
 func New(h *stores.CacheHandler) *Store {
 	s := &Store{
-		h: h, nodes: stores.NewVersioned[string, *stores.NodeInfo](h.Generations()),
-		charges: map[*corev1.Pod]stores.Resources{}, acct: h.Accounting(),
+		h: h, nodes: store.NewVersioned[string, *store.NodeInfo](h.Generations()),
+		charges: map[*corev1.Pod]store.Resources{}, acct: h.Accounting(),
 		requests: newRequestsMemo(h.Accounting()),
 	}
 	h.SetNodeHandler(s.Get)
@@ -57,11 +58,11 @@ func (s *Store) Len() int { return s.nodes.Len() }
 
 // Get returns the live NodeInfo of a node; callers hold the handler lock and must not
 // modify it.
-func (s *Store) Get(name string) (*stores.NodeInfo, bool) { return s.nodes.Get(name) }
+func (s *Store) Get(name string) (*store.NodeInfo, bool) { return s.nodes.Get(name) }
 
 // Range calls fn for every NodeInfo until it returns false.
-func (s *Store) Range(fn func(*stores.NodeInfo) bool) {
-	s.nodes.Range(func(_ string, info *stores.NodeInfo) bool { return fn(info) })
+func (s *Store) Range(fn func(*store.NodeInfo) bool) {
+	s.nodes.Range(func(_ string, info *store.NodeInfo) bool { return fn(info) })
 }
 
 // AddPod charges a bound, non-terminal pod (or a reservation placeholder) to its node.
@@ -88,7 +89,7 @@ func (s *Store) UpdatePod(oldPod, newPod *corev1.Pod) {
 			return
 		}
 		oldReq, newReq := s.chargeOf(info, oldPod), s.requests.podRequests(newPod)
-		if oldReq.Equal(newReq) && stores.IsBestEffort(oldPod) == stores.IsBestEffort(newPod) {
+		if oldReq.Equal(newReq) && store.IsBestEffort(oldPod) == store.IsBestEffort(newPod) {
 			if stored := replacePod(info, oldPod, newPod); stored != nil {
 				delete(s.charges, stored)
 				s.charges[newPod] = newReq
@@ -129,7 +130,7 @@ func (s *Store) DeletePod(pod *corev1.Pod) {
 // chargeOf returns what info was charged for pod: the charge remembered for the object it
 // holds, so that a release takes back exactly what was added. The handler hands back that
 // very object, so the pointer lookup nearly always answers.
-func (s *Store) chargeOf(info *stores.NodeInfo, pod *corev1.Pod) stores.Resources {
+func (s *Store) chargeOf(info *store.NodeInfo, pod *corev1.Pod) store.Resources {
 	if req, ok := s.charges[pod]; ok {
 		return req
 	}
@@ -147,7 +148,7 @@ func (s *Store) chargeOf(info *stores.NodeInfo, pod *corev1.Pod) stores.Resource
 
 // AddNode sets the Node of a NodeInfo.
 func (s *Store) AddNode(node *corev1.Node) {
-	s.setSource(node.Name, func(info *stores.NodeInfo) { info.Node = node })
+	s.setSource(node.Name, func(info *store.NodeInfo) { info.Node = node })
 }
 
 // UpdateNode replaces the Node of a NodeInfo.
@@ -155,12 +156,12 @@ func (s *Store) UpdateNode(_, node *corev1.Node) { s.AddNode(node) }
 
 // DeleteNode removes the Node; the NodeInfo stays while another source or a pod refers to it.
 func (s *Store) DeleteNode(node *corev1.Node) {
-	s.clearSource(node.Name, func(info *stores.NodeInfo) { info.Node = nil })
+	s.clearSource(node.Name, func(info *store.NodeInfo) { info.Node = nil })
 }
 
 // AddNMNode sets the NMNode of a NodeInfo.
 func (s *Store) AddNMNode(nm *v1alpha1.NMNode) {
-	s.setSource(nm.Name, func(info *stores.NodeInfo) { info.NMNode = nm })
+	s.setSource(nm.Name, func(info *store.NodeInfo) { info.NMNode = nm })
 }
 
 // UpdateNMNode replaces the NMNode of a NodeInfo.
@@ -168,12 +169,12 @@ func (s *Store) UpdateNMNode(_, nm *v1alpha1.NMNode) { s.AddNMNode(nm) }
 
 // DeleteNMNode removes the NMNode of a NodeInfo.
 func (s *Store) DeleteNMNode(nm *v1alpha1.NMNode) {
-	s.clearSource(nm.Name, func(info *stores.NodeInfo) { info.NMNode = nil })
+	s.clearSource(nm.Name, func(info *store.NodeInfo) { info.NMNode = nil })
 }
 
 // AddCNR sets the CustomNodeResource of a NodeInfo.
 func (s *Store) AddCNR(cnr *v1alpha1.CustomNodeResource) {
-	s.setSource(cnr.Name, func(info *stores.NodeInfo) { info.CNR = cnr })
+	s.setSource(cnr.Name, func(info *store.NodeInfo) { info.CNR = cnr })
 }
 
 // UpdateCNR replaces the CustomNodeResource of a NodeInfo.
@@ -181,11 +182,11 @@ func (s *Store) UpdateCNR(_, cnr *v1alpha1.CustomNodeResource) { s.AddCNR(cnr) }
 
 // DeleteCNR removes the CustomNodeResource of a NodeInfo.
 func (s *Store) DeleteCNR(cnr *v1alpha1.CustomNodeResource) {
-	s.clearSource(cnr.Name, func(info *stores.NodeInfo) { info.CNR = nil })
+	s.clearSource(cnr.Name, func(info *store.NodeInfo) { info.CNR = nil })
 }
 
 // setSource sets one source of a node's NodeInfo (creating it) and recomputes its pools.
-func (s *Store) setSource(name string, set func(*stores.NodeInfo)) {
+func (s *Store) setSource(name string, set func(*store.NodeInfo)) {
 	info := s.getOrCreate(name)
 	set(info)
 	s.refreshAllocatable(info)
@@ -193,24 +194,24 @@ func (s *Store) setSource(name string, set func(*stores.NodeInfo)) {
 
 // clearSource clears one source of a node's NodeInfo and recomputes its pools; the NodeInfo
 // goes when nothing refers to it any more.
-func (s *Store) clearSource(name string, clear func(*stores.NodeInfo)) {
+func (s *Store) clearSource(name string, clear func(*store.NodeInfo)) {
 	if info, ok := s.nodes.Get(name); ok {
 		clear(info)
 		s.refreshAllocatable(info)
 	}
 }
 
-func (s *Store) getOrCreate(name string) *stores.NodeInfo {
+func (s *Store) getOrCreate(name string) *store.NodeInfo {
 	if info, ok := s.nodes.Get(name); ok {
 		return info
 	}
-	info := &stores.NodeInfo{Name: name}
+	info := &store.NodeInfo{Name: name}
 	s.nodes.Set(name, info)
 	return info
 }
 
 // refreshAllocatable recomputes the pools from the sources after one of them changed.
-func (s *Store) refreshAllocatable(info *stores.NodeInfo) {
+func (s *Store) refreshAllocatable(info *store.NodeInfo) {
 	held := holdsScalar(info)
 	var listed map[corev1.ResourceName]bool
 	if held {
@@ -225,12 +226,12 @@ func (s *Store) refreshAllocatable(info *stores.NodeInfo) {
 }
 
 // changed records a change of info for snapshots.
-func (s *Store) changed(info *stores.NodeInfo) {
+func (s *Store) changed(info *store.NodeInfo) {
 	info.Generation = s.nodes.Touch(info.Name)
 }
 
 // changedOrGone records a change, or removes info when nothing refers to it any more.
-func (s *Store) changedOrGone(info *stores.NodeInfo) {
+func (s *Store) changedOrGone(info *store.NodeInfo) {
 	if info.Node == nil && info.NMNode == nil && info.CNR == nil && len(info.Pods) == 0 && len(info.Placeholders) == 0 {
 		s.nodes.Delete(info.Name)
 		return
@@ -241,30 +242,30 @@ func (s *Store) changedOrGone(info *stores.NodeInfo) {
 // charged reports whether a pod is charged to a node: it is bound or assumed there and has
 // not finished.
 func charged(pod *corev1.Pod) bool {
-	return pod.Spec.NodeName != "" && !stores.IsTerminal(pod)
+	return pod.Spec.NodeName != "" && !store.IsTerminal(pod)
 }
 
 // MergedPools applies the merge rule: the guaranteed allocatable and capacity from the Node
 // and the NMNode, and the best-effort allocatable from the CNR. Any source may be nil.
-func MergedPools(node *corev1.Node, nm *v1alpha1.NMNode, cnr *v1alpha1.CustomNodeResource) (allocatable, capacity, bestEffort stores.Resources) {
+func MergedPools(node *corev1.Node, nm *v1alpha1.NMNode, cnr *v1alpha1.CustomNodeResource) (allocatable, capacity, bestEffort store.Resources) {
 	switch {
 	case node != nil:
-		allocatable = stores.ResourcesFromList(node.Status.Allocatable)
-		capacity = stores.ResourcesFromList(node.Status.Capacity)
+		allocatable = store.ResourcesFromList(node.Status.Allocatable)
+		capacity = store.ResourcesFromList(node.Status.Capacity)
 		if nm != nil {
 			// What the node manager keeps back for itself; it cannot give back more than it has.
-			keptBack := stores.ResourcesFromList(nm.Status.ResourceCapacity)
-			keptBack.Sub(stores.ResourcesFromList(nm.Status.ResourceAllocatable))
+			keptBack := store.ResourcesFromList(nm.Status.ResourceCapacity)
+			keptBack.Sub(store.ResourcesFromList(nm.Status.ResourceAllocatable))
 			keptBack.FloorAtZero()
 			allocatable.Sub(keptBack)
 			allocatable.FloorAtZero()
 		}
 	case nm != nil:
-		allocatable = stores.ResourcesFromList(nm.Status.ResourceAllocatable)
-		capacity = stores.ResourcesFromList(nm.Status.ResourceCapacity)
+		allocatable = store.ResourcesFromList(nm.Status.ResourceAllocatable)
+		capacity = store.ResourcesFromList(nm.Status.ResourceCapacity)
 	}
 	if cnr != nil {
-		bestEffort = stores.ResourcesFromList(cnr.Status.Resources.Allocatable)
+		bestEffort = store.ResourcesFromList(cnr.Status.Resources.Allocatable)
 	}
 	return allocatable, capacity, bestEffort
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/seed0f91f25e/multicache/internal/stores"
 	"github.com/seed0f91f25e/multicache/internal/stores/nodestore"
 	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // config is the CacheHandler of the store newStore built last.
@@ -211,7 +212,7 @@ func TestUpdatePod_StatusOnlyChangesMoveTheCharge(t *testing.T) {
 		checkInvariants(t, s)
 	}
 	s.DeletePod(pod)
-	if info, _ := s.Get("n"); !info.Requested.Equal(stores.PodRequests(other)) {
+	if info, _ := s.Get("n"); !info.Requested.Equal(store.PodRequests(other)) {
 		t.Errorf("after the delete: node requests %v, want only the other pod's", info.Requested.ResourceList())
 	}
 	checkInvariants(t, s)
@@ -260,7 +261,7 @@ func TestSnapshot_CopiesOnlyChangedNodesInPlaceAndDropsDeletedOnes(t *testing.T)
 	for _, n := range []string{"a", "b", "c"} {
 		s.AddNode(ts.MakeNode(n, "4", "8Gi", "zone", n))
 	}
-	snap := s.NewSnapshot(stores.SnapshotOptions{}).(*nodestore.Snapshot)
+	snap := s.NewSnapshot(store.SnapshotOptions{}).(*nodestore.Snapshot)
 	s.UpdateSnapshot(snap, 0)
 	at := config.Generations().Current()
 	held, _ := snap.Get("a")
@@ -291,7 +292,7 @@ func TestSnapshot_SubClusterKeepsOnlyItsNodes(t *testing.T) {
 	s := newStore(t)
 	s.AddNode(ts.MakeNode("in", "4", "8Gi", "shard", "a"))
 	s.AddNode(ts.MakeNode("out", "4", "8Gi", "shard", "b"))
-	snap := s.NewSnapshot(stores.SnapshotOptions{NodeFilter: func(i *stores.NodeInfo) bool { return i.Labels()["shard"] == "a" }}).(*nodestore.Snapshot)
+	snap := s.NewSnapshot(store.SnapshotOptions{NodeFilter: func(i *store.NodeInfo) bool { return i.Labels()["shard"] == "a" }}).(*nodestore.Snapshot)
 	s.UpdateSnapshot(snap, 0)
 	at := config.Generations().Current()
 	if _, ok := snap.Get("out"); ok || snap.Len() != 1 {

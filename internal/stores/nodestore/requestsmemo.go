@@ -8,7 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	resourcehelper "k8s.io/component-helpers/resource"
 
-	"github.com/seed0f91f25e/multicache/internal/stores"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // requestsMemo computes Accounting.PodRequests once per distinct set of inputs. The helper
@@ -32,7 +32,7 @@ import (
 // would then miss, never answer wrong) and on the helper reading no input the key leaves
 // out (TestRequestsMemo_NoInputIsIgnored fails if it does).
 type requestsMemo struct {
-	acct stores.Accounting
+	acct store.Accounting
 	// entries are the sets of inputs seen and their requests, found by the hash of their key
 	// in index: a map keyed by requestsKey itself would allocate every key it holds (the
 	// runtime stores keys over 128 bytes out of line). A hash shared by two keys keeps the
@@ -44,7 +44,7 @@ type requestsMemo struct {
 
 type memoEntry struct {
 	key requestsKey
-	req stores.Resources
+	req store.Resources
 }
 
 // maxRequestsMemo bounds the memo: past it, it starts over. It is the size of podTransform's
@@ -79,13 +79,13 @@ type requestsKey struct {
 	resizeInfeasible      bool
 }
 
-func newRequestsMemo(acct stores.Accounting) *requestsMemo {
+func newRequestsMemo(acct store.Accounting) *requestsMemo {
 	seed := maphash.MakeSeed()
 	return &requestsMemo{acct: acct, index: map[uint64]int32{}, hash: func(k requestsKey) uint64 { return maphash.Comparable(seed, k) }}
 }
 
 // podRequests is acct.PodRequests(pod), from the memo when the same inputs were seen.
-func (m *requestsMemo) podRequests(pod *corev1.Pod) stores.Resources {
+func (m *requestsMemo) podRequests(pod *corev1.Pod) store.Resources {
 	key, ok := m.key(pod)
 	if !ok {
 		return m.acct.PodRequests(pod)

@@ -11,12 +11,12 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/utils/ptr"
 
-	"github.com/seed0f91f25e/multicache/internal/stores"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // accountings are the charges the memo must reproduce: kube-scheduler's default gates, and
 // with DRANodeAllocatableResources.
-var accountings = []stores.Accounting{{}, {DRANodeAllocatableResources: true}}
+var accountings = []store.Accounting{{}, {DRANodeAllocatableResources: true}}
 
 // podGen draws pods whose resource lists come from a small pool, shared between pods as the
 // operator's podTransform shares them, so that the memo hits; every field PodRequests reads
@@ -137,7 +137,7 @@ func TestRequestsMemo_EqualsTheHelperOnRandomPods(t *testing.T) {
 // TestRequestsMemo_KeysOfOneHashTakeTurns: with every key hashed alike, the memo still
 // answers what PodRequests answers (the last key of a hash is the one it holds).
 func TestRequestsMemo_KeysOfOneHashTakeTurns(t *testing.T) {
-	g, m := newPodGen(2), newRequestsMemo(stores.Accounting{})
+	g, m := newPodGen(2), newRequestsMemo(store.Accounting{})
 	m.hash = func(requestsKey) uint64 { return 42 }
 	for i := range 2000 {
 		pod := g.pod()
@@ -152,7 +152,7 @@ func TestRequestsMemo_KeysOfOneHashTakeTurns(t *testing.T) {
 
 // TestRequestsMemo_IsBounded: distinct inputs past the bound start the memo over.
 func TestRequestsMemo_IsBounded(t *testing.T) {
-	m := newRequestsMemo(stores.Accounting{})
+	m := newRequestsMemo(store.Accounting{})
 	for i := range 3 * maxRequestsMemo {
 		rl := corev1.ResourceList{corev1.ResourceCPU: *resource.NewMilliQuantity(int64(i+1), resource.DecimalSI)}
 		pod := &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "a", Resources: corev1.ResourceRequirements{Requests: rl}}}}}
@@ -248,7 +248,7 @@ type keyMiss struct{ base, change string }
 // and returns the changes the key misses. Maps are replaced, never modified: cached
 // objects are immutable. It also checks that the memo, having seen the base pod, answers
 // the changed one as a fresh PodRequests does.
-func keyMisses(t *testing.T, acct stores.Accounting, erase func(*requestsKey)) (misses []keyMiss, moved int) {
+func keyMisses(t *testing.T, acct store.Accounting, erase func(*requestsKey)) (misses []keyMiss, moved int) {
 	for name, build := range basePods() {
 		for i := range mutations(build()) {
 			m := newRequestsMemo(acct)
@@ -314,7 +314,7 @@ func TestRequestsMemo_EveryPartOfTheKeyCounts(t *testing.T) {
 		"status requests":      func(k *requestsKey) { k.statusRequests = nil },
 		"resize infeasible":    func(k *requestsKey) { k.resizeInfeasible = false },
 	} {
-		if misses, _ := keyMisses(t, stores.Accounting{}, erase); len(misses) == 0 {
+		if misses, _ := keyMisses(t, store.Accounting{}, erase); len(misses) == 0 {
 			t.Errorf("without the %s, no change is missed: the test cannot tell the key lacks an input", part)
 		}
 	}

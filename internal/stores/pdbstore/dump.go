@@ -7,8 +7,8 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/seed0f91f25e/multicache/internal/stores"
 	"github.com/seed0f91f25e/multicache/internal/yield"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // PDBDump is the debug view of one budget.
@@ -52,7 +52,7 @@ func (s *Store) CheckInvariantsDeferred() func() []error {
 		from, to int // its owners in pdbOwners[from:to]
 	}
 	type ownerCopy struct {
-		key      stores.OwnerKey
+		key      store.OwnerKey
 		entry    *ownerEntry
 		labels   map[string]string
 		from, to int // its budgets in ownerPDBs[from:to]
@@ -66,7 +66,7 @@ func (s *Store) CheckInvariantsDeferred() func() []error {
 	if s.pdbs.Len() > 0 {
 		links = s.owners.Len()
 	}
-	pdbOwners := make([]stores.OwnerKey, 0, links)
+	pdbOwners := make([]store.OwnerKey, 0, links)
 	s.pdbs.Range(func(pk types.NamespacedName, e *pdbEntry) bool {
 		c := pdbCopy{key: pk, selector: e.selector, from: len(pdbOwners)}
 		for ownerKey := range e.owners {
@@ -103,16 +103,16 @@ func (s *Store) CheckInvariantsDeferred() func() []error {
 	// held are the owners the store holds, checked against the index after the lock (a
 	// lookup of each in the index held it 3 ms of 8).
 	type heldOwner struct {
-		key   stores.OwnerKey
+		key   store.OwnerKey
 		entry *ownerEntry
 	}
 	held := make([]heldOwner, 0, s.owners.Len())
-	s.owners.Range(func(ownerKey stores.OwnerKey, o *ownerEntry) bool {
+	s.owners.Range(func(ownerKey store.OwnerKey, o *ownerEntry) bool {
 		held = append(held, heldOwner{ownerKey, o})
 		return true
 	})
 	return func() []error {
-		indexed := make(map[stores.OwnerKey]*ownerEntry, len(held))
+		indexed := make(map[store.OwnerKey]*ownerEntry, len(held))
 		for ns, of := range ownersOf {
 			for _, o := range of {
 				if o.key.Namespace == ns {
@@ -129,7 +129,7 @@ func (s *Store) CheckInvariantsDeferred() func() []error {
 		// namespace links thousands, and for those (and owners many budgets select) a set
 		// is built once.
 		const scanned = 32
-		var pdbSet map[stores.OwnerKey]struct{}
+		var pdbSet map[store.OwnerKey]struct{}
 		for _, of := range ownersOf {
 			for i, o := range of {
 				if o.to-o.from > scanned {

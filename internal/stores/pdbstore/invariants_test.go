@@ -6,16 +6,16 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
-	"github.com/seed0f91f25e/multicache/internal/stores"
 	"github.com/seed0f91f25e/multicache/internal/stores/storetest"
 	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // TestCheckInvariants_FindsEveryCorruption corrupts a healthy store one way at a time and
 // expects the deferred check, finished after the state it copied changed back, to report
 // it: what the check reads under the lock is what it judges.
 func TestCheckInvariants_FindsEveryCorruption(t *testing.T) {
-	web := stores.OwnerKey{Type: v1alpha1.OwnerReplicaSet, Namespace: "ns", Name: "web"}
+	web := store.OwnerKey{Type: v1alpha1.OwnerReplicaSet, Namespace: "ns", Name: "web"}
 	budget := types.NamespacedName{Namespace: "ns", Name: "web-pdb"}
 	storetest.CheckCorruptions(t, func(t *testing.T) *Store {
 		s := newStore(t)
@@ -39,13 +39,13 @@ func TestCheckInvariants_FindsEveryCorruption(t *testing.T) {
 		}, Want: "linked=false but selector matches=true"},
 		{Name: "a link to an unknown owner of another namespace", Corrupt: func(s *Store) func() {
 			e, _ := s.pdbs.Get(budget)
-			ghost := stores.OwnerKey{Type: v1alpha1.OwnerReplicaSet, Namespace: "elsewhere", Name: "ghost"}
+			ghost := store.OwnerKey{Type: v1alpha1.OwnerReplicaSet, Namespace: "elsewhere", Name: "ghost"}
 			e.owners[ghost] = struct{}{}
 			return func() { delete(e.owners, ghost) }
 		}, Want: "linked to unknown owner ReplicaSet/elsewhere/ghost"},
 		{Name: "a link to an owner of another namespace", Corrupt: func(s *Store) func() {
 			e, _ := s.pdbs.Get(budget)
-			elsewhere := stores.OwnerKey{Type: v1alpha1.OwnerReplicaSet, Namespace: "elsewhere", Name: "api"}
+			elsewhere := store.OwnerKey{Type: v1alpha1.OwnerReplicaSet, Namespace: "elsewhere", Name: "api"}
 			e.owners[elsewhere] = struct{}{}
 			return func() { delete(e.owners, elsewhere) }
 		}, Want: "pdb ns/web-pdb: linked to owner ReplicaSet/elsewhere/api of another namespace"},
@@ -56,7 +56,7 @@ func TestCheckInvariants_FindsEveryCorruption(t *testing.T) {
 			return func() { delete(s.ownersByNS["elsewhere"], web); s.ownersByNS["ns"][web] = o }
 		}, Want: "owner ReplicaSet/ns/web: missing from its namespace index"},
 		{Name: "another owner's entry filed under an owner's key", Corrupt: func(s *Store) func() {
-			db := stores.OwnerKey{Type: v1alpha1.OwnerReplicaSet, Namespace: "ns", Name: "db"}
+			db := store.OwnerKey{Type: v1alpha1.OwnerReplicaSet, Namespace: "ns", Name: "db"}
 			o := s.ownersByNS["ns"][db]
 			s.ownersByNS["ns"][db] = s.ownersByNS["ns"][web]
 			return func() { s.ownersByNS["ns"][db] = o }
@@ -78,7 +78,7 @@ func TestCheckInvariants_FindsEveryCorruption(t *testing.T) {
 // links more owners than the check scans (it looks them up in a set), and an owner several
 // such budgets select is looked up likewise; a link missing on either side is found.
 func TestCheckInvariants_FindsOneSidedLinksOfWideBudgets(t *testing.T) {
-	owner := stores.OwnerKey{Type: v1alpha1.OwnerReplicaSet, Namespace: "ns", Name: "rs-07"}
+	owner := store.OwnerKey{Type: v1alpha1.OwnerReplicaSet, Namespace: "ns", Name: "rs-07"}
 	budget := types.NamespacedName{Namespace: "ns", Name: "all-03"}
 	storetest.CheckCorruptions(t, func(t *testing.T) *Store {
 		return wideBudgets(t, 40, 40)

@@ -14,45 +14,46 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/seed0f91f25e/multicache/internal/stores"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 type pdbEntry struct {
 	key      types.NamespacedName
 	pdb      *policyv1.PodDisruptionBudget
 	selector labels.Selector
-	owners   map[stores.OwnerKey]struct{}
+	owners   map[store.OwnerKey]struct{}
 }
 
 type ownerEntry struct {
-	owner *stores.Owner
+	owner *store.Owner
 	pdbs  map[types.NamespacedName]struct{}
 }
 
 // Store is the PDBStore.
 type Store struct {
 	h      *stores.CacheHandler
-	pdbs   *stores.Versioned[types.NamespacedName, *pdbEntry]
-	owners *stores.Versioned[stores.OwnerKey, *ownerEntry]
+	pdbs   *store.Versioned[types.NamespacedName, *pdbEntry]
+	owners *store.Versioned[store.OwnerKey, *ownerEntry]
 	// Per-namespace indexes bound the scans of linking to one namespace.
 	pdbsByNS   map[string]map[types.NamespacedName]*pdbEntry
-	ownersByNS map[string]map[stores.OwnerKey]*ownerEntry
+	ownersByNS map[string]map[store.OwnerKey]*ownerEntry
 }
 
 var (
-	_ stores.Store           = (*Store)(nil)
-	_ stores.DeferredChecker = (*Store)(nil)
-	_ stores.PDBHandler      = (*Store)(nil)
-	_ stores.OwnerHandler    = (*Store)(nil)
+	_ store.Store           = (*Store)(nil)
+	_ store.DeferredChecker = (*Store)(nil)
+	_ store.PDBHandler      = (*Store)(nil)
+	_ store.OwnerHandler    = (*Store)(nil)
 )
 
 // New returns an empty PDBStore.
 func New(h *stores.CacheHandler) *Store {
 	return &Store{
 		h:          h,
-		pdbs:       stores.NewVersioned[types.NamespacedName, *pdbEntry](h.Generations()),
-		owners:     stores.NewVersioned[stores.OwnerKey, *ownerEntry](h.Generations()),
+		pdbs:       store.NewVersioned[types.NamespacedName, *pdbEntry](h.Generations()),
+		owners:     store.NewVersioned[store.OwnerKey, *ownerEntry](h.Generations()),
 		pdbsByNS:   map[string]map[types.NamespacedName]*pdbEntry{},
-		ownersByNS: map[string]map[stores.OwnerKey]*ownerEntry{},
+		ownersByNS: map[string]map[store.OwnerKey]*ownerEntry{},
 	}
 }
 
@@ -78,7 +79,7 @@ func selectorOf(pdb *policyv1.PodDisruptionBudget) labels.Selector {
 // AddPDB adds a budget and links it to the owners of its namespace it covers.
 func (s *Store) AddPDB(pdb *policyv1.PodDisruptionBudget) {
 	key := types.NamespacedName{Namespace: pdb.Namespace, Name: pdb.Name}
-	e := &pdbEntry{key: key, pdb: pdb, selector: selectorOf(pdb), owners: map[stores.OwnerKey]struct{}{}}
+	e := &pdbEntry{key: key, pdb: pdb, selector: selectorOf(pdb), owners: map[store.OwnerKey]struct{}{}}
 	s.pdbs.Set(key, e)
 	if s.pdbsByNS[pdb.Namespace] == nil {
 		s.pdbsByNS[pdb.Namespace] = map[types.NamespacedName]*pdbEntry{}
@@ -127,12 +128,12 @@ func (s *Store) DeletePDB(pdb *policyv1.PodDisruptionBudget) {
 }
 
 // AddOwner adds an owner and links it to the budgets of its namespace that cover it.
-func (s *Store) AddOwner(owner *stores.Owner) {
+func (s *Store) AddOwner(owner *store.Owner) {
 	key := owner.Key()
 	o := &ownerEntry{owner: owner, pdbs: map[types.NamespacedName]struct{}{}}
 	s.owners.Set(key, o)
 	if s.ownersByNS[owner.Namespace] == nil {
-		s.ownersByNS[owner.Namespace] = map[stores.OwnerKey]*ownerEntry{}
+		s.ownersByNS[owner.Namespace] = map[store.OwnerKey]*ownerEntry{}
 	}
 	s.ownersByNS[owner.Namespace][key] = o
 	for _, e := range s.pdbsByNS[owner.Namespace] {
@@ -143,7 +144,7 @@ func (s *Store) AddOwner(owner *stores.Owner) {
 }
 
 // UpdateOwner replaces an owner; links are recomputed only when its labels changed.
-func (s *Store) UpdateOwner(oldOwner, newOwner *stores.Owner) {
+func (s *Store) UpdateOwner(oldOwner, newOwner *store.Owner) {
 	o, ok := s.owners.Get(newOwner.Key())
 	if !ok || !labels.Equals(oldOwner.Labels, newOwner.Labels) {
 		s.DeleteOwner(oldOwner)
@@ -155,7 +156,7 @@ func (s *Store) UpdateOwner(oldOwner, newOwner *stores.Owner) {
 }
 
 // DeleteOwner removes an owner and its links.
-func (s *Store) DeleteOwner(owner *stores.Owner) {
+func (s *Store) DeleteOwner(owner *store.Owner) {
 	key := owner.Key()
 	o, ok := s.owners.Get(key)
 	if !ok {

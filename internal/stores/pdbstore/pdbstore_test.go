@@ -10,6 +10,7 @@ import (
 	"github.com/seed0f91f25e/multicache/internal/stores"
 	"github.com/seed0f91f25e/multicache/internal/stores/pdbstore"
 	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 func newStore(t *testing.T) *pdbstore.Store {
@@ -88,7 +89,7 @@ func TestPDB_BudgetWithoutSelectorCoversNothing(t *testing.T) {
 	pdb := ts.MakePDB("ns", "empty", 1)
 	pdb.Spec.Selector = nil
 	s.AddPDB(pdb)
-	if got := s.ForOwner(stores.OwnerKey{Type: v1alpha1.OwnerReplicaSet, Namespace: "ns", Name: "web"}); len(got) != 0 {
+	if got := s.ForOwner(store.OwnerKey{Type: v1alpha1.OwnerReplicaSet, Namespace: "ns", Name: "web"}); len(got) != 0 {
 		t.Errorf("a budget without selector covers %v", names(got))
 	}
 }

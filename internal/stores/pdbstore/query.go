@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/seed0f91f25e/multicache/internal/stores"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // PDBView is one budget and the owners it covers.
@@ -18,11 +18,11 @@ type PDBView struct {
 	// AllowedDisruptions is how many pods may be disrupted now (from the budget's status).
 	AllowedDisruptions int32
 	// Owners are the owners whose pods the budget covers, sorted.
-	Owners []stores.OwnerKey
+	Owners []store.OwnerKey
 }
 
 func (e *pdbEntry) view() PDBView {
-	v := PDBView{Key: e.key, PDB: e.pdb, AllowedDisruptions: e.pdb.Status.DisruptionsAllowed, Owners: make([]stores.OwnerKey, 0, len(e.owners))}
+	v := PDBView{Key: e.key, PDB: e.pdb, AllowedDisruptions: e.pdb.Status.DisruptionsAllowed, Owners: make([]store.OwnerKey, 0, len(e.owners))}
 	for k := range e.owners {
 		v.Owners = append(v.Owners, k)
 	}
@@ -31,7 +31,7 @@ func (e *pdbEntry) view() PDBView {
 }
 
 // ForOwner returns the budgets that cover an owner's pods, sorted by key.
-func (s *Store) ForOwner(key stores.OwnerKey) []PDBView {
+func (s *Store) ForOwner(key store.OwnerKey) []PDBView {
 	o, ok := s.owners.Get(key)
 	if !ok {
 		return nil
@@ -49,7 +49,7 @@ func (s *Store) ForOwner(key stores.OwnerKey) []PDBView {
 // ForPod returns the budgets that cover a pod: through its controlling owner when the store
 // knows it, otherwise by matching the pod's labels against the budgets of its namespace.
 func (s *Store) ForPod(pod *corev1.Pod) []PDBView {
-	if key, _, ok := stores.ControllerOwner(pod); ok {
+	if key, _, ok := store.ControllerOwner(pod); ok {
 		if _, known := s.owners.Get(key); known {
 			return s.ForOwner(key)
 		}

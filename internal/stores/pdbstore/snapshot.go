@@ -6,12 +6,13 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/seed0f91f25e/multicache/internal/stores"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // Snapshot is a copy of the budgets (with their selectors) and of the owner index.
 type Snapshot struct {
 	pdbs   map[types.NamespacedName]snapPDB
-	owners map[stores.OwnerKey][]types.NamespacedName
+	owners map[store.OwnerKey][]types.NamespacedName
 }
 
 // StoreName implements stores.Snapshot.
@@ -33,7 +34,7 @@ type snapPDB struct {
 // controlling owner when the snapshot knows it, otherwise by matching the pod's labels
 // against the budgets of its namespace (a walk of every budget).
 func (s *Snapshot) ForPod(pod *corev1.Pod) []PDBView {
-	if key, _, ok := stores.ControllerOwner(pod); ok {
+	if key, _, ok := store.ControllerOwner(pod); ok {
 		if _, known := s.owners[key]; known {
 			return s.ForOwner(key)
 		}
@@ -49,7 +50,7 @@ func (s *Snapshot) ForPod(pod *corev1.Pod) []PDBView {
 }
 
 // ForOwner returns the budgets that covered an owner's pods.
-func (s *Snapshot) ForOwner(key stores.OwnerKey) []PDBView {
+func (s *Snapshot) ForOwner(key store.OwnerKey) []PDBView {
 	var out []PDBView
 	for _, pk := range s.owners[key] {
 		if v, ok := s.pdbs[pk]; ok {
@@ -61,17 +62,17 @@ func (s *Snapshot) ForOwner(key stores.OwnerKey) []PDBView {
 }
 
 // NewSnapshot implements stores.Store.
-func (s *Store) NewSnapshot(stores.SnapshotOptions) stores.Snapshot {
-	return &Snapshot{pdbs: map[types.NamespacedName]snapPDB{}, owners: map[stores.OwnerKey][]types.NamespacedName{}}
+func (s *Store) NewSnapshot(store.SnapshotOptions) store.Snapshot {
+	return &Snapshot{pdbs: map[types.NamespacedName]snapPDB{}, owners: map[store.OwnerKey][]types.NamespacedName{}}
 }
 
 // UpdateSnapshot implements stores.Store.
-func (s *Store) UpdateSnapshot(snap stores.Snapshot, since int64) {
+func (s *Store) UpdateSnapshot(snap store.Snapshot, since int64) {
 	ps := snap.(*Snapshot)
-	stores.Sync(s.pdbs, ps.pdbs, since, func(_ snapPDB, e *pdbEntry) snapPDB {
+	store.Sync(s.pdbs, ps.pdbs, since, func(_ snapPDB, e *pdbEntry) snapPDB {
 		return snapPDB{view: e.view(), selector: e.selector}
 	}, nil)
-	stores.Sync(s.owners, ps.owners, since, func(_ []types.NamespacedName, o *ownerEntry) []types.NamespacedName {
+	store.Sync(s.owners, ps.owners, since, func(_ []types.NamespacedName, o *ownerEntry) []types.NamespacedName {
 		keys := make([]types.NamespacedName, 0, len(o.pdbs))
 		for k := range o.pdbs {
 			keys = append(keys, k)

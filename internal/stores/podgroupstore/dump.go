@@ -8,14 +8,14 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
-	"github.com/seed0f91f25e/multicache/internal/stores"
 	"github.com/seed0f91f25e/multicache/internal/yield"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // GroupDump is the debug view of one pod group.
 type GroupDump struct {
 	// Source is the API the group comes from (multicache, native, scheduler-plugins).
-	Source stores.PodGroupSource `json:"source"`
+	Source store.PodGroupSource `json:"source"`
 	// Exists is false when members exist but the PodGroup does not.
 	Exists           bool                   `json:"exists"`
 	MinMember        int32                  `json:"minMember,omitempty"`
@@ -70,7 +70,7 @@ func (s *Store) CheckInvariantsDeferred() func() []error {
 	s.groups.Range(func(key types.NamespacedName, g *group) bool {
 		c := groupCopy{key: key, filed: g.key, exists: g.pg != nil, counts: g.counts, from: len(members)}
 		for mk, pod := range g.members {
-			if stores.PodKey(pod) != mk {
+			if store.PodKey(pod) != mk {
 				errs = append(errs, fmt.Errorf("pod group %s: member %s does not belong to it", key, mk))
 				misfiled[len(members)] = true // reported once, here
 			}
@@ -88,7 +88,7 @@ func (s *Store) CheckInvariantsDeferred() func() []error {
 				y.Step()
 				recount.add(pod, 1)
 				if keys := s.groupsOf(pod); !keys.has(g.key) && !misfiled[g.from+i] {
-					errs = append(errs, fmt.Errorf("pod group %s: member %s does not belong to it", g.key, stores.PodKey(pod)))
+					errs = append(errs, fmt.Errorf("pod group %s: member %s does not belong to it", g.key, store.PodKey(pod)))
 				}
 			}
 			if recount != g.counts {

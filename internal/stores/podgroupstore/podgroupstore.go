@@ -12,6 +12,7 @@ import (
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
 	"github.com/seed0f91f25e/multicache/internal/stores"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // group is one pod group: its object (nil while only members exist) and its members.
@@ -25,21 +26,21 @@ type group struct {
 // Store is the PodGroupStore.
 type Store struct {
 	h      *stores.CacheHandler
-	groups *stores.Versioned[types.NamespacedName, *group]
+	groups *store.Versioned[types.NamespacedName, *group]
 	// enabled tells, per sourceRules entry, whether the source is followed.
 	enabled [maxGroups]bool
 }
 
 var (
-	_ stores.Store           = (*Store)(nil)
-	_ stores.DeferredChecker = (*Store)(nil)
-	_ stores.PodHandler      = (*Store)(nil)
-	_ stores.PodGroupHandler = (*Store)(nil)
+	_ store.Store           = (*Store)(nil)
+	_ store.DeferredChecker = (*Store)(nil)
+	_ store.PodHandler      = (*Store)(nil)
+	_ store.PodGroupHandler = (*Store)(nil)
 )
 
 // New returns an empty PodGroupStore.
 func New(h *stores.CacheHandler) *Store {
-	s := &Store{h: h, groups: stores.NewVersioned[types.NamespacedName, *group](h.Generations())}
+	s := &Store{h: h, groups: store.NewVersioned[types.NamespacedName, *group](h.Generations())}
 	for i, r := range sourceRules {
 		s.enabled[i] = h.IsPodGroupSourceEnabled(r.source)
 	}
@@ -66,7 +67,7 @@ func (s *Store) addMember(key types.NamespacedName, pod *corev1.Pod) {
 		g = &group{key: key, members: map[types.NamespacedName]*corev1.Pod{}}
 		s.groups.Set(key, g)
 	}
-	g.members[stores.PodKey(pod)] = pod
+	g.members[store.PodKey(pod)] = pod
 	g.counts.add(pod, 1)
 	s.changed(key, g)
 }
@@ -88,7 +89,7 @@ func (s *Store) UpdatePod(oldPod, newPod *corev1.Pod) {
 		}
 		g.counts.add(oldPod, -1)
 		g.counts.add(newPod, 1)
-		g.members[stores.PodKey(newPod)] = newPod
+		g.members[store.PodKey(newPod)] = newPod
 		s.changed(key, g)
 	}
 }
@@ -106,9 +107,9 @@ func (s *Store) removeMember(key types.NamespacedName, pod *corev1.Pod) {
 	if !exists {
 		return
 	}
-	if cur, ok := g.members[stores.PodKey(pod)]; ok {
+	if cur, ok := g.members[store.PodKey(pod)]; ok {
 		g.counts.add(cur, -1)
-		delete(g.members, stores.PodKey(pod))
+		delete(g.members, store.PodKey(pod))
 	}
 	s.changedOrGone(key, g)
 }
@@ -140,7 +141,7 @@ func (s *Store) DeletePodGroup(pg *v1alpha1.PodGroup) {
 func (s *Store) changed(key types.NamespacedName, g *group) {
 	s.groups.Touch(key)
 	// Only multicache's own PodGroups have a status to write.
-	if src, _ := SourceOf(key); g.pg != nil && src == stores.PodGroupSourceMulticache {
+	if src, _ := SourceOf(key); g.pg != nil && src == store.PodGroupSourceMulticache {
 		s.h.ObjectChanged(stores.KindPodGroup, key)
 	}
 }

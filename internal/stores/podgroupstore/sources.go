@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
-	"github.com/seed0f91f25e/multicache/internal/stores"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // A group from another API than multicache's own is kept under a key whose name is
@@ -36,15 +36,15 @@ const SchedulerPluginsLabel = "scheduling.x-k8s.io/pod-group"
 
 // sourceRule is one source and its key prefix ("" for multicache's own).
 type sourceRule struct {
-	source stores.PodGroupSource
+	source store.PodGroupSource
 	prefix string
 }
 
 // sourceRules are the sources, in the order of the membership rules in groupsOf.
 var sourceRules = [...]sourceRule{
-	{stores.PodGroupSourceMulticache, ""},
-	{stores.PodGroupSourceNative, schedulingv1alpha3.GroupName + "/"},
-	{stores.PodGroupSourceSchedulerPlugins, SchedulerPluginsGVK.Group + "/"},
+	{store.PodGroupSourceMulticache, ""},
+	{store.PodGroupSourceNative, schedulingv1alpha3.GroupName + "/"},
+	{store.PodGroupSourceSchedulerPlugins, SchedulerPluginsGVK.Group + "/"},
 }
 
 // maxGroups is the most groups one pod can be a member of: one per source.
@@ -91,7 +91,7 @@ func (g *groupKeys) add(namespace, prefix, name string) {
 }
 
 // Key returns the key under which the store keeps the group name of namespace from source.
-func Key(source stores.PodGroupSource, namespace, name string) types.NamespacedName {
+func Key(source store.PodGroupSource, namespace, name string) types.NamespacedName {
 	for _, r := range sourceRules {
 		if r.source == source {
 			return types.NamespacedName{Namespace: namespace, Name: r.prefix + name}
@@ -101,18 +101,18 @@ func Key(source stores.PodGroupSource, namespace, name string) types.NamespacedN
 }
 
 // SourceOf splits a store key into its source and the group's name in that source's API.
-func SourceOf(key types.NamespacedName) (stores.PodGroupSource, string) {
+func SourceOf(key types.NamespacedName) (store.PodGroupSource, string) {
 	for _, r := range sourceRules {
 		if r.prefix != "" && strings.HasPrefix(key.Name, r.prefix) {
 			return r.source, strings.TrimPrefix(key.Name, r.prefix)
 		}
 	}
-	return stores.PodGroupSourceMulticache, key.Name
+	return store.PodGroupSourceMulticache, key.Name
 }
 
 // converted returns the common shape of a group from another source: its identity under
 // key, and minMember.
-func converted(meta metav1.Object, source stores.PodGroupSource, minMember int32) *v1alpha1.PodGroup {
+func converted(meta metav1.Object, source store.PodGroupSource, minMember int32) *v1alpha1.PodGroup {
 	key := Key(source, meta.GetNamespace(), meta.GetName())
 	return &v1alpha1.PodGroup{
 		ObjectMeta: metav1.ObjectMeta{
@@ -134,7 +134,7 @@ func FromNative(pg *schedulingv1alpha3.PodGroup) *v1alpha1.PodGroup {
 	if g := pg.Spec.SchedulingPolicy.Gang; g != nil && g.MinCount > 0 {
 		minMember = g.MinCount
 	}
-	return converted(pg, stores.PodGroupSourceNative, minMember)
+	return converted(pg, store.PodGroupSourceNative, minMember)
 }
 
 // FromSchedulerPlugins converts scheduler-plugins' PodGroup: spec.minMember,
@@ -146,7 +146,7 @@ func FromSchedulerPlugins(u *unstructured.Unstructured) (*v1alpha1.PodGroup, err
 		return nil, fmt.Errorf("scheduler-plugins PodGroup %s/%s: spec.minMember: %w", u.GetNamespace(), u.GetName(), err)
 	}
 	// scheduler-plugins treats an unset or zero minMember as a group of one.
-	pg := converted(u, stores.PodGroupSourceSchedulerPlugins, max(int32(min(minMember, 1<<31-1)), 1))
+	pg := converted(u, store.PodGroupSourceSchedulerPlugins, max(int32(min(minMember, 1<<31-1)), 1))
 	timeout, found, err := unstructured.NestedInt64(u.Object, "spec", "scheduleTimeoutSeconds")
 	if err != nil {
 		return nil, fmt.Errorf("scheduler-plugins PodGroup %s/%s: spec.scheduleTimeoutSeconds: %w", u.GetNamespace(), u.GetName(), err)

@@ -12,11 +12,12 @@ import (
 	"github.com/seed0f91f25e/multicache/internal/stores"
 	"github.com/seed0f91f25e/multicache/internal/stores/podgroupstore"
 	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 var (
-	nativeKey = podgroupstore.Key(stores.PodGroupSourceNative, "ns", "gang")
-	spKey     = podgroupstore.Key(stores.PodGroupSourceSchedulerPlugins, "ns", "gang")
+	nativeKey = podgroupstore.Key(store.PodGroupSourceNative, "ns", "gang")
+	spKey     = podgroupstore.Key(store.PodGroupSourceSchedulerPlugins, "ns", "gang")
 )
 
 func mustSP(t *testing.T, minMember int64) *podgroupstore.Store {
@@ -71,7 +72,7 @@ func TestPodGroupSources_SameNameInThreeAPIsAreThreeGroups(t *testing.T) {
 		}
 	}
 	dump := s.Dump().(map[string]podgroupstore.GroupDump)
-	if d := dump["ns/scheduling.k8s.io/gang"]; d.Source != stores.PodGroupSourceNative || !d.Exists || d.MinMember != 2 {
+	if d := dump["ns/scheduling.k8s.io/gang"]; d.Source != store.PodGroupSourceNative || !d.Exists || d.MinMember != 2 {
 		t.Errorf("dump of the native group: %+v", d)
 	}
 	for _, err := range s.CheckInvariants() {
@@ -120,7 +121,7 @@ func TestPodGroupSources_MemberMovesBetweenSources(t *testing.T) {
 }
 
 func TestPodGroupSources_DisabledSourceCountsNothing(t *testing.T) {
-	config, err := stores.NewCacheHandlerBuilder().PodGroupSources(stores.PodGroupSourceMulticache).Build()
+	config, err := stores.NewCacheHandlerBuilder().PodGroupSources(store.PodGroupSourceMulticache).Build()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,8 +133,8 @@ func TestPodGroupSources_DisabledSourceCountsNothing(t *testing.T) {
 }
 
 func TestPodGroupSources_KeysCannotCollide(t *testing.T) {
-	seen := map[types.NamespacedName]stores.PodGroupSource{}
-	for _, src := range stores.PodGroupSources {
+	seen := map[types.NamespacedName]store.PodGroupSource{}
+	for _, src := range store.PodGroupSources {
 		k := podgroupstore.Key(src, "ns", "a")
 		if other, dup := seen[k]; dup {
 			t.Errorf("%s and %s share the key %s", src, other, k)

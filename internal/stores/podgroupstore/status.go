@@ -7,7 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
-	"github.com/seed0f91f25e/multicache/internal/stores"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // Counts are a group's members by where they are.
@@ -51,7 +51,7 @@ type GroupStatus struct {
 	// for a source other than multicache's own (SourceOf splits it).
 	Key types.NamespacedName
 	// Source is the API the group comes from.
-	Source stores.PodGroupSource
+	Source store.PodGroupSource
 	// PodGroup is the object; nil when only members exist.
 	PodGroup *v1alpha1.PodGroup
 	Counts   Counts

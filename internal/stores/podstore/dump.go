@@ -5,16 +5,16 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/seed0f91f25e/multicache/internal/stores"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // PodDump is the debug view of one pod.
 type PodDump struct {
-	Node            string          `json:"node"`
-	State           stores.PodState `json:"state"`
-	Phase           string          `json:"phase,omitempty"`
-	BindingFinished bool            `json:"bindingFinished,omitempty"`
-	Deadline        *time.Time      `json:"deadline,omitempty"`
+	Node            string         `json:"node"`
+	State           store.PodState `json:"state"`
+	Phase           string         `json:"phase,omitempty"`
+	BindingFinished bool           `json:"bindingFinished,omitempty"`
+	Deadline        *time.Time     `json:"deadline,omitempty"`
 }
 
 // Dump implements stores.Store: PodDump by namespace/name.
@@ -34,7 +34,7 @@ func (s *Store) DumpDeferred() func() any {
 // KeyedStatus is a pod's key and its status as a dump copies it.
 type KeyedStatus struct {
 	Key    types.NamespacedName
-	Status stores.PodStatus
+	Status store.PodStatus
 }
 
 // DumpPods renders copied statuses: PodDump by namespace/name.
@@ -47,7 +47,7 @@ func DumpPods(statuses []KeyedStatus) map[string]PodDump {
 }
 
 // DumpPod renders one copied status.
-func DumpPod(st stores.PodStatus) PodDump {
+func DumpPod(st store.PodStatus) PodDump {
 	d := PodDump{Node: st.Pod.Spec.NodeName, State: st.State, Phase: string(st.Pod.Status.Phase), BindingFinished: st.BindingFinished}
 	if !st.Deadline.IsZero() {
 		deadline := st.Deadline

@@ -5,7 +5,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/seed0f91f25e/multicache/internal/stores"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // CheckInvariants implements stores.Store: every assumed pod is indexed as assumed (and only
@@ -16,7 +16,7 @@ func (s *Store) CheckInvariants() []error {
 	var errs []error
 	assumed := 0
 	s.pods.Range(func(key types.NamespacedName, e *Entry) bool {
-		if e.State == stores.PodAssumed {
+		if e.State == store.PodAssumed {
 			assumed++
 		}
 		errs = append(errs, s.CheckEntry(key, e)...)
@@ -33,7 +33,7 @@ func (s *Store) CheckInvariants() []error {
 func (s *Store) CheckAssumedIndex() []error {
 	var errs []error
 	s.assumed.Range(func(key types.NamespacedName, _ *Entry) bool {
-		if e, ok := s.pods.Get(key); !ok || e.State != stores.PodAssumed {
+		if e, ok := s.pods.Get(key); !ok || e.State != store.PodAssumed {
 			errs = append(errs, fmt.Errorf("pod %s: in the assumed index but not an assumed pod", key))
 		}
 		return true
@@ -45,13 +45,13 @@ func (s *Store) CheckAssumedIndex() []error {
 // it holds its own pod, indexed as assumed exactly when it is, with what its state implies.
 // Call it with the handler's read lock held.
 func (s *Store) CheckEntry(key types.NamespacedName, e *Entry) []error {
-	if e.Pod == nil || stores.PodKey(e.Pod) != key {
+	if e.Pod == nil || store.PodKey(e.Pod) != key {
 		return []error{fmt.Errorf("pod %s: entry holds another pod", key)}
 	}
 	var errs []error
 	_, indexed := s.assumed.Get(key)
 	switch e.State {
-	case stores.PodAssumed:
+	case store.PodAssumed:
 		if !indexed {
 			errs = append(errs, fmt.Errorf("pod %s: assumed but not in the assumed index", key))
 		}
@@ -64,7 +64,7 @@ func (s *Store) CheckEntry(key types.NamespacedName, e *Entry) []error {
 		if e.APIPod != nil && e.APIPod.Spec.NodeName != "" {
 			errs = append(errs, fmt.Errorf("pod %s: assumed, but the API copy it remembers is bound", key))
 		}
-	case stores.PodAdded:
+	case store.PodAdded:
 		if indexed {
 			errs = append(errs, fmt.Errorf("pod %s: added but in the assumed index", key))
 		}

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/seed0f91f25e/multicache/internal/stores"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // Store is the PodStore. It receives no plain pod events: the handler plans every pod event
@@ -16,19 +17,19 @@ import (
 type Store struct {
 	h *stores.CacheHandler
 	// pods holds every pod, versioned so that a snapshot copies only the pods that changed.
-	pods *stores.Versioned[types.NamespacedName, *Entry]
+	pods *store.Versioned[types.NamespacedName, *Entry]
 	// assumed indexes the assumed pods, for expiry and for snapshots.
-	assumed *stores.Versioned[types.NamespacedName, *Entry]
+	assumed *store.Versioned[types.NamespacedName, *Entry]
 }
 
-var _ stores.Store = (*Store)(nil)
+var _ store.Store = (*Store)(nil)
 
 // New returns an empty PodStore and wires CacheHandler.GetPodState to it.
 func New(h *stores.CacheHandler) *Store {
 	s := &Store{
 		h:       h,
-		pods:    stores.NewVersioned[types.NamespacedName, *Entry](h.Generations()),
-		assumed: stores.NewVersioned[types.NamespacedName, *Entry](h.Generations()),
+		pods:    store.NewVersioned[types.NamespacedName, *Entry](h.Generations()),
+		assumed: store.NewVersioned[types.NamespacedName, *Entry](h.Generations()),
 	}
 	h.SetPodHandler(s.Get)
 	return s
@@ -44,10 +45,10 @@ func (s *Store) Len() int { return s.pods.Len() }
 func (s *Store) AssumedLen() int { return s.assumed.Len() }
 
 // Get returns the state of a pod.
-func (s *Store) Get(key types.NamespacedName) (stores.PodStatus, bool) {
+func (s *Store) Get(key types.NamespacedName) (store.PodStatus, bool) {
 	e, ok := s.pods.Get(key)
 	if !ok {
-		return stores.PodStatus{}, false
+		return store.PodStatus{}, false
 	}
 	return e.PodStatus, true
 }
@@ -72,7 +73,7 @@ func (s *Store) Commit(key types.NamespacedName, next *Entry) {
 		return
 	}
 	s.pods.Set(key, next)
-	if next.State == stores.PodAssumed {
+	if next.State == store.PodAssumed {
 		s.assumed.Set(key, next)
 	} else {
 		s.assumed.Delete(key)
@@ -83,10 +84,10 @@ func (s *Store) Commit(key types.NamespacedName, next *Entry) {
 // Added, a delete removes it.
 func (s *Store) ApplyPodOp(pod *corev1.Pod, isAdd bool) {
 	if isAdd {
-		s.Commit(stores.PodKey(pod), added(pod))
+		s.Commit(store.PodKey(pod), added(pod))
 		return
 	}
-	s.Commit(stores.PodKey(pod), nil)
+	s.Commit(store.PodKey(pod), nil)
 }
 
 // DueForExpiry returns the assumed pods whose binding finished and whose deadline passed.

@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/seed0f91f25e/multicache/internal/stores"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // The assumed-pod state machine (kube-scheduler's, extended to pods the API reports before
@@ -35,7 +36,7 @@ const (
 
 // Entry is what the PodStore keeps per pod.
 type Entry struct {
-	stores.PodStatus
+	store.PodStatus
 }
 
 // Dispatch is what the other stores see of an accepted event: an add, update or delete of
@@ -75,7 +76,7 @@ func (s *Store) Plan(op stores.Op, pod *corev1.Pod, now time.Time) (Step, error)
 	if !ok {
 		return Step{}, fmt.Errorf("%w: no pod transition for %q", stores.ErrInvalidObject, op)
 	}
-	cur, _ := s.pods.Get(stores.PodKey(pod))
+	cur, _ := s.pods.Get(store.PodKey(pod))
 	if cur != nil && pod.UID != "" && cur.Pod.UID != "" && pod.UID != cur.Pod.UID {
 		return Step{}, fmt.Errorf("%w: cache has %s, event has %s", stores.ErrUIDMismatch, cur.Pod.UID, pod.UID)
 	}
@@ -86,7 +87,7 @@ func phaseOf(e *Entry) phase {
 	switch {
 	case e == nil:
 		return phaseInitial
-	case e.State == stores.PodAssumed:
+	case e.State == store.PodAssumed:
 		return phaseAssumed
 	case e.Pod.Spec.NodeName == "":
 		return phaseAddedUnbound
@@ -100,7 +101,7 @@ func reject(err error) rule {
 }
 
 func added(pod *corev1.Pod) *Entry {
-	return &Entry{PodStatus: stores.PodStatus{State: stores.PodAdded, Pod: pod, APIPod: pod}}
+	return &Entry{PodStatus: store.PodStatus{State: store.PodAdded, Pod: pod, APIPod: pod}}
 }
 
 func assume(_ *Entry, pod *corev1.Pod, _ time.Time, _ time.Duration) (Step, error) {
@@ -109,7 +110,7 @@ func assume(_ *Entry, pod *corev1.Pod, _ time.Time, _ time.Duration) (Step, erro
 	}
 	return Step{
 		Dispatch: Dispatch{Op: stores.OpAdd, New: pod},
-		Next:     &Entry{PodStatus: stores.PodStatus{State: stores.PodAssumed, Pod: pod}},
+		Next:     &Entry{PodStatus: store.PodStatus{State: store.PodAssumed, Pod: pod}},
 	}, nil
 }
 

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/seed0f91f25e/multicache/internal/stores"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // TestTransitions_TableIsComplete checks that every (event, state) pair has a rule and that
@@ -28,9 +29,9 @@ func TestTransitions_TableIsComplete(t *testing.T) {
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p"}, Spec: corev1.PodSpec{NodeName: "n1"}}
 	current := map[phase]*Entry{
 		phaseInitial:      nil,
-		phaseAssumed:      {PodStatus: stores.PodStatus{State: stores.PodAssumed, Pod: pod}},
-		phaseAddedUnbound: {PodStatus: stores.PodStatus{State: stores.PodAdded, Pod: &corev1.Pod{ObjectMeta: pod.ObjectMeta}}},
-		phaseAddedBound:   {PodStatus: stores.PodStatus{State: stores.PodAdded, Pod: pod}},
+		phaseAssumed:      {PodStatus: store.PodStatus{State: store.PodAssumed, Pod: pod}},
+		phaseAddedUnbound: {PodStatus: store.PodStatus{State: store.PodAdded, Pod: &corev1.Pod{ObjectMeta: pod.ObjectMeta}}},
+		phaseAddedBound:   {PodStatus: store.PodStatus{State: store.PodAdded, Pod: pod}},
 	}
 	for op, byPhase := range rejected {
 		for ph := phaseInitial; ph < numPhases; ph++ {
@@ -55,7 +56,7 @@ func TestTransitions_TableIsComplete(t *testing.T) {
 func TestFinishBinding_SetsTheDeadlineFromTheTTL(t *testing.T) {
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p"}, Spec: corev1.PodSpec{NodeName: "n1"}}
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	step, err := finishBinding(&Entry{PodStatus: stores.PodStatus{State: stores.PodAssumed, Pod: pod}}, pod, now, 30*time.Second)
+	step, err := finishBinding(&Entry{PodStatus: store.PodStatus{State: store.PodAssumed, Pod: pod}}, pod, now, 30*time.Second)
 	if err != nil || !step.Next.BindingFinished || !step.Next.Deadline.Equal(now.Add(30*time.Second)) || step.Op != "" {
 		t.Errorf("step %+v, err %v", step, err)
 	}

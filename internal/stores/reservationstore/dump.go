@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
-	"github.com/seed0f91f25e/multicache/internal/stores"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // ReservationDump is the debug view of one reservation.
@@ -146,7 +146,7 @@ func (s *Store) CheckInvariants() []error {
 			case pod == nil && e.phase != v1alpha1.ReservationReserved:
 				bad(e.key, "%s by %s, but the landing rule gives it to no pod on %s", e.phase, ownerKey(e.owner), node)
 			case pod != nil && (e.owner == nil || e.owner.UID != pod.UID || !ownerIs(e.owner, pod)):
-				bad(e.key, "%s, but the landing rule gives it to %s on %s", e.phase, stores.PodKey(pod), node)
+				bad(e.key, "%s, but the landing rule gives it to %s on %s", e.phase, store.PodKey(pod), node)
 			}
 		}
 	}
@@ -173,7 +173,7 @@ func (s *Store) placeholderCharged(e *entry) bool {
 		return false
 	}
 	for _, p := range info.Placeholders {
-		if key, _ := stores.PlaceholderOf(p); key == e.key {
+		if key, _ := store.PlaceholderOf(p); key == e.key {
 			return true
 		}
 	}

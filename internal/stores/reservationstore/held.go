@@ -5,7 +5,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
-	"github.com/seed0f91f25e/multicache/internal/stores"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // HeldFrom returns, by node, the room the Reserved reservations (deleted pods' holds
@@ -14,12 +14,12 @@ import (
 // where nothing is held from the pod is absent. This is what a scheduler leaves out of a
 // node's free room when it places pod; the reservations the pod may consume are room it
 // may use.
-func (s *Store) HeldFrom(pod *corev1.Pod) map[string]stores.Resources {
+func (s *Store) HeldFrom(pod *corev1.Pod) map[string]store.Resources {
 	mine := map[types.NamespacedName]bool{}
 	for _, v := range s.MatchableFor(pod) {
 		mine[v.Key] = true
 	}
-	out := map[string]stores.Resources{}
+	out := map[string]store.Resources{}
 	for node, byKey := range s.byNode {
 		for key, e := range byKey {
 			if e.phase != v1alpha1.ReservationReserved || mine[key] {

@@ -12,9 +12,9 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
-	"github.com/seed0f91f25e/multicache/internal/stores"
 	"github.com/seed0f91f25e/multicache/internal/stores/reservationstore"
 	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // job is Job train (UID job-uid) with parallelism and completions (nil: unset).
@@ -119,8 +119,8 @@ func twoTrainPods(t *testing.T, j *batchv1.Job) (*cluster, *corev1.Pod) {
 	c := newCluster(t)
 	c.feedJob(j)
 	a, b := trainPod("train-a", "job-uid", t0), trainPod("train-b", "job-uid", t0)
-	c.sync(stores.PodKey(a), a)
-	c.sync(stores.PodKey(b), b)
+	c.sync(store.PodKey(a), a)
+	c.sync(store.PodKey(b), b)
 	c.clk.Step(time.Minute)
 	return c, a
 }
@@ -147,7 +147,7 @@ func TestReserveOnDelete_JobRules(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c, a := twoTrainPods(t, tc.job)
 			before := counter(t, "not_needed")
-			c.sync(stores.PodKey(a), nil)
+			c.sync(store.PodKey(a), nil)
 			_, held := c.h.Reservation(types.NamespacedName{Namespace: "ns", Name: reservationstore.ReplacementName(a)})
 			if held != tc.wantHold {
 				t.Errorf("hold %v, want %v", held, tc.wantHold)
@@ -183,7 +183,7 @@ func TestReserveOnDelete_AJobChangeAfterTheHoldReleasesIt(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, a := twoTrainPods(t, running)
-			c.sync(stores.PodKey(a), nil)
+			c.sync(store.PodKey(a), nil)
 			key := types.NamespacedName{Namespace: "ns", Name: reservationstore.ReplacementName(a)}
 			if v := c.view(key); !strings.Contains(v.Why, "Job train wants 2 active pods and 1 have landed") {
 				t.Errorf("the hold says %q, want the Job's count", v.Why)
@@ -206,7 +206,7 @@ func TestReserveOnDelete_AJobChangeAfterTheHoldReleasesIt(t *testing.T) {
 	}
 	t.Run("Reservation first, then completed", func(t *testing.T) {
 		c, a := twoTrainPods(t, running)
-		c.sync(stores.PodKey(a), nil)
+		c.sync(store.PodKey(a), nil)
 		key := types.NamespacedName{Namespace: "ns", Name: reservationstore.ReplacementName(a)}
 		c.must(c.h.AddReservation(created(c.view(key), c.clk.Now())))
 		c.feedJob(job(ptr.To[int32](2), ptr.To[int32](10), succeeded(10), condition(batchv1.JobComplete, corev1.ConditionTrue)))
@@ -221,11 +221,11 @@ func TestReserveOnDelete_AJobChangeAfterTheHoldReleasesIt(t *testing.T) {
 // consumes the hold: n1 is charged once.
 func TestReserveOnDelete_AJobPodReplacedKeepsOnePlace(t *testing.T) {
 	c, a := twoTrainPods(t, job(ptr.To[int32](2), nil))
-	c.sync(stores.PodKey(a), nil)
+	c.sync(store.PodKey(a), nil)
 	c.expectCPU("train-a deleted", 4000, 2000)
 	c.clk.Step(time.Second)
 	r := trainPod("train-c", "job-uid", c.clk.Now())
-	c.sync(stores.PodKey(r), r)
+	c.sync(store.PodKey(r), r)
 	v := c.view(types.NamespacedName{Namespace: "ns", Name: reservationstore.ReplacementName(a)})
 	if v.Phase != v1alpha1.ReservationMatched || v.Owner == nil || v.Owner.Name != "train-c" {
 		t.Errorf("hold %s by %v, want Matched by train-c", v.Phase, v.Owner)
@@ -255,13 +255,13 @@ func TestReserveOnDelete_AJobPodOfAJobNotReadKeepsTheUnownedBehaviour(t *testing
 				c.feedJob(tc.job)
 			}
 			if tc.gone {
-				last, _ := c.h.LastSeenOwner(stores.OwnerKey{Type: v1alpha1.OwnerJob, Namespace: "ns", Name: "train"})
+				last, _ := c.h.LastSeenOwner(store.OwnerKey{Type: v1alpha1.OwnerJob, Namespace: "ns", Name: "train"})
 				c.must(c.h.DeleteOwner(last))
 			}
 			a := trainPod("train-a", tc.uid, t0, kept())
-			c.sync(stores.PodKey(a), a)
+			c.sync(store.PodKey(a), a)
 			c.clk.Step(time.Minute)
-			c.sync(stores.PodKey(a), nil)
+			c.sync(store.PodKey(a), nil)
 			key := types.NamespacedName{Namespace: "ns", Name: reservationstore.ReplacementName(a)}
 			if v := c.view(key); !strings.Contains(v.Why, "not one multicache reads") {
 				t.Errorf("the hold says %q, want that its owner is not read", v.Why)
@@ -289,18 +289,18 @@ func TestReserveOnDelete_ADeletedPodMarkedFailedByTheKubeletKeepsItsPlace(t *tes
 		deleting := a.DeepCopy()
 		deleting.ResourceVersion = "2"
 		deleting.DeletionTimestamp, deleting.DeletionGracePeriodSeconds = ptr.To(metav1.NewTime(c.clk.Now().Add(30*time.Second))), ptr.To[int64](30)
-		c.sync(stores.PodKey(a), deleting)
+		c.sync(store.PodKey(a), deleting)
 		c.expectCPU("train-a being deleted", 4000, 0)
 		c.clk.Step(5 * time.Second)
 		failed := deleting.DeepCopy()
 		failed.ResourceVersion, failed.Status.Phase = "3", corev1.PodFailed
-		c.sync(stores.PodKey(a), failed)
+		c.sync(store.PodKey(a), failed)
 		key := types.NamespacedName{Namespace: "ns", Name: reservationstore.ReplacementName(a)}
 		if v := c.view(key); v.Phase != v1alpha1.ReservationReserved || !v.ReservedAt.Equal(c.clk.Now().Add(-5*time.Second).Truncate(time.Second)) {
 			t.Errorf("hold %s from %v, want Reserved from the deletion", v.Phase, v.ReservedAt)
 		}
 		c.expectCPU("train-a Failed by the kubelet", 4000, 2000)
-		c.sync(stores.PodKey(a), nil)
+		c.sync(store.PodKey(a), nil)
 		c.expectCPU("train-a gone", 4000, 2000)
 		if got := counter(t, "held") - before; got != 1 {
 			t.Errorf("held counted %v times, want once", got)
@@ -311,19 +311,19 @@ func TestReserveOnDelete_ADeletedPodMarkedFailedByTheKubeletKeepsItsPlace(t *tes
 		failed := a.DeepCopy()
 		failed.ResourceVersion, failed.Status.Phase = "2", corev1.PodFailed
 		failed.DeletionTimestamp, failed.DeletionGracePeriodSeconds = ptr.To(metav1.NewTime(c.clk.Now().Add(30*time.Second))), ptr.To[int64](30)
-		c.sync(stores.PodKey(a), failed)
+		c.sync(store.PodKey(a), failed)
 		c.expectCPU("train-a deleted and Failed", 4000, 2000)
 	})
 	t.Run("finished, then deleted", func(t *testing.T) {
 		c, a := twoTrainPods(t, job(ptr.To[int32](2), nil))
 		done := a.DeepCopy()
 		done.ResourceVersion, done.Status.Phase = "2", corev1.PodSucceeded
-		c.sync(stores.PodKey(a), done)
+		c.sync(store.PodKey(a), done)
 		deleting := done.DeepCopy()
 		deleting.ResourceVersion = "3"
 		deleting.DeletionTimestamp, deleting.DeletionGracePeriodSeconds = ptr.To(metav1.NewTime(c.clk.Now())), ptr.To[int64](0)
-		c.sync(stores.PodKey(a), deleting)
-		c.sync(stores.PodKey(a), nil)
+		c.sync(store.PodKey(a), deleting)
+		c.sync(store.PodKey(a), nil)
 		if _, ok := c.h.Reservation(types.NamespacedName{Namespace: "ns", Name: reservationstore.ReplacementName(a)}); ok {
 			t.Error("a place was kept for a pod that had finished before it was deleted")
 		}

@@ -5,7 +5,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
-	"github.com/seed0f91f25e/multicache/internal/stores"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // A reservation names a node the cache does not know (no Node, NMNode or CNR of that
@@ -14,9 +14,9 @@ import (
 // arrives.
 
 var (
-	_ stores.NodeHandler   = (*Store)(nil)
-	_ stores.NMNodeHandler = (*Store)(nil)
-	_ stores.CNRHandler    = (*Store)(nil)
+	_ store.NodeHandler   = (*Store)(nil)
+	_ store.NMNodeHandler = (*Store)(nil)
+	_ store.CNRHandler    = (*Store)(nil)
 )
 
 // nodeExists reports whether the cache knows the node from one of its sources (a node that

@@ -17,6 +17,7 @@ import (
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
 	"github.com/seed0f91f25e/multicache/internal/stores"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // Reserve-on-delete (the seed's ReservationTTL): a pod annotated
@@ -166,9 +167,9 @@ func (s *Store) firstReplacement(r *v1alpha1.Reservation, pod *corev1.Pod, since
 // its controller's (object, then pod template), else not.
 func (s *Store) keepsPlace(pod *corev1.Pod) (bool, error) {
 	if v, ok := pod.Annotations[v1alpha1.ReserveOnDeleteAnnotation]; ok {
-		return parseReserveOnDelete(v, "pod "+stores.PodKey(pod).String())
+		return parseReserveOnDelete(v, "pod "+store.PodKey(pod).String())
 	}
-	key, uid, ok := stores.ControllerOwner(pod)
+	key, uid, ok := store.ControllerOwner(pod)
 	if !ok {
 		return false, nil
 	}
@@ -211,8 +212,8 @@ func deletedAt(pod *corev1.Pod, now time.Time) time.Time {
 // ones, for ttl from since; owned by the pod's controller (garbage-collected with it). Its
 // creationTimestamp is since; the leader clears it (and the UID) when it creates it.
 func Replacement(pod *corev1.Pod, ttl time.Duration, since time.Time) (*v1alpha1.Reservation, error) {
-	where := "pod " + stores.PodKey(pod).String()
-	req := stores.PodRequests(pod)
+	where := "pod " + store.PodKey(pod).String()
+	req := store.PodRequests(pod)
 	req.Pods = 0
 	resources := req.ResourceList()
 	if len(resources) == 0 {
@@ -306,7 +307,7 @@ func (s *Store) takeOver(e *entry, r *v1alpha1.Reservation) bool {
 	if e.placeholder != nil {
 		// The same charge under the API object's identity; no reader sees between the two.
 		s.h.PodOp(e.placeholder, false, skipped...)
-		e.placeholder = stores.NewPlaceholderPod(r, e.node)
+		e.placeholder = store.NewPlaceholderPod(r, e.node)
 		s.h.PodOp(e.placeholder, true, skipped...)
 		heap.Push(&s.deadlines, e)
 	}

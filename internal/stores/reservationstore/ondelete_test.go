@@ -17,6 +17,7 @@ import (
 	"github.com/seed0f91f25e/multicache/internal/stores"
 	"github.com/seed0f91f25e/multicache/internal/stores/reservationstore"
 	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -101,11 +102,11 @@ func created(v reservationstore.View, t time.Time) *v1alpha1.Reservation {
 func TestReserveOnDelete_PlaceKeptThenTakenOverThenConsumedWithoutGapOrDoubleCharge(t *testing.T) {
 	c := newCluster(t)
 	old := web("web-a", "v1", t0, kept())
-	c.sync(stores.PodKey(old), old)
+	c.sync(store.PodKey(old), old)
 	c.expect("running", 2000, 0)
 
 	c.clk.Step(10 * time.Second)
-	c.sync(stores.PodKey(old), nil)
+	c.sync(store.PodKey(old), nil)
 	c.expect("deleted: the hold keeps the charge", 2000, 2000)
 	key := types.NamespacedName{Namespace: "ns", Name: reservationstore.ReplacementName(old)}
 	hold := c.view(key)
@@ -137,7 +138,7 @@ func TestReserveOnDelete_PlaceKeptThenTakenOverThenConsumedWithoutGapOrDoubleCha
 
 	c.clk.Step(time.Second)
 	repl := web("web-b", "v2", c.clk.Now())
-	c.sync(stores.PodKey(repl), repl)
+	c.sync(store.PodKey(repl), repl)
 	c.expect("the replacement consumed it", 2000, 0)
 	if v := c.view(key); v.Phase != v1alpha1.ReservationMatched || v.Owner == nil || v.Owner.Name != "web-b" {
 		t.Errorf("reservation %+v, want Matched by web-b", v)
@@ -147,14 +148,14 @@ func TestReserveOnDelete_PlaceKeptThenTakenOverThenConsumedWithoutGapOrDoubleCha
 func TestReserveOnDelete_ReplacementBeforeTheReservationConsumesTheHold(t *testing.T) {
 	c := newCluster(t)
 	old := web("web-a", "v1", t0, kept())
-	c.sync(stores.PodKey(old), old)
+	c.sync(store.PodKey(old), old)
 	c.clk.Step(5 * time.Second)
-	c.sync(stores.PodKey(old), nil)
+	c.sync(store.PodKey(old), nil)
 	key := types.NamespacedName{Namespace: "ns", Name: reservationstore.ReplacementName(old)}
 	hold := c.view(key)
 
 	repl := web("web-b", "v2", c.clk.Now()) // landed the second the old one went
-	c.sync(stores.PodKey(repl), repl)
+	c.sync(store.PodKey(repl), repl)
 	c.expect("the replacement consumed the hold", 2000, 0)
 
 	c.clk.Step(3 * time.Second) // the Reservation is created after the replacement landed
@@ -170,11 +171,11 @@ func TestReserveOnDelete_ReplacementBeforeTheReservationConsumesTheHold(t *testi
 		f.clk.SetTime(c.clk.Now())
 		r := created(hold, c.clk.Now().Add(-3*time.Second))
 		if order == "pod first" {
-			f.sync(stores.PodKey(repl), repl)
+			f.sync(store.PodKey(repl), repl)
 			f.must(f.h.AddReservation(r))
 		} else {
 			f.must(f.h.AddReservation(r))
-			f.sync(stores.PodKey(repl), repl)
+			f.sync(store.PodKey(repl), repl)
 		}
 		f.expect("after a restart, "+order, 2000, 0)
 		if v := f.view(key); v.Phase != v1alpha1.ReservationMatched || v.Owner.Name != "web-b" || !v.ReservedAt.Equal(hold.ReservedAt) {
@@ -186,8 +187,8 @@ func TestReserveOnDelete_ReplacementBeforeTheReservationConsumesTheHold(t *testi
 func TestReserveOnDelete_HoldWithoutReservationReleasedAtTheTTL(t *testing.T) {
 	c := newCluster(t)
 	old := web("web-a", "v1", t0, kept())
-	c.sync(stores.PodKey(old), old)
-	c.sync(stores.PodKey(old), nil)
+	c.sync(store.PodKey(old), old)
+	c.sync(store.PodKey(old), nil)
 	c.clk.Step(holdTTL - time.Second)
 	c.h.DropDueHolds()
 	c.expect("one second before the TTL", 2000, 2000)
@@ -224,10 +225,10 @@ func TestReserveOnDelete_HoldWithoutReservationReleasedAtTheTTL(t *testing.T) {
 func TestReserveOnDelete_ConsumedHoldDroppedAtTheTTLLeavesTheReplacementCharged(t *testing.T) {
 	c := newCluster(t)
 	old := web("web-a", "v1", t0, kept())
-	c.sync(stores.PodKey(old), old)
-	c.sync(stores.PodKey(old), nil)
+	c.sync(store.PodKey(old), old)
+	c.sync(store.PodKey(old), nil)
 	repl := web("web-b", "v2", t0)
-	c.sync(stores.PodKey(repl), repl)
+	c.sync(store.PodKey(repl), repl)
 	c.clk.Step(holdTTL)
 	tr := c.h.DropDueHolds()
 	if len(tr) != 1 || tr[0].From != v1alpha1.ReservationMatched || tr[0].To != v1alpha1.ReservationMatched {
@@ -242,12 +243,12 @@ func TestReserveOnDelete_ConsumedHoldDroppedAtTheTTLLeavesTheReplacementCharged(
 func TestReserveOnDelete_RecreatedUnderTheSameNameTakesThePlaceAtOnce(t *testing.T) {
 	c := newCluster(t)
 	old := web("db-0", "v1", t0, kept(), ts.WithLabels("statefulset.kubernetes.io/pod-name", "db-0"))
-	c.sync(stores.PodKey(old), old)
+	c.sync(store.PodKey(old), old)
 	// The feed sees only the new pod of the same name (the delete was never observed), and
 	// late: the pod was recreated 2 s in, the feed gets to it 10 s in.
 	again := web("db-0", "v2", t0.Add(2*time.Second), kept(), ts.WithUID("uid-2"), ts.WithLabels("statefulset.kubernetes.io/pod-name", "db-0"))
 	c.clk.Step(10 * time.Second)
-	c.sync(stores.PodKey(again), again)
+	c.sync(store.PodKey(again), again)
 	c.expect("the recreated pod took its own place", 2000, 0)
 	v := c.view(types.NamespacedName{Namespace: "ns", Name: reservationstore.ReplacementName(old)})
 	if v.Phase != v1alpha1.ReservationMatched || v.Owner.UID != "uid-2" {
@@ -281,9 +282,9 @@ func TestReserveOnDelete_OwnerAnnotationCountsAndThePodsOwnValueWins(t *testing.
 			o.UID, o.ReserveOnDelete = types.UID(tc.ownerUID), tc.owner
 			c.must(c.h.AddOwner(o))
 			pod := web("web-a", "v1", t0, tc.pod...)
-			c.sync(stores.PodKey(pod), pod)
+			c.sync(store.PodKey(pod), pod)
 			before := counter(t, tc.wantTotal)
-			c.sync(stores.PodKey(pod), nil)
+			c.sync(store.PodKey(pod), nil)
 			_, held := c.h.Reservation(types.NamespacedName{Namespace: "ns", Name: reservationstore.ReplacementName(pod)})
 			if held != tc.wantKept {
 				t.Errorf("place kept %v, want %v", held, tc.wantKept)
@@ -306,12 +307,12 @@ func TestReserveOnDelete_OnlyABoundAPIPodKeepsItsPlace(t *testing.T) {
 	c.must(c.h.ForgetPod(assumed))
 	// A pending pod deleted holds nothing anywhere.
 	pending := web("web-p", "v1", t0, kept(), ts.OnNode(""))
-	c.sync(stores.PodKey(pending), pending)
-	c.sync(stores.PodKey(pending), nil)
+	c.sync(store.PodKey(pending), pending)
+	c.sync(store.PodKey(pending), nil)
 	// A finished pod holds nothing.
 	done := web("web-d", "v1", t0, kept(), ts.InPhase(corev1.PodSucceeded))
-	c.sync(stores.PodKey(done), done)
-	c.sync(stores.PodKey(done), nil)
+	c.sync(store.PodKey(done), done)
+	c.sync(store.PodKey(done), nil)
 	if got := c.h.ReservationHolds(); len(got) != 0 {
 		t.Errorf("holds %v, want none", got)
 	}
@@ -339,8 +340,8 @@ func counter(t *testing.T, result string) float64 {
 func TestReserveOnDelete_AReservationOfTheHoldsNameThatDiffersReplacesIt(t *testing.T) {
 	c := newCluster(t)
 	old := web("web-a", "v1", t0, kept())
-	c.sync(stores.PodKey(old), old)
-	c.sync(stores.PodKey(old), nil)
+	c.sync(store.PodKey(old), old)
+	c.sync(store.PodKey(old), nil)
 	key := types.NamespacedName{Namespace: "ns", Name: reservationstore.ReplacementName(old)}
 	other := ts.ReservationCreatedAt(ts.MakeReservation("ns", key.Name, "n1", "1", "1Gi", "app", "web"), t0.Add(time.Second))
 	c.must(c.h.AddReservation(other))
@@ -359,11 +360,11 @@ func TestReserveOnDelete_AReservationOfTheHoldsNameThatDiffersReplacesIt(t *test
 func TestReserveOnDelete_TheTakeOverAdoptsTheLeadersDeletionTime(t *testing.T) {
 	c := newCluster(t)
 	old := web("web-a", "v1", t0, kept())
-	c.sync(stores.PodKey(old), old)
+	c.sync(store.PodKey(old), old)
 	// This replica (a standby) sees the delete 10 s in; the leader saw it at 8 s and the
 	// Reservation it created says so.
 	c.clk.Step(10 * time.Second)
-	c.sync(stores.PodKey(old), nil)
+	c.sync(store.PodKey(old), nil)
 	key := types.NamespacedName{Namespace: "ns", Name: reservationstore.ReplacementName(old)}
 	r := created(c.view(key), c.clk.Now())
 	leaderSaw := t0.Add(8 * time.Second)
@@ -385,13 +386,13 @@ func TestReserveOnDelete_TheTakeOverAdoptsTheLeadersDeletionTime(t *testing.T) {
 func TestReserveOnDelete_AHoldWhoseReservationComesWrittenStillCountsItsResult(t *testing.T) {
 	c := newCluster(t)
 	old := web("web-a", "v1", t0, kept())
-	c.sync(stores.PodKey(old), old)
+	c.sync(store.PodKey(old), old)
 	c.clk.Step(10 * time.Second)
 	results := func() float64 {
 		return counter(t, "consumed") + counter(t, "expired") + counter(t, "released_scale_down")
 	}
 	held0, results0 := counter(t, "held"), results()
-	c.sync(stores.PodKey(old), nil)
+	c.sync(store.PodKey(old), nil)
 	key := types.NamespacedName{Namespace: "ns", Name: reservationstore.ReplacementName(old)}
 	r := created(c.view(key), c.clk.Now())
 	at := metav1.NewTime(t0.Add(10 * time.Second))
@@ -401,7 +402,7 @@ func TestReserveOnDelete_AHoldWhoseReservationComesWrittenStillCountsItsResult(t
 	c.must(c.h.AddReservation(r))
 	c.clk.Step(10 * time.Second)
 	replacement := web("web-b", "v2", c.clk.Now())
-	c.sync(stores.PodKey(replacement), replacement)
+	c.sync(store.PodKey(replacement), replacement)
 	if v := c.view(key); v.Phase != v1alpha1.ReservationMatched {
 		t.Fatalf("after the replacement landed: %s, want Matched", v.Phase)
 	}
@@ -416,12 +417,12 @@ func TestReserveOnDelete_AHoldWhoseReservationComesWrittenStillCountsItsResult(t
 func TestReserveOnDelete_APodOfAGoneNodeKeepsNoPlace(t *testing.T) {
 	c := newCluster(t)
 	old := web("web-a", "v1", t0, kept())
-	c.sync(stores.PodKey(old), old)
+	c.sync(store.PodKey(old), old)
 	node, _ := c.h.LastSeenNode("n1")
 	c.must(c.h.DeleteNode(node))
 	cannot := counter(t, "cannot_keep")
 	c.clk.Step(10 * time.Second)
-	c.sync(stores.PodKey(old), nil)
+	c.sync(store.PodKey(old), nil)
 	key := types.NamespacedName{Namespace: "ns", Name: reservationstore.ReplacementName(old)}
 	if _, ok := c.h.Reservation(key); ok {
 		t.Error("a hold was placed on a node that no longer exists")

@@ -11,7 +11,7 @@ import (
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
 	"github.com/seed0f91f25e/multicache/internal/metrics"
-	"github.com/seed0f91f25e/multicache/internal/stores"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // A hold only where a replacement is coming: the store decides from the deleted pod's
@@ -52,7 +52,7 @@ type ownerInfo struct {
 // deleted pod's name and its controller.
 type replaced struct {
 	pod   string
-	owner stores.OwnerKey
+	owner store.OwnerKey
 	uid   types.UID
 }
 
@@ -65,7 +65,7 @@ func replacedOf(r *v1alpha1.Reservation) (replaced, bool) {
 	}
 	ref := r.OwnerReferences[0]
 	return replaced{pod: pod, uid: ref.UID,
-		owner: stores.OwnerKey{Type: v1alpha1.OwnerType(ref.Kind), Namespace: r.Namespace, Name: ref.Name}}, true
+		owner: store.OwnerKey{Type: v1alpha1.OwnerType(ref.Kind), Namespace: r.Namespace, Name: ref.Name}}, true
 }
 
 // Reserve-on-delete results, the values of multicache_reserve_on_delete_total{result}.
@@ -84,7 +84,7 @@ func count(result string) { metrics.ReserveOnDeleteTotal.WithLabelValues(result)
 // AddOwner implements stores.OwnerHandler: the store keeps every ReplicaSet, StatefulSet,
 // DaemonSet and Job (its UID, annotation and desired count), and decides again for the
 // holds of its pods.
-func (s *Store) AddOwner(o *stores.Owner) {
+func (s *Store) AddOwner(o *store.Owner) {
 	switch o.Type {
 	case v1alpha1.OwnerReplicaSet, v1alpha1.OwnerStatefulSet, v1alpha1.OwnerDaemonSet, v1alpha1.OwnerJob:
 	default:
@@ -98,13 +98,13 @@ func (s *Store) AddOwner(o *stores.Owner) {
 }
 
 // UpdateOwner implements stores.OwnerHandler.
-func (s *Store) UpdateOwner(_, o *stores.Owner) { s.AddOwner(o) }
+func (s *Store) UpdateOwner(_, o *store.Owner) { s.AddOwner(o) }
 
 // DeleteOwner implements stores.OwnerHandler.
-func (s *Store) DeleteOwner(o *stores.Owner) { delete(s.owners, o.Key()) }
+func (s *Store) DeleteOwner(o *store.Owner) { delete(s.owners, o.Key()) }
 
 // owner returns what the store keeps of the owner key names, if its UID is uid.
-func (s *Store) owner(key stores.OwnerKey, uid types.UID) (ownerInfo, bool) {
+func (s *Store) owner(key store.OwnerKey, uid types.UID) (ownerInfo, bool) {
 	o, ok := s.owners[key]
 	if !ok || (uid != "" && o.uid != "" && uid != o.uid) {
 		return ownerInfo{}, false
@@ -143,7 +143,7 @@ func (s *Store) satisfied(rep replaced, node string) (bool, string) {
 	case v1alpha1.OwnerDaemonSet:
 		if info, ok := s.h.GetNodeInfo(node); ok {
 			for _, p := range info.Pods {
-				if _, uid, owned := stores.ControllerOwner(p); owned && uid == rep.uid && landedLive(p) {
+				if _, uid, owned := store.ControllerOwner(p); owned && uid == rep.uid && landedLive(p) {
 					return true, fmt.Sprintf("DaemonSet %s already runs pod %s on node %s", rep.owner.Name, p.Name, node)
 				}
 			}
@@ -166,7 +166,7 @@ func ordinal(pod, set string) (int, bool) {
 // landedLive reports whether a pod counts toward its owner as landed: bound to a node,
 // not terminal, not being deleted.
 func landedLive(pod *corev1.Pod) bool {
-	return pod.Spec.NodeName != "" && pod.DeletionTimestamp == nil && !stores.IsTerminal(pod)
+	return pod.Spec.NodeName != "" && pod.DeletionTimestamp == nil && !store.IsTerminal(pod)
 }
 
 // countLanded keeps the count of landed pods per ReplicaSet or Job UID across a pod event

@@ -10,13 +10,13 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
-	"github.com/seed0f91f25e/multicache/internal/stores"
 	"github.com/seed0f91f25e/multicache/internal/stores/reservationstore"
 	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // replicaSet feeds ReplicaSet web-rs (UID rs-uid, annotated reserve-on-delete) wanting n pods.
-func (c *cluster) replicaSet(n int32) *stores.Owner {
+func (c *cluster) replicaSet(n int32) *store.Owner {
 	c.t.Helper()
 	o := ts.MakeOwner(v1alpha1.OwnerReplicaSet, "ns", "web-rs", "app", "web")
 	o.UID, o.ReserveOnDelete, o.Replicas = "rs-uid", "true", ptr.To(n)
@@ -34,8 +34,8 @@ func twoOfTwo(t *testing.T) (*cluster, *corev1.Pod) {
 	c := newCluster(t)
 	c.replicaSet(2)
 	a, b := web("web-a", "v1", t0), web("web-b", "v1", t0)
-	c.sync(stores.PodKey(a), a)
-	c.sync(stores.PodKey(b), b)
+	c.sync(store.PodKey(a), a)
+	c.sync(store.PodKey(b), b)
 	return c, a
 }
 
@@ -51,12 +51,12 @@ func TestReserveOnDelete_AReplacementThatLandedFirstLeavesNoHold(t *testing.T) {
 	c := newCluster(t)
 	c.replicaSet(1)
 	a := web("web-a", "v1", t0)
-	c.sync(stores.PodKey(a), a)
+	c.sync(store.PodKey(a), a)
 	b := web("web-b", "v2", t0.Add(5*time.Second))
-	c.sync(stores.PodKey(b), b)
+	c.sync(store.PodKey(b), b)
 	c.clk.Step(time.Minute)
 	before := counter(t, "not_needed")
-	c.sync(stores.PodKey(a), nil)
+	c.sync(store.PodKey(a), nil)
 	c.expect("web-a gone, web-b landed first", 2000, 0)
 	if _, ok := c.h.Reservation(holdKey("web-a")); ok {
 		t.Error("a hold was placed although the ReplicaSet has its pod")
@@ -73,13 +73,13 @@ func TestReserveOnDelete_AScaleDownLeavesNoHoldAndAScaleDownAfterReleasesIt(t *t
 	t.Run("scaled first", func(t *testing.T) {
 		c, a := twoOfTwo(t)
 		c.replicaSet(1)
-		c.sync(stores.PodKey(a), nil)
+		c.sync(store.PodKey(a), nil)
 		c.expect("scaled to 1, web-a deleted", 2000, 0)
 	})
 	t.Run("hold first", func(t *testing.T) {
 		c, a := twoOfTwo(t)
 		c.clk.Step(time.Minute)
-		c.sync(stores.PodKey(a), nil)
+		c.sync(store.PodKey(a), nil)
 		info, _ := c.h.NodeInfo("n1")
 		if info.Requested.MilliCPU != 4000 {
 			t.Fatalf("after the delete with 2 wanted: n1 requested %dm, want 4000m (web-b and the hold)", info.Requested.MilliCPU)
@@ -101,7 +101,7 @@ func TestReserveOnDelete_AScaleDownLeavesNoHoldAndAScaleDownAfterReleasesIt(t *t
 	t.Run("Reservation first", func(t *testing.T) {
 		c, a := twoOfTwo(t)
 		c.clk.Step(time.Minute)
-		c.sync(stores.PodKey(a), nil)
+		c.sync(store.PodKey(a), nil)
 		c.must(c.h.AddReservation(created(c.view(holdKey("web-a")), c.clk.Now())))
 		c.replicaSet(1)
 		c.expect("scaled to 1 after the Reservation took the hold over", 2000, 0)
@@ -118,14 +118,14 @@ func TestReserveOnDelete_AReplacementLandingElsewhereReleasesTheHold(t *testing.
 	c.must(c.h.AddNode(ts.MakeNode("n2", "8", "16Gi")))
 	c.replicaSet(1)
 	a := web("web-a", "v1", t0)
-	c.sync(stores.PodKey(a), a)
+	c.sync(store.PodKey(a), a)
 	c.clk.Step(time.Minute)
-	c.sync(stores.PodKey(a), nil)
+	c.sync(store.PodKey(a), nil)
 	if _, ok := c.h.Reservation(holdKey("web-a")); !ok {
 		t.Fatal("no hold while the ReplicaSet lacks its pod")
 	}
 	b := web("web-b", "v1", c.clk.Now(), ts.OnNode("n2"))
-	c.sync(stores.PodKey(b), b)
+	c.sync(store.PodKey(b), b)
 	if _, ok := c.h.Reservation(holdKey("web-a")); ok {
 		t.Error("the hold on n1 stays although the ReplicaSet has its pod on n2")
 	}
@@ -162,12 +162,12 @@ func TestReserveOnDelete_StatefulSetAndDaemonSetRules(t *testing.T) {
 					ts.OwnedBy(string(tc.kind), set, "set-uid"), ts.CreatedAt(at), ts.ScheduledAt(at))
 			}
 			p := pod(tc.pod, t0)
-			c.sync(stores.PodKey(p), p)
+			c.sync(store.PodKey(p), p)
 			if tc.other != "" {
 				q := pod(tc.other, t0.Add(time.Second))
-				c.sync(stores.PodKey(q), q)
+				c.sync(store.PodKey(q), q)
 			}
-			c.sync(stores.PodKey(p), nil)
+			c.sync(store.PodKey(p), nil)
 			_, held := c.h.Reservation(types.NamespacedName{Namespace: "ns", Name: reservationstore.ReplacementName(p)})
 			if held != tc.wantHold {
 				t.Errorf("hold %v, want %v", held, tc.wantHold)
@@ -190,11 +190,11 @@ func TestReserveOnDelete_AnUnknownDeletionOfABarePodIsDatedFromItsFirstReplaceme
 			ts.CreatedAt(at), ts.ScheduledAt(at), kept())
 	}
 	old := bare("solo-a", t0)
-	c.sync(stores.PodKey(old), old)
+	c.sync(store.PodKey(old), old)
 	repl := bare("solo-b", t0.Add(10*time.Second))
-	c.sync(stores.PodKey(repl), repl)
+	c.sync(store.PodKey(repl), repl)
 	c.clk.Step(time.Minute)
-	c.sync(stores.PodKey(old), nil)
+	c.sync(store.PodKey(old), nil)
 	key := types.NamespacedName{Namespace: "ns", Name: reservationstore.ReplacementName(old)}
 	v := c.view(key)
 	if v.Phase != v1alpha1.ReservationMatched || v.Owner == nil || v.Owner.Name != "solo-b" || !v.ReservedAt.Equal(t0.Add(10*time.Second)) {
@@ -232,13 +232,13 @@ func TestReserveOnDelete_AReservationThatComesAfterItsHoldWasReleasedHoldsNothin
 // counted (make bench-holds counted 27 results for 25 holds).
 func TestReserveOnDelete_ALateReservationReleasedLaterIsNotCountedAgain(t *testing.T) {
 	c, rsv, r, released := releasedBeforeItsReservation(t)
-	c.sync(stores.PodKey(r), nil)
+	c.sync(store.PodKey(r), nil)
 	c.must(c.h.AddReservation(rsv)) // wanted again: web-c went
 	if v, _ := c.h.Reservation(holdKey("web-a")); v.Phase != v1alpha1.ReservationReserved {
 		t.Fatalf("the late Reservation while a pod is missing: %s, want Reserved", v.Phase)
 	}
 	d := web("web-d", "v1", c.clk.Now(), ts.OnNode("n2"))
-	c.sync(stores.PodKey(d), d) // released again
+	c.sync(store.PodKey(d), d) // released again
 	if v, _ := c.h.Reservation(holdKey("web-a")); v.Phase != v1alpha1.ReservationExpired {
 		t.Errorf("after web-d landed: %s, want Expired (released)", v.Phase)
 	}
@@ -255,10 +255,10 @@ func releasedBeforeItsReservation(t *testing.T) (c *cluster, rsv *v1alpha1.Reser
 	c, a := twoOfTwo(t)
 	c.must(c.h.AddNode(ts.MakeNode("n2", "8", "16Gi")))
 	c.clk.Step(time.Minute)
-	c.sync(stores.PodKey(a), nil)
+	c.sync(store.PodKey(a), nil)
 	rsv = created(c.view(holdKey("web-a")), c.clk.Now())
 	released = counter(t, "released_scale_down")
 	replacement = web("web-c", "v1", c.clk.Now(), ts.OnNode("n2"))
-	c.sync(stores.PodKey(replacement), replacement) // the ReplicaSet has its 2 pods: the hold is released
+	c.sync(store.PodKey(replacement), replacement) // the ReplicaSet has its 2 pods: the hold is released
 	return c, rsv, replacement, released
 }

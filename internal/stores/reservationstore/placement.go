@@ -12,6 +12,7 @@ import (
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
 	"github.com/seed0f91f25e/multicache/internal/stores"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // skipped are the stores a placeholder never reaches: this one (it is its own placeholder)
@@ -89,7 +90,7 @@ func placedByTheLeader(e *entry) bool {
 // a later spec names another one) and arms the deadline.
 func (s *Store) reserve(e *entry) {
 	e.phase = v1alpha1.ReservationReserved
-	e.placeholder = stores.NewPlaceholderPod(e.r, e.node)
+	e.placeholder = store.NewPlaceholderPod(e.r, e.node)
 	s.h.PodOp(e.placeholder, true, skipped...)
 	if e.heapIndex < 0 {
 		heap.Push(s.heapOf(e), e)
@@ -264,7 +265,7 @@ func (s *Store) unlink(e *entry) {
 // all (recorded and spent ones included). A pod of the same name but another UID
 // (recreated) consumed nothing.
 func (s *Store) consumedBy(pod *corev1.Pod) (active *entry, consumed bool) {
-	for _, e := range s.byOwner[stores.PodKey(pod)] {
+	for _, e := range s.byOwner[store.PodKey(pod)] {
 		if !ownerIs(e.owner, pod) {
 			continue
 		}
@@ -419,8 +420,8 @@ func (s *Store) fromAPI(pod *corev1.Pod) bool {
 	if s.inflight.pod != nil && pod == s.inflight.pod {
 		return !s.inflight.assumed
 	}
-	st, ok := s.h.GetPodState(stores.PodKey(pod))
-	return ok && st.State == stores.PodAdded
+	st, ok := s.h.GetPodState(store.PodKey(pod))
+	return ok && st.State == store.PodAdded
 }
 
 // arrive lets a pod that lands on a node now consume the best Reserved reservation there
@@ -442,8 +443,8 @@ func (s *Store) arrive(pod *corev1.Pod) {
 // qualifies reports whether a pod can consume a reservation at all: running or about to,
 // charged to the guaranteed pool (a reservation holds guaranteed resources).
 func qualifies(pod *corev1.Pod) bool {
-	_, isPlaceholder := stores.PlaceholderOf(pod)
-	return !stores.IsTerminal(pod) && !stores.IsBestEffort(pod) && !isPlaceholder
+	_, isPlaceholder := store.PlaceholderOf(pod)
+	return !store.IsTerminal(pod) && !store.IsBestEffort(pod) && !isPlaceholder
 }
 
 // eligible reports whether a pod on a node can consume a reservation there.

@@ -57,6 +57,7 @@ import (
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
 	"github.com/seed0f91f25e/multicache/internal/stores"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // entry is one reservation.
@@ -101,7 +102,7 @@ type entry struct {
 // Store is the ReservationStore.
 type Store struct {
 	h    *stores.CacheHandler
-	rsvs *stores.Versioned[types.NamespacedName, *entry]
+	rsvs *store.Versioned[types.NamespacedName, *entry]
 	// byNode indexes Reserved and Matched reservations by node.
 	byNode map[string]map[types.NamespacedName]*entry
 	// byOwner indexes Matched reservations by their owner's namespace/name (owners of
@@ -116,7 +117,7 @@ type Store struct {
 	deadlines, holdDeadlines deadlineHeap
 	// owners are the workload owners: ReplicaSets, StatefulSets and DaemonSets, and the
 	// others annotated reserve-on-delete (see owners.go).
-	owners map[stores.OwnerKey]ownerInfo
+	owners map[store.OwnerKey]ownerInfo
 	// landed counts each ReplicaSet's landed live pods, by its UID.
 	landed map[types.UID]int32
 	// byReplacedOwner indexes holds and replacement Reservations by the UID of the
@@ -133,21 +134,21 @@ type Store struct {
 }
 
 var (
-	_ stores.Store              = (*Store)(nil)
-	_ stores.PodHandler         = (*Store)(nil)
-	_ stores.ReservationHandler = (*Store)(nil)
-	_ stores.OwnerHandler       = (*Store)(nil)
+	_ store.Store              = (*Store)(nil)
+	_ store.PodHandler         = (*Store)(nil)
+	_ store.ReservationHandler = (*Store)(nil)
+	_ store.OwnerHandler       = (*Store)(nil)
 )
 
 // New returns an empty ReservationStore.
 func New(h *stores.CacheHandler) *Store {
 	return &Store{
 		h:           h,
-		rsvs:        stores.NewVersioned[types.NamespacedName, *entry](h.Generations()),
+		rsvs:        store.NewVersioned[types.NamespacedName, *entry](h.Generations()),
 		byNode:      map[string]map[types.NamespacedName]*entry{},
 		byOwner:     map[types.NamespacedName][]*entry{},
 		byRecording: map[types.NamespacedName][]*entry{},
-		owners:      map[stores.OwnerKey]ownerInfo{},
+		owners:      map[store.OwnerKey]ownerInfo{},
 		landed:      map[types.UID]int32{},
 
 		byReplacedOwner: map[types.UID]map[types.NamespacedName]struct{}{},
@@ -311,7 +312,7 @@ func (s *Store) AddPod(pod *corev1.Pod) {
 func (s *Store) UpdatePod(oldPod, newPod *corev1.Pod) {
 	s.begin(newPod, false)
 	defer s.end()
-	s.reported(newPod, s.assumed(stores.PodKey(newPod)))
+	s.reported(newPod, s.assumed(store.PodKey(newPod)))
 	s.countLanded(oldPod, newPod)
 }
 
@@ -341,13 +342,13 @@ func (s *Store) DeletePod(pod *corev1.Pod) {
 	if !consumed {
 		return
 	}
-	if active != nil && active.how == held && s.assumed(stores.PodKey(pod)) {
+	if active != nil && active.how == held && s.assumed(store.PodKey(pod)) {
 		s.reopen(active)
 		s.settle(active.node)
 		return
 	}
 	var gone []*entry // collected first: unlink edits byOwner
-	for _, e := range s.byOwner[stores.PodKey(pod)] {
+	for _, e := range s.byOwner[store.PodKey(pod)] {
 		if ownerIs(e.owner, pod) {
 			gone = append(gone, e)
 		}
@@ -411,7 +412,7 @@ func (s *Store) confirmOwner(e *entry, pod *corev1.Pod) {
 
 // ownerChanged tells the status writer about every reservation pod consumed.
 func (s *Store) ownerChanged(pod *corev1.Pod) {
-	for _, e := range s.byOwner[stores.PodKey(pod)] {
+	for _, e := range s.byOwner[store.PodKey(pod)] {
 		if ownerIs(e.owner, pod) {
 			s.changed(e)
 		}
@@ -429,7 +430,7 @@ func (s *Store) end() { s.inflight.pod = nil }
 // holds the state from before the event (it is updated last).
 func (s *Store) assumed(key types.NamespacedName) bool {
 	st, ok := s.h.GetPodState(key)
-	return ok && st.State == stores.PodAssumed
+	return ok && st.State == store.PodAssumed
 }
 
 // ttl returns how long a reservation may stay Reserved unmatched.

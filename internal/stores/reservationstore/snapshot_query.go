@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
-	"github.com/seed0f91f25e/multicache/internal/stores"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // OnNodeIn answers as Store.OnNode did when snap was updated: the Reserved and Matched
@@ -28,7 +28,7 @@ func OnNodeIn(snap *Snapshot, node string) []View {
 // MatchableIn answers as Store.MatchableFor did when snap was updated, podState being the
 // pod states of the same generation: the Reserved reservations pod may consume, best
 // first (a walk of the snapshot's reservations).
-func MatchableIn(snap *Snapshot, pod *corev1.Pod, podState func(types.NamespacedName) (stores.PodStatus, bool)) []View {
+func MatchableIn(snap *Snapshot, pod *corev1.Pod, podState func(types.NamespacedName) (store.PodStatus, bool)) []View {
 	if pod == nil || !qualifies(pod) {
 		return nil
 	}
@@ -40,7 +40,7 @@ func MatchableIn(snap *Snapshot, pod *corev1.Pod, podState func(types.Namespaced
 	}
 	node := pod.Spec.NodeName
 	var landed time.Time // zero: no landing constraint
-	if st, ok := podState(stores.PodKey(pod)); ok && st.APIPod != nil && st.APIPod.Spec.NodeName != "" &&
+	if st, ok := podState(store.PodKey(pod)); ok && st.APIPod != nil && st.APIPod.Spec.NodeName != "" &&
 		(pod.UID == "" || st.APIPod.UID == "" || pod.UID == st.APIPod.UID) {
 		if node != "" && node != st.APIPod.Spec.NodeName {
 			return nil // bound elsewhere
@@ -66,12 +66,12 @@ func MatchableIn(snap *Snapshot, pod *corev1.Pod, podState func(types.Namespaced
 
 // HeldFromIn answers as Store.HeldFrom did when snap was updated: by node, the room the
 // Reserved reservations pod may not consume keep, with one pod slot each.
-func HeldFromIn(snap *Snapshot, pod *corev1.Pod, podState func(types.NamespacedName) (stores.PodStatus, bool)) map[string]stores.Resources {
+func HeldFromIn(snap *Snapshot, pod *corev1.Pod, podState func(types.NamespacedName) (store.PodStatus, bool)) map[string]store.Resources {
 	mine := map[types.NamespacedName]bool{}
 	for _, v := range MatchableIn(snap, pod, podState) {
 		mine[v.Key] = true
 	}
-	out := map[string]stores.Resources{}
+	out := map[string]store.Resources{}
 	for key, v := range snap.Items() {
 		if v.Phase != v1alpha1.ReservationReserved || v.Node == "" || mine[key] {
 			continue

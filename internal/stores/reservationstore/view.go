@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
-	"github.com/seed0f91f25e/multicache/internal/stores"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // View is what the cache knows about one reservation.
@@ -65,7 +65,7 @@ func (s *Store) view(e *entry) View {
 		owner := *e.owner
 		v.Owner = &owner
 		st, ok := s.h.GetPodState(ownerKey(e.owner))
-		v.OwnerAssumed = ok && st.State == stores.PodAssumed
+		v.OwnerAssumed = ok && st.State == store.PodAssumed
 	}
 	return v
 }
@@ -104,7 +104,7 @@ func (s *Store) MatchableFor(pod *corev1.Pod) []View {
 	}
 	node := pod.Spec.NodeName
 	var landed time.Time // zero: no landing constraint
-	if st, ok := s.h.GetPodState(stores.PodKey(pod)); ok && st.APIPod != nil && st.APIPod.Spec.NodeName != "" &&
+	if st, ok := s.h.GetPodState(store.PodKey(pod)); ok && st.APIPod != nil && st.APIPod.Spec.NodeName != "" &&
 		(pod.UID == "" || st.APIPod.UID == "" || pod.UID == st.APIPod.UID) {
 		if node != "" && node != st.APIPod.Spec.NodeName {
 			return nil // bound elsewhere
@@ -147,11 +147,11 @@ func (s *Store) CountByPhase() map[v1alpha1.ReservationPhase]int {
 }
 
 // Resources returns what a reservation holds (from its spec).
-func (v View) Resources() stores.Resources {
+func (v View) Resources() store.Resources {
 	if v.Reservation == nil {
-		return stores.Resources{}
+		return store.Resources{}
 	}
-	return stores.ResourcesFromList(v.Reservation.Spec.Resources)
+	return store.ResourcesFromList(v.Reservation.Spec.Resources)
 }
 
 // Each calls fn with every reservation's view (holds included) until fn returns false.

@@ -7,7 +7,7 @@
 // It plays the part of kube-scheduler's framework package: public interfaces and value
 // types, with the implementation (the handler, its lock, the pod state machine, the
 // built-in stores) internal to multicache. The built-in stores use these definitions
-// through aliases; nothing here depends on multicache's internal packages.
+// directly; nothing here depends on multicache's internal packages.
 //
 // A store is one idea with one owner. It declares its Name, implements the event interfaces
 // of the kinds it cares about (and only those: the handler subscribes a store to a kind
