@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/seed0f91f25e/multicache/internal/stores/podgroupstore"
 	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
@@ -164,11 +165,11 @@ func (f *Fork) PodGroup(key types.NamespacedName) (PodGroup, bool) {
 	g.Members = slices.Clone(g.Members)
 	for k, pod := range f.state.pods {
 		if base, ok := f.snap.PodState(k); ok && slices.Contains(PodGroupKeysOf(base.Pod), key) {
-			g.Counts.add(base.Pod, -1)
+			g.Counts = recount(g.Counts, base.Pod, -1)
 			g.Members = slices.DeleteFunc(g.Members, func(m types.NamespacedName) bool { return m == k })
 		}
 		if pod != nil && slices.Contains(PodGroupKeysOf(pod), key) {
-			g.Counts.add(pod, +1)
+			g.Counts = recount(g.Counts, pod, +1)
 			g.Members = append(g.Members, k)
 		}
 	}
@@ -199,20 +200,9 @@ func (f *Fork) PDBsForPod(pod *corev1.Pod) []PDB {
 	return pdbs
 }
 
-// add counts pod in c (delta +1) or takes it out (-1), as the pod group store counts.
-func (c *PodGroupCounts) add(pod *corev1.Pod, delta int32) {
-	switch pod.Status.Phase {
-	case corev1.PodSucceeded:
-		c.Succeeded += delta
-	case corev1.PodFailed:
-		c.Failed += delta
-	case corev1.PodRunning:
-		c.Running += delta
-	default:
-		if pod.Spec.NodeName != "" {
-			c.Scheduled += delta
-		} else {
-			c.Pending += delta
-		}
-	}
+// recount counts pod in c (delta +1) or takes it out (-1), as the pod group store counts.
+func recount(c PodGroupCounts, pod *corev1.Pod, delta int32) PodGroupCounts {
+	counts := podgroupstore.Counts(c)
+	counts.Add(pod, delta)
+	return PodGroupCounts(counts)
 }

@@ -86,7 +86,7 @@ func (s *Store) CheckInvariantsDeferred() func() []error {
 			var recount Counts
 			for i, pod := range members[g.from:g.to] {
 				y.Step()
-				recount.add(pod, 1)
+				recount.Add(pod, 1)
 				if keys := s.groupsOf(pod); !keys.has(g.key) && !misfiled[g.from+i] {
 					errs = append(errs, fmt.Errorf("pod group %s: member %s does not belong to it", g.key, store.PodKey(pod)))
 				}

@@ -68,7 +68,7 @@ func (s *Store) addMember(key types.NamespacedName, pod *corev1.Pod) {
 		s.groups.Set(key, g)
 	}
 	g.members[store.PodKey(pod)] = pod
-	g.counts.add(pod, 1)
+	g.counts.Add(pod, 1)
 	s.changed(key, g)
 }
 
@@ -87,8 +87,8 @@ func (s *Store) UpdatePod(oldPod, newPod *corev1.Pod) {
 			s.addMember(key, newPod)
 			continue
 		}
-		g.counts.add(oldPod, -1)
-		g.counts.add(newPod, 1)
+		g.counts.Add(oldPod, -1)
+		g.counts.Add(newPod, 1)
 		g.members[store.PodKey(newPod)] = newPod
 		s.changed(key, g)
 	}
@@ -108,7 +108,7 @@ func (s *Store) removeMember(key types.NamespacedName, pod *corev1.Pod) {
 		return
 	}
 	if cur, ok := g.members[store.PodKey(pod)]; ok {
-		g.counts.add(cur, -1)
+		g.counts.Add(cur, -1)
 		delete(g.members, store.PodKey(pod))
 	}
 	s.changedOrGone(key, g)

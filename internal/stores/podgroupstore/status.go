@@ -27,8 +27,8 @@ func (c Counts) Total() int32 { return c.Pending + c.Scheduled + c.Running + c.S
 // Placed is the number of members that are or were on a node and did not fail.
 func (c Counts) Placed() int32 { return c.Scheduled + c.Running + c.Succeeded }
 
-// add counts pod (delta +1) or uncounts it (-1).
-func (c *Counts) add(pod *corev1.Pod, delta int32) {
+// Add counts pod (delta +1) or uncounts it (-1).
+func (c *Counts) Add(pod *corev1.Pod, delta int32) {
 	switch pod.Status.Phase {
 	case corev1.PodSucceeded:
 		c.Succeeded += delta
