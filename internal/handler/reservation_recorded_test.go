@@ -354,3 +354,64 @@ func TestReservation_AnExpiryRecordedWhileAwaitingTheNodeEndsItThere(t *testing.
 	}
 	checkInvariants(t, h)
 }
+
+// TestReservation_APendingRecordedForANodeThisReplicaSawLateEndsItsPlacement: a replica
+// whose watches run late placed a reservation on a node the leader never saw (it went
+// before the leader saw the reservation), and the leader recorded Pending. Once this
+// replica does not know the node either, whichever came first (the node's delete or the
+// record), it holds what the leader holds: Pending, awaiting the node, nothing charged; and
+// both place it again when the node comes back.
+func TestReservation_APendingRecordedForANodeThisReplicaSawLateEndsItsPlacement(t *testing.T) {
+	leader, clk := newQuietHandler(t)
+	r := ts.ReservationCreatedAt(ts.MakeReservation("ns", "r", "late", "1", "1Gi", "app", "web"), clk.Now())
+	r.ResourceVersion = "1"
+	must(t, leader.AddReservation(r))
+	lv, _ := leader.Reservation(nsKey("r"))
+	if lv.Phase != v1alpha1.ReservationPending || lv.AwaitingNode != "late" {
+		t.Fatalf("the leader, without the node: %s awaiting %q, want Pending awaiting late", lv.Phase, lv.AwaitingNode)
+	}
+	recorded := r.DeepCopy()
+	recorded.ResourceVersion = "2"
+	recorded.Status = persistedStatus(r.Status, lv)
+
+	for _, order := range []string{"record, then the node's delete", "the node's delete, then the record"} {
+		t.Run(order, func(t *testing.T) {
+			late, _ := newQuietHandler(t)
+			node := ts.MakeNode("late", "8", "16Gi")
+			must(t, late.AddNode(node))
+			must(t, late.AddReservation(r))
+			if v, _ := late.Reservation(nsKey("r")); v.Phase != v1alpha1.ReservationReserved {
+				t.Fatalf("with the node: %s, want Reserved", v.Phase)
+			}
+			if order == "record, then the node's delete" {
+				must(t, late.UpdateReservation(r, recorded))
+				// The node is still known here: the leader will see it too.
+				if v, _ := late.Reservation(nsKey("r")); v.Phase != v1alpha1.ReservationReserved {
+					t.Errorf("record while the node is known: %s, want Reserved", v.Phase)
+				}
+				must(t, late.DeleteNode(node))
+			} else {
+				must(t, late.DeleteNode(node))
+				must(t, late.UpdateReservation(r, recorded))
+			}
+			v, _ := late.Reservation(nsKey("r"))
+			if v.Phase != lv.Phase || v.AwaitingNode != lv.AwaitingNode || !v.ReservedAt.IsZero() {
+				t.Errorf("%s awaiting %q reserved at %v, want the leader's %s awaiting %q with no times", v.Phase, v.AwaitingNode, v.ReservedAt, lv.Phase, lv.AwaitingNode)
+			}
+			if info, ok := late.NodeInfo("late"); ok && info.Requested.MilliCPU != 0 {
+				t.Errorf("the gone node still charged %dm", info.Requested.MilliCPU)
+			}
+			if errs := late.CheckInvariants(); len(errs) > 0 {
+				t.Error(errs)
+			}
+			must(t, late.AddNode(ts.MakeNode("late", "8", "16Gi")))
+			if v, _ := late.Reservation(nsKey("r")); v.Phase != v1alpha1.ReservationReserved {
+				t.Errorf("the node back: %s, want Reserved, as on the leader", v.Phase)
+			}
+		})
+	}
+	must(t, leader.AddNode(ts.MakeNode("late", "8", "16Gi")))
+	if v, _ := leader.Reservation(nsKey("r")); v.Phase != v1alpha1.ReservationReserved {
+		t.Errorf("the leader, the node back: %s, want Reserved", v.Phase)
+	}
+}

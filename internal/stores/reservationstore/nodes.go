@@ -1,6 +1,8 @@
 package reservationstore
 
 import (
+	"time"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -68,8 +70,9 @@ func (s *Store) AddNode(node *corev1.Node) { s.nodeAppeared(node.Name) }
 func (s *Store) UpdateNode(_, node *corev1.Node) { s.nodeAppeared(node.Name) }
 
 // DeleteNode implements stores.NodeHandler: what is placed there stays (a node deleted and
-// created again keeps its reservations).
-func (s *Store) DeleteNode(*corev1.Node) {}
+// created again keeps its reservations), but for what the leader recorded Pending
+// (awaitAsRecorded).
+func (s *Store) DeleteNode(node *corev1.Node) { s.sourceGone(node.Name, fromNode) }
 
 // AddNMNode implements stores.NMNodeHandler.
 func (s *Store) AddNMNode(nm *v1alpha1.NMNode) { s.nodeAppeared(nm.Name) }
@@ -77,8 +80,8 @@ func (s *Store) AddNMNode(nm *v1alpha1.NMNode) { s.nodeAppeared(nm.Name) }
 // UpdateNMNode implements stores.NMNodeHandler.
 func (s *Store) UpdateNMNode(_, nm *v1alpha1.NMNode) { s.nodeAppeared(nm.Name) }
 
-// DeleteNMNode implements stores.NMNodeHandler.
-func (s *Store) DeleteNMNode(*v1alpha1.NMNode) {}
+// DeleteNMNode implements stores.NMNodeHandler, as DeleteNode.
+func (s *Store) DeleteNMNode(nm *v1alpha1.NMNode) { s.sourceGone(nm.Name, fromNMNode) }
 
 // AddCNR implements stores.CNRHandler.
 func (s *Store) AddCNR(cnr *v1alpha1.CustomNodeResource) { s.nodeAppeared(cnr.Name) }
@@ -86,8 +89,48 @@ func (s *Store) AddCNR(cnr *v1alpha1.CustomNodeResource) { s.nodeAppeared(cnr.Na
 // UpdateCNR implements stores.CNRHandler.
 func (s *Store) UpdateCNR(_, cnr *v1alpha1.CustomNodeResource) { s.nodeAppeared(cnr.Name) }
 
-// DeleteCNR implements stores.CNRHandler.
-func (s *Store) DeleteCNR(*v1alpha1.CustomNodeResource) {}
+// DeleteCNR implements stores.CNRHandler, as DeleteNode.
+func (s *Store) DeleteCNR(cnr *v1alpha1.CustomNodeResource) { s.sourceGone(cnr.Name, fromCNR) }
+
+// nodeSource is one of the objects that make a node known.
+type nodeSource int
+
+const (
+	fromNode nodeSource = iota
+	fromNMNode
+	fromCNR
+)
+
+// sourceGone applies the leader's recorded Pending to the reservations placed on node once
+// the last of its sources is gone (the stores see a delete in any order, so the source being
+// deleted does not count).
+func (s *Store) sourceGone(node string, gone nodeSource) {
+	info, ok := s.h.GetNodeInfo(node)
+	if ok && ((info.Node != nil && gone != fromNode) || (info.NMNode != nil && gone != fromNMNode) ||
+		(info.CNR != nil && gone != fromCNR)) {
+		return
+	}
+	for _, e := range s.byNode[node] {
+		s.awaitAsRecorded(e)
+	}
+}
+
+// awaitAsRecorded is placeAsRecorded's converse, for a replica whose watches ran late: it
+// placed a reservation on a node the leader did not know (one that went before the leader
+// saw the reservation), and the leader recorded Pending. Once this replica does not know the
+// node either, the record is an input: the placeholder goes and the reservation awaits the
+// node with no times, as on the leader. A reservation with an owner keeps it.
+func (s *Store) awaitAsRecorded(e *entry) {
+	if e.phase != v1alpha1.ReservationReserved || e.provisional || e.r.Status.Phase != v1alpha1.ReservationPending ||
+		e.node == "" || e.r.Spec.NodeName != e.node {
+		return
+	}
+	node := e.node
+	s.release(e)
+	e.reservedAt, e.expiresAt = time.Time{}, time.Time{}
+	s.await(e, node)
+	s.changed(e)
+}
 
 // placeAsRecorded takes what a status records about a reservation this replica awaits the
 // node of: the leader saw the node, and what a status records is an input, as at a start

@@ -250,6 +250,9 @@ func (s *Store) UpdateReservation(oldR, newR *v1alpha1.Reservation) {
 		}
 	}
 	s.placeAsRecorded(e)
+	if !s.nodeExists(e.node) {
+		s.awaitAsRecorded(e)
+	}
 	s.applyRecorded(e, newR)
 	switch prev := e.recording; {
 	case isRecorded(newR):
