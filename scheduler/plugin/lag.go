@@ -55,6 +55,19 @@ func (l *lagMemo) answer(node string, key lagKey, compute func() *corev1.Pod) *c
 	return gone
 }
 
+// prune forgets the nodes exists denies: a deleted node's answer would otherwise stay
+// for good, with the pod it names.
+func (l *lagMemo) prune(exists func(node string) bool) (pruned int) {
+	l.m.Range(func(k, _ any) bool {
+		if !exists(k.(string)) {
+			l.m.Delete(k)
+			pruned++
+		}
+		return true
+	})
+	return pruned
+}
+
 // lagKey is a node's generation in kube-scheduler's node info and in the cache.
 type lagKey struct{ scheduler, cache int64 }
 
@@ -118,17 +131,25 @@ func (p *Plugin) retrySoon(pod *corev1.Pod) {
 	p.retry.pods[klog.KObj(pod).String()] = pod
 }
 
+// pruneEvery is how many retryPeriods pass between prunes of the lag memo.
+const pruneEvery = 60
+
 // runRetries activates, every retryPeriod until ctx is done, the pods turned away while
-// the cache lagged and those turned away by room kept that is released now.
+// the cache lagged and those turned away by room kept that is released now; every
+// pruneEvery periods it drops the lag memo's deleted nodes.
 func (p *Plugin) runRetries(ctx context.Context) {
 	tick := time.NewTicker(retryPeriod)
 	defer tick.Stop()
 	logger := klog.FromContext(ctx)
-	for {
+	nodes := p.handle.SharedInformerFactory().Core().V1().Nodes().Lister()
+	for ticks := 1; ; ticks++ {
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
+		}
+		if ticks%pruneEvery == 0 {
+			p.lagMemo.prune(func(node string) bool { _, err := nodes.Get(node); return err == nil })
 		}
 		p.retry.mu.Lock()
 		pods := p.retry.pods

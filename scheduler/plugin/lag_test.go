@@ -64,3 +64,24 @@ func TestLagMemo_AnswersAgainOnlyWhenEitherSideOfTheNodeChanged(t *testing.T) {
 		t.Errorf("another node at the same generations: %v, want its own answer", got)
 	}
 }
+
+// TestLagMemo_PruneForgetsOnlyTheNodesThatAreGone: a deleted node's answer goes; a live
+// node's stays remembered.
+func TestLagMemo_PruneForgetsOnlyTheNodesThatAreGone(t *testing.T) {
+	var memo lagMemo
+	gone := cpuPod("gone", "1")
+	for _, n := range []string{"live", "deleted"} {
+		memo.answer(n, lagKey{1, 1}, func() *corev1.Pod { return gone })
+	}
+	if n := memo.prune(func(node string) bool { return node == "live" }); n != 1 {
+		t.Errorf("pruned %d, want 1", n)
+	}
+	if _, ok := memo.m.Load("deleted"); ok {
+		t.Error("the deleted node's answer stayed")
+	}
+	recomputed := false
+	memo.answer("live", lagKey{1, 1}, func() *corev1.Pod { recomputed = true; return nil })
+	if recomputed {
+		t.Error("the live node's answer was forgotten")
+	}
+}
