@@ -78,6 +78,9 @@ func run() error {
 		shards       = flag.Int("shards", 0, fmt.Sprintf("when positive (at most %d), also start a whole-cluster multicache and then the replicas of that many sub-clusters (nodes are labelled %s=s0..s3), each alone", e2e.MaxShards, e2e.LabelShard))
 	)
 	flag.Parse()
+	// The commit is read now, when the Makefile has just built the binaries: the tree may
+	// move on during a long run.
+	machine := e2e.Machine(*repo)
 	size, err := e2e.ParseSize(*sizeName)
 	if err != nil {
 		return err
@@ -193,7 +196,7 @@ func run() error {
 		return err
 	}
 	var b strings.Builder
-	e2e.WriteReport(&b, res, e2e.Machine(*repo))
+	e2e.WriteReport(&b, res, machine)
 	if err := e2e.EmitReport("bench-e2e", b.String(), err, *out); err != nil {
 		return err
 	}

@@ -59,6 +59,9 @@ func run() error {
 		failOnBad = flag.Bool("check", true, "exit non-zero when the report's checks fail")
 	)
 	flag.Parse()
+	// The commit is read now, when the Makefile has just built the binaries: the tree may
+	// move on during a long run.
+	machine := e2e.Machine(*repo)
 	if *assets == "" || *mcBin == "" {
 		return fmt.Errorf("-assets (or KUBEBUILDER_ASSETS) and -multicache are required; run it with `make bench-holds`")
 	}
@@ -112,7 +115,7 @@ func run() error {
 		return err
 	}
 	var b strings.Builder
-	e2e.WriteHoldsReport(&b, res, e2e.Machine(*repo))
+	e2e.WriteHoldsReport(&b, res, machine)
 	if err := e2e.EmitReport("bench-holds", b.String(), err, *out); err != nil {
 		return err
 	}

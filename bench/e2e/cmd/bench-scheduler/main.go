@@ -49,6 +49,9 @@ func run() error {
 		only    = flag.String("only", "", "measure only this scheduler (kube-scheduler or multicache-scheduler)")
 	)
 	flag.Parse()
+	// The commit is read now, when the Makefile has just built the binaries: the tree may
+	// move on during a long run.
+	machine := e2e.Machine(*repo)
 	ctrllog.SetLogger(logr.Discard()) // envtest logs through controller-runtime; progress goes to stderr
 	if *assets == "" || *mcBin == "" {
 		return fmt.Errorf("-assets (or KUBEBUILDER_ASSETS) and -multicache-scheduler are required; run it with `make bench-scheduler`")
@@ -95,6 +98,6 @@ func run() error {
 		Timeout: *timeout, Settle: *settle, Log: e2e.NewElapsedWriter(os.Stderr),
 	})
 	var b strings.Builder
-	e2e.WriteSchedBenchReport(&b, res, e2e.Machine(*repo))
+	e2e.WriteSchedBenchReport(&b, res, machine)
 	return e2e.EmitReport("bench-scheduler", b.String(), err, *out)
 }
