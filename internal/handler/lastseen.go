@@ -11,10 +11,9 @@ import (
 	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
-// The last-seen objects are what the stores are charged with. A reconciler compares the
-// object it reads (or NotFound) with them to turn a level-triggered reconcile into exact
-// events: an update is always (last seen, current), a delete always carries the last seen.
-// For pods, PodState carries the same (Pod and APIPod).
+// The last-seen objects are what the stores are charged with: the Sync methods derive the
+// edge of an event from them (sync.go); the drift comparison reads their versions. For pods,
+// PodState carries the same (Pod and APIPod).
 
 func lastSeen[K comparable, T any](h *Handler, k *objectKind[K, T], key K) (T, bool) {
 	h.mu.RLock()
@@ -27,39 +26,14 @@ func (h *Handler) LastSeenNode(name string) (*corev1.Node, bool) {
 	return lastSeen(h, h.nodeKind, name)
 }
 
-// LastSeenNMNode returns the NMNode the stores are charged with.
-func (h *Handler) LastSeenNMNode(name string) (*v1alpha1.NMNode, bool) {
-	return lastSeen(h, h.nmNodeKind, name)
-}
-
-// LastSeenCNR returns the CustomNodeResource the stores are charged with.
-func (h *Handler) LastSeenCNR(name string) (*v1alpha1.CustomNodeResource, bool) {
-	return lastSeen(h, h.cnrKind, name)
-}
-
 // LastSeenPodGroup returns the PodGroup the stores are charged with.
 func (h *Handler) LastSeenPodGroup(key types.NamespacedName) (*v1alpha1.PodGroup, bool) {
 	return lastSeen(h, h.podGroupKind, key)
 }
 
-// LastSeenPDB returns the PodDisruptionBudget the stores are charged with.
-func (h *Handler) LastSeenPDB(key types.NamespacedName) (*policyv1.PodDisruptionBudget, bool) {
-	return lastSeen(h, h.pdbKind, key)
-}
-
 // LastSeenOwner returns the workload owner the stores are charged with.
 func (h *Handler) LastSeenOwner(key store.OwnerKey) (*store.Owner, bool) {
 	return lastSeen(h, h.ownerKind, key)
-}
-
-// LastSeenMovement returns the Movement the stores are charged with.
-func (h *Handler) LastSeenMovement(name string) (*v1alpha1.Movement, bool) {
-	return lastSeen(h, h.movementKind, name)
-}
-
-// LastSeenReservation returns the Reservation the stores are charged with.
-func (h *Handler) LastSeenReservation(key types.NamespacedName) (*v1alpha1.Reservation, bool) {
-	return lastSeen(h, h.rsvKind, key)
 }
 
 // LastSeenVersions returns, for one kind, the resource version of every last-seen object by
