@@ -121,7 +121,7 @@ bench: ## Run the benchmarks (multicache vs kube-scheduler's cache) and print th
 .PHONY: bench-check
 bench-check: ## Check the benchmark module builds and its bodies do what they say (quick, no figures).
 	cd bench && $(GO) vet . && $(GO) test -count=1 .
-	cd bench/e2e && $(GO) vet ./... && $(GO) test -count=1 -run '^Test(AccountNode|SummariseHolds)$$' .
+	cd bench/e2e && $(GO) vet ./... && $(GO) test -count=1 -run '^Test(AccountNode|SummariseHolds|ChurnPod_HasThePopulationsShape)$$' .
 
 # Cluster size of `make scale-check`.
 SCALE_NODES ?= 1000

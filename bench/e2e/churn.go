@@ -85,8 +85,18 @@ type churner struct {
 	created, updated int
 }
 
+// churnPod is the i-th pod the churn creates, of the population's shape: with realistic
+// pods, the spec the ReplicaSet controller writes (the kubelet's status comes later in a
+// real cluster, and the churn measures one write per pod).
 func (ch *churner) churnPod(i int) *corev1.Pod {
-	p := MakePod(1, i%PodsPerReplicaSet, ch.rsUID, NodeName(i%ch.size.Nodes))
+	slot, node := i%PodsPerReplicaSet, NodeName(i%ch.size.Nodes)
+	var p *corev1.Pod
+	if ch.size.RealisticPods {
+		p = MakeRealisticPod(1, slot, ch.rsUID, node)
+		p.GenerateName = ""
+	} else {
+		p = MakePod(1, slot, ch.rsUID, node)
+	}
 	p.Name = fmt.Sprintf("churn-%07d", i)
 	return p
 }
@@ -109,7 +119,7 @@ func (ch *churner) phase(op int, n int, toDelete []string) writeFunc {
 		ch.created += n
 		return func(ctx context.Context, k int) (string, error) {
 			p := ch.churnPod(first + k)
-			return p.Namespace + "/" + p.Name, ch.c.Create(ctx, p)
+			return p.Namespace + "/" + p.Name, ch.c.Create(ctx, p, client.FieldOwner(ControllerFieldManager))
 		}
 	case opUpdate:
 		first := ch.updated

@@ -312,3 +312,21 @@ multicache_events_total{kind="Pod",op="update",result="rejected"} 1
 		}
 	}
 }
+
+// TestChurnPod_HasThePopulationsShape: with realistic pods the churn creates realistic
+// ones (the projected service-account volume, a name of its own), else synthetic ones.
+func TestChurnPod_HasThePopulationsShape(t *testing.T) {
+	for _, shape := range []string{PodsRealistic, PodsSynthetic} {
+		size, err := Sizes["small"].WithPodShape(shape)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := (&churner{size: size}).churnPod(3)
+		if p.Name != "churn-0000003" || p.GenerateName != "" {
+			t.Errorf("%s: name %q, generateName %q, want churn-0000003 and none", shape, p.Name, p.GenerateName)
+		}
+		if got, want := len(p.Spec.Volumes) == 1, shape == PodsRealistic; got != want {
+			t.Errorf("%s: volumes %v", shape, p.Spec.Volumes)
+		}
+	}
+}
