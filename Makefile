@@ -97,7 +97,7 @@ example-check: envtest-assets ## Vet and test the examples (each its own module:
 	done
 
 .PHONY: scheduler-check
-scheduler-check: envtest-assets kube-controller-manager scheduler ## Vet and test scheduler/ (its own module: kube-scheduler with the multicache plugin); its e2e runs bin/multicache-scheduler against the real API server and kube-controller-manager (~1.5 min once built).
+scheduler-check: envtest-assets kube-controller-manager kwok scheduler ## Vet and test scheduler/ (its own module: kube-scheduler with the multicache plugin); its e2e runs bin/multicache-scheduler against the real API server, kube-controller-manager and KWOK (~1.5 min once built).
 	cd scheduler && $(GO) vet ./... && KUBEBUILDER_ASSETS="$(abspath $(K8S_ASSETS))" MULTICACHE_SCHEDULER="$(SCHEDULER_BIN)" \
 		$(GO) test $(TEST_FLAGS) -timeout 20m ./...
 

@@ -1,9 +1,12 @@
 package controllers
 
 import (
+	"strconv"
+
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -17,9 +20,9 @@ import (
 )
 
 // ownerSync applies one workload kind (ReplicaSet, StatefulSet, DaemonSet, Job, Deployment)
-// to the cache as Owner events: its type, key, UID, the labels of its pod template and, for
-// a ReplicaSet or StatefulSet, its desired count (for a Job, the count of active pods its
-// controller wants).
+// to the cache as Owner events: its type, key, UID, controller, the labels of its pod
+// template and, for a ReplicaSet, StatefulSet or Deployment, its desired count (for a Job,
+// the count of active pods its controller wants); for a ReplicaSet, its revision.
 type ownerSync[T client.Object] struct {
 	ownerType v1alpha1.OwnerType
 	// templateOf returns the owner's pod template (its labels and annotations are read).
@@ -46,7 +49,36 @@ func (o ownerSync[T]) toOwner(obj T) *store.Owner {
 		ResourceVersion: obj.GetResourceVersion(), Labels: o.templateOf(obj).Labels,
 		ReserveOnDelete: reserveOnDeleteOf(obj.GetAnnotations(), o.templateOf(obj).Annotations),
 		Replicas:        o.replicasOf(obj),
+		Controller:      controllerOf(obj),
+		Revision:        revisionOf(o.ownerType, obj.GetAnnotations()),
 	}
+}
+
+// controllerOf is the workload of a known kind that controls obj (a ReplicaSet's
+// Deployment), nil when none.
+func controllerOf(obj client.Object) *store.OwnerRef {
+	ref := metav1.GetControllerOfNoCopy(obj)
+	if ref == nil {
+		return nil
+	}
+	switch t := v1alpha1.OwnerType(ref.Kind); t {
+	case v1alpha1.OwnerReplicaSet, v1alpha1.OwnerStatefulSet, v1alpha1.OwnerDaemonSet, v1alpha1.OwnerDeployment, v1alpha1.OwnerJob:
+		return &store.OwnerRef{Key: store.OwnerKey{Type: t, Namespace: obj.GetNamespace(), Name: ref.Name}, UID: ref.UID}
+	}
+	return nil
+}
+
+// revisionOf is a ReplicaSet's revision (0 for other kinds, or when it has none or it is
+// not a number).
+func revisionOf(t v1alpha1.OwnerType, annotations map[string]string) int64 {
+	if t != v1alpha1.OwnerReplicaSet {
+		return 0
+	}
+	n, err := strconv.ParseInt(annotations[store.DeploymentRevisionAnnotation], 10, 64)
+	if err != nil || n < 0 {
+		return 0
+	}
+	return n
 }
 
 // replicas is a desired count as the API defaults it: a nil spec.replicas means 1.
@@ -98,7 +130,7 @@ var ownerKinds = []struct {
 	}},
 	{v1alpha1.OwnerDeployment, &appsv1.Deployment{}, func(log logr.Logger, h *handler.Handler) applyFunc {
 		o := ownerSync[*appsv1.Deployment]{v1alpha1.OwnerDeployment, func(o *appsv1.Deployment) *corev1.PodTemplateSpec { return &o.Spec.Template },
-			func(*appsv1.Deployment) *int32 { return nil }}
+			func(o *appsv1.Deployment) *int32 { return replicas(o.Spec.Replicas) }}
 		return syncAs(log, stores.KindOwner, o.syncer(h), nil)
 	}},
 }

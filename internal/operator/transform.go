@@ -10,18 +10,21 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // ownerTransforms keep of the workload owners (ReplicaSets, StatefulSets, DaemonSets, Jobs,
 // Deployments) only what the owner feed reads: identity, resource version, the labels of
 // the pod template, the reserve-on-delete annotation of the object and of its template,
-// and a ReplicaSet's or StatefulSet's spec.replicas, a Job's fields its wanted count of
-// active pods is computed from (whether a deleted pod's replacement is coming). A ReplicaSet with its whole pod template costs kilobytes; the cache needs a few
-// dozen bytes of it, and clusters keep ten old ReplicaSets per Deployment.
+// a ReplicaSet's, StatefulSet's or Deployment's spec.replicas, a ReplicaSet's controller
+// and revision, a Job's fields its wanted count of active pods is computed from (whether
+// a deleted pod's replacement is coming). A ReplicaSet with its whole pod template costs
+// kilobytes; the cache needs a few dozen bytes of it, and clusters keep ten old
+// ReplicaSets per Deployment.
 func ownerTransforms() map[client.Object]cache.ByObject {
 	return map[client.Object]cache.ByObject{
 		&appsv1.ReplicaSet{}: {Transform: ownerTransform(func(o *appsv1.ReplicaSet) *appsv1.ReplicaSet {
-			return &appsv1.ReplicaSet{TypeMeta: o.TypeMeta, ObjectMeta: ownerMeta(o.ObjectMeta),
+			return &appsv1.ReplicaSet{TypeMeta: o.TypeMeta, ObjectMeta: replicaSetMeta(o.ObjectMeta),
 				Spec: appsv1.ReplicaSetSpec{Replicas: o.Spec.Replicas, Template: templateLabels(o.Spec.Template)}}
 		})},
 		&appsv1.StatefulSet{}: {Transform: ownerTransform(func(o *appsv1.StatefulSet) *appsv1.StatefulSet {
@@ -35,7 +38,7 @@ func ownerTransforms() map[client.Object]cache.ByObject {
 		&batchv1.Job{}: {Transform: ownerTransform(jobForOwnerFeed)},
 		&appsv1.Deployment{}: {Transform: ownerTransform(func(o *appsv1.Deployment) *appsv1.Deployment {
 			return &appsv1.Deployment{TypeMeta: o.TypeMeta, ObjectMeta: ownerMeta(o.ObjectMeta),
-				Spec: appsv1.DeploymentSpec{Template: templateLabels(o.Spec.Template)}}
+				Spec: appsv1.DeploymentSpec{Replicas: o.Spec.Replicas, Template: templateLabels(o.Spec.Template)}}
 		})},
 	}
 }
@@ -55,6 +58,22 @@ func ownerTransform[T client.Object](strip func(T) T) toolscache.TransformFunc {
 func ownerMeta(m metav1.ObjectMeta) metav1.ObjectMeta {
 	return metav1.ObjectMeta{Namespace: m.Namespace, Name: m.Name, UID: m.UID, ResourceVersion: m.ResourceVersion,
 		Generation: m.Generation, DeletionTimestamp: m.DeletionTimestamp, Annotations: keptAnnotations(m.Annotations)}
+}
+
+// replicaSetMeta is ownerMeta and what tells a Deployment's newest ReplicaSet: its
+// controller reference and its revision annotation.
+func replicaSetMeta(m metav1.ObjectMeta) metav1.ObjectMeta {
+	out := ownerMeta(m)
+	if ref := metav1.GetControllerOfNoCopy(&m); ref != nil {
+		out.OwnerReferences = []metav1.OwnerReference{*ref}
+	}
+	if v, ok := m.Annotations[store.DeploymentRevisionAnnotation]; ok {
+		if out.Annotations == nil {
+			out.Annotations = map[string]string{}
+		}
+		out.Annotations[store.DeploymentRevisionAnnotation] = v
+	}
+	return out
 }
 
 // templateLabels keeps a pod template's labels and its reserve-on-delete annotation only.

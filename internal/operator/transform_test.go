@@ -12,12 +12,17 @@ import (
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
 	"github.com/seed0f91f25e/multicache/internal/stores/reservationstore"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 func TestOwnerTransforms_KeepOnlyWhatTheOwnerFeedReads(t *testing.T) {
 	full := &appsv1.ReplicaSet{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web", UID: "u1", ResourceVersion: "7",
-			Annotations: map[string]string{"big": "annotation"}, Labels: map[string]string{"l": "v"}},
+			Annotations: map[string]string{"big": "annotation", store.DeploymentRevisionAnnotation: "4"}, Labels: map[string]string{"l": "v"},
+			OwnerReferences: []metav1.OwnerReference{
+				{APIVersion: "v1", Kind: "ConfigMap", Name: "other", UID: "u3"},
+				{APIVersion: "apps/v1", Kind: "Deployment", Name: "web", UID: "u2", Controller: ptr.To(true)},
+			}},
 		Spec: appsv1.ReplicaSetSpec{Replicas: ptr.To[int32](3), Template: corev1.PodTemplateSpec{
 			ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}, Annotations: map[string]string{"a": "b"}},
 			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "img"}}},
@@ -38,10 +43,13 @@ func TestOwnerTransforms_KeepOnlyWhatTheOwnerFeedReads(t *testing.T) {
 		t.Fatalf("transformed into %T", out)
 	}
 	if rs.Name != "web" || rs.Namespace != "ns" || rs.UID != "u1" || rs.ResourceVersion != "7" || rs.Spec.Template.Labels["app"] != "web" ||
-		ptr.Deref(rs.Spec.Replicas, 0) != 3 {
+		ptr.Deref(rs.Spec.Replicas, 0) != 3 || rs.Annotations[store.DeploymentRevisionAnnotation] != "4" {
 		t.Errorf("lost what the feed reads: %+v", rs)
 	}
-	if len(rs.Spec.Template.Spec.Containers) != 0 || rs.Annotations != nil || rs.Spec.Template.Annotations != nil {
+	if ref := metav1.GetControllerOf(rs); ref == nil || ref.UID != "u2" || len(rs.OwnerReferences) != 1 {
+		t.Errorf("owner references %v: want the controller's only", rs.OwnerReferences)
+	}
+	if len(rs.Spec.Template.Spec.Containers) != 0 || len(rs.Annotations) != 1 || rs.Spec.Template.Annotations != nil {
 		t.Errorf("kept what the feed does not read: %+v", rs)
 	}
 	if len(transforms) != 5 {

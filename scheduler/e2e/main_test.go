@@ -2,7 +2,9 @@
 // the real kube-controller-manager running the Deployment, ReplicaSet, Job and disruption
 // controllers (both from $KUBEBUILDER_ASSETS: multicache's `make envtest-assets
 // kube-controller-manager` builds them into bin/k8s). Nodes are Node objects with
-// allocatable in their status: no kubelet is needed to schedule. The scheduler is
+// allocatable in their status: no kubelet is needed to schedule; where a test needs its
+// pods to run and turn Ready (a Deployment's rolling update waits for them), KWOK plays the
+// kubelet of the nodes annotated for it (kwok from $KUBEBUILDER_ASSETS: `make kwok`). The scheduler is
 // $MULTICACHE_SCHEDULER (`make scheduler-check` passes bin/multicache-scheduler), else built
 // from this module into a temporary directory. Its log is printed when a test fails, or
 // always with MULTICACHE_E2E_LOGS=true.
@@ -17,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seed0f91f25e/multicache/config/local"
 	"github.com/seed0f91f25e/multicache/pkg/envtest"
 )
 
@@ -55,6 +58,12 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer stopKCM()
+	stopKWOK, err := startKWOK(filepath.Join(assets, "kwok"), kubeconfig, dir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: starting kwok:", err)
+		return 1
+	}
+	defer stopKWOK()
 
 	bin, err := schedulerBinary(dir)
 	if err != nil {
@@ -110,6 +119,24 @@ func startControllerManager(bin, kubeconfig, logPath string) (func(), error) {
 	return startProcess(bin, []string{"--kubeconfig=" + kubeconfig,
 		"--controllers=deployment-controller,replicaset-controller,job-controller,disruption-controller",
 		"--leader-elect=false", "--secure-port=0", "--kube-api-qps=100", "--kube-api-burst=200"}, logPath)
+}
+
+// kwokNodeAnnotation marks the nodes KWOK plays the kubelet of.
+const kwokNodeAnnotation = "kwok.x-k8s.io/node"
+
+// startKWOK runs KWOK with the stages of multicache's local cluster (nodes kept Ready, bound
+// pods run and turn Ready, deleted ones removed) for the nodes annotated
+// kwokNodeAnnotation=fake; it returns how to stop it.
+func startKWOK(bin, kubeconfig, dir string) (func(), error) {
+	if _, err := os.Stat(bin); err != nil {
+		return nil, fmt.Errorf("%w (`make kwok` builds it)", err)
+	}
+	stages := filepath.Join(dir, "kwok-stages.yaml")
+	if err := os.WriteFile(stages, local.KWOKStages, 0o600); err != nil {
+		return nil, err
+	}
+	return startProcess(bin, []string{"--kubeconfig=" + kubeconfig,
+		"--manage-nodes-with-annotation-selector=" + kwokNodeAnnotation + "=fake", "--config=" + stages}, filepath.Join(dir, "kwok.log"))
 }
 
 // startProcess runs bin with args, its output to logPath; it returns how to stop it

@@ -60,6 +60,10 @@ func (e *embedded) start(ctx context.Context, cfg *rest.Config, args Args, log l
 	}
 	cfg = rest.CopyConfig(cfg)
 	cfg.UserAgent = "multicache-scheduler/" + Name
+	// kube-scheduler's client speaks protobuf, which multicache's own objects (a
+	// Reservation the leader creates) cannot be encoded in; multicache asks for protobuf
+	// itself where it reads built-in kinds.
+	cfg.ContentType, cfg.AcceptContentTypes = "", ""
 	op, err := multicache.NewEmbedded(cfg, opts, leading)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s plugin: building the cache: %w", Name, err)

@@ -21,6 +21,10 @@ import (
 //     node, not terminal, not being deleted: what the ReplicaSet controller counts as
 //     active, less the ones still waiting for a node, whose place the hold keeps) than its
 //     spec.replicas.
+//   - ReplicaSet of a Deployment: a Deployment's rollout keeps places (see rollouts.go). A
+//     replacement is coming while the Deployment's newest ReplicaSet has fewer landed pods
+//     than the Deployment's spec.replicas, whichever of its ReplicaSets the deleted pod
+//     was of.
 //   - StatefulSet: the replacement keeps the name and ordinal; it is coming while the
 //     ordinal is below spec.replicas (a scale-down removes the highest ordinals).
 //   - DaemonSet: the replacement is the one pod for the node; it is not coming if a live
@@ -34,8 +38,9 @@ import (
 // seen yet or gone), keep the place as before (a hold until the TTL); so do the pods of an
 // owner whose desired count is unknown (a Job another controller manages). The decision is
 // made again when the owner changes (a scale change, a Job's succeeded count, its
-// completion or suspension) and, for a ReplicaSet or a Job, when the count of its landed
-// pods does: a hold or a replacement Reservation still Reserved whose owner is satisfied
+// completion or suspension, a Deployment's new ReplicaSet) and, for a ReplicaSet or a Job,
+// when the count of its landed pods does (of a Deployment's ReplicaSet: for the holds of
+// every ReplicaSet of the Deployment): a hold or a replacement Reservation still Reserved whose owner is satisfied
 // is released (released_scale_down), on every replica (it follows from objects every
 // replica sees).
 
@@ -46,6 +51,15 @@ type ownerInfo struct {
 	value string
 	// replicas is its desired count (nil: unknown, or a DaemonSet).
 	replicas *int32
+	// deployment is the Deployment that controls a ReplicaSet (nil when none), revision
+	// the ReplicaSet's there.
+	deployment *store.OwnerRef
+	revision   int64
+	// replicaSets are a Deployment's ReplicaSets the store knows: their revision by UID.
+	replicaSets map[types.UID]int64
+	// stub marks a Deployment known only from its ReplicaSets' controller references (not
+	// fed yet, or gone before them): its desired count is unknown.
+	stub bool
 }
 
 // replaced is what a hold, or the Reservation that took it over, keeps the place for: the
@@ -82,31 +96,68 @@ const (
 func count(result string) { metrics.ReserveOnDeleteTotal.WithLabelValues(result).Inc() }
 
 // AddOwner implements stores.OwnerHandler: the store keeps every ReplicaSet, StatefulSet,
-// DaemonSet and Job (its UID, annotation and desired count), and decides again for the
-// holds of its pods.
+// DaemonSet, Job and Deployment (its UID, annotation and desired count; a ReplicaSet's
+// Deployment and revision), and decides again for the holds of its pods.
 func (s *Store) AddOwner(o *store.Owner) {
+	key := o.Key()
 	switch o.Type {
 	case v1alpha1.OwnerReplicaSet, v1alpha1.OwnerStatefulSet, v1alpha1.OwnerDaemonSet, v1alpha1.OwnerJob:
+	case v1alpha1.OwnerDeployment:
+		s.addDeployment(o)
+		return
 	default:
 		if o.ReserveOnDelete == "" {
-			delete(s.owners, o.Key())
+			delete(s.owners, key)
 			return
 		}
 	}
-	s.owners[o.Key()] = ownerInfo{uid: o.UID, value: o.ReserveOnDelete, replicas: o.Replicas}
-	s.redecide(o.UID)
+	info := ownerInfo{uid: o.UID, value: o.ReserveOnDelete, replicas: o.Replicas}
+	var left ownerInfo // the Deployment the ReplicaSet was of, if another
+	moved := false
+	if o.Type == v1alpha1.OwnerReplicaSet {
+		if prev, ok := s.owners[key]; ok {
+			left, moved = s.leaveDeployment(prev)
+		}
+		if c := o.Controller; c != nil && c.Key.Type == v1alpha1.OwnerDeployment {
+			info.deployment, info.revision = c, o.Revision
+			s.joinDeployment(info)
+			moved = moved && !sameUID(left.uid, c.UID)
+		}
+	}
+	s.owners[key] = info
+	s.redecideFor(key, o.UID)
+	if moved {
+		s.redecideRollout(left)
+	}
 }
 
 // UpdateOwner implements stores.OwnerHandler.
 func (s *Store) UpdateOwner(_, o *store.Owner) { s.AddOwner(o) }
 
 // DeleteOwner implements stores.OwnerHandler.
-func (s *Store) DeleteOwner(o *store.Owner) { delete(s.owners, o.Key()) }
+func (s *Store) DeleteOwner(o *store.Owner) {
+	key := o.Key()
+	prev, ok := s.owners[key]
+	if !ok {
+		return
+	}
+	switch o.Type {
+	case v1alpha1.OwnerDeployment:
+		s.deleteDeployment(key, prev)
+	case v1alpha1.OwnerReplicaSet:
+		delete(s.owners, key)
+		if d, ok := s.leaveDeployment(prev); ok {
+			s.redecideRollout(d) // the newest may have changed
+		}
+	default:
+		delete(s.owners, key)
+	}
+}
 
 // owner returns what the store keeps of the owner key names, if its UID is uid.
 func (s *Store) owner(key store.OwnerKey, uid types.UID) (ownerInfo, bool) {
 	o, ok := s.owners[key]
-	if !ok || (uid != "" && o.uid != "" && uid != o.uid) {
+	if !ok || !sameUID(uid, o.uid) {
 		return ownerInfo{}, false
 	}
 	return o, true
@@ -122,6 +173,9 @@ func (s *Store) satisfied(rep replaced, node string) (bool, string) {
 	}
 	switch rep.owner.Type {
 	case v1alpha1.OwnerReplicaSet:
+		if o.deployment != nil {
+			return s.rolledOut(o.deployment)
+		}
 		if o.replicas == nil {
 			return false, ""
 		}
@@ -175,32 +229,33 @@ func landedLive(pod *corev1.Pod) bool {
 func (s *Store) countLanded(old, pod *corev1.Pod) {
 	ou, ok1 := countedOwnerOf(old)
 	nu, ok2 := countedOwnerOf(pod)
-	if ok1 && ok2 && ou == nu {
+	if ok1 && ok2 && ou.UID == nu.UID {
 		return
 	}
 	if ok1 {
-		if s.landed[ou]--; s.landed[ou] <= 0 {
-			delete(s.landed, ou)
+		if s.landed[ou.UID]--; s.landed[ou.UID] <= 0 {
+			delete(s.landed, ou.UID)
 		}
-		s.redecide(ou)
+		s.redecideFor(ou.Key, ou.UID)
 	}
 	if ok2 {
-		s.landed[nu]++
-		s.redecide(nu)
+		s.landed[nu.UID]++
+		s.redecideFor(nu.Key, nu.UID)
 	}
 }
 
-// countedOwnerOf returns the UID of the ReplicaSet or Job that controls a landed, live pod
-// (the owners decided by a count of landed pods).
-func countedOwnerOf(pod *corev1.Pod) (types.UID, bool) {
+// countedOwnerOf returns the ReplicaSet or Job that controls a landed, live pod (the
+// owners decided by a count of landed pods).
+func countedOwnerOf(pod *corev1.Pod) (store.OwnerRef, bool) {
 	if pod == nil || !landedLive(pod) {
-		return "", false
+		return store.OwnerRef{}, false
 	}
 	ref := metav1.GetControllerOfNoCopy(pod)
 	if ref == nil || (ref.Kind != string(v1alpha1.OwnerReplicaSet) && ref.Kind != string(v1alpha1.OwnerJob)) {
-		return "", false
+		return store.OwnerRef{}, false
 	}
-	return ref.UID, true
+	key := store.OwnerKey{Type: v1alpha1.OwnerType(ref.Kind), Namespace: pod.Namespace, Name: ref.Name}
+	return store.OwnerRef{Key: key, UID: ref.UID}, true
 }
 
 // indexReplaced records e under the owner of the pod it keeps the place of.

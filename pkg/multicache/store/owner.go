@@ -20,10 +20,26 @@ type Owner struct {
 	// ReserveOnDelete is the owner's multicache.dev/reserve-on-delete annotation (on the
 	// object, else on its pod template); "" when it has none.
 	ReserveOnDelete string
-	// Replicas is the owner's desired count of pods (a ReplicaSet's or StatefulSet's
-	// spec.replicas; for a Job, the count of active pods its controller wants); nil when it
-	// has none or it is unknown.
+	// Replicas is the owner's desired count of pods (a ReplicaSet's, StatefulSet's or
+	// Deployment's spec.replicas; for a Job, the count of active pods its controller
+	// wants); nil when it has none or it is unknown.
 	Replicas *int32
+	// Controller is the workload that controls this one (a ReplicaSet's Deployment); nil
+	// when none.
+	Controller *OwnerRef
+	// Revision is a ReplicaSet's DeploymentRevisionAnnotation: which of its Deployment's
+	// ReplicaSets is the newest; 0 when it has none.
+	Revision int64
+}
+
+// DeploymentRevisionAnnotation is the annotation the deployment controller numbers a
+// Deployment's ReplicaSets with; the highest is the newest.
+const DeploymentRevisionAnnotation = "deployment.kubernetes.io/revision"
+
+// OwnerRef names an owner and its UID.
+type OwnerRef struct {
+	Key OwnerKey
+	UID types.UID
 }
 
 // OwnerKey identifies an owner.
