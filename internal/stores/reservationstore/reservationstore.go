@@ -115,10 +115,10 @@ type Store struct {
 	// acts on (ExpireDue); holdDeadlines are the holds', which every replica acts on
 	// (DropDueHolds): a hold is in-process, like an assumed pod.
 	deadlines, holdDeadlines deadlineHeap
-	// owners are the workload owners: ReplicaSets, StatefulSets and DaemonSets, and the
-	// others annotated reserve-on-delete (see owners.go).
+	// owners are the workload owners: ReplicaSets, StatefulSets, DaemonSets, Jobs and
+	// Deployments, and the others annotated reserve-on-delete (see owners.go).
 	owners map[store.OwnerKey]ownerInfo
-	// landed counts each ReplicaSet's landed live pods, by its UID.
+	// landed counts each ReplicaSet's (and Job's) landed live pods, by its UID.
 	landed map[types.UID]int32
 	// byReplacedOwner indexes holds and replacement Reservations by the UID of the
 	// controller of the pod they keep the place of.
