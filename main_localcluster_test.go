@@ -47,6 +47,16 @@ func TestBinary_LocalClusterActsOnTheCache(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
+	// Every fake node keeps the room multicache gave it, not KWOK's default.
+	var nodes corev1.NodeList
+	if err := c.List(ctx, &nodes); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range nodes.Items {
+		if cpu := n.Status.Allocatable[corev1.ResourceCPU]; cpu.String() != "4" {
+			t.Errorf("node %s has %s CPUs allocatable, want 4", n.Name, cpu.String())
+		}
+	}
 	if _, err := controlplane.ApplyManifests(ctx, c, []string{filepath.Join(env.RepoRoot, "examples", "local", "demo.yaml")}); err != nil {
 		t.Fatal(err)
 	}

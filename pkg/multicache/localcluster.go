@@ -148,9 +148,52 @@ func createFakeNode(ctx context.Context, c client.Client, name string) error {
 	if err := c.Patch(ctx, node, client.MergeFrom(base)); err != nil {
 		return err
 	}
-	base = node.DeepCopy()
-	node.Status.Allocatable, node.Status.Capacity = status.Allocatable, status.Capacity
-	return c.Status().Patch(ctx, node, client.MergeFrom(base))
+	return keepRoom(ctx, c, name, status, 30*time.Second)
+}
+
+// keepRoom writes the node's room and writes it again until KWOK reported the node Ready
+// and the room stayed for a second: KWOK's first status of a node renders the room it read,
+// and one it read before the write is its default (1k CPUs) written over ours.
+func keepRoom(ctx context.Context, c client.Client, name string, want corev1.NodeStatus, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	steady := 0
+	for {
+		node := &corev1.Node{}
+		if err := c.Get(ctx, client.ObjectKey{Name: name}, node); err != nil {
+			return err
+		}
+		cpu := node.Status.Allocatable[corev1.ResourceCPU]
+		switch wantCPU := want.Allocatable[corev1.ResourceCPU]; {
+		case !cpu.Equal(wantCPU):
+			steady = 0
+			base := node.DeepCopy()
+			node.Status.Allocatable, node.Status.Capacity = want.Allocatable, want.Capacity
+			if err := c.Status().Patch(ctx, node, client.MergeFrom(base)); err != nil {
+				return err
+			}
+		case nodeReady(node):
+			if steady++; steady >= 5 {
+				return nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("node %s: KWOK did not report it Ready with %s CPUs within %s (see kwok.log)", name, want.Allocatable.Cpu(), timeout)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+func nodeReady(node *corev1.Node) bool {
+	for _, c := range node.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
 }
 
 // schedulerConfig is the local scheduler's configuration: the default profile with the
