@@ -2,6 +2,7 @@ package multicache
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -169,7 +170,7 @@ func TestFork_AgreesWithACacheBuiltWithTheSameChanges(t *testing.T) {
 			origin, now forkModel
 		}
 		clone := forkModel.clone
-		root := forkModel{pods: cloneMap(w.pods), removed: map[string]bool{}, disrupted: map[types.NamespacedName]bool{}}
+		root := forkModel{pods: maps.Clone(w.pods), removed: map[string]bool{}, disrupted: map[types.NamespacedName]bool{}}
 		stack := []*level{{f: snap.Fork(), origin: clone(root), now: clone(root)}}
 
 		for step := range 60 {
@@ -239,7 +240,7 @@ type forkModel struct {
 }
 
 func (m forkModel) clone() forkModel {
-	return forkModel{pods: cloneMap(m.pods), removed: cloneMap(m.removed), disrupted: cloneMap(m.disrupted)}
+	return forkModel{pods: maps.Clone(m.pods), removed: maps.Clone(m.removed), disrupted: maps.Clone(m.disrupted)}
 }
 
 // remove takes key out of the model; a pod of the world under the budget counts as
