@@ -108,8 +108,9 @@ func (f *Fork) RemovePod(key types.NamespacedName) error {
 	return nil
 }
 
-// RemoveNode removes a node and the pods on it (each as RemovePod). It fails for a node
-// the fork does not hold.
+// RemoveNode removes a node and the pods charged to it (PodsOnNode, each as RemovePod; a
+// finished pod bound there stays, as in the cache until the API deletes it). It fails for
+// a node the fork does not hold.
 func (f *Fork) RemoveNode(name string) error {
 	if err := f.check(); err != nil {
 		return err
@@ -149,7 +150,7 @@ func (f *Fork) remove(key types.NamespacedName, pod *corev1.Pod) {
 		d.added = deletePod(d.added, pod)
 		f.charge(d, pod, removed.req, -1)
 	default:
-		for _, b := range f.snap.PDBsForPod(pod) {
+		for _, b := range f.snap.s.PDBsForPod(pod) {
 			f.state.disrupt(b.Key)
 		}
 		// Only a node that holds the pod has a charge of it to release (a finished or

@@ -22,8 +22,8 @@ func (f *Fork) PodState(key types.NamespacedName) (store.PodStatus, bool) {
 	return f.snap.PodState(key)
 }
 
-// PodsOnNode returns the pods charged to a node in the fork, with their state; nil for a
-// node the fork does not hold.
+// PodsOnNode returns the pods charged to a node in the fork (not finished), with their
+// state; nil for a node the fork does not hold.
 func (f *Fork) PodsOnNode(node string) []store.PodStatus {
 	d := f.state.deltaOf(node)
 	if d == nil {
@@ -40,7 +40,9 @@ func (f *Fork) PodsOnNode(node string) []store.PodStatus {
 		}
 	}
 	for _, pod := range d.added {
-		out = append(out, store.PodStatus{State: store.PodAssumed, Pod: pod})
+		if !store.IsTerminal(pod) { // as the snapshot: a finished pod is on no node's list
+			out = append(out, store.PodStatus{State: store.PodAssumed, Pod: pod})
+		}
 	}
 	return out
 }

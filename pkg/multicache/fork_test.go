@@ -17,7 +17,8 @@ import (
 )
 
 // forkWorld is the cluster the fork tests start from: nodes n0..n(nodes-1) of 8 CPUs, pods
-// spread over them, some in a gang of minMember 3, some under a budget allowing 2.
+// spread over them (a few finished, a few not placed yet), some in a gang of minMember 3,
+// some under a budget allowing 2.
 type forkWorld struct {
 	nodes int
 	pods  map[types.NamespacedName]*corev1.Pod
@@ -36,8 +37,13 @@ func newForkWorld(rng *rand.Rand, nodes, pods int) forkWorld {
 			opts = append(opts, ts.WithLabels("app", "web"))
 		}
 		p := ts.MakePod("ns", name, opts...)
-		if i%5 == 0 {
+		switch {
+		case i%5 == 0:
 			p.Status.Phase = corev1.PodRunning
+		case i%9 == 8:
+			p.Status.Phase = corev1.PodSucceeded
+		case i%13 == 12:
+			p.Spec.NodeName = ""
 		}
 		w.pods[store.PodKey(p)] = p
 	}
@@ -200,7 +206,7 @@ func TestFork_AgreesWithACacheBuiltWithTheSameChanges(t *testing.T) {
 				if err == nil {
 					top.now.removed[node] = true
 					for k, p := range top.now.pods {
-						if p.Spec.NodeName == node {
+						if p.Spec.NodeName == node && !store.IsTerminal(p) {
 							top.now.remove(k, w)
 						}
 					}
@@ -214,8 +220,8 @@ func TestFork_AgreesWithACacheBuiltWithTheSameChanges(t *testing.T) {
 					top.now.remove(key, w)
 				}
 			default:
-				_, held := top.now.pods[key]
-				ok := !held && !top.now.removed[node]
+				cur, held := top.now.pods[key]
+				ok := (!held || cur.Spec.NodeName == "") && !top.now.removed[node]
 				if err := top.f.AddPod(w.pods[key], node); (err == nil) != ok {
 					t.Fatalf("seed %d step %d: AddPod(%s, %s) = %v, want success %v", seed, step, key, node, err, ok)
 				}
