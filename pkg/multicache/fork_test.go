@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -310,4 +311,50 @@ func compareFork(t *testing.T, what string, f *Fork, w forkWorld, pods map[types
 	if pdbs := f.PDBsForPod(probe); len(pdbs) != 1 || pdbs[0].AllowedDisruptions != 2-int32(disrupted) {
 		t.Fatalf("%s: PDBsForPod = %+v, want the budget allowing %d", what, pdbs, 2-disrupted)
 	}
+}
+
+// A fork reused through Revert allocates nothing to drop its changes, and a NodeInfo it
+// returned keeps answering as it did when returned, through later moves and a Revert.
+func TestFork_RevertAllocatesNothingAndKeepsWhatItReturned(t *testing.T) {
+	w := newForkWorld(rand.New(rand.NewPCG(9, 10)), 3, 12)
+	snap := w.snapshot(t)
+	key := types.NamespacedName{Namespace: "ns", Name: "p1"}
+	pod := w.pods[key]
+	to := map[string]string{"n0": "n1", "n1": "n2", "n2": "n0"}[pod.Spec.NodeName]
+	f := snap.Fork()
+	move := func() {
+		if err := f.RemovePod(key); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.AddPod(pod, to); err != nil {
+			t.Fatal(err)
+		}
+	}
+	move()
+	held, _ := f.NodeInfo(to)
+	want := fmt.Sprint(held.Requested, len(held.Pods))
+	f.Revert()
+	move()
+	var allocs uint64
+	for range 10 {
+		move()
+		allocs -= mallocs()
+		f.Revert()
+		allocs += mallocs()
+	}
+	if allocs != 0 {
+		t.Errorf("10 Reverts of a move allocate %d times, want none", allocs)
+	}
+	if got := fmt.Sprint(held.Requested, len(held.Pods)); got != want {
+		t.Errorf("a NodeInfo the fork returned changed from %s to %s", want, got)
+	}
+	if now, _ := f.NodeInfo(to); now == held {
+		t.Error("a reverted fork answers with the NodeInfo of the change it dropped")
+	}
+}
+
+func mallocs() uint64 {
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.Mallocs
 }
