@@ -3,7 +3,6 @@ package multicache
 import (
 	"errors"
 	"fmt"
-	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -19,52 +18,42 @@ import (
 // A fork reads the snapshot it came from: do not update that snapshot while a fork of it is
 // in use (a change then fails with ErrSnapshotMoved; reads would mix generations). Like its
 // snapshot, a fork belongs to one goroutine. What it returns is shared and must not be
-// modified.
+// modified; a NodeInfo it returned keeps answering as it did when returned.
 type Fork struct {
 	snap *Snapshot
 	gen  int64
-	// origin is the fork's state when made (its parent's changes then), what Revert returns
-	// to; state is the current one.
-	origin, state *forkState
-	// requests remembers the pods' requests the fork computed, by pod (shared with the forks
-	// made from it: pods are never changed).
-	requests map[*corev1.Pod]store.Resources
-}
-
-// forkState is a fork's changes against its snapshot.
-type forkState struct {
-	// pods are the pods whose place differs from the snapshot's: the pod where it is now,
-	// with spec.nodeName set, or nil where the fork removed it.
-	pods map[types.NamespacedName]*corev1.Pod
-	// byNode are the keys of pods whose place changed from or to a node.
-	byNode map[string][]types.NamespacedName
-	// removedNodes are the nodes removed.
-	removedNodes map[string]bool
-	// charged is, per node, what the fork added to the snapshot's charge (negative where it
-	// released more than it added).
-	charged map[string]*nodeCharge
-	// disrupted counts, per budget, the snapshot's pods it covers that the fork removed
-	// (moved ones included: a move is an eviction).
-	disrupted map[types.NamespacedName]int32
+	// origin is the fork's state when made (its parent's changes then; nil for none), what
+	// Revert returns to; state is the current one.
+	origin *forkState
+	state  forkState
+	// views and podLists hold the NodeInfos the fork made for its reads: never reused, so
+	// what it returned stays as it was.
+	views    chunks[store.NodeInfo]
+	podLists chunks[*corev1.Pod]
 }
 
 // ErrSnapshotMoved is returned by a fork's changes once its snapshot was updated.
 var ErrSnapshotMoved = errors.New("the snapshot was updated since the fork was made: fork it again")
 
 // Fork returns a fork of the snapshot with no change.
-func (s *Snapshot) Fork() *Fork {
-	st := newForkState()
-	return &Fork{snap: s, gen: s.Generation(), origin: st, state: st.clone(), requests: map[*corev1.Pod]store.Resources{}}
-}
+func (s *Snapshot) Fork() *Fork { return &Fork{snap: s, gen: s.Generation()} }
 
 // Fork returns a fork of this fork: it starts with this fork's changes, and what it
 // changes is its own (Revert on it leaves this fork's changes; this fork does not see it).
 func (f *Fork) Fork() *Fork {
-	return &Fork{snap: f.snap, gen: f.gen, origin: f.state.clone(), state: f.state.clone(), requests: f.requests}
+	child := &Fork{snap: f.snap, gen: f.gen, origin: &forkState{}}
+	child.origin.copyFrom(&f.state)
+	child.state.copyFrom(child.origin)
+	return child
 }
 
 // Revert drops the changes made on this fork since it was made.
-func (f *Fork) Revert() { f.state = f.origin.clone() }
+func (f *Fork) Revert() {
+	f.state.reset()
+	if f.origin != nil {
+		f.state.copyFrom(f.origin)
+	}
+}
 
 // AddPod places pod on node, as a scheduler would: its requests are charged to the node,
 // it counts in its groups and reads as store.PodAssumed. A pod the snapshot holds pending
@@ -80,17 +69,27 @@ func (f *Fork) AddPod(pod *corev1.Pod, node string) error {
 	if !f.hasNode(node) {
 		return fmt.Errorf("adding pod %s to node %q: the fork has no such node", key, node)
 	}
-	ps, ok := f.PodState(key)
-	if ok && ps.Pod.Spec.NodeName != "" {
-		return fmt.Errorf("adding pod %s to node %q: it is on node %q already: RemovePod it first to move it", key, node, ps.Pod.Spec.NodeName)
+	change, changed := f.state.pods[key]
+	if !changed {
+		if ps, ok := f.snap.PodState(key); ok {
+			change.pod = ps.Pod
+		}
+	}
+	if change.pod != nil && change.pod.Spec.NodeName != "" {
+		return fmt.Errorf("adding pod %s to node %q: it is on node %q already: RemovePod it first to move it", key, node, change.pod.Spec.NodeName)
 	}
 	// A shallow copy: the fork, like the cache, never changes a pod, so it shares the
 	// caller's labels, containers and the rest (which the caller must not change either).
-	placed := *pod
+	placed := f.state.newPod(pod)
 	placed.Spec.NodeName = node
-	f.state.set(key, &placed)
-	f.state.touch(node, key)
-	f.charge(&placed, pod, +1)
+	req := change.req
+	if change.source != pod {
+		req = f.requestsOf(pod)
+	}
+	f.state.setPod(key, podChange{pod: placed, source: pod, req: req})
+	d := f.state.delta(node)
+	d.added = f.state.appendPod(d.added, placed)
+	f.charge(d, placed, req, +1)
 	return nil
 }
 
@@ -109,8 +108,9 @@ func (f *Fork) RemovePod(key types.NamespacedName) error {
 	return nil
 }
 
-// RemoveNode removes a node and the pods on it (each as RemovePod). It fails for a node
-// the fork does not hold.
+// RemoveNode removes a node and the pods charged to it (PodsOnNode, each as RemovePod; a
+// finished pod bound there stays, as in the cache until the API deletes it). It fails for
+// a node the fork does not hold.
 func (f *Fork) RemoveNode(name string) error {
 	if err := f.check(); err != nil {
 		return err
@@ -121,14 +121,15 @@ func (f *Fork) RemoveNode(name string) error {
 	for _, ps := range f.PodsOnNode(name) {
 		f.remove(store.PodKey(ps.Pod), ps.Pod)
 	}
-	f.state.removedNodes[name] = true
+	f.state.delta(name).removed = true
+	f.state.removedNodes++
 	return nil
 }
 
 // hasNode reports whether the fork holds a node: the snapshot's, not removed.
 func (f *Fork) hasNode(name string) bool {
 	_, ok := f.snap.NodeInfo(name)
-	return ok && !f.state.removedNodes[name]
+	return ok && !f.state.removed(name)
 }
 
 func (f *Fork) check() error {
@@ -141,49 +142,74 @@ func (f *Fork) check() error {
 // remove takes pod (key) off its node and, when it is one of the snapshot's pods removed
 // for the first time, counts it against the budgets covering it.
 func (f *Fork) remove(key types.NamespacedName, pod *corev1.Pod) {
-	if base, ok := f.snap.PodState(key); ok && !f.state.has(key) {
-		for _, b := range f.snap.PDBsForPod(base.Pod) {
-			f.state.disrupted[b.Key]++
+	change, changed := f.state.pods[key]
+	removed := podChange{source: change.source, req: change.req}
+	switch {
+	case changed: // a pod the fork placed
+		d := f.state.delta(pod.Spec.NodeName)
+		d.added = deletePod(d.added, pod)
+		f.charge(d, pod, removed.req, -1)
+	default:
+		for _, b := range f.snap.s.PDBsForPod(pod) {
+			f.state.disrupt(b.Key)
+		}
+		// Only a node that holds the pod has a charge of it to release (a finished or
+		// pending pod has none).
+		if held, req, ok := f.snap.s.Nodes().PodCharge(pod.Spec.NodeName, pod); ok {
+			d := f.state.delta(pod.Spec.NodeName)
+			d.gone = f.state.appendPod(d.gone, held)
+			removed = podChange{source: pod, req: req}
+			f.charge(d, held, req, -1)
 		}
 	}
-	f.state.set(key, nil)
-	f.state.touch(pod.Spec.NodeName, key)
-	f.charge(pod, pod, -1)
+	f.state.setPod(key, removed)
 }
 
-func newForkState() *forkState {
-	return &forkState{pods: map[types.NamespacedName]*corev1.Pod{}, byNode: map[string][]types.NamespacedName{},
-		removedNodes: map[string]bool{}, disrupted: map[types.NamespacedName]int32{}, charged: map[string]*nodeCharge{}}
-}
-
-// clone copies the state: what a fork made from it changes is its own.
-func (s *forkState) clone() *forkState {
-	c := &forkState{pods: cloneMap(s.pods), byNode: make(map[string][]types.NamespacedName, len(s.byNode)),
-		removedNodes: cloneMap(s.removedNodes), disrupted: cloneMap(s.disrupted), charged: make(map[string]*nodeCharge, len(s.charged))}
-	for n, keys := range s.byNode {
-		c.byNode[n] = slices.Clip(keys)
+// requestsOf returns pod's requests with the cache's accounting: what the snapshot's node
+// was charged for that very object, else computed.
+func (f *Fork) requestsOf(pod *corev1.Pod) store.Resources {
+	if pod.Spec.NodeName != "" {
+		if _, req, ok := f.snap.s.Nodes().PodCharge(pod.Spec.NodeName, pod); ok {
+			return req
+		}
 	}
-	for n, ch := range s.charged {
-		c.charged[n] = ch.clone()
-	}
-	return c
+	return f.snap.acct.PodRequests(pod)
 }
 
-func cloneMap[K comparable, V any](m map[K]V) map[K]V {
-	c := make(map[K]V, len(m))
-	for k, v := range m {
-		c[k] = v
+// charge adds (sign +1) or takes off (-1) a pod's requests on the node of d as the node
+// store charges them: to the best-effort pool for a best-effort pod, and an extended
+// resource the node's allocatable does not list to DRARequested (DRA devices serve it
+// there, or the pod does not fit at all). A finished pod holds nothing.
+func (f *Fork) charge(d *nodeDelta, pod *corev1.Pod, req store.Resources, sign int) {
+	d.view = nil
+	if store.IsTerminal(pod) {
+		return
 	}
-	return c
-}
-
-func (s *forkState) has(key types.NamespacedName) bool { _, ok := s.pods[key]; return ok }
-
-func (s *forkState) set(key types.NamespacedName, pod *corev1.Pod) { s.pods[key] = pod }
-
-// touch records that key's place changed from or to node.
-func (s *forkState) touch(node string, key types.NamespacedName) {
-	if node != "" && !slices.Contains(s.byNode[node], key) {
-		s.byNode[node] = append(s.byNode[node], key)
+	var dra store.Resources
+	if len(req.Scalar) > 0 {
+		node, _ := f.snap.NodeInfo(d.name)
+		onNode := store.Resources{MilliCPU: req.MilliCPU, Memory: req.Memory, EphemeralStorage: req.EphemeralStorage, Pods: req.Pods}
+		for name, v := range req.Scalar {
+			part := &onNode
+			if _, listed := node.Allocatable.Scalar[name]; !listed {
+				part = &dra
+			}
+			if part.Scalar == nil {
+				part.Scalar = map[corev1.ResourceName]int64{}
+			}
+			part.Scalar[name] = v
+		}
+		req = onNode
+	}
+	pool := &d.charge.requested
+	if store.IsBestEffort(pod) {
+		pool = &d.charge.bestEffort
+	}
+	if sign > 0 {
+		pool.Add(req)
+		d.charge.dra.Add(dra)
+	} else {
+		pool.Sub(req)
+		d.charge.dra.Sub(dra)
 	}
 }

@@ -2,7 +2,9 @@ package multicache
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -16,7 +18,8 @@ import (
 )
 
 // forkWorld is the cluster the fork tests start from: nodes n0..n(nodes-1) of 8 CPUs, pods
-// spread over them, some in a gang of minMember 3, some under a budget allowing 2.
+// spread over them (a few finished, a few not placed yet), some in a gang of minMember 3,
+// some under a budget allowing 2.
 type forkWorld struct {
 	nodes int
 	pods  map[types.NamespacedName]*corev1.Pod
@@ -35,8 +38,13 @@ func newForkWorld(rng *rand.Rand, nodes, pods int) forkWorld {
 			opts = append(opts, ts.WithLabels("app", "web"))
 		}
 		p := ts.MakePod("ns", name, opts...)
-		if i%5 == 0 {
+		switch {
+		case i%5 == 0:
 			p.Status.Phase = corev1.PodRunning
+		case i%9 == 8:
+			p.Status.Phase = corev1.PodSucceeded
+		case i%13 == 12:
+			p.Spec.NodeName = ""
 		}
 		w.pods[store.PodKey(p)] = p
 	}
@@ -169,7 +177,7 @@ func TestFork_AgreesWithACacheBuiltWithTheSameChanges(t *testing.T) {
 			origin, now forkModel
 		}
 		clone := forkModel.clone
-		root := forkModel{pods: cloneMap(w.pods), removed: map[string]bool{}, disrupted: map[types.NamespacedName]bool{}}
+		root := forkModel{pods: maps.Clone(w.pods), removed: map[string]bool{}, disrupted: map[types.NamespacedName]bool{}}
 		stack := []*level{{f: snap.Fork(), origin: clone(root), now: clone(root)}}
 
 		for step := range 60 {
@@ -199,7 +207,7 @@ func TestFork_AgreesWithACacheBuiltWithTheSameChanges(t *testing.T) {
 				if err == nil {
 					top.now.removed[node] = true
 					for k, p := range top.now.pods {
-						if p.Spec.NodeName == node {
+						if p.Spec.NodeName == node && !store.IsTerminal(p) {
 							top.now.remove(k, w)
 						}
 					}
@@ -213,8 +221,8 @@ func TestFork_AgreesWithACacheBuiltWithTheSameChanges(t *testing.T) {
 					top.now.remove(key, w)
 				}
 			default:
-				_, held := top.now.pods[key]
-				ok := !held && !top.now.removed[node]
+				cur, held := top.now.pods[key]
+				ok := (!held || cur.Spec.NodeName == "") && !top.now.removed[node]
 				if err := top.f.AddPod(w.pods[key], node); (err == nil) != ok {
 					t.Fatalf("seed %d step %d: AddPod(%s, %s) = %v, want success %v", seed, step, key, node, err, ok)
 				}
@@ -239,7 +247,7 @@ type forkModel struct {
 }
 
 func (m forkModel) clone() forkModel {
-	return forkModel{pods: cloneMap(m.pods), removed: cloneMap(m.removed), disrupted: cloneMap(m.disrupted)}
+	return forkModel{pods: maps.Clone(m.pods), removed: maps.Clone(m.removed), disrupted: maps.Clone(m.disrupted)}
 }
 
 // remove takes key out of the model; a pod of the world under the budget counts as
@@ -303,4 +311,50 @@ func compareFork(t *testing.T, what string, f *Fork, w forkWorld, pods map[types
 	if pdbs := f.PDBsForPod(probe); len(pdbs) != 1 || pdbs[0].AllowedDisruptions != 2-int32(disrupted) {
 		t.Fatalf("%s: PDBsForPod = %+v, want the budget allowing %d", what, pdbs, 2-disrupted)
 	}
+}
+
+// A fork reused through Revert allocates nothing to drop its changes, and a NodeInfo it
+// returned keeps answering as it did when returned, through later moves and a Revert.
+func TestFork_RevertAllocatesNothingAndKeepsWhatItReturned(t *testing.T) {
+	w := newForkWorld(rand.New(rand.NewPCG(9, 10)), 3, 12)
+	snap := w.snapshot(t)
+	key := types.NamespacedName{Namespace: "ns", Name: "p1"}
+	pod := w.pods[key]
+	to := map[string]string{"n0": "n1", "n1": "n2", "n2": "n0"}[pod.Spec.NodeName]
+	f := snap.Fork()
+	move := func() {
+		if err := f.RemovePod(key); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.AddPod(pod, to); err != nil {
+			t.Fatal(err)
+		}
+	}
+	move()
+	held, _ := f.NodeInfo(to)
+	want := fmt.Sprint(held.Requested, len(held.Pods))
+	f.Revert()
+	move()
+	var allocs uint64
+	for range 10 {
+		move()
+		allocs -= mallocs()
+		f.Revert()
+		allocs += mallocs()
+	}
+	if allocs != 0 {
+		t.Errorf("10 Reverts of a move allocate %d times, want none", allocs)
+	}
+	if got := fmt.Sprint(held.Requested, len(held.Pods)); got != want {
+		t.Errorf("a NodeInfo the fork returned changed from %s to %s", want, got)
+	}
+	if now, _ := f.NodeInfo(to); now == held {
+		t.Error("a reverted fork answers with the NodeInfo of the change it dropped")
+	}
+}
+
+func mallocs() uint64 {
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.Mallocs
 }
