@@ -52,6 +52,16 @@ func (h *Harness) recoverAndCheck(ctx context.Context, healed time.Time, res *Fa
 	if err != nil {
 		res.violation("compare", "cache not equal to the API %v after the fault healed: %v; %s", bound, err, sample(diffs, 5))
 	}
+	if res.Kind == Compaction410.Kind && h.floor != nil {
+		res.cacheCorrectBy = max(0, res.Recovery-h.lastRound)
+		res.floorRelist, res.floorSeen = h.floor.relistAfter(healed)
+		floor := "not yet"
+		if res.floorSeen {
+			floor = dur(res.floorRelist)
+		}
+		res.note("caches equal by", dur(res.cacheCorrectBy))
+		res.note("bare informers (pods, nodes) relisted after", floor)
+	}
 	if res.relistsBefore != nil {
 		after := h.Rec.Relists()
 		res.note("suite's reflectors relisted (410)", fmt.Sprintf("pods %d, reservations %d, podgroups %d",

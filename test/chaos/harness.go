@@ -48,6 +48,8 @@ type Harness struct {
 	// apiDisruptions are when the API server faults (restart, 410) were injected: client-go's
 	// reflectors back off longer with every relist in a 2-minute window (backoffWindow).
 	apiDisruptions []time.Time
+	// floor is the bare informers the 410 relists are judged against (floor.go).
+	floor *informerFloor
 	// crProbe reads custom resources after an API server restart (noteCRsServed).
 	crProbe            client.Client
 	metrics            map[string]Metrics
@@ -117,6 +119,7 @@ func (h *Harness) Setup(ctx context.Context) error {
 	}
 	h.logf("populated %d nodes, %d pods, %d reservations in %v", h.Cfg.Nodes, h.Cfg.Pods, h.Cfg.BaseReservations,
 		time.Since(start).Round(time.Millisecond))
+	h.floor = startInformerFloor(rctx, h.cs)
 
 	kubeconfig, err := h.Env.KubeConfig()
 	if err != nil {

@@ -67,6 +67,11 @@ type FaultResult struct {
 	// apiFaultsBefore counts, for an API server fault, those injected in the 2 minutes
 	// before it (recentAPIDisruptions).
 	apiFaultsBefore int
+	// For a 410: when the operators' caches were last found differing from the API (the
+	// start of the round that found them equal), and when the bare informers had relisted
+	// (floorSeen false: not by then).
+	cacheCorrectBy, floorRelist time.Duration
+	floorSeen                   bool
 }
 
 func (r *FaultResult) note(key, value string) { r.Notes = append(r.Notes, key+": "+value) }
