@@ -65,6 +65,9 @@ func (f *Fork) AddPod(pod *corev1.Pod, node string) error {
 	if err := f.check(); err != nil {
 		return err
 	}
+	if pod == nil || pod.Name == "" {
+		return fmt.Errorf("adding a pod to node %q: the pod is nil or has no name", node)
+	}
 	key := store.PodKey(pod)
 	if !f.hasNode(node) {
 		return fmt.Errorf("adding pod %s to node %q: the fork has no such node", key, node)
@@ -94,8 +97,9 @@ func (f *Fork) AddPod(pod *corev1.Pod, node string) error {
 }
 
 // RemovePod takes a pod off its node, as an eviction would: its charge is released, it
-// leaves its groups, and a budget covering it allows one disruption less. It fails for a
-// pod the fork does not hold.
+// leaves its groups, and a budget covering it allows one disruption less, unless the
+// eviction API would not count it (a pod Pending, finished or being deleted). It fails for
+// a pod the fork does not hold.
 func (f *Fork) RemovePod(key types.NamespacedName) error {
 	if err := f.check(); err != nil {
 		return err
@@ -150,8 +154,10 @@ func (f *Fork) remove(key types.NamespacedName, pod *corev1.Pod) {
 		d.added = deletePod(d.added, pod)
 		f.charge(d, pod, removed.req, -1)
 	default:
-		for _, b := range f.snap.s.PDBsForPod(pod) {
-			f.state.disrupt(b.Key)
+		if disruptsBudgets(pod) {
+			for _, b := range f.snap.s.PDBsForPod(pod) {
+				f.state.disrupt(b.Key)
+			}
 		}
 		// Only a node that holds the pod has a charge of it to release (a finished or
 		// pending pod has none).
@@ -212,4 +218,14 @@ func (f *Fork) charge(d *nodeDelta, pod *corev1.Pod, req store.Resources, sign i
 		pool.Sub(req)
 		d.charge.dra.Sub(dra)
 	}
+}
+
+// disruptsBudgets reports whether evicting pod counts against its budgets: the eviction API
+// ignores them for a pod Pending, Succeeded or Failed, or being deleted.
+func disruptsBudgets(pod *corev1.Pod) bool {
+	switch pod.Status.Phase {
+	case corev1.PodPending, corev1.PodSucceeded, corev1.PodFailed:
+		return false
+	}
+	return pod.DeletionTimestamp == nil
 }

@@ -1,7 +1,9 @@
 package multicache
 
 import (
+	"cmp"
 	"slices"
+	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -23,7 +25,7 @@ func (f *Fork) PodState(key types.NamespacedName) (store.PodStatus, bool) {
 }
 
 // PodsOnNode returns the pods charged to a node in the fork (not finished), with their
-// state; nil for a node the fork does not hold.
+// state, by namespace/name; nil for a node the fork does not hold.
 func (f *Fork) PodsOnNode(node string) []store.PodStatus {
 	d := f.state.deltaOf(node)
 	if d == nil {
@@ -44,6 +46,9 @@ func (f *Fork) PodsOnNode(node string) []store.PodStatus {
 			out = append(out, store.PodStatus{State: store.PodAssumed, Pod: pod})
 		}
 	}
+	slices.SortFunc(out, func(a, b store.PodStatus) int { // by namespace/name, as the snapshot
+		return cmp.Or(cmp.Compare(a.Pod.Namespace, b.Pod.Namespace), cmp.Compare(a.Pod.Name, b.Pod.Name))
+	})
 	return out
 }
 
@@ -85,6 +90,9 @@ func (f *Fork) view(base *store.NodeInfo, d *nodeDelta) *store.NodeInfo {
 	}
 	info := &f.views.take(1)[0]
 	*info = *base
+	// A generation of its own (negative: the cache's count up from 0), so that what is
+	// remembered by a node's generation is never taken for the snapshot's node.
+	info.Generation = forkGenerations.Add(-1)
 	info.Requested = sum(base.Requested, d.charge.requested)
 	info.BestEffortRequested = sum(base.BestEffortRequested, d.charge.bestEffort)
 	info.DRARequested = sum(base.DRARequested, d.charge.dra)
@@ -103,6 +111,9 @@ func (f *Fork) view(base *store.NodeInfo, d *nodeDelta) *store.NodeInfo {
 	return info
 }
 
+// forkGenerations numbers the nodes forks changed.
+var forkGenerations atomic.Int64
+
 // sum returns a+b, sharing a's scalars when b adds none.
 func sum(a, b store.Resources) store.Resources {
 	if len(b.Scalar) > 0 {
@@ -116,8 +127,12 @@ func sum(a, b store.Resources) store.Resources {
 // fork removed and with those it added.
 func (f *Fork) PodGroup(key types.NamespacedName) (PodGroup, bool) {
 	g, ok := f.snap.PodGroup(key)
-	if !ok || len(f.state.pods) == 0 {
+	if len(f.state.pods) == 0 {
 		return g, ok
+	}
+	if !ok { // no object and no member in the snapshot: the fork's members may make one
+		g = PodGroup{Key: key}
+		g.Source, _ = PodGroupSourceOf(key)
 	}
 	g.Members = slices.Clone(g.Members)
 	for k, change := range f.state.pods {
@@ -129,6 +144,9 @@ func (f *Fork) PodGroup(key types.NamespacedName) (PodGroup, bool) {
 			g.Counts = recount(g.Counts, pod, +1)
 			g.Members = append(g.Members, k)
 		}
+	}
+	if g.PodGroup == nil && g.Counts.Total() == 0 {
+		return PodGroup{}, false // as the cache: a group of no object lives by its members
 	}
 	if g.PodGroup != nil {
 		g.MinMemberReached = g.Counts.Placed() >= g.MinMember()

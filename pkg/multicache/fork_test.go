@@ -251,10 +251,12 @@ func (m forkModel) clone() forkModel {
 }
 
 // remove takes key out of the model; a pod of the world under the budget counts as
-// disrupted.
+// disrupted when the eviction API would count it (Running or Unknown, not being deleted).
 func (m forkModel) remove(key types.NamespacedName, w forkWorld) {
 	delete(m.pods, key)
-	if w.pods[key].Labels["app"] == "web" {
+	p := w.pods[key]
+	if phase := p.Status.Phase; p.Labels["app"] == "web" && p.DeletionTimestamp == nil &&
+		(phase == corev1.PodRunning || phase == corev1.PodUnknown || phase == "") {
 		m.disrupted[key] = true
 	}
 }
