@@ -31,13 +31,7 @@ func TestFork_AGroupWithoutAnObjectAppearsWithItsFirstMember(t *testing.T) {
 	q := p.DeepCopy()
 	q.Spec.NodeName = "n0"
 	pods[types.NamespacedName{Namespace: "ns", Name: "solo"}] = q
-	want := reader{w.cache(t, pods, nil)}
-	key := types.NamespacedName{Namespace: "ns", Name: "adhoc"}
-	g, gok := f.PodGroup(key)
-	e, eok := want.PodGroup(key)
-	if gok != eok || g.Counts != e.Counts {
-		t.Errorf("fork PodGroup(adhoc) = %+v %v; cache = %+v %v", g.Counts, gok, e.Counts, eok)
-	}
+	sameGroup(t, f, w, pods, types.NamespacedName{Namespace: "ns", Name: "adhoc"})
 }
 
 // A terminal pod added by a fork: the cache's PodsOnNode leaves it out (NodeInfo.Pods).
@@ -92,13 +86,7 @@ func TestFork_AGroupWithoutAnObjectGoesWithItsLastMember(t *testing.T) {
 	}
 	pods := maps.Clone(w.pods)
 	delete(pods, types.NamespacedName{Namespace: "ns", Name: "solo"})
-	want := reader{w.cache(t, pods, nil)}
-	key := types.NamespacedName{Namespace: "ns", Name: "adhoc"}
-	g, gok := f.PodGroup(key)
-	e, eok := want.PodGroup(key)
-	if gok != eok || g.Counts != e.Counts {
-		t.Errorf("fork PodGroup(adhoc) = %+v %v; cache = %+v %v", g.Counts, gok, e.Counts, eok)
-	}
+	sameGroup(t, f, w, pods, types.NamespacedName{Namespace: "ns", Name: "adhoc"})
 }
 
 // Removing a finished pod is not a disruption: the eviction API ignores budgets for
@@ -138,5 +126,15 @@ func TestFork_AChangedNodeHasAGenerationOfItsOwn(t *testing.T) {
 	}
 	if again, _ := f.NodeInfo("n0"); again.Generation == first.Generation {
 		t.Errorf("changed again, same generation %d", again.Generation)
+	}
+}
+
+// sameGroup checks that the fork answers the group as a cache holding pods does.
+func sameGroup(t *testing.T, f *Fork, w forkWorld, pods map[types.NamespacedName]*corev1.Pod, key types.NamespacedName) {
+	t.Helper()
+	g, gok := f.PodGroup(key)
+	e, eok := reader{w.cache(t, pods, nil)}.PodGroup(key)
+	if gok != eok || g.Counts != e.Counts {
+		t.Errorf("fork PodGroup(%s) = %+v %v; cache = %+v %v", key, g.Counts, gok, e.Counts, eok)
 	}
 }
