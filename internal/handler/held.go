@@ -25,3 +25,16 @@ func (h *Handler) RoomHeldFrom(pod *corev1.Pod) map[string]store.Resources {
 	defer h.mu.RUnlock()
 	return s.HeldFrom(pod)
 }
+
+// KeepsPlaceFor reports whether the place of leaving, a pod that terminates on its node, is to
+// be kept for pod once leaving is gone (reservationstore.Store.KeepsPlaceFor); false when
+// the reservation store is off.
+func (h *Handler) KeepsPlaceFor(leaving, pod *corev1.Pod) bool {
+	rs, ok := lookup[placeKeeper](h, stores.ReservationStoreName)
+	if !ok {
+		return false
+	}
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return rs.KeepsPlaceFor(leaving, pod)
+}

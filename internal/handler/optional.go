@@ -59,6 +59,8 @@ type placeKeeper interface {
 	PodGone(pod, next *corev1.Pod) (kept bool, err error)
 	// Holds returns the keys of the holds no Reservation took over yet.
 	Holds() []types.NamespacedName
+	// KeepsPlaceFor reports whether a terminating pod's place is to be kept for pod.
+	KeepsPlaceFor(leaving, pod *corev1.Pod) bool
 }
 
 // reaper is a store whose entries expire on the clock (the reservations' TTL).

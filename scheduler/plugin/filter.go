@@ -23,7 +23,8 @@ const ReasonHeld = "node(s) had room kept by reservations or deleted pods' holds
 type podState struct {
 	// held is, by node, the room reservations and holds keep there that the pod may not use.
 	held map[string]store.Resources
-	// preferred are the nodes where a reservation or hold the pod may consume is.
+	// preferred are the nodes where a reservation or hold the pod may consume is, or (from
+	// PreScore) a terminating pod whose place is to be kept for it.
 	preferred map[string]bool
 	// requests are the pod's requests, as multicache charges them.
 	requests store.Resources

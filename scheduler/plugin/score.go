@@ -4,16 +4,21 @@ import (
 	"context"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	fwk "k8s.io/kube-scheduler/framework"
 )
 
-// PreScore implements fwk.PreScorePlugin: Score is skipped for a pod no reservation or
-// hold may take.
-func (p *Plugin) PreScore(_ context.Context, cs fwk.CycleState, pod *corev1.Pod, _ []fwk.NodeInfo) *fwk.Status {
+// PreScore implements fwk.PreScorePlugin: it adds the nodes where a terminating pod's place
+// is to be kept for the pod (its controller replaced it as soon as its deletion was asked
+// for, before any hold exists), and skips Score for a pod no reservation or hold may take.
+func (p *Plugin) PreScore(_ context.Context, cs fwk.CycleState, pod *corev1.Pod, nodes []fwk.NodeInfo) *fwk.Status {
 	if s := p.cacheDown(); s != nil {
 		return s
 	}
 	st := p.stateOf(cs, pod)
+	if metav1.GetControllerOfNoCopy(pod) != nil {
+		p.preferLeaving(st, pod, nodes)
+	}
 	cs.Write(stateKey, st)
 	if len(st.preferred) == 0 {
 		return fwk.NewStatus(fwk.Skip)
@@ -21,8 +26,31 @@ func (p *Plugin) PreScore(_ context.Context, cs fwk.CycleState, pod *corev1.Pod,
 	return nil
 }
 
+// preferLeaving marks preferred the nodes among nodes where a pod terminates whose place
+// the cache is to keep for pod. Only terminating pods of the pod's namespace are asked about.
+func (p *Plugin) preferLeaving(st *podState, pod *corev1.Pod, nodes []fwk.NodeInfo) {
+	for _, n := range nodes {
+		node := n.Node()
+		if node == nil || st.preferred[node.Name] {
+			continue
+		}
+		for _, pi := range n.GetPods() {
+			leaving := pi.GetPod()
+			if leaving.DeletionTimestamp == nil || leaving.Namespace != pod.Namespace || !p.reader.KeepsPlaceFor(leaving, pod) {
+				continue
+			}
+			if st.preferred == nil {
+				st.preferred = map[string]bool{}
+			}
+			st.preferred[node.Name] = true
+			break
+		}
+	}
+}
+
 // Score implements fwk.ScorePlugin: the most to a node where a reservation or hold the pod
-// may consume is (a replacement goes back to its kept place), nothing elsewhere.
+// may consume is, or a terminating pod whose place is to be kept for it (a replacement goes
+// back to its kept place), nothing elsewhere.
 func (p *Plugin) Score(_ context.Context, cs fwk.CycleState, pod *corev1.Pod, nodeInfo fwk.NodeInfo) (int64, *fwk.Status) {
 	node := nodeInfo.Node()
 	if node == nil {
