@@ -259,3 +259,32 @@ func TestReservation_AMatchRecordedWhileAwaitingTheNodeKeepsTheLeadersTimes(t *t
 	checkInvariants(t, h)
 	checkInvariants(t, h2)
 }
+
+// TestReservation_AReplicaThatExpiredItItselfAdoptsTheRecordedReservedAt: a leader placed a
+// reservation by its own clock and expired it at that deadline, but lost the lease before
+// writing either; the next leader, which had placed it earlier, recorded Expired with its
+// own reservedAt and expiry. The first replica keeps both recorded times: if it leads
+// again, it must not write its own reservedAt beside the recorded expiry (which would then
+// be earlier than reservedAt + TTL).
+func TestReservation_AReplicaThatExpiredItItselfAdoptsTheRecordedReservedAt(t *testing.T) {
+	h, clk := newHandler(t)
+	must(t, h.AddNode(ts.MakeNode("n1", "8", "16Gi")))
+	placed := ts.MakeReservation("ns", "r", "n1", "2", "1Gi", "app", "x")
+	placed.ResourceVersion = "1"
+	must(t, h.AddReservation(placed)) // placed at t0 by this replica's clock
+	clk.SetTime(t0.Add(time.Minute))
+	if got := h.ReapReservations(); len(got) != 1 {
+		t.Fatalf("expired %v, want r", got)
+	}
+	leaders := t0.Add(-2 * time.Second)
+	expired := placed.DeepCopy()
+	expired.ResourceVersion = "2"
+	expired.Status = ts.ReservedStatus(leaders, leaders.Add(time.Minute))
+	expired.Status.Phase = v1alpha1.ReservationExpired
+	must(t, h.UpdateReservation(placed, expired))
+	v, _ := h.Reservation(nsKey("r"))
+	if v.Phase != v1alpha1.ReservationExpired || !v.ReservedAt.Equal(leaders) || !v.ExpiresAt.Equal(leaders.Add(time.Minute)) {
+		t.Errorf("%s reserved at %v expires %v, want Expired with the leader's %v and %v", v.Phase, v.ReservedAt, v.ExpiresAt, leaders, leaders.Add(time.Minute))
+	}
+	checkInvariants(t, h)
+}

@@ -464,8 +464,16 @@ func ownerKey(ref *v1alpha1.PodReference) types.NamespacedName {
 func (s *Store) applyRecorded(e *entry, r *v1alpha1.Reservation) {
 	switch {
 	case e.phase == v1alpha1.ReservationExpired:
-		if t := r.Status.ExpiresAt; t != nil && r.Status.Phase == v1alpha1.ReservationExpired {
-			e.expiresAt = t.Time // the leader's, where this replica released it itself (owners.go)
+		if r.Status.Phase == v1alpha1.ReservationExpired {
+			// The leader's times, where this replica ended it itself (released it, or
+			// expired it when it led and lost the lease before writing): both, lest it
+			// write its own reservedAt beside the recorded expiry when it leads.
+			if t := r.Status.ReservedAt; t != nil {
+				e.reservedAt = t.Time
+			}
+			if t := r.Status.ExpiresAt; t != nil {
+				e.expiresAt = t.Time
+			}
 		}
 		return
 	case r.Status.Phase == v1alpha1.ReservationExpired && (e.phase == v1alpha1.ReservationReserved || e.how == held || e.how == derived):
