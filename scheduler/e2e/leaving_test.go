@@ -83,6 +83,26 @@ func TestLeaving_AReplacementCreatedWhileItsPredecessorTerminatesLandsOnItsNode(
 	if n := nodeOf(ctx, t, ns, replacement); n != "leaving-1" {
 		t.Fatalf("the replacement %s of %s (still terminating on leaving-1, its place to be kept) landed on %s", replacement, victim.Name, n)
 	}
+
+	// The predecessor goes: its replacement is there already, so no room stays held for
+	// nobody (no Reservation, or one the replacement consumed).
+	patch = client.MergeFrom(victim.DeepCopy())
+	victim.Finalizers = nil
+	if err := env.Client.Patch(ctx, &victim, patch); err != nil {
+		t.Fatal(err)
+	}
+	never(t, 3*time.Second, "no room held for nobody once the predecessor is gone", func() (bool, string) {
+		var list v1alpha1.ReservationList
+		if err := env.Client.List(ctx, &list, client.InNamespace(ns)); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range list.Items {
+			if r.Status.Phase != v1alpha1.ReservationMatched {
+				return true, fmt.Sprintf("Reservation %s is %q on %q", r.Name, r.Status.Phase, r.Spec.NodeName)
+			}
+		}
+		return false, ""
+	})
 }
 
 // bound2 describes where pods are and whether they terminate.
