@@ -26,8 +26,8 @@ func (h *Handler) RoomHeldFrom(pod *corev1.Pod) map[string]store.Resources {
 	return s.HeldFrom(pod)
 }
 
-// KeepsPlaceFor reports whether the place of leaving, a pod that terminates on its node, is to
-// be kept for pod once leaving is gone (reservationstore.Store.KeepsPlaceFor); false when
+// KeepsPlaceFor reports whether the place of leaving, a pod that is going from its node, is
+// to be kept for pod once the cache sees it gone (reservationstore.Store.KeepsPlaceFor); false when
 // the reservation store is off.
 func (h *Handler) KeepsPlaceFor(leaving, pod *corev1.Pod) bool {
 	rs, ok := lookup[placeKeeper](h, stores.ReservationStoreName)

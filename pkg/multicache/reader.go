@@ -53,12 +53,13 @@ type Reader interface {
 	// one pod slot each: what a scheduler leaves out of a node's free room when it places
 	// pod. A node where nothing is held from the pod is absent.
 	RoomHeldFrom(pod *corev1.Pod) map[string]store.Resources
-	// KeepsPlaceFor reports whether the place of leaving, a bound pod that terminates (its
-	// deletion was asked for; a kubelet takes up to its grace period to stop it), is to be
-	// kept for pod once leaving is gone (reserve-on-delete): leaving or its owner asks for
-	// it, and the hold would select pod. A controller creates the replacement as soon as
-	// the deletion is asked for, before any hold exists: a scheduler prefers leaving's node
-	// for it. Live state only: a Snapshot does not hold the owners it reads.
+	// KeepsPlaceFor reports whether the place of leaving, a bound pod that is going (its
+	// deletion was asked for, and a kubelet takes up to its grace period to stop it; or the
+	// API removed it and the cache has not applied that yet), is to be kept for pod once the
+	// cache sees it gone (reserve-on-delete): leaving or its owner asks for it, and the hold
+	// would select pod. A controller creates the replacement as soon as the deletion is
+	// asked for, before any hold exists: a scheduler prefers leaving's node for it. Live
+	// state only: a Snapshot does not hold the owners it reads.
 	KeepsPlaceFor(leaving, pod *corev1.Pod) bool
 	// NodeDevices returns a node's DRA devices: total, allocated (assumed claims included)
 	// and free, by DeviceClass and by pool; false when the devices store is off or no

@@ -7,7 +7,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 
 	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
@@ -99,7 +98,8 @@ func (p *Plugin) RemovePod(_ context.Context, cs fwk.CycleState, pod *corev1.Pod
 
 // Filter implements fwk.FilterPlugin: a node where the cache still holds a pod the
 // scheduler saw leave is not used until the cache caught up (its place may be about to be
-// kept: the pod is tried again within a second); on a node where room is held from the pod, the pod
+// kept: the pod is tried again within a second), unless that place is to be kept for the
+// pod itself; on a node where room is held from the pod, the pod
 // fits only if it fits beside what the node's pods request (kube-scheduler's count,
 // assumed pods included) plus what is held.
 func (p *Plugin) Filter(_ context.Context, cs fwk.CycleState, pod *corev1.Pod, nodeInfo fwk.NodeInfo) *fwk.Status {
@@ -109,8 +109,9 @@ func (p *Plugin) Filter(_ context.Context, cs fwk.CycleState, pod *corev1.Pod, n
 	}
 	st := p.stateOf(cs, pod)
 	if gone := p.lagging(node.Name, nodeInfo, st); gone != nil {
-		p.retrySoon(pod)
-		return fwk.NewStatus(fwk.Unschedulable, ReasonLagging, klog.KObj(gone).String())
+		if s := p.laggingStatus(pod, gone); s != nil {
+			return s
+		}
 	}
 	held, ok := st.held[node.Name]
 	if !ok {

@@ -39,6 +39,18 @@ func (p *Plugin) lagging(node string, nodeInfo fwk.NodeInfo, st *podState) *core
 	return p.lagMemo.answer(node, key, func() *corev1.Pod { return firstUnknown(info.Pods, nodeInfo.GetPods(), nil) })
 }
 
+// laggingStatus is Filter's answer for a node where the cache still holds gone, a pod the
+// scheduler saw leave: nil for a pod gone's place is to be kept for (it would consume the
+// hold the cache is about to place; PreScore prefers the node), else Unschedulable, the pod
+// to be tried again within a second.
+func (p *Plugin) laggingStatus(pod, gone *corev1.Pod) *fwk.Status {
+	if p.reader.KeepsPlaceFor(gone, pod) {
+		return nil
+	}
+	p.retrySoon(pod)
+	return fwk.NewStatus(fwk.Unschedulable, ReasonLagging, klog.KObj(gone).String())
+}
+
 // lagMemo is lagging's last answer by node name (*lagEntry); Filters of one cycle share it
 // from parallel goroutines.
 type lagMemo struct{ m sync.Map }

@@ -8,6 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
+
+	"github.com/seed0f91f25e/multicache/pkg/multicache"
 )
 
 // TestFirstUnknown_NamesTheCachedPodTheSchedulerNoLongerHas: whether a node holds a few
@@ -83,5 +85,39 @@ func TestLagMemo_PruneForgetsOnlyTheNodesThatAreGone(t *testing.T) {
 	memo.answer("live", lagKey{1, 1}, func() *corev1.Pod { recomputed = true; return nil })
 	if recomputed {
 		t.Error("the live node's answer was forgotten")
+	}
+}
+
+// keeperReader keeps gone's place for the pods named in for; the rest of the Reader is
+// unused.
+type keeperReader struct {
+	multicache.Reader
+	gone *corev1.Pod
+	keptFor map[string]bool
+}
+
+func (r keeperReader) KeepsPlaceFor(leaving, pod *corev1.Pod) bool {
+	return leaving == r.gone && r.keptFor[pod.Name]
+}
+
+// TestLaggingStatus_ANodeTheCacheLagsOnIsOpenOnlyToThePodItsPlaceIsKeptFor: the scheduler
+// saw a pod leave a node before the cache did. The replacement its place is to be kept for
+// may use the node at once (it would consume that place); any other pod is turned away and
+// tried again within a second, lest it take the place.
+func TestLaggingStatus_ANodeTheCacheLagsOnIsOpenOnlyToThePodItsPlaceIsKeptFor(t *testing.T) {
+	gone := cpuPod("gone", "1")
+	p := &Plugin{reader: keeperReader{gone: gone, keptFor: map[string]bool{"replacement": true}}}
+	if s := p.laggingStatus(cpuPod("replacement", "1"), gone); s != nil {
+		t.Errorf("the replacement was turned away: %v", s)
+	}
+	if len(p.retry.pods) != 0 {
+		t.Errorf("the replacement was queued for a retry: %v", p.retry.pods)
+	}
+	s := p.laggingStatus(cpuPod("other", "1"), gone)
+	if s == nil || s.Code() != fwk.Unschedulable || s.Reasons()[0] != ReasonLagging {
+		t.Errorf("an unrelated pod got %v, want Unschedulable: %s", s, ReasonLagging)
+	}
+	if len(p.retry.pods) != 1 {
+		t.Errorf("the unrelated pod is not tried again soon: %v", p.retry.pods)
 	}
 }

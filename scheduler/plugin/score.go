@@ -26,26 +26,35 @@ func (p *Plugin) PreScore(_ context.Context, cs fwk.CycleState, pod *corev1.Pod,
 	return nil
 }
 
-// preferLeaving marks preferred the nodes among nodes where a pod terminates whose place
-// the cache is to keep for pod. Only terminating pods of the pod's namespace are asked about.
+// preferLeaving marks preferred the nodes among nodes where a pod is going whose place the
+// cache is to keep for pod.
 func (p *Plugin) preferLeaving(st *podState, pod *corev1.Pod, nodes []fwk.NodeInfo) {
 	for _, n := range nodes {
 		node := n.Node()
-		if node == nil || st.preferred[node.Name] {
+		if node == nil || st.preferred[node.Name] || !p.leavesPlaceFor(pod, n, st) {
 			continue
 		}
-		for _, pi := range n.GetPods() {
-			leaving := pi.GetPod()
-			if leaving.DeletionTimestamp == nil || leaving.Namespace != pod.Namespace || !p.reader.KeepsPlaceFor(leaving, pod) {
-				continue
-			}
-			if st.preferred == nil {
-				st.preferred = map[string]bool{}
-			}
-			st.preferred[node.Name] = true
-			break
+		if st.preferred == nil {
+			st.preferred = map[string]bool{}
+		}
+		st.preferred[node.Name] = true
+	}
+}
+
+// leavesPlaceFor reports whether a pod going from the node of n leaves its place to pod: one
+// that terminates there, or one the scheduler saw leave and the cache still holds (Filter
+// let pod there for it). Only going pods of pod's namespace are asked about.
+func (p *Plugin) leavesPlaceFor(pod *corev1.Pod, n fwk.NodeInfo, st *podState) bool {
+	if gone := p.lagging(n.Node().Name, n, st); gone != nil && gone.Namespace == pod.Namespace && p.reader.KeepsPlaceFor(gone, pod) {
+		return true
+	}
+	for _, pi := range n.GetPods() {
+		leaving := pi.GetPod()
+		if leaving.DeletionTimestamp != nil && leaving.Namespace == pod.Namespace && p.reader.KeepsPlaceFor(leaving, pod) {
+			return true
 		}
 	}
+	return false
 }
 
 // Score implements fwk.ScorePlugin: the most to a node where a reservation or hold the pod

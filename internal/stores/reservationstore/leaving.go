@@ -5,16 +5,17 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 )
 
-// KeepsPlaceFor reports whether the place of leaving, a bound pod whose deletion the API
-// was asked for and which still runs (a kubelet takes up to its grace period to stop it),
-// is to be kept for pod once leaving is gone: leaving asks for it (reserve-on-delete on
-// itself or its owner) and the hold would select pod (same namespace, leaving's labels less
-// its controller's revision labels). Its controller creates the replacement as soon as the
+// KeepsPlaceFor reports whether the place of leaving, a bound pod that is going (its
+// deletion was asked for, and a kubelet takes up to its grace period to stop it; or the
+// API already removed it and the cache has not applied that yet), is to be kept for pod once
+// the cache sees leaving gone: leaving asks for it (reserve-on-delete on itself or its
+// owner) and the hold would select pod (same namespace, leaving's labels less its
+// controller's revision labels). Its controller creates the replacement as soon as the
 // deletion is asked for, so a scheduler places it before any hold exists: this is how it
 // knows where the place will be. Whether the owner still wants a replacement is decided when
 // leaving is gone, as for any hold. The caller holds the read lock.
 func (s *Store) KeepsPlaceFor(leaving, pod *corev1.Pod) bool {
-	if leaving == nil || pod == nil || leaving.DeletionTimestamp == nil || leaving.Spec.NodeName == "" ||
+	if leaving == nil || pod == nil || leaving.Spec.NodeName == "" ||
 		!qualifies(leaving) || leaving.Namespace != pod.Namespace || leaving.UID == pod.UID {
 		return false
 	}

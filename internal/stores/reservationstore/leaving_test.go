@@ -13,8 +13,8 @@ import (
 // TestKeepsPlaceFor_NamesTheTerminatingPodsWhosePlaceTheReplacementWillTake: a scheduler
 // places a replacement while its predecessor still terminates, before any hold exists. The
 // predecessor's place is to be kept for the replacement when the predecessor asks for it
-// (on itself or through its ReplicaSet), terminates on a node, and its hold would select
-// the replacement; in every other case, and for bad input, the answer is no.
+// (on itself or through its ReplicaSet), is bound, and its hold would select the
+// replacement; in every other case, and for bad input, the answer is no.
 func TestKeepsPlaceFor_NamesTheTerminatingPodsWhosePlaceTheReplacementWillTake(t *testing.T) {
 	deleting := func(p *corev1.Pod) *corev1.Pod {
 		now := metav1.NewTime(t0)
@@ -39,7 +39,8 @@ func TestKeepsPlaceFor_NamesTheTerminatingPodsWhosePlaceTheReplacementWillTake(t
 		{"not annotated", deleting(web("web-a", "v1", t0)), replacement, false, false},
 		{"annotated false", deleting(web("web-a", "v1", t0, ts.WithAnnotations(v1alpha1.ReserveOnDeleteAnnotation, "false"))), replacement, false, false},
 		{"annotated with no boolean", deleting(web("web-a", "v1", t0, ts.WithAnnotations(v1alpha1.ReserveOnDeleteAnnotation, "yes please"))), replacement, false, false},
-		{"not terminating", web("web-a", "v1", t0, kept()), replacement, false, false},
+		{"removed from the API already (no deletionTimestamp seen)", web("web-a", "v1", t0, kept()), replacement, false, true},
+		{"not bound", deleting(ts.MakePod("ns", "web-a", ts.Requests("2", "4Gi"), ts.WithLabels("app", "web"), kept())), replacement, false, false},
 		{"not selected", deleting(web("web-a", "v1", t0, kept())), other, false, false},
 		{"another namespace", deleting(web("web-a", "v1", t0, kept())), elsewhere, false, false},
 		{"itself", deleting(web("web-a", "v1", t0, kept())), deleting(web("web-a", "v1", t0, kept())), false, false},
