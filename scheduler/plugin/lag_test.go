@@ -88,11 +88,11 @@ func TestLagMemo_PruneForgetsOnlyTheNodesThatAreGone(t *testing.T) {
 	}
 }
 
-// keeperReader keeps gone's place for the pods named in for; the rest of the Reader is
+// keeperReader keeps gone's place for the pods named in keptFor; the rest of the Reader is
 // unused.
 type keeperReader struct {
 	multicache.Reader
-	gone *corev1.Pod
+	gone    *corev1.Pod
 	keptFor map[string]bool
 }
 
