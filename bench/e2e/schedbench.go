@@ -42,12 +42,6 @@ type SchedBenchConfig struct {
 	Timeout time.Duration
 	// Settle is how long a scheduler runs after the last binding before its memory is read.
 	Settle time.Duration
-	// Alone, when set, is multicache's operator by itself (MulticacheSubject): after the
-	// multicache scheduler's run, on the same cluster and once the scheduler stopped, it is
-	// started, waited for until it holds every node and pod, and its settled RSS is read.
-	// The multicache scheduler holds both in one process; the two run apart hold
-	// kube-scheduler's RSS plus this.
-	Alone *Subject
 	// Log receives progress.
 	Log io.Writer
 }
@@ -78,10 +72,6 @@ type SchedRun struct {
 	// PeakRSS (VmHWM, since the start), SettledRSS (VmRSS) and HeapAfterGC are read Settle
 	// after the last binding.
 	PeakRSS, SettledRSS, HeapAfterGC int64
-	// AloneUp and AloneSettledRSS are multicache's operator by itself on the same cluster
-	// (SchedBenchConfig.Alone; the multicache scheduler's runs only, else zero).
-	AloneUp         time.Duration
-	AloneSettledRSS int64
 }
 
 // PodsPerSecond is Bound over Span.
@@ -287,35 +277,7 @@ func schedRun(ctx context.Context, cfg SchedBenchConfig, s Subject, round int) (
 		return run, err
 	}
 	run.PeakRSS, run.SettledRSS, run.HeapAfterGC = cs0.PeakRSS, cs0.SettledRSS, cs0.HeapAfterGC
-	if cfg.Alone != nil && s.Name == MulticacheSchedulerName {
-		in.Stop(10 * time.Second)
-		if err := measureAlone(ctx, cfg, *cfg.Alone, Env{Kubeconfig: cl.Kubeconfig, Dir: dir, Want: Want{Nodes: cfg.Nodes, Pods: cfg.Pods}}, round, &run); err != nil {
-			return run, fmt.Errorf("%s alone: %w", cfg.Alone.Name, err)
-		}
-	}
 	return run, nil
-}
-
-// measureAlone starts multicache's operator by itself on the cluster a run left (every pod
-// bound), waits until it holds every node and pod, and records its start and settled RSS.
-func measureAlone(ctx context.Context, cfg SchedBenchConfig, alone Subject, env Env, round int, run *SchedRun) error {
-	logPath := filepath.Join(env.Dir, alone.Name+".log")
-	in, err := alone.Start(env, logPath)
-	if err != nil {
-		return err
-	}
-	defer in.Stop(10 * time.Second)
-	up, err := Watch(ctx, in, env.Want, Timing{Poll: 100 * time.Millisecond, Timeout: cfg.Timeout}, logPath)
-	if err != nil {
-		return err
-	}
-	cs := ColdStart{Subject: alone.Name, Round: round}
-	if err := Settle(ctx, in, Timing{Settle: cfg.Settle}, &cs); err != nil {
-		return err
-	}
-	run.AloneUp, run.AloneSettledRSS = up.Full, cs.SettledRSS
-	fmt.Fprintf(cfg.Log, "  %s alone (pid %d) up in %.1fs, settled RSS %s\n", alone.Name, in.Pid(), up.Full.Seconds(), mib(cs.SettledRSS))
-	return nil
 }
 
 // ReplicaSetNamespaceIndex is the index of ReplicaSet r's namespace (ReplicaSetNamespace).

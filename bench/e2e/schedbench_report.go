@@ -15,12 +15,9 @@ const (
 )
 
 // SchedRatios are one round's ratios of the multicache scheduler against the stock one.
-// Apart is its settled RSS over the stock scheduler's plus multicache's operator alone
-// (SchedBenchConfig.Alone; 0 when not measured): below 1, one process holds less than the
-// two run apart.
 type SchedRatios struct {
-	Round                                                 int
-	PodsPerSecond, P50, P99, CPU, SettledRSS, Peak, Apart float64
+	Round                                          int
+	PodsPerSecond, P50, P99, CPU, SettledRSS, Peak float64
 }
 
 // Ratios pairs the runs of each round that has both subjects.
@@ -51,19 +48,9 @@ func (r *SchedBenchResult) Ratios() []SchedRatios {
 			CPU:           ratio(float64(mc.CPU), float64(stock.CPU)),
 			SettledRSS:    ratio(float64(mc.SettledRSS), float64(stock.SettledRSS)),
 			Peak:          ratio(float64(mc.PeakRSS), float64(stock.PeakRSS)),
-			Apart:         apart(mc, stock),
 		})
 	}
 	return out
-}
-
-// apart is mc's settled RSS over stock's plus multicache's alone; 0 when alone was not
-// measured.
-func apart(mc, stock *SchedRun) float64 {
-	if mc.AloneSettledRSS == 0 {
-		return 0
-	}
-	return ratio(float64(mc.SettledRSS), float64(stock.SettledRSS+mc.AloneSettledRSS))
 }
 
 func ratio(a, b float64) float64 {
@@ -119,32 +106,17 @@ func WriteSchedBenchReport(w io.Writer, res *SchedBenchResult, machine string) {
 		return
 	}
 	p("\nRatios %s / %s (throughput target ≥ 0.9, p99 target ≤ 1.2):\n\n", MulticacheSchedulerName, StockSchedulerName)
-	p("| round | pods/s | p50 | p99 | CPU | RSS settled | peak RSS | RSS / (kube-scheduler + multicache alone) |\n|---|---|---|---|---|---|---|---|\n")
+	p("| round | pods/s | p50 | p99 | CPU | RSS settled | peak RSS |\n|---|---|---|---|---|---|---|\n")
 	for _, q := range ratios {
-		p("| %d | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %s |\n", q.Round+1, q.PodsPerSecond, q.P50, q.P99, q.CPU, q.SettledRSS, q.Peak, ratioCell(q.Apart))
+		p("| %d | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |\n", q.Round+1, q.PodsPerSecond, q.P50, q.P99, q.CPU, q.SettledRSS, q.Peak)
 	}
-	p("| **median** | **%.2f** | **%.2f** | **%.2f** | **%.2f** | **%.2f** | **%.2f** | **%s** |\n",
+	p("| **median** | **%.2f** | **%.2f** | **%.2f** | **%.2f** | **%.2f** | **%.2f** |\n",
 		medianF(ratios, func(q SchedRatios) float64 { return q.PodsPerSecond }),
 		medianF(ratios, func(q SchedRatios) float64 { return q.P50 }),
 		medianF(ratios, func(q SchedRatios) float64 { return q.P99 }),
 		medianF(ratios, func(q SchedRatios) float64 { return q.CPU }),
 		medianF(ratios, func(q SchedRatios) float64 { return q.SettledRSS }),
-		medianF(ratios, func(q SchedRatios) float64 { return q.Peak }),
-		ratioCell(medianF(ratios, func(q SchedRatios) float64 { return q.Apart })))
-	for _, r := range res.Runs {
-		if r.AloneSettledRSS > 0 {
-			p("\nmulticache alone on round %d's cluster (after the multicache scheduler stopped): up in %.1f s, settled RSS %.0f MiB.\n",
-				r.Round+1, r.AloneUp.Seconds(), mibf(r.AloneSettledRSS))
-		}
-	}
-}
-
-// ratioCell is a ratio, or "–" when it was not measured.
-func ratioCell(r float64) string {
-	if r == 0 {
-		return "–"
-	}
-	return fmt.Sprintf("%.2f", r)
+		medianF(ratios, func(q SchedRatios) float64 { return q.Peak }))
 }
 
 func cpuCell(d time.Duration) string {

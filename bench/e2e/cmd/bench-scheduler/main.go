@@ -37,7 +37,6 @@ func run() error {
 		repo    = flag.String("repo", "../..", "the main module's directory (CRDs, commit)")
 		stock   = flag.String("scheduler", "", "the stock kube-scheduler binary (default: kube-scheduler in -assets)")
 		mcBin   = flag.String("multicache-scheduler", "", "the multicache scheduler binary (make scheduler builds bin/multicache-scheduler)")
-		alone   = flag.String("multicache", "", "multicache's operator binary (go build -o bin/multicache .): measured by itself after each multicache-scheduler run, on the same cluster (empty: not measured)")
 		nodes   = flag.Int("nodes", 100, "nodes in the cluster")
 		pods    = flag.Int("pods", 1000, "pending pods created at once")
 		rounds  = flag.Int("rounds", 2, "rounds; each measures every scheduler once on a fresh cluster")
@@ -63,14 +62,7 @@ func run() error {
 	if *stock == "" {
 		*stock = *assets + "/kube-scheduler"
 	}
-	bins := []struct{ bin, make string }{{*stock, "kube-scheduler"}, {*mcBin, "scheduler"}}
-	var aloneSubject *e2e.Subject
-	if *alone != "" {
-		bins = append(bins, struct{ bin, make string }{*alone, "build"})
-		s := e2e.MulticacheSubject(*alone, "--leader-elect=false")
-		aloneSubject = &s
-	}
-	for _, b := range bins {
+	for _, b := range []struct{ bin, make string }{{*stock, "kube-scheduler"}, {*mcBin, "scheduler"}} {
 		if _, err := os.Stat(b.bin); err != nil {
 			return fmt.Errorf("%w (make %s builds it)", err, b.make)
 		}
@@ -103,7 +95,7 @@ func run() error {
 	res, err := e2e.RunSchedBench(ctx, e2e.SchedBenchConfig{
 		Assets: *assets, RepoRoot: *repo, Dir: *dir, Schedulers: subjects,
 		Nodes: *nodes, Pods: *pods, Rounds: *rounds, Writers: *writers,
-		Timeout: *timeout, Settle: *settle, Alone: aloneSubject, Log: e2e.NewElapsedWriter(os.Stderr),
+		Timeout: *timeout, Settle: *settle, Log: e2e.NewElapsedWriter(os.Stderr),
 	})
 	var b strings.Builder
 	e2e.WriteSchedBenchReport(&b, res, machine)
