@@ -32,6 +32,11 @@ type SchedBenchConfig struct {
 	// Schedulers are the subjects (SchedulerFlagsSubject), in the order of round 0; the
 	// order rotates every round.
 	Schedulers []Subject
+	// Operator, when set, is multicache's operator alone (MulticacheSubject): every round,
+	// on the stock scheduler's cluster once its pods are bound, it is started, waited for
+	// until it holds every node and pod, and its settled RSS read, so that the multicache
+	// scheduler can be weighed against the two processes it replaces.
+	Operator *Subject
 	// Nodes and Pods: the cluster's nodes, and the pending pods created at once.
 	Nodes, Pods int
 	// Rounds: every subject is measured once a round, on a fresh cluster.
@@ -72,6 +77,10 @@ type SchedRun struct {
 	// PeakRSS (VmHWM, since the start), SettledRSS (VmRSS) and HeapAfterGC are read Settle
 	// after the last binding.
 	PeakRSS, SettledRSS, HeapAfterGC int64
+	// Operator is multicache's operator alone on this run's cluster (SchedBenchConfig's
+	// Operator; nil when not measured): up when it held every node and pod, memory read
+	// Settle later.
+	Operator *ColdStart
 }
 
 // PodsPerSecond is Bound over Span.
@@ -277,7 +286,34 @@ func schedRun(ctx context.Context, cfg SchedBenchConfig, s Subject, round int) (
 		return run, err
 	}
 	run.PeakRSS, run.SettledRSS, run.HeapAfterGC = cs0.PeakRSS, cs0.SettledRSS, cs0.HeapAfterGC
+	if cfg.Operator != nil && s.Name == StockSchedulerName {
+		env.Want.Pods = cfg.Pods
+		if run.Operator, err = operatorRun(ctx, cfg, *cfg.Operator, env, round); err != nil {
+			return run, fmt.Errorf("%s alone: %w", cfg.Operator.Name, err)
+		}
+	}
 	return run, nil
+}
+
+// operatorRun starts the operator on a cluster whose pods are bound, waits until it holds
+// every node and pod, and reads its memory after the settle.
+func operatorRun(ctx context.Context, cfg SchedBenchConfig, op Subject, env Env, round int) (*ColdStart, error) {
+	logPath := filepath.Join(env.Dir, op.Name+".log")
+	in, err := op.Start(env, logPath)
+	if err != nil {
+		return nil, err
+	}
+	defer in.Stop(10 * time.Second)
+	up, err := Watch(ctx, in, env.Want, Timing{Poll: 100 * time.Millisecond, Timeout: cfg.Timeout}, logPath)
+	if err != nil {
+		return nil, err
+	}
+	up.Subject, up.Round = op.Name, round
+	if err := Settle(ctx, in, Timing{Settle: cfg.Settle}, &up); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(cfg.Log, "  %s alone (pid %d) up in %.1fs, settled RSS %s\n", op.Name, in.Pid(), up.Full.Seconds(), mib(up.SettledRSS))
+	return &up, nil
 }
 
 // ReplicaSetNamespaceIndex is the index of ReplicaSet r's namespace (ReplicaSetNamespace).

@@ -18,6 +18,9 @@ const (
 type SchedRatios struct {
 	Round                                          int
 	PodsPerSecond, P50, P99, CPU, SettledRSS, Peak float64
+	// SettledRSSApart is the multicache scheduler's settled RSS over the sum of the stock
+	// scheduler's and multicache's operator alone (0 when the operator was not measured).
+	SettledRSSApart float64
 }
 
 // Ratios pairs the runs of each round that has both subjects.
@@ -40,14 +43,19 @@ func (r *SchedBenchResult) Ratios() []SchedRatios {
 		if stock == nil || mc == nil {
 			continue
 		}
+		apart := 0.0
+		if stock.Operator != nil {
+			apart = ratio(float64(mc.SettledRSS), float64(stock.SettledRSS+stock.Operator.SettledRSS))
+		}
 		out = append(out, SchedRatios{
-			Round:         round,
-			PodsPerSecond: ratio(mc.PodsPerSecond(), stock.PodsPerSecond()),
-			P50:           ratio(float64(mc.Latency.P50), float64(stock.Latency.P50)),
-			P99:           ratio(float64(mc.Latency.P99), float64(stock.Latency.P99)),
-			CPU:           ratio(float64(mc.CPU), float64(stock.CPU)),
-			SettledRSS:    ratio(float64(mc.SettledRSS), float64(stock.SettledRSS)),
-			Peak:          ratio(float64(mc.PeakRSS), float64(stock.PeakRSS)),
+			SettledRSSApart: apart,
+			Round:           round,
+			PodsPerSecond:   ratio(mc.PodsPerSecond(), stock.PodsPerSecond()),
+			P50:             ratio(float64(mc.Latency.P50), float64(stock.Latency.P50)),
+			P99:             ratio(float64(mc.Latency.P99), float64(stock.Latency.P99)),
+			CPU:             ratio(float64(mc.CPU), float64(stock.CPU)),
+			SettledRSS:      ratio(float64(mc.SettledRSS), float64(stock.SettledRSS)),
+			Peak:            ratio(float64(mc.PeakRSS), float64(stock.PeakRSS)),
 		})
 	}
 	return out
@@ -100,23 +108,38 @@ func WriteSchedBenchReport(w io.Writer, res *SchedBenchResult, machine string) {
 			r.Round+1, r.Subject, r.Up.Seconds(), r.CPUUp.Seconds(), r.Create.Seconds(), r.Span.Seconds(), r.PodsPerSecond(),
 			msf(r.Latency.P50), msf(r.Latency.P99), r.APILatency.P99.Seconds(), r.CPU.Seconds(),
 			cpuCell(r.APIServerCPU), cpuCell(r.EtcdCPU), mibf(r.SettledRSS), mibf(r.PeakRSS), mibf(r.HeapAfterGC))
+		if op := r.Operator; op != nil {
+			p("| %d | %s alone | %.1f | %.1f | – | – | – | – | – | – | – | – | – | %.0f | %.0f | %.0f |\n",
+				r.Round+1, op.Subject, op.Full.Seconds(), op.CPU.Seconds(), mibf(op.SettledRSS), mibf(op.PeakRSS), mibf(op.HeapAfterGC))
+		}
 	}
 	ratios := res.Ratios()
 	if len(ratios) == 0 {
 		return
 	}
-	p("\nRatios %s / %s (throughput target ≥ 0.9, p99 target ≤ 1.2):\n\n", MulticacheSchedulerName, StockSchedulerName)
-	p("| round | pods/s | p50 | p99 | CPU | RSS settled | peak RSS |\n|---|---|---|---|---|---|---|\n")
+	p("\nRatios %s / %s (throughput target ≥ 0.9, p99 target ≤ 1.2); *RSS / apart*: settled RSS over "+
+		"%s's plus multicache's operator alone on the same cluster (target < 1):\n\n", MulticacheSchedulerName, StockSchedulerName, StockSchedulerName)
+	p("| round | pods/s | p50 | p99 | CPU | RSS settled | peak RSS | RSS / apart |\n|---|---|---|---|---|---|---|---|\n")
 	for _, q := range ratios {
-		p("| %d | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |\n", q.Round+1, q.PodsPerSecond, q.P50, q.P99, q.CPU, q.SettledRSS, q.Peak)
+		p("| %d | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %s |\n", q.Round+1, q.PodsPerSecond, q.P50, q.P99, q.CPU, q.SettledRSS, q.Peak, ratioCell(q.SettledRSSApart))
 	}
-	p("| **median** | **%.2f** | **%.2f** | **%.2f** | **%.2f** | **%.2f** | **%.2f** |\n",
+	p("| **median** | **%.2f** | **%.2f** | **%.2f** | **%.2f** | **%.2f** | **%.2f** | **%s** |\n",
 		medianF(ratios, func(q SchedRatios) float64 { return q.PodsPerSecond }),
 		medianF(ratios, func(q SchedRatios) float64 { return q.P50 }),
 		medianF(ratios, func(q SchedRatios) float64 { return q.P99 }),
 		medianF(ratios, func(q SchedRatios) float64 { return q.CPU }),
 		medianF(ratios, func(q SchedRatios) float64 { return q.SettledRSS }),
-		medianF(ratios, func(q SchedRatios) float64 { return q.Peak }))
+		medianF(ratios, func(q SchedRatios) float64 { return q.Peak }),
+		ratioCell(medianF(slices.DeleteFunc(slices.Clone(ratios), func(q SchedRatios) bool { return q.SettledRSSApart == 0 }),
+			func(q SchedRatios) float64 { return q.SettledRSSApart })))
+}
+
+// ratioCell is a ratio, or a dash when it was not measured (0).
+func ratioCell(r float64) string {
+	if r == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f", r)
 }
 
 func cpuCell(d time.Duration) string {

@@ -4,8 +4,10 @@
 // (the order alternates) gets a fresh kube-apiserver and etcd with -nodes Ready nodes, is
 // started with the same flags and, once its cache holds every node, -pods pending pods are
 // created at once. It measures pods bound per second, the p50/p99 time from a pod's
-// creation to its binding, the scheduler's CPU over the run and its RSS after a settle,
-// and prints a markdown report (also written to -out). See package e2e (schedbench.go).
+// creation to its binding, the scheduler's CPU over the run and its RSS after a settle
+// and, with -multicache, the RSS of multicache's operator alone on the stock scheduler's
+// cluster (the multicache scheduler replaces the two), and prints a markdown report (also
+// written to -out). See package e2e (schedbench.go).
 package main
 
 import (
@@ -37,6 +39,7 @@ func run() error {
 		repo    = flag.String("repo", "../..", "the main module's directory (CRDs, commit)")
 		stock   = flag.String("scheduler", "", "the stock kube-scheduler binary (default: kube-scheduler in -assets)")
 		mcBin   = flag.String("multicache-scheduler", "", "the multicache scheduler binary (make scheduler builds bin/multicache-scheduler)")
+		opBin   = flag.String("multicache", "", "multicache's operator binary (bin/multicache): when set, measured alone after the stock scheduler's run of every round, for the multicache scheduler's RSS against the two apart")
 		nodes   = flag.Int("nodes", 100, "nodes in the cluster")
 		pods    = flag.Int("pods", 1000, "pending pods created at once")
 		rounds  = flag.Int("rounds", 2, "rounds; each measures every scheduler once on a fresh cluster")
@@ -62,7 +65,10 @@ func run() error {
 	if *stock == "" {
 		*stock = *assets + "/kube-scheduler"
 	}
-	for _, b := range []struct{ bin, make string }{{*stock, "kube-scheduler"}, {*mcBin, "scheduler"}} {
+	for _, b := range []struct{ bin, make string }{{*stock, "kube-scheduler"}, {*mcBin, "scheduler"}, {*opBin, "build"}} {
+		if b.bin == "" {
+			continue
+		}
 		if _, err := os.Stat(b.bin); err != nil {
 			return fmt.Errorf("%w (make %s builds it)", err, b.make)
 		}
@@ -83,6 +89,11 @@ func run() error {
 		}
 		subjects = kept
 	}
+	var operator *e2e.Subject
+	if *opBin != "" {
+		s := e2e.MulticacheSubject(*opBin, "--leader-elect=false")
+		operator = &s
+	}
 	var err error
 	if *dir == "" {
 		if *dir, err = os.MkdirTemp("", "bench-scheduler-"); err != nil {
@@ -93,7 +104,7 @@ func run() error {
 	defer stop()
 	fmt.Fprintf(os.Stderr, "bench-scheduler: logs in %s\n", *dir)
 	res, err := e2e.RunSchedBench(ctx, e2e.SchedBenchConfig{
-		Assets: *assets, RepoRoot: *repo, Dir: *dir, Schedulers: subjects,
+		Assets: *assets, RepoRoot: *repo, Dir: *dir, Schedulers: subjects, Operator: operator,
 		Nodes: *nodes, Pods: *pods, Rounds: *rounds, Writers: *writers,
 		Timeout: *timeout, Settle: *settle, Log: e2e.NewElapsedWriter(os.Stderr),
 	})
