@@ -220,7 +220,7 @@ bench-holds: envtest-assets kube-scheduler kube-controller-manager ## Reserve-on
 # stock scheduler's run, multicache's operator alone (bin/multicache) on the same cluster, for
 # the multicache scheduler's RSS against the two run apart. Sizes
 # (BENCH_SCHED_SIZE): small 100 nodes / 1,000 pods (~2 min); medium 1,000 / 3,000 (~5 min on 2 cores);
-# large 5,000 / 10,000 (the issue's size: needs a quiet machine of 4+ cores, ~30 min). NODES,
+# large 5,000 / 10,000 (~15 min on 2 cores; a quiet machine). NODES,
 # PODS and ROUNDS override the size; extra flags of bench/e2e/cmd/bench-scheduler in
 # BENCH_SCHED_ARGS (e.g. "-kube-api-qps 0" for kube-scheduler's default client limits).
 BENCH_SCHED_SIZE ?= small
