@@ -29,21 +29,21 @@ type DeviceEventsHandler interface {
 var _ DeviceEventsHandler = (*Handler)(nil)
 
 // subscribeDevices adds a store to the DRA kinds whose event interfaces it implements.
-func (h *Handler) subscribeDevices(s store.Store) {
+func (h *Handler) subscribeDevices(s store.Store, after func()) {
 	name := s.Name()
 	if st, ok := s.(stores.ResourceSliceHandler); ok {
-		h.sliceKind.subs = append(h.sliceKind.subs, newSubscriber(name, st.AddResourceSlice, st.UpdateResourceSlice, st.DeleteResourceSlice))
+		h.sliceKind.subs = append(h.sliceKind.subs, newSubscriber(name, after, st.AddResourceSlice, st.UpdateResourceSlice, st.DeleteResourceSlice))
 	}
 	if st, ok := s.(stores.ResourceClaimHandler); ok {
-		sub := newSubscriber(name, st.AddResourceClaim, st.UpdateResourceClaim, st.DeleteResourceClaim)
+		sub := newSubscriber(name, after, st.AddResourceClaim, st.UpdateResourceClaim, st.DeleteResourceClaim)
 		if a, ok := s.(stores.ResourceClaimAssumer); ok {
-			sub.assume = a.AssumeResourceClaim
+			sub.assume = then2(a.AssumeResourceClaim, after)
 			h.claims.checks = append(h.claims.checks, a.CheckAssumeResourceClaim)
 		}
 		h.claimKind.subs = append(h.claimKind.subs, sub)
 	}
 	if st, ok := s.(stores.DeviceClassHandler); ok {
-		h.classKind.subs = append(h.classKind.subs, newSubscriber(name, st.AddDeviceClass, st.UpdateDeviceClass, st.DeleteDeviceClass))
+		h.classKind.subs = append(h.classKind.subs, newSubscriber(name, after, st.AddDeviceClass, st.UpdateDeviceClass, st.DeleteDeviceClass))
 	}
 }
 

@@ -1,7 +1,7 @@
 // Package handler is the heart of multicache: the ClusterEventsHandler that takes every
 // event under one lock, validates it, and fans it out to the enabled stores in a fixed order
-// (PodStore last); the assumed-pod state machine and PodOp; snapshots; the expiry of assumed
-// pods and the reservation reaper; the read API for sibling controllers; the debug dump.
+// (PodStore last); the assumed-pod state machine and the synthetic pod events (podOp);
+// snapshots; the expiry of assumed pods and the reservation reaper; the read API for sibling controllers; the debug dump.
 //
 // A rejected event changes no store: every event is validated in full (against the
 // last-seen objects and the pod state machine) before the first store sees it, and stores
@@ -134,7 +134,8 @@ func New(config *stores.CacheHandler, log logr.Logger) *Handler {
 
 // NewFromRegistry builds the enabled stores of reg, in its order, subscribes each to the
 // kinds whose event interfaces it implements and wires the CacheHandler callbacks
-// (GetNodeInfo, GetPodState, PodOp). reg must hold the required stores (nodes, pods) as
+// (GetNodeInfo, GetPodState); a store that asks for synthetic pod events gets them applied
+// after every call into it (podOpsAfter). reg must hold the required stores (nodes, pods) as
 // BuiltIn registers them; a factory's error, a store whose Name differs from its
 // registration or a missing required store is an error naming the store.
 func NewFromRegistry(config *stores.CacheHandler, reg Registry, log logr.Logger) (*Handler, error) {
@@ -158,7 +159,6 @@ func NewFromRegistry(config *stores.CacheHandler, reg Registry, log logr.Logger)
 	}
 	h.claims.assumed = map[types.NamespacedName]assumedClaim{}
 	h.claimKind.dispatch = h.dispatchClaim
-	config.SetPodOpFunc(h.podOp)
 	for _, r := range reg {
 		if !config.IsStoreEnabled(r.Name) {
 			continue
@@ -191,39 +191,39 @@ func NewFromRegistry(config *stores.CacheHandler, reg Registry, log logr.Logger)
 
 // subscribe adds a store to every kind whose event interface it implements.
 func (h *Handler) subscribe(s store.Store) {
-	name := s.Name()
+	name, after := s.Name(), h.podOpsAfter(s)
 	if st, ok := s.(store.PodHandler); ok {
-		sub := newSubscriber(name, st.AddPod, st.UpdatePod, st.DeletePod)
+		sub := newSubscriber(name, after, st.AddPod, st.UpdatePod, st.DeletePod)
 		if a, ok := s.(store.PodAssumer); ok {
-			sub.assume = a.AssumePod
+			sub.assume = then2(a.AssumePod, after)
 		}
 		h.podSubs = append(h.podSubs, sub)
 	}
 	if st, ok := s.(store.NodeHandler); ok {
-		h.nodeKind.subs = append(h.nodeKind.subs, newSubscriber(name, st.AddNode, st.UpdateNode, st.DeleteNode))
+		h.nodeKind.subs = append(h.nodeKind.subs, newSubscriber(name, after, st.AddNode, st.UpdateNode, st.DeleteNode))
 	}
 	if st, ok := s.(store.NMNodeHandler); ok {
-		h.nmNodeKind.subs = append(h.nmNodeKind.subs, newSubscriber(name, st.AddNMNode, st.UpdateNMNode, st.DeleteNMNode))
+		h.nmNodeKind.subs = append(h.nmNodeKind.subs, newSubscriber(name, after, st.AddNMNode, st.UpdateNMNode, st.DeleteNMNode))
 	}
 	if st, ok := s.(store.CNRHandler); ok {
-		h.cnrKind.subs = append(h.cnrKind.subs, newSubscriber(name, st.AddCNR, st.UpdateCNR, st.DeleteCNR))
+		h.cnrKind.subs = append(h.cnrKind.subs, newSubscriber(name, after, st.AddCNR, st.UpdateCNR, st.DeleteCNR))
 	}
 	if st, ok := s.(store.PodGroupHandler); ok {
-		h.podGroupKind.subs = append(h.podGroupKind.subs, newSubscriber(name, st.AddPodGroup, st.UpdatePodGroup, st.DeletePodGroup))
+		h.podGroupKind.subs = append(h.podGroupKind.subs, newSubscriber(name, after, st.AddPodGroup, st.UpdatePodGroup, st.DeletePodGroup))
 	}
 	if st, ok := s.(store.PDBHandler); ok {
-		h.pdbKind.subs = append(h.pdbKind.subs, newSubscriber(name, st.AddPDB, st.UpdatePDB, st.DeletePDB))
+		h.pdbKind.subs = append(h.pdbKind.subs, newSubscriber(name, after, st.AddPDB, st.UpdatePDB, st.DeletePDB))
 	}
 	if st, ok := s.(store.OwnerHandler); ok {
-		h.ownerKind.subs = append(h.ownerKind.subs, newSubscriber(name, st.AddOwner, st.UpdateOwner, st.DeleteOwner))
+		h.ownerKind.subs = append(h.ownerKind.subs, newSubscriber(name, after, st.AddOwner, st.UpdateOwner, st.DeleteOwner))
 	}
 	if st, ok := s.(store.MovementHandler); ok {
-		h.movementKind.subs = append(h.movementKind.subs, newSubscriber(name, st.AddMovement, st.UpdateMovement, st.DeleteMovement))
+		h.movementKind.subs = append(h.movementKind.subs, newSubscriber(name, after, st.AddMovement, st.UpdateMovement, st.DeleteMovement))
 	}
 	if st, ok := s.(store.ReservationHandler); ok {
-		h.rsvKind.subs = append(h.rsvKind.subs, newSubscriber(name, st.AddReservation, st.UpdateReservation, st.DeleteReservation))
+		h.rsvKind.subs = append(h.rsvKind.subs, newSubscriber(name, after, st.AddReservation, st.UpdateReservation, st.DeleteReservation))
 	}
-	h.subscribeDevices(s)
+	h.subscribeDevices(s, after)
 }
 
 // lookup returns an enabled store by name as T, one of the interfaces of optional.go: how

@@ -11,7 +11,7 @@ import (
 )
 
 // ExpireAssumedPods expires every assumed pod whose binding finished PodAssumedTTL ago
-// without the API confirming it, through PodOp: a delete everywhere, then, if the API had
+// without the API confirming it, through podOp: a delete everywhere, then, if the API had
 // reported the pod before it was bound, an add of that copy. It returns how many expired.
 func (h *Handler) ExpireAssumedPods() int {
 	h.mu.Lock()
@@ -42,6 +42,7 @@ func (h *Handler) DropDueHolds() []reservationstore.Transition {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	ended := rs.DropDueHolds(h.config.Clock().Now())
+	h.takePodOps(rs)
 	for _, t := range ended {
 		if t.To == v1alpha1.ReservationMatched {
 			h.log.Info("deleted pod's hold ended: its replacement holds the place", "reservation", t.Key)
@@ -64,6 +65,7 @@ func (h *Handler) ReapReservations() []reservationstore.Transition {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	transitions := rs.ExpireDue(h.config.Clock().Now())
+	h.takePodOps(rs)
 	for _, t := range transitions {
 		metrics.ReaperExpiredTotal.Inc()
 		h.log.Info("reservation expired unmatched; placeholder released", "reservation", t.Key)

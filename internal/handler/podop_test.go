@@ -17,7 +17,7 @@ func TestPodOp_RedispatchesToEveryStoreButTheSkippedOnes(t *testing.T) {
 	pod := ts.MakePod("ns", "p", ts.OnNode("n1"), ts.Requests("1", "1Gi"), ts.InGroup("gang"))
 
 	h.mu.Lock()
-	h.config.PodOp(pod, true, stores.PodGroupStoreName, stores.PodStoreName)
+	h.podOp(pod, true, stores.PodGroupStoreName, stores.PodStoreName)
 	h.mu.Unlock()
 	if info, ok := h.NodeInfo("n1"); !ok || len(info.Pods) != 1 {
 		t.Error("the node store did not receive the synthetic add")
@@ -30,8 +30,8 @@ func TestPodOp_RedispatchesToEveryStoreButTheSkippedOnes(t *testing.T) {
 	}
 
 	h.mu.Lock()
-	h.config.PodOp(pod, false, stores.PodGroupStoreName, stores.PodStoreName)
-	h.config.PodOp(pod, true) // nothing skipped: the pod store records it as Added
+	h.podOp(pod, false, stores.PodGroupStoreName, stores.PodStoreName)
+	h.podOp(pod, true) // nothing skipped: the pod store records it as Added
 	h.mu.Unlock()
 	if st, ok := h.PodState(store.PodKey(pod)); !ok || st.State != store.PodAdded {
 		t.Errorf("pod state after an unskipped synthetic add: %+v %v", st, ok)
@@ -86,6 +86,34 @@ func TestExpiry_PodTheAPIReportedUnboundReturnsToThatCopy(t *testing.T) {
 	g, _ := h.PodGroup(types.NamespacedName{Namespace: "ns", Name: "gang"})
 	if g.Counts.Pending != 1 || g.Counts.Scheduled != 0 {
 		t.Errorf("group counts %+v, want the member pending again", g.Counts)
+	}
+	checkInvariants(t, h)
+}
+
+func TestApplyPodOps_InTheOrderAskedToEveryStoreButTheAskerAndThePodStore(t *testing.T) {
+	h, _ := newHandler(t)
+	must(t, h.AddNode(ts.MakeNode("n1", "8", "16Gi")))
+	p := store.NewPlaceholderPod(ts.MakeReservation("ns", "r", "n1", "1", "1Gi"), "n1")
+	placeholders := func() int {
+		info, _ := h.NodeInfo("n1")
+		return len(info.Placeholders)
+	}
+
+	h.mu.Lock()
+	h.applyPodOps(stores.ReservationStoreName, []stores.PodOp{{Pod: p, Add: true}, {Pod: p, Add: false}})
+	h.mu.Unlock()
+	if n := placeholders(); n != 0 {
+		t.Fatalf("charged then released, the node holds %d placeholders, want 0: applied out of order", n)
+	}
+
+	h.mu.Lock()
+	h.applyPodOps(stores.ReservationStoreName, []stores.PodOp{{Pod: p, Add: true}})
+	h.mu.Unlock()
+	if n := placeholders(); n != 1 {
+		t.Fatalf("the node holds %d placeholders, want 1", n)
+	}
+	if _, ok := h.PodState(store.PodKey(p)); ok {
+		t.Error("the placeholder reached the pod store")
 	}
 	checkInvariants(t, h)
 }

@@ -15,16 +15,16 @@ import (
 )
 
 // CacheHandler is the configuration every store receives and the callbacks through which
-// stores reach each other (node infos, pod states, synthetic pod events). It is built once,
-// from flags, with a CacheHandlerBuilder; only the callbacks are wired after that, by the
-// handler, before any event arrives.
+// stores read each other (node infos, pod states) and tell the status writers what changed.
+// It is built once, from flags, with a CacheHandlerBuilder; only the callbacks are wired
+// after that, by the handler, before any event arrives.
 //
 // Where Gödel's CacheHandler hands out client-go listers, this one hands out a
 // controller-runtime client.Reader backed by the manager's informer cache (PodReader):
 // same data, same cost, one informer per kind for the whole process.
 //
 // It implements store.Handle; a store registered out of tree gets it wrapped
-// (PublicHandle), without the rest: the lock, the Set* wiring, PodOp, ObjectChanged and the
+// (PublicHandle), without the rest: the lock, the Set* wiring, ObjectChanged and the
 // reservation settings are for the handler and the built-in stores.
 type CacheHandler struct {
 	componentName  string
@@ -49,7 +49,6 @@ type CacheHandler struct {
 
 	getNodeInfo   func(name string) (*store.NodeInfo, bool)
 	getPodState   func(key types.NamespacedName) (store.PodStatus, bool)
-	podOp         func(pod *corev1.Pod, isAdd bool, skipped ...Name)
 	objectChanged func(kind Kind, key types.NamespacedName)
 
 	extendedResourceClass    func(name corev1.ResourceName) (string, bool)
@@ -134,20 +133,6 @@ func (h *CacheHandler) GetPodState(key types.NamespacedName) (store.PodStatus, b
 // SetPodHandler wires GetPodState to the PodStore.
 func (h *CacheHandler) SetPodHandler(fn func(key types.NamespacedName) (store.PodStatus, bool)) {
 	h.getPodState = fn
-}
-
-// PodOp dispatches a synthetic pod add (isAdd) or delete to every enabled store except the
-// skipped ones, under the handler lock the caller already holds. Stores use it to expire
-// assumed pods and to charge or release reservation placeholders.
-func (h *CacheHandler) PodOp(pod *corev1.Pod, isAdd bool, skipped ...Name) {
-	if h.podOp != nil {
-		h.podOp(pod, isAdd, skipped...)
-	}
-}
-
-// SetPodOpFunc wires PodOp to the handler.
-func (h *CacheHandler) SetPodOpFunc(fn func(pod *corev1.Pod, isAdd bool, skipped ...Name)) {
-	h.podOp = fn
 }
 
 // ObjectChanged tells the status writers that what the cache derives for an object (a pod

@@ -1,5 +1,5 @@
 // Package stores is the internal side of the store contract: the CacheHandler every built-in
-// store receives (it implements the public store.Handle, plus the lock, the wiring, PodOp and
+// store receives (it implements the public store.Handle, plus the lock, the wiring and
 // ObjectChanged the handler and the built-in stores use), the fan-out order, kinds and
 // operations, and EventError. The contract itself (Store, the event interfaces) and the
 // vocabulary (NodeInfo, Resources, Owner, PodStatus, generations, the Err* reasons) are

@@ -80,7 +80,7 @@ func (s *Store) Commit(key types.NamespacedName, next *Entry) {
 	}
 }
 
-// ApplyPodOp records a synthetic pod event from CacheHandler.PodOp: an add makes the pod
+// ApplyPodOp records a synthetic pod event (an assumed pod expiring): an add makes the pod
 // Added, a delete removes it.
 func (s *Store) ApplyPodOp(pod *corev1.Pod, isAdd bool) {
 	if isAdd {

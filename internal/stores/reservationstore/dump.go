@@ -57,6 +57,9 @@ func (s *Store) CheckInvariants() []error {
 	bad := func(key types.NamespacedName, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("reservation %s: "+format, append([]any{key}, args...)...))
 	}
+	if len(s.podOps) > 0 {
+		errs = append(errs, fmt.Errorf("%d placeholder events asked for and never taken (TakePodOps)", len(s.podOps)))
+	}
 	linked := map[*entry]int{}
 	for podKey, list := range s.byOwner {
 		for _, e := range list {

@@ -311,9 +311,9 @@ func (s *Store) takeOver(e *entry, r *v1alpha1.Reservation) bool {
 	e.expiresAt = e.reservedAt.Add(s.ttl(e))
 	if e.placeholder != nil {
 		// The same charge under the API object's identity; no reader sees between the two.
-		s.h.PodOp(e.placeholder, false, skipped...)
+		s.ask(e.placeholder, false)
 		e.placeholder = store.NewPlaceholderPod(r, e.node)
-		s.h.PodOp(e.placeholder, true, skipped...)
+		s.ask(e.placeholder, true)
 		heap.Push(&s.deadlines, e)
 	}
 	s.settle(e.node)

@@ -11,13 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
-	"github.com/seed0f91f25e/multicache/internal/stores"
 	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
-
-// skipped are the stores a placeholder never reaches: this one (it is its own placeholder)
-// and the PodStore (a placeholder is not a pod of the API).
-var skipped = []stores.Name{stores.ReservationStoreName, stores.PodStoreName}
 
 // matchKind says how the owner of a Matched reservation came to hold it, and so what may
 // still change it.
@@ -91,7 +86,7 @@ func placedByTheLeader(e *entry) bool {
 func (s *Store) reserve(e *entry) {
 	e.phase = v1alpha1.ReservationReserved
 	e.placeholder = store.NewPlaceholderPod(e.r, e.node)
-	s.h.PodOp(e.placeholder, true, skipped...)
+	s.ask(e.placeholder, true)
 	if e.heapIndex < 0 {
 		heap.Push(s.heapOf(e), e)
 	}
@@ -137,7 +132,7 @@ func (s *Store) release(e *entry) {
 
 func (s *Store) dropPlaceholder(e *entry) {
 	if e.placeholder != nil {
-		s.h.PodOp(e.placeholder, false, skipped...)
+		s.ask(e.placeholder, false)
 		e.placeholder = nil
 	}
 	if e.heapIndex >= 0 && !e.provisional {

@@ -2,8 +2,8 @@
 // reservation's selector matches.
 //
 // Phases: Pending (no node) -> Reserved (a placeholder pod charges the resources on the
-// node, through CacheHandler.PodOp, skipping this store and the PodStore) -> Matched (a pod
-// consumed it: the placeholder is released, so nothing is counted twice) or Expired (the
+// node: the handler takes it from TakePodOps to every store but this one and the PodStore)
+// -> Matched (a pod consumed it: the placeholder is released, so nothing is counted twice) or Expired (the
 // TTL ran out unmatched: the placeholder is released). Reserved deadlines sit in a min-heap
 // the reaper pops.
 //
@@ -131,6 +131,8 @@ type Store struct {
 		pod     *corev1.Pod
 		assumed bool
 	}
+	// podOps are the placeholder events asked for during the current call (TakePodOps).
+	podOps []stores.PodOp
 }
 
 var (
