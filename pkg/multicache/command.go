@@ -174,7 +174,7 @@ func (c *Command) Options(args []string) (Options, error) {
 	if err != nil {
 		return Options{}, err
 	}
-	return Options{f.opts}, nil
+	return Options{o: f.opts, steadyGOGC: f.steadyGOGC}, nil
 }
 
 // parse builds the flag set, parses args and validates the options and the registrations.

@@ -20,7 +20,9 @@ import (
 // operator's Deployment) writes. Everything else is as New builds it: the servers the
 // options leave on listen (turn them off with --metrics-bind-address=0,
 // --health-probe-bind-address=0, --debug-bind-address=0 when the component serves its
-// own).
+// own). Once the cache caught up, the process's GC percent drops to --steady-gogc (default
+// 50; 0, or GOGC set, keeps it), as in multicache's own binary: the cache's objects live as
+// long as the process, and a collector at 100 lets the heap grow to twice them.
 func NewEmbedded(cfg *rest.Config, opts Options, leading <-chan struct{}) (*Operator, error) {
 	if opts.o.LeaderElect {
 		return nil, errors.New("an embedded multicache follows its component's leader election: pass --leader-elect=false")
@@ -34,5 +36,5 @@ func NewEmbedded(cfg *rest.Config, opts Options, leading <-chan struct{}) (*Oper
 	if err != nil {
 		return nil, err
 	}
-	return &Operator{op: op}, nil
+	return &Operator{op: op, steadyGOGC: opts.steadyGOGC}, nil
 }

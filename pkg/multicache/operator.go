@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/seed0f91f25e/multicache/internal/handler"
+	"github.com/seed0f91f25e/multicache/internal/memlimit"
 	"github.com/seed0f91f25e/multicache/internal/operator"
 	"github.com/seed0f91f25e/multicache/internal/stores"
 	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
@@ -76,7 +77,11 @@ type SiblingFactory func(SiblingDeps) (Sibling, error)
 
 // Options are the operator's options, as Command.Options parses them from the command
 // line (every option is a flag; -h lists them).
-type Options struct{ o operator.Options }
+type Options struct {
+	o operator.Options
+	// steadyGOGC is --steady-gogc: the GC percent an embedded operator sets once caught up.
+	steadyGOGC int
+}
 
 // Stores returns the names of the enabled stores (--stores).
 func (o Options) Stores() []string { return slices.Clone(o.o.Stores) }
@@ -91,7 +96,12 @@ func (o Options) StoreEnabled(name store.Name) bool {
 func (o *Options) SetSkipControllerNameValidation(skip bool) { o.o.SkipControllerNameValidation = skip }
 
 // Operator is a built, not yet started multicache: Start runs it.
-type Operator struct{ op *operator.Operator }
+type Operator struct {
+	op *operator.Operator
+	// steadyGOGC is the GC percent Start sets once the cache caught up (NewEmbedded's; 0:
+	// none).
+	steadyGOGC int
+}
 
 // New builds the operator against cfg with opts (from Command.Options), not started.
 func New(cfg *rest.Config, opts Options) (*Operator, error) {
@@ -103,7 +113,18 @@ func New(cfg *rest.Config, opts Options) (*Operator, error) {
 }
 
 // Start runs the operator until ctx is done.
-func (o *Operator) Start(ctx context.Context) error { return o.op.Start(ctx) }
+func (o *Operator) Start(ctx context.Context) error {
+	if o.steadyGOGC > 0 {
+		go func() {
+			select {
+			case <-o.op.CatchUp.Done():
+				memlimit.Steady(o.steadyGOGC)
+			case <-ctx.Done():
+			}
+		}()
+	}
+	return o.op.Start(ctx)
+}
 
 // Ready reports whether the cache caught up (what /readyz answers).
 func (o *Operator) Ready() bool { return o.op.Ready() }
@@ -149,7 +170,7 @@ func (o *Operator) Verify(ctx context.Context) error {
 func siblingFactory(f SiblingFactory) operator.SiblingFactory {
 	return func(d operator.SiblingDeps) (operator.Sibling, error) {
 		s, err := f(SiblingDeps{Manager: d.Manager, Reader: reader{d.Cache}, Assumer: assumer{d.Cache},
-			Options: Options{d.Options}, Metrics: d.Metrics, Log: d.Log, Writer: d.Writer, Recorder: d.Recorder,
+			Options: Options{o: d.Options}, Metrics: d.Metrics, Log: d.Log, Writer: d.Writer, Recorder: d.Recorder,
 			Accounting: d.Cache.Config().Accounting()})
 		if s == nil {
 			return nil, err
