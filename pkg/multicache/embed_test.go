@@ -11,13 +11,8 @@ import (
 // multicache scheduler) gets the collector multicache's binary runs with: once the cache
 // caught up, --steady-gogc (default 50); 0 keeps the process's, and so does a set GOGC.
 func TestEmbedded_SetsTheSteadyGCPercentOnceCaughtUp(t *testing.T) {
-	before := debug.SetGCPercent(100)
-	defer debug.SetGCPercent(before)
-	percent := func() int {
-		p := debug.SetGCPercent(100)
-		debug.SetGCPercent(p)
-		return p
-	}
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	percent := gcPercent
 	for _, tc := range []struct {
 		name, gogc string
 		flags      []string

@@ -10,13 +10,8 @@ import (
 // A sub-cluster replica fills at the steady GC percent; a whole-cluster replica fills at
 // GOGC (100) and switches once caught up; GOGC, when set, wins in both.
 func TestShardFillsSteady_OnlyASubClusterReplicaAndOnlyWithoutGOGC(t *testing.T) {
-	before := debug.SetGCPercent(100)
-	defer debug.SetGCPercent(before)
-	percent := func() int {
-		p := debug.SetGCPercent(100)
-		debug.SetGCPercent(p)
-		return p
-	}
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	percent := gcPercent
 	shard := operator.DefaultOptions()
 	shard.SubClusterKey, shard.SubCluster = "example.com/shard", "a"
 
@@ -35,4 +30,11 @@ func TestShardFillsSteady_OnlyASubClusterReplicaAndOnlyWithoutGOGC(t *testing.T)
 	if shardFillsSteady(shard, 50) || percent() != 100 {
 		t.Errorf("GOGC set: a shard's fill runs at GC percent %d, want GOGC's (the runtime read it at start)", percent())
 	}
+}
+
+// gcPercent returns the collector's GC percent, leaving it as it was.
+func gcPercent() int {
+	p := debug.SetGCPercent(100)
+	debug.SetGCPercent(p)
+	return p
 }
