@@ -90,6 +90,10 @@ func TestRollout_EachReplacementLandsOnItsKeptPlaceAndNoUnrelatedPodTakesOne(t *
 	}
 
 	eventually(t, 60*time.Second, "the rollout done", func() (bool, string) {
+		// The unrelated pods are read first: one bound then, while an old pod is still
+		// there after, was bound while every node was full or kept. (Read the other way
+		// round, the last old pod may go, and its free place be taken, between the reads.)
+		unrelated := podsOf(ctx, t, ns, others)
 		pods := podsOf(ctx, t, ns, labels)
 		oldLeft := 0
 		for _, p := range pods {
@@ -98,8 +102,7 @@ func TestRollout_EachReplacementLandsOnItsKeptPlaceAndNoUnrelatedPodTakesOne(t *
 			}
 		}
 		if oldLeft > 0 {
-			// Every node is full or kept: an unrelated pod bound now took a kept place.
-			for _, o := range podsOf(ctx, t, ns, others) {
+			for _, o := range unrelated {
 				if o.Spec.NodeName != "" {
 					t.Fatalf("unrelated pod %s bound to %s while the rollout keeps places (%d old pods left):%s",
 						o.Name, o.Spec.NodeName, oldLeft, describe(pods))
