@@ -114,6 +114,8 @@ func New(cfg *rest.Config, opts Options) (*Operator, error) {
 
 // Start runs the operator until ctx is done.
 func (o *Operator) Start(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // a start that fails never catches up: the wait below ends with it
 	if o.steadyGOGC > 0 {
 		go func() {
 			select {

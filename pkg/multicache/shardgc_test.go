@@ -2,6 +2,7 @@ package multicache
 
 import (
 	"runtime/debug"
+	"runtime/metrics"
 	"testing"
 
 	"github.com/seed0f91f25e/multicache/internal/operator"
@@ -32,9 +33,10 @@ func TestShardFillsSteady_OnlyASubClusterReplicaAndOnlyWithoutGOGC(t *testing.T)
 	}
 }
 
-// gcPercent returns the collector's GC percent, leaving it as it was.
+// gcPercent returns the collector's GC percent, read without setting it (a set and a
+// reset would undo a switch another goroutine makes between them).
 func gcPercent() int {
-	p := debug.SetGCPercent(100)
-	debug.SetGCPercent(p)
-	return p
+	s := []metrics.Sample{{Name: "/gc/gogc:percent"}}
+	metrics.Read(s)
+	return int(s[0].Value.Uint64())
 }

@@ -31,7 +31,8 @@ type podState struct {
 	removed map[types.UID]bool
 }
 
-// Clone implements fwk.StateData: only removed changes after PreFilter.
+// Clone implements fwk.StateData: removed changes after PreFilter (preemption's what-ifs,
+// on clones), preferred in PreScore (no clone is made after Filter succeeded).
 func (s *podState) Clone() fwk.StateData {
 	c := *s
 	c.removed = maps.Clone(s.removed)
@@ -109,7 +110,8 @@ func (p *Plugin) Filter(_ context.Context, cs fwk.CycleState, pod *corev1.Pod, n
 	}
 	st := p.stateOf(cs, pod)
 	if gone := p.lagging(node.Name, nodeInfo, st); gone != nil {
-		if s := p.laggingStatus(pod, gone); s != nil {
+		sole := func() bool { return p.soleUnknown(node.Name, nodeInfo, st, gone) }
+		if s := p.laggingStatus(pod, gone, st.requests, sole); s != nil {
 			return s
 		}
 	}

@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"context"
+	"maps"
 	"sync"
 	"time"
 
@@ -9,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
+
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // ReasonLagging is the reason Filter gives for a node where the cache has not yet seen a
@@ -40,15 +43,51 @@ func (p *Plugin) lagging(node string, nodeInfo fwk.NodeInfo, st *podState) *core
 }
 
 // laggingStatus is Filter's answer for a node where the cache still holds gone, a pod the
-// scheduler saw leave: nil for a pod gone's place is to be kept for (it would consume the
-// hold the cache is about to place; PreScore prefers the node), else Unschedulable, the pod
-// to be tried again within a second.
-func (p *Plugin) laggingStatus(pod, gone *corev1.Pod) *fwk.Status {
-	if p.reader.KeepsPlaceFor(gone, pod) {
+// scheduler saw leave: nil for the pod the place of gone is to be kept for (it would
+// consume the hold the cache is about to place; PreScore prefers the node), else
+// Unschedulable, the pod to be tried again within a second. sole reports whether gone is
+// the only such pod on the node (another's place may be kept for another pod).
+func (p *Plugin) laggingStatus(pod, gone *corev1.Pod, requests store.Resources, sole func() bool) *fwk.Status {
+	if p.takesPlaceOf(pod, gone, requests, sole) {
 		return nil
 	}
 	p.retrySoon(pod)
 	return fwk.NewStatus(fwk.Unschedulable, ReasonLagging, klog.KObj(gone).String())
+}
+
+// takesPlaceOf reports whether pod (asking requests) may use the place of gone before the
+// cache saw gone leave: the place is to be kept for pod, pod asks no more than gone held,
+// and gone is the only pod leaving the node that the cache still holds (sole).
+func (p *Plugin) takesPlaceOf(pod, gone *corev1.Pod, requests store.Resources, sole func() bool) bool {
+	return p.reader.KeepsPlaceFor(gone, pod) && fitsIn(requests, store.Accounting{}.PodRequests(gone)) && sole()
+}
+
+// soleUnknown reports whether gone is the only pod the cache holds on node that the
+// scheduler's node info lacks.
+func (p *Plugin) soleUnknown(node string, nodeInfo fwk.NodeInfo, st *podState, gone *corev1.Pod) bool {
+	info, ok := p.snap.NodeInfo(node)
+	if !ok {
+		return false
+	}
+	removed := maps.Clone(st.removed)
+	if removed == nil {
+		removed = map[types.UID]bool{}
+	}
+	removed[gone.UID] = true
+	return firstUnknown(info.Pods, nodeInfo.GetPods(), removed) == nil
+}
+
+// fitsIn reports whether every resource of r is at most the same resource of held.
+func fitsIn(r, held store.Resources) bool {
+	if r.MilliCPU > held.MilliCPU || r.Memory > held.Memory || r.EphemeralStorage > held.EphemeralStorage {
+		return false
+	}
+	for name, v := range r.Scalar {
+		if v > held.Scalar[name] {
+			return false
+		}
+	}
+	return true
 }
 
 // lagMemo is lagging's last answer by node name (*lagEntry); Filters of one cycle share it

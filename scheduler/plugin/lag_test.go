@@ -10,6 +10,7 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 
 	"github.com/seed0f91f25e/multicache/pkg/multicache"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // TestFirstUnknown_NamesTheCachedPodTheSchedulerNoLongerHas: whether a node holds a few
@@ -102,22 +103,31 @@ func (r keeperReader) KeepsPlaceFor(leaving, pod *corev1.Pod) bool {
 
 // TestLaggingStatus_ANodeTheCacheLagsOnIsOpenOnlyToThePodItsPlaceIsKeptFor: the scheduler
 // saw a pod leave a node before the cache did. The replacement its place is to be kept for
-// may use the node at once (it would consume that place); any other pod is turned away and
-// tried again within a second, lest it take the place.
+// may use the node at once (it would consume that place), if it asks no more than the pod
+// held and no other pod leaving the node is still in the cache (its place may be kept for
+// another). Any other pod is turned away and tried again within a second.
 func TestLaggingStatus_ANodeTheCacheLagsOnIsOpenOnlyToThePodItsPlaceIsKeptFor(t *testing.T) {
 	gone := cpuPod("gone", "1")
-	p := &Plugin{reader: keeperReader{gone: gone, keptFor: map[string]bool{"replacement": true}}}
-	if s := p.laggingStatus(cpuPod("replacement", "1"), gone); s != nil {
-		t.Errorf("the replacement was turned away: %v", s)
-	}
-	if len(p.retry.pods) != 0 {
-		t.Errorf("the replacement was queued for a retry: %v", p.retry.pods)
-	}
-	s := p.laggingStatus(cpuPod("other", "1"), gone)
-	if s == nil || s.Code() != fwk.Unschedulable || s.Reasons()[0] != ReasonLagging {
-		t.Errorf("an unrelated pod got %v, want Unschedulable: %s", s, ReasonLagging)
-	}
-	if len(p.retry.pods) != 1 {
-		t.Errorf("the unrelated pod is not tried again soon: %v", p.retry.pods)
+	sole := func() bool { return true }
+	notSole := func() bool { return false }
+	for _, tc := range []struct {
+		name  string
+		pod   *corev1.Pod
+		sole  func() bool
+		admit bool
+	}{
+		{"the replacement", cpuPod("replacement", "1"), sole, true},
+		{"the replacement asking for more", cpuPod("replacement", "2"), sole, false},
+		{"the replacement beside another going pod", cpuPod("replacement", "1"), notSole, false},
+		{"an unrelated pod", cpuPod("other", "1"), sole, false},
+	} {
+		p := &Plugin{reader: keeperReader{gone: gone, keptFor: map[string]bool{"replacement": true}}}
+		s := p.laggingStatus(tc.pod, gone, store.Accounting{}.PodRequests(tc.pod), tc.sole)
+		switch {
+		case tc.admit && (s != nil || len(p.retry.pods) != 0):
+			t.Errorf("%s: turned away (%v, retries %v)", tc.name, s, p.retry.pods)
+		case !tc.admit && (s == nil || s.Code() != fwk.Unschedulable || s.Reasons()[0] != ReasonLagging || len(p.retry.pods) != 1):
+			t.Errorf("%s: got %v with retries %v, want Unschedulable: %s, tried again soon", tc.name, s, p.retry.pods, ReasonLagging)
+		}
 	}
 }

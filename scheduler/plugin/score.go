@@ -45,7 +45,9 @@ func (p *Plugin) preferLeaving(st *podState, pod *corev1.Pod, nodes []fwk.NodeIn
 // that terminates there, or one the scheduler saw leave and the cache still holds (Filter
 // let pod there for it). Only going pods of pod's namespace are asked about.
 func (p *Plugin) leavesPlaceFor(pod *corev1.Pod, n fwk.NodeInfo, st *podState) bool {
-	if gone := p.lagging(n.Node().Name, n, st); gone != nil && gone.Namespace == pod.Namespace && p.reader.KeepsPlaceFor(gone, pod) {
+	node := n.Node().Name
+	if gone := p.lagging(node, n, st); gone != nil && gone.Namespace == pod.Namespace &&
+		p.takesPlaceOf(pod, gone, st.requests, func() bool { return p.soleUnknown(node, n, st, gone) }) {
 		return true
 	}
 	for _, pi := range n.GetPods() {
