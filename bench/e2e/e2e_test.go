@@ -63,11 +63,9 @@ func TestSmall(t *testing.T) {
 		Cooldown: time.Second,
 		// Every shard's replica is full with exactly its nodes and their pods, and its
 		// comparison is empty (runShards checks both).
-		Shards: MaxShards,
-		ShardSubject: func(shard string) Subject {
-			s := MulticacheSubject(mcBin, "--sub-cluster-key="+LabelShard, "--sub-cluster="+shard)
-			s.Name = "multicache-shard-" + shard
-			return s
+		Shards: []int{8},
+		ShardSubject: func(key, shard string) Subject {
+			return MulticacheSubject(mcBin, "--sub-cluster-key="+key, "--sub-cluster="+shard)
 		},
 		ChurnInformer: &subjects[0],
 		Churn: Churn{
@@ -92,8 +90,8 @@ func TestSmall(t *testing.T) {
 		t.Error(p)
 	}
 	checkAPICosts(t, res)
-	if res.ShardRun == nil || len(res.ShardRun.Shards) != MaxShards {
-		t.Errorf("shard mode: %+v, want the whole-cluster replica and %d shards", res.ShardRun, MaxShards)
+	if r := res.ShardRun; r == nil || len(r.Wholes) != 1 || len(r.Splits) != 1 || len(r.Splits[0].Shards) != 1 || len(r.Splits[0].Shards[0]) != 8 {
+		t.Errorf("shard mode: %+v, want one round of the whole-cluster replica and 8 shards", r)
 	}
 	if len(res.CompareFloor) != 2 || res.CompareFloor[0] <= 0 {
 		t.Errorf("the comparison's list floor: %v, want two positive measurements", res.CompareFloor)

@@ -54,12 +54,11 @@ func MakeNode(i int) *corev1.Node {
 		corev1.ResourcePods:   resource.MustParse("110"),
 	}
 	name := NodeName(i)
-	return &corev1.Node{
+	node := &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
 			"kubernetes.io/hostname":           name,
 			"topology.kubernetes.io/zone":      fmt.Sprintf("zone-%d", i%3),
 			"node.kubernetes.io/instance-type": "bench.16xlarge",
-			LabelShard:                         ShardOf(i),
 		}},
 		Status: corev1.NodeStatus{
 			Capacity:    capacity,
@@ -68,6 +67,10 @@ func MakeNode(i int) *corev1.Node {
 			Phase:       corev1.NodeRunning,
 		},
 	}
+	for _, k := range ShardSplits {
+		node.Labels[ShardLabel(k)] = ShardOf(i, k)
+	}
+	return node
 }
 
 // MakeNamespace returns namespace i.

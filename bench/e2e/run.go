@@ -41,11 +41,14 @@ type Config struct {
 	// CPUProfileSeconds, when positive, adds one more start of every subject after the
 	// rounds, with a CPU profile of its first CPUProfileSeconds (cpu-<subject>.pb.gz in Dir).
 	CPUProfileSeconds int
-	// Shards, when positive (at most MaxShards), measures after the rounds a whole-cluster
-	// replica and then the replicas of that many sub-clusters (ShardSubject), each alone.
-	Shards int
-	// ShardSubject is the multicache replica of one sub-cluster (--sub-cluster=shard).
-	ShardSubject func(shard string) Subject
+	// Shards, when not empty (each one of ShardSplits), measures after the rounds a
+	// whole-cluster replica and then the replicas of every sub-cluster of each split
+	// (ShardSubject), each alone, ShardRounds times (at least once).
+	Shards      []int
+	ShardRounds int
+	// ShardSubject is the multicache replica of one sub-cluster (--sub-cluster-key=key
+	// --sub-cluster=shard).
+	ShardSubject func(key, shard string) Subject
 	// Baseline, when set, is an earlier run on a cluster of another population (e.g.
 	// without devices): the report gives the differences of the medians and their cost per
 	// added device and claim (baseline.go).
@@ -166,8 +169,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return res, err
 	}
 
-	if cfg.Shards > 0 {
-		fmt.Fprintf(log, "shards: a whole-cluster replica, then %d sub-cluster replicas\n", cfg.Shards)
+	if len(cfg.Shards) > 0 {
+		fmt.Fprintf(log, "shards: %d round(s) of a whole-cluster replica, then the replicas of %v sub-clusters\n", max(1, cfg.ShardRounds), cfg.Shards)
 		res.ShardRun, err = runShards(ctx, cfg, env, log)
 		if err != nil {
 			return res, err

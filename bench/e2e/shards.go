@@ -7,27 +7,45 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 )
 
-// LabelShard puts every node into one of the bench's sub-clusters (ShardOf); only the shard
-// mode (-shards) runs replicas selecting them.
-const LabelShard = "bench.multicache.dev/shard"
+// ShardSplits are the ways the bench's nodes are split into sub-clusters: for each k, node
+// i is labelled ShardLabel(k)=ShardOf(i, k). Only the shard mode (-shards) runs replicas
+// selecting them.
+var ShardSplits = []int{4, 8}
 
-// MaxShards is how many sub-clusters the nodes are labelled into (node i into s<i mod 4>).
-const MaxShards = 4
+// ShardLabel is the node label of the split into k sub-clusters.
+func ShardLabel(k int) string { return fmt.Sprintf("bench.multicache.dev/shard-of-%d", k) }
 
-// ShardOf is the sub-cluster of node i.
-func ShardOf(i int) string { return fmt.Sprintf("s%d", i%MaxShards) }
+// ShardOf is the sub-cluster of node i when the nodes are split k ways.
+func ShardOf(i, k int) string { return fmt.Sprintf("s%d", i%k) }
 
-// ShardWant is what the replica of shard s (0 ≤ s < MaxShards) holds when full: the nodes
-// i ≡ s (mod 4) and the pods on them (pod i is on node i mod Nodes; every size's node count
-// is a multiple of 4, so pod i is in shard i mod 4).
-func ShardWant(size Size, s int) Want {
-	count := func(n int) int { return n/MaxShards + btoi(s < n%MaxShards) }
-	return Want{Nodes: count(size.Nodes), Pods: count(size.Pods)}
+// ValidShardSplit says why k is not a split the nodes are labelled for (nil when it is).
+func ValidShardSplit(k int) error {
+	if !slices.Contains(ShardSplits, k) {
+		return fmt.Errorf("%d sub-clusters: the nodes are labelled for %v only", k, ShardSplits)
+	}
+	return nil
+}
+
+// ShardWant is what the replica of sub-cluster s of split k holds when full: the nodes
+// i ≡ s (mod k) and the pods bound to them (pod i is on node i mod Nodes).
+func ShardWant(size Size, k, s int) Want {
+	var w Want
+	for i := range size.Nodes {
+		w.Nodes += btoi(i%k == s)
+	}
+	if size.Nodes == 0 {
+		return w
+	}
+	for i := range size.Pods {
+		w.Pods += btoi(i%size.Nodes%k == s)
+	}
+	return w
 }
 
 func btoi(b bool) int {
@@ -37,39 +55,61 @@ func btoi(b bool) int {
 	return 0
 }
 
-// ShardRun is the shard mode's measurement: one whole-cluster replica and then each shard's
-// replica, started alone one after the other on the same cluster.
+// ShardRun is the shard mode's measurement, round after round: a whole-cluster replica,
+// then the replica of every sub-cluster of each split, each started alone on the same
+// cluster.
 type ShardRun struct {
-	Whole  ColdStart
-	Shards []ColdStart
-	// WholeMem and ShardMem are where each replica's resident memory went when settled.
-	WholeMem MemSplit
-	ShardMem []MemSplit
+	// Wholes and WholeMem: the whole-cluster replica in each round, and where its
+	// resident memory went when settled.
+	Wholes   []ColdStart
+	WholeMem []MemSplit
+	Splits   []SplitRun
 }
 
-// runShards measures the whole-cluster replica, then the replicas of the first n shards.
+// SplitRun is one split's replicas: Shards[round][s] is sub-cluster s's cold start in that
+// round, Mem[round][s] where its memory went.
+type SplitRun struct {
+	K      int
+	Shards [][]ColdStart
+	Mem    [][]MemSplit
+}
+
+// runShards measures, cfg.ShardRounds times, the whole-cluster replica and then the
+// replicas of every sub-cluster of each split in cfg.Shards.
 func runShards(ctx context.Context, cfg Config, env Env, log io.Writer) (*ShardRun, error) {
 	run := &ShardRun{}
-	time.Sleep(cfg.Cooldown)
-	whole, mem, err := measureReplica(ctx, cfg.Multicache, env, cfg.Timing, filepath.Join(cfg.Dir, "multicache-whole.log"), nil)
-	if err != nil {
-		return run, err
+	for _, k := range cfg.Shards {
+		run.Splits = append(run.Splits, SplitRun{K: k})
 	}
-	whole.Subject = "multicache (whole cluster)"
-	logColdStart(log, whole)
-	run.Whole, run.WholeMem = whole, mem
-	for s := range cfg.Shards {
+	for round := range max(1, cfg.ShardRounds) {
 		time.Sleep(cfg.Cooldown)
-		senv := env
-		senv.Want = ShardWant(cfg.Size, s)
-		sub := cfg.ShardSubject(ShardOf(s))
-		cs, mem, err := measureReplica(ctx, sub, senv, cfg.Timing, filepath.Join(cfg.Dir, sub.Name+".log"), compareEmpty)
+		whole, mem, err := measureReplica(ctx, cfg.Multicache, env, cfg.Timing, filepath.Join(cfg.Dir, fmt.Sprintf("multicache-whole-%d.log", round)), nil)
 		if err != nil {
 			return run, err
 		}
-		logColdStart(log, cs)
-		run.Shards = append(run.Shards, cs)
-		run.ShardMem = append(run.ShardMem, mem)
+		whole.Subject, whole.Round = "multicache (whole cluster)", round
+		logColdStart(log, whole)
+		run.Wholes, run.WholeMem = append(run.Wholes, whole), append(run.WholeMem, mem)
+		for i := range run.Splits {
+			sp := &run.Splits[i]
+			var starts []ColdStart
+			var mems []MemSplit
+			for s := range sp.K {
+				time.Sleep(cfg.Cooldown)
+				senv := env
+				senv.Want = ShardWant(cfg.Size, sp.K, s)
+				sub := cfg.ShardSubject(ShardLabel(sp.K), ShardOf(s, sp.K))
+				sub.Name = fmt.Sprintf("multicache-shard-%d-of-%d", s, sp.K)
+				cs, mem, err := measureReplica(ctx, sub, senv, cfg.Timing, filepath.Join(cfg.Dir, fmt.Sprintf("%s-%d.log", sub.Name, round)), compareEmpty)
+				if err != nil {
+					return run, err
+				}
+				cs.Round = round
+				logColdStart(log, cs)
+				starts, mems = append(starts, cs), append(mems, mem)
+			}
+			sp.Shards, sp.Mem = append(sp.Shards, starts), append(sp.Mem, mems)
+		}
 	}
 	return run, nil
 }
@@ -126,38 +166,80 @@ func compareEmpty(ctx context.Context, in *Instance) error {
 	return nil
 }
 
-// writeShards renders the shard mode's table.
+// writeShards renders the shard mode's tables: per split, each replica's medians over the
+// rounds against the whole replica's, every start, and where the memory of the last round's
+// replicas went.
 func writeShards(w io.Writer, res *Result) {
 	r := res.ShardRun
-	if r == nil || r.Whole.Full == 0 {
+	if r == nil || len(r.Wholes) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "\n### Shards (%d of %d sub-clusters, each replica started alone)\n\n", len(r.Shards), MaxShards)
-	fmt.Fprintln(w, "| replica | nodes / pods | time to full | CPU | settled RSS | peak RSS | heap after GC | full / whole | settled RSS / whole | peak RSS / whole |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|")
-	row := func(name string, want Want, c ColdStart) {
-		fmt.Fprintf(w, "| %s | %d / %d | %.0f ms | %.0f ms | %s | %s | %s | %.2fx | %.2fx | %.2fx |\n", name, want.Nodes, want.Pods,
-			msf(c.Full), msf(c.CPU), mib(c.SettledRSS), mib(c.PeakRSS), mib(c.HeapAfterGC),
-			float64(c.Full)/float64(r.Whole.Full), float64(c.SettledRSS)/float64(r.Whole.SettledRSS), float64(c.PeakRSS)/float64(r.Whole.PeakRSS))
+	full := func(c ColdStart) time.Duration { return c.Full }
+	cpu := func(c ColdStart) time.Duration { return c.CPU }
+	settled := func(c ColdStart) int64 { return c.SettledRSS }
+	peak := func(c ColdStart) int64 { return c.PeakRSS }
+	heap := func(c ColdStart) int64 { return c.HeapAfterGC }
+	whole := r.Wholes
+	size := res.Config.Size
+	for _, sp := range r.Splits {
+		fmt.Fprintf(w, "\n### Shards: %d sub-clusters, each replica started alone (%d round(s), medians)\n\n", sp.K, len(sp.Shards))
+		fmt.Fprintln(w, "| replica | nodes / pods | time to full | CPU | settled RSS | peak RSS | heap after GC | full / whole | settled RSS / whole | peak RSS / whole |")
+		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|")
+		row := func(name string, want Want, cs []ColdStart) {
+			fmt.Fprintf(w, "| %s | %d / %d | %.0f ms | %.0f ms | %s | %s | %s | %.2fx | %.2fx | %.2fx |\n", name, want.Nodes, want.Pods,
+				msf(median(cs, full)), msf(median(cs, cpu)), mib(median(cs, settled)), mib(median(cs, peak)), mib(median(cs, heap)),
+				float64(median(cs, full))/float64(median(whole, full)), float64(median(cs, settled))/float64(median(whole, settled)),
+				float64(median(cs, peak))/float64(median(whole, peak)))
+		}
+		row(whole[0].Subject, Want{Nodes: size.Nodes, Pods: size.Pods}, whole)
+		for s := range sp.K {
+			row(sp.Shards[0][s].Subject, ShardWant(size, sp.K, s), column(sp.Shards, s))
+		}
+		fmt.Fprint(w, "\nEvery start, time to full / settled RSS:\n\n")
+		fmt.Fprintf(w, "- whole: %s\n", startsList(whole))
+		for s := range sp.K {
+			fmt.Fprintf(w, "- s%d: %s\n", s, startsList(column(sp.Shards, s)))
+		}
 	}
-	row(r.Whole.Subject, Want{Nodes: res.Config.Size.Nodes, Pods: res.Config.Size.Pods}, r.Whole)
-	for s, c := range r.Shards {
-		row(c.Subject, ShardWant(res.Config.Size, s), c)
-	}
-	if len(r.ShardMem) != len(r.Shards) {
+	if len(r.Splits) == 0 || len(r.WholeMem) == 0 {
 		return
 	}
-	fmt.Fprint(w, "\nWhere the settled RSS goes (read just before it, from /proc/<pid>/status and runtime.MemStats):\n\n")
+	last := len(r.WholeMem) - 1
+	fmt.Fprint(w, "\nWhere the settled RSS goes in the last round (read just before it, from /proc/<pid>/status and runtime.MemStats):\n\n")
 	fmt.Fprintln(w, "| replica | RSS | file-backed (binary) | anonymous | heap in use | heap free, not returned | stacks | runtime metadata | heap goal |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
 	split := func(name string, m MemSplit) {
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", name, mib(m.RSSAnon+m.RSSFile), mib(m.RSSFile), mib(m.RSSAnon),
 			mib(m.HeapInuse), mib(m.HeapRetained), mib(m.Stacks), mib(m.Runtime), mib(m.NextGC))
 	}
-	split(r.Whole.Subject, r.WholeMem)
-	for s, c := range r.Shards {
-		split(c.Subject, r.ShardMem[s])
+	split(whole[last].Subject, r.WholeMem[last])
+	for _, sp := range r.Splits {
+		if last < len(sp.Mem) {
+			for s, m := range sp.Mem[last] {
+				split(sp.Shards[last][s].Subject, m)
+			}
+		}
 	}
+}
+
+// column is sub-cluster s's cold start in every round.
+func column(rounds [][]ColdStart, s int) []ColdStart {
+	var out []ColdStart
+	for _, r := range rounds {
+		if s < len(r) {
+			out = append(out, r[s])
+		}
+	}
+	return out
+}
+
+// startsList is "time to full / settled RSS" of each start, in round order.
+func startsList(cs []ColdStart) string {
+	parts := make([]string, len(cs))
+	for i, c := range cs {
+		parts[i] = fmt.Sprintf("%.2f s / %s", c.Full.Seconds(), mib(c.SettledRSS))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // MemSplit is where a process's resident memory goes: the kernel's file-backed and

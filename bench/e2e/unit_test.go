@@ -106,21 +106,33 @@ func TestSizes(t *testing.T) {
 	}
 }
 
-// TestShardWant: the shards' nodes and pods add up to the cluster, and shard s holds the
-// nodes and pods numbered s mod 4.
+// TestShardWant: each split's shards add up to the cluster, and shard s holds the nodes
+// numbered s mod k and the pods bound to them.
 func TestShardWant(t *testing.T) {
-	for _, size := range []Size{Sizes["small"], Sizes["medium"], {Name: "odd", Nodes: 6, Pods: 7}} {
-		var nodes, pods int
-		for s := range MaxShards {
-			w := ShardWant(size, s)
-			nodes, pods = nodes+w.Nodes, pods+w.Pods
-		}
-		if nodes != size.Nodes || pods != size.Pods {
-			t.Errorf("%s: shards hold %d nodes / %d pods, want %d / %d", size.Name, nodes, pods, size.Nodes, size.Pods)
+	for _, size := range []Size{Sizes["small"], Sizes["medium"], {Name: "odd", Nodes: 6, Pods: 7}, {Name: "4,500", Nodes: 4500, Pods: 135000}} {
+		for _, k := range ShardSplits {
+			var nodes, pods int
+			for s := range k {
+				w := ShardWant(size, k, s)
+				nodes, pods = nodes+w.Nodes, pods+w.Pods
+			}
+			if nodes != size.Nodes || pods != size.Pods {
+				t.Errorf("%s in %d: shards hold %d nodes / %d pods, want %d / %d", size.Name, k, nodes, pods, size.Nodes, size.Pods)
+			}
 		}
 	}
-	if w := ShardWant(Sizes["medium"], 1); w.Nodes != 250 || w.Pods != 7500 {
-		t.Errorf("medium shard 1: %+v, want 250 nodes / 7,500 pods", w)
+	if w := ShardWant(Sizes["medium"], 4, 1); w.Nodes != 250 || w.Pods != 7500 {
+		t.Errorf("medium shard 1 of 4: %+v, want 250 nodes / 7,500 pods", w)
+	}
+	// 4,500 nodes in 8: shards 0-3 hold 563 nodes, 4-7 hold 562, each with 30 pods a node.
+	if w := ShardWant(Size{Nodes: 4500, Pods: 135000}, 8, 3); w.Nodes != 563 || w.Pods != 563*30 {
+		t.Errorf("4,500 nodes, shard 3 of 8: %+v, want 563 nodes / 16,890 pods", w)
+	}
+	if w := ShardWant(Size{Nodes: 4500, Pods: 135000}, 8, 4); w.Nodes != 562 || w.Pods != 562*30 {
+		t.Errorf("4,500 nodes, shard 4 of 8: %+v, want 562 nodes / 16,860 pods", w)
+	}
+	if ValidShardSplit(8) != nil || ValidShardSplit(3) == nil {
+		t.Error("ValidShardSplit: 8 refused or 3 accepted")
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -75,7 +76,8 @@ func run() error {
 		claimsNode   = flag.Int("claims-per-node", e2e.DefaultClaimsPerNode, "allocated claims per node with -devices (each takes one device of its node)")
 		baseRun      = flag.String("baseline", "", "the -dir (or its "+e2e.RecordFile+") of an earlier run, e.g. without -devices: the report adds the differences of the medians and their cost per added device or claim")
 		pods         = flag.String("pods", "", "the populated pods: realistic (created by the ReplicaSet controller's field manager, status by the kubelet's: what a running cluster serves) or synthetic (small, no status); default realistic at large, synthetic elsewhere")
-		shards       = flag.Int("shards", 0, fmt.Sprintf("when positive (at most %d), also start a whole-cluster multicache and then the replicas of that many sub-clusters (nodes are labelled %s=s0..s3), each alone", e2e.MaxShards, e2e.LabelShard))
+		shards       = flag.String("shards", "", fmt.Sprintf("comma-separated splits out of %v (e.g. 4,8): also start a whole-cluster multicache and then the replica of every sub-cluster of each split, each alone (node i is labelled %s=s<i mod k>)", e2e.ShardSplits, "bench.multicache.dev/shard-of-<k>"))
+		shardRounds  = flag.Int("shard-rounds", 1, "rounds of the shard mode (a whole-cluster replica and every sub-cluster's each round)")
 	)
 	flag.Parse()
 	// The commit is read now, when the Makefile has just built the binaries: the tree may
@@ -109,8 +111,12 @@ func run() error {
 	if *churnDur == 0 {
 		*churnDur = def.churn
 	}
-	if *shards < 0 || *shards > e2e.MaxShards {
-		return fmt.Errorf("-shards: %d is not between 0 and %d (the nodes are labelled into %d sub-clusters)", *shards, e2e.MaxShards, e2e.MaxShards)
+	splits, err := parseSplits(*shards)
+	if err != nil {
+		return err
+	}
+	if *shardRounds < 1 {
+		return fmt.Errorf("-shard-rounds: %d, want at least 1", *shardRounds)
 	}
 	if *assets == "" || *mcBin == "" {
 		return fmt.Errorf("-assets (or KUBEBUILDER_ASSETS) and -multicache are required; run it with `make bench-e2e`")
@@ -183,11 +189,9 @@ func run() error {
 		Assets: *assets, RepoRoot: *repo, Dir: *dir, Writers: *writers,
 		Timing:   e2e.Timing{Poll: *poll, Timeout: *timeout, Settle: *settle, ProfileDir: profileDir},
 		Cooldown: *cooldown, CPUProfileSeconds: *cpuProfile,
-		Shards: *shards, Baseline: base,
-		ShardSubject: func(shard string) e2e.Subject {
-			s := e2e.MulticacheSubject(*mcBin, append(strings.Fields(*mcArgs), "--sub-cluster-key="+e2e.LabelShard, "--sub-cluster="+shard)...)
-			s.Name = "multicache-shard-" + shard
-			return s
+		Shards: splits, ShardRounds: *shardRounds, Baseline: base,
+		ShardSubject: func(key, shard string) e2e.Subject {
+			return e2e.MulticacheSubject(*mcBin, append(strings.Fields(*mcArgs), "--sub-cluster-key="+key, "--sub-cluster="+shard)...)
 		},
 		Churn: e2e.Churn{Steps: steps, Workers: *churnWorks, Poll: *churnPoll, DrainTimeout: time.Minute, Pause: 2 * time.Second, Samples: samplesDir},
 		Log:   e2e.NewElapsedWriter(os.Stderr),
@@ -204,4 +208,25 @@ func run() error {
 		return fmt.Errorf("correctness: %s", strings.Join(problems, "; "))
 	}
 	return nil
+}
+
+// parseSplits reads -shards: comma-separated splits, each one the nodes are labelled for.
+func parseSplits(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		k, err := strconv.Atoi(f)
+		if err != nil {
+			return nil, fmt.Errorf("-shards: %q is not a number of sub-clusters", f)
+		}
+		if err := e2e.ValidShardSplit(k); err != nil {
+			return nil, fmt.Errorf("-shards: %w", err)
+		}
+		if !slices.Contains(out, k) {
+			out = append(out, k)
+		}
+	}
+	return out, nil
 }
