@@ -12,9 +12,9 @@ import (
 	"github.com/seed0f91f25e/multicache/internal/stores"
 )
 
-// Notifier routes the cache's CacheHandler.ObjectChanged calls (a pod group's counters, a
-// reservation's phase, a movement's actual pods changed) to the queue of the status writer
-// of that kind. ObjectChanged runs under the handler lock, so it only adds to a workqueue,
+// Notifier routes the objects the stores report changed through their Outbox (a pod
+// group's counters, a reservation's phase, a movement's actual pods) to the queue of the
+// status writer of that kind. ObjectChanged runs under the handler lock, so it only adds to a workqueue,
 // which never blocks. Until a status writer runs (standbys, or before the leader starts
 // them) its notifications are dropped: a starting status writer reconciles every object of
 // its kind anyway.
@@ -28,7 +28,7 @@ func NewNotifier() *Notifier {
 	return &Notifier{queues: map[stores.Kind]workqueue.TypedRateLimitingInterface[reconcile.Request]{}}
 }
 
-// ObjectChanged implements the CacheHandler callback.
+// ObjectChanged queues key for the status writer of kind (Handler.SetStatusNotifier).
 func (n *Notifier) ObjectChanged(kind stores.Kind, key types.NamespacedName) {
 	n.mu.RLock()
 	q := n.queues[kind]

@@ -24,7 +24,7 @@ type subscriber[T any] struct {
 }
 
 // newSubscriber subscribes a store's handlers; after, when set, runs once each returns
-// (podOpsAfter).
+// (outboxAfter).
 func newSubscriber[T any](name stores.Name, after func(), add func(T), update func(T, T), del func(T)) subscriber[T] {
 	s := subscriber[T]{store: name, add: then1(add, after), update: then2(update, after), del: then1(del, after)}
 	for i, op := range []stores.Op{stores.OpAdd, stores.OpUpdate, stores.OpDelete} {

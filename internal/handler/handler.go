@@ -115,6 +115,8 @@ type Handler struct {
 	events uint64
 	// rejections remembers which (kind, op, reason) were logged, to log each once.
 	rejections map[rejectionKey]bool
+	// statusChanged is where changed objects go (SetStatusNotifier); nil drops them.
+	statusChanged func(kind stores.Kind, key types.NamespacedName)
 }
 
 var (
@@ -135,7 +137,7 @@ func New(config *stores.CacheHandler, log logr.Logger) *Handler {
 // NewFromRegistry builds the enabled stores of reg, in its order, subscribes each to the
 // kinds whose event interfaces it implements and wires the CacheHandler callbacks
 // (GetNodeInfo, GetPodState); a store that asks for synthetic pod events gets them applied
-// after every call into it (podOpsAfter). reg must hold the required stores (nodes, pods) as
+// after every call into it (outboxAfter). reg must hold the required stores (nodes, pods) as
 // BuiltIn registers them; a factory's error, a store whose Name differs from its
 // registration or a missing required store is an error naming the store.
 func NewFromRegistry(config *stores.CacheHandler, reg Registry, log logr.Logger) (*Handler, error) {
@@ -191,7 +193,7 @@ func NewFromRegistry(config *stores.CacheHandler, reg Registry, log logr.Logger)
 
 // subscribe adds a store to every kind whose event interface it implements.
 func (h *Handler) subscribe(s store.Store) {
-	name, after := s.Name(), h.podOpsAfter(s)
+	name, after := s.Name(), h.outboxAfter(s)
 	if st, ok := s.(store.PodHandler); ok {
 		sub := newSubscriber(name, after, st.AddPod, st.UpdatePod, st.DeletePod)
 		if a, ok := s.(store.PodAssumer); ok {

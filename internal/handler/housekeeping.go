@@ -42,7 +42,7 @@ func (h *Handler) DropDueHolds() []reservationstore.Transition {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	ended := rs.DropDueHolds(h.config.Clock().Now())
-	h.takePodOps(rs)
+	h.takeOutbox(rs)
 	for _, t := range ended {
 		if t.To == v1alpha1.ReservationMatched {
 			h.log.Info("deleted pod's hold ended: its replacement holds the place", "reservation", t.Key)
@@ -55,7 +55,7 @@ func (h *Handler) DropDueHolds() []reservationstore.Transition {
 
 // ReapReservations expires the reservations whose TTL ran out unmatched (see
 // reservationstore.Store.ExpireDue) and returns the transitions; the status writer learns of
-// them through CacheHandler.ObjectChanged. Only the leader runs it (StartReaper): the
+// them through the store's Outbox. Only the leader runs it (StartReaper): the
 // other replicas apply the expiry its status records.
 func (h *Handler) ReapReservations() []reservationstore.Transition {
 	rs, ok := lookup[reaper](h, stores.ReservationStoreName)
@@ -65,7 +65,7 @@ func (h *Handler) ReapReservations() []reservationstore.Transition {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	transitions := rs.ExpireDue(h.config.Clock().Now())
-	h.takePodOps(rs)
+	h.takeOutbox(rs)
 	for _, t := range transitions {
 		metrics.ReaperExpiredTotal.Inc()
 		h.log.Info("reservation expired unmatched; placeholder released", "reservation", t.Key)

@@ -90,7 +90,7 @@ func TestExpiry_PodTheAPIReportedUnboundReturnsToThatCopy(t *testing.T) {
 	checkInvariants(t, h)
 }
 
-func TestApplyPodOps_InTheOrderAskedToEveryStoreButTheAskerAndThePodStore(t *testing.T) {
+func TestApplyOutbox_PodOpsInTheOrderAskedToEveryStoreButTheAskerAndThePodStore(t *testing.T) {
 	h, _ := newHandler(t)
 	must(t, h.AddNode(ts.MakeNode("n1", "8", "16Gi")))
 	p := store.NewPlaceholderPod(ts.MakeReservation("ns", "r", "n1", "1", "1Gi"), "n1")
@@ -100,14 +100,18 @@ func TestApplyPodOps_InTheOrderAskedToEveryStoreButTheAskerAndThePodStore(t *tes
 	}
 
 	h.mu.Lock()
-	h.applyPodOps(stores.ReservationStoreName, []stores.PodOp{{Pod: p, Add: true}, {Pod: p, Add: false}})
+	var out stores.Outbox
+	out.AskPodOp(p, true)
+	out.AskPodOp(p, false)
+	h.applyOutbox(stores.ReservationStoreName, &out)
 	h.mu.Unlock()
 	if n := placeholders(); n != 0 {
 		t.Fatalf("charged then released, the node holds %d placeholders, want 0: applied out of order", n)
 	}
 
 	h.mu.Lock()
-	h.applyPodOps(stores.ReservationStoreName, []stores.PodOp{{Pod: p, Add: true}})
+	out.AskPodOp(p, true)
+	h.applyOutbox(stores.ReservationStoreName, &out)
 	h.mu.Unlock()
 	if n := placeholders(); n != 1 {
 		t.Fatalf("the node holds %d placeholders, want 1", n)

@@ -190,7 +190,7 @@ func (h *Handler) keepPlace(st store.PodStatus, next *corev1.Pod) {
 		return
 	}
 	kept, err := rs.PodGone(st.Pod, next)
-	h.takePodOps(rs)
+	h.takeOutbox(rs)
 	switch {
 	case err != nil && errors.Is(err, reservationstore.ErrInvalidReserveOnDelete):
 		h.log.Info("deleted pod's place not kept", "pod", store.PodKey(st.Pod), "node", st.Pod.Spec.NodeName, "reason", err.Error())
@@ -239,7 +239,7 @@ func (h *Handler) dispatchPod(op stores.Op, d podstore.Dispatch, timed bool) {
 
 // podOp dispatches a synthetic pod add (isAdd) or delete to every enabled store except the
 // skipped ones, the PodStore last: an assumed pod's expiry, and the placeholders stores ask
-// for (applyPodOps). The caller holds the lock.
+// for (applyOutbox). The caller holds the lock.
 func (h *Handler) podOp(pod *corev1.Pod, isAdd bool, skipped ...stores.Name) {
 	op := stores.OpDelete
 	if isAdd {

@@ -137,7 +137,7 @@ func TestReservation_ConfirmedOwnerDeletedStaysMatched(t *testing.T) {
 func TestReservation_TTLExpiryReleasesThePlaceholderAndTellsTheStatusWriter(t *testing.T) {
 	h, _, clk := reservationFixture(t)
 	var changed []types.NamespacedName
-	h.Config().SetObjectChangedFunc(func(kind stores.Kind, key types.NamespacedName) {
+	h.SetStatusNotifier(func(kind stores.Kind, key types.NamespacedName) {
 		if kind == stores.KindReservation {
 			changed = append(changed, key)
 		}

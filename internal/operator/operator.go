@@ -125,7 +125,7 @@ func New(cfg *rest.Config, opts Options) (*Operator, error) {
 		return nil, err
 	}
 	notifier := controllers.NewNotifier()
-	h.Config().SetObjectChangedFunc(notifier.ObjectChanged)
+	h.SetStatusNotifier(notifier.ObjectChanged)
 	inScope := nodeInScope(mgr.GetClient(), opts)
 	refeeder, err := controllers.Setup(mgr, h, notifier, controllers.Options{
 		NodeInScope: inScope, ReservationGCGrace: opts.ReservationGCGrace, ComponentName: opts.ComponentName, Clock: opts.Clock,

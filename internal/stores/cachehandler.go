@@ -15,7 +15,8 @@ import (
 )
 
 // CacheHandler is the configuration every store receives and the callbacks through which
-// stores read each other (node infos, pod states) and tell the status writers what changed.
+// stores read each other (node infos, pod states). What a store asks of the others or of
+// the status writers goes out through its Outbox, never through here.
 // It is built once, from flags, with a CacheHandlerBuilder; only the callbacks are wired
 // after that, by the handler, before any event arrives.
 //
@@ -24,8 +25,8 @@ import (
 // same data, same cost, one informer per kind for the whole process.
 //
 // It implements store.Handle; a store registered out of tree gets it wrapped
-// (PublicHandle), without the rest: the lock, the Set* wiring, ObjectChanged and the
-// reservation settings are for the handler and the built-in stores.
+// (PublicHandle), without the rest: the lock, the Set* wiring and the reservation
+// settings are for the handler and the built-in stores.
 type CacheHandler struct {
 	componentName  string
 	schedulerType  string
@@ -47,9 +48,8 @@ type CacheHandler struct {
 	// accounting are the feature gates of kube-scheduler's charge the flags mirror.
 	accounting store.Accounting
 
-	getNodeInfo   func(name string) (*store.NodeInfo, bool)
-	getPodState   func(key types.NamespacedName) (store.PodStatus, bool)
-	objectChanged func(kind Kind, key types.NamespacedName)
+	getNodeInfo func(name string) (*store.NodeInfo, bool)
+	getPodState func(key types.NamespacedName) (store.PodStatus, bool)
 
 	extendedResourceClass    func(name corev1.ResourceName) (string, bool)
 	extendedResourcesChanged func(names []corev1.ResourceName)
@@ -133,20 +133,6 @@ func (h *CacheHandler) GetPodState(key types.NamespacedName) (store.PodStatus, b
 // SetPodHandler wires GetPodState to the PodStore.
 func (h *CacheHandler) SetPodHandler(fn func(key types.NamespacedName) (store.PodStatus, bool)) {
 	h.getPodState = fn
-}
-
-// ObjectChanged tells the status writers that what the cache derives for an object (a pod
-// group's counters, a reservation's phase, a movement's actual pods) changed. It is called
-// under the handler lock and must not block.
-func (h *CacheHandler) ObjectChanged(kind Kind, key types.NamespacedName) {
-	if h.objectChanged != nil {
-		h.objectChanged(kind, key)
-	}
-}
-
-// SetObjectChangedFunc wires ObjectChanged to the status writers.
-func (h *CacheHandler) SetObjectChangedFunc(fn func(kind Kind, key types.NamespacedName)) {
-	h.objectChanged = fn
 }
 
 // ExtendedResourceClass returns the DeviceClass serving an extended resource through DRA

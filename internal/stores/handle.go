@@ -13,7 +13,7 @@ import (
 
 // PublicHandle returns h as the store.Handle a store registered out of tree is built with:
 // a wrapper with store.Handle's methods only, so that no type assertion reaches the lock,
-// the Set* wiring or ObjectChanged of the CacheHandler behind it, and its PodReader
+// the Set* wiring of the CacheHandler behind it, and its PodReader
 // only reads (the manager's client behind it also writes).
 func PublicHandle(h *CacheHandler) store.Handle { return publicHandle{h} }
 

@@ -25,6 +25,8 @@ type Store struct {
 	movements *store.Versioned[string, *movement]
 	// byOwner indexes which movements make suggestions for an owner.
 	byOwner map[store.OwnerKey]map[string]struct{}
+	// Outbox holds the movements whose status changed, until the handler takes them.
+	stores.Outbox
 }
 
 var (
@@ -153,7 +155,7 @@ func (s *Store) unindex(mv *movement) {
 func (s *Store) changed(mv *movement) {
 	s.movements.Touch(mv.name)
 	if mv.m != nil {
-		s.h.ObjectChanged(stores.KindMovement, types.NamespacedName{Name: mv.name})
+		s.ObjectChanged(stores.KindMovement, types.NamespacedName{Name: mv.name})
 	}
 }
 

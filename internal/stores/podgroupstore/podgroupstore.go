@@ -29,6 +29,8 @@ type Store struct {
 	groups *store.Versioned[types.NamespacedName, *group]
 	// enabled tells, per sourceRules entry, whether the source is followed.
 	enabled [maxGroups]bool
+	// Outbox holds the groups whose status changed, until the handler takes them.
+	stores.Outbox
 }
 
 var (
@@ -142,7 +144,7 @@ func (s *Store) changed(key types.NamespacedName, g *group) {
 	s.groups.Touch(key)
 	// Only multicache's own PodGroups have a status to write.
 	if src, _ := SourceOf(key); g.pg != nil && src == store.PodGroupSourceMulticache {
-		s.h.ObjectChanged(stores.KindPodGroup, key)
+		s.ObjectChanged(stores.KindPodGroup, key)
 	}
 }
 

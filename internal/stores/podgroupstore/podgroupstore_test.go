@@ -20,19 +20,25 @@ var (
 	groupKey = types.NamespacedName{Namespace: "ns", Name: "gang"}
 )
 
-func newStore(t *testing.T) (*podgroupstore.Store, *[]types.NamespacedName) {
+// newStore returns an empty store and a function returning the pod groups it reported
+// changed (its Outbox) since the last call.
+func newStore(t *testing.T) (*podgroupstore.Store, func() []types.NamespacedName) {
 	t.Helper()
 	config, err := stores.NewCacheHandlerBuilder().Build()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var changed []types.NamespacedName
-	config.SetObjectChangedFunc(func(kind stores.Kind, key types.NamespacedName) {
-		if kind == stores.KindPodGroup {
-			changed = append(changed, key)
+	s := podgroupstore.New(config)
+	return s, func() []types.NamespacedName {
+		var keys []types.NamespacedName
+		_, changed := s.TakeOutbox()
+		for _, c := range changed {
+			if c.Kind == stores.KindPodGroup {
+				keys = append(keys, c.Key)
+			}
 		}
-	})
-	return podgroupstore.New(config), &changed
+		return keys
+	}
 }
 
 func member(name string, opts ...ts.PodOption) *corev1.Pod {
@@ -58,7 +64,7 @@ func TestPodGroup_CountsMembersByPlacementAndPhase(t *testing.T) {
 	if !st.MinMemberReached {
 		t.Error("3 members placed (scheduled, running, succeeded) but minMember 3 not reached")
 	}
-	if len(*changed) == 0 {
+	if len(changed()) == 0 {
 		t.Error("the status writer was never told")
 	}
 	for _, err := range s.CheckInvariants() {

@@ -66,7 +66,7 @@ func TestPodGroupSources_SameNameInThreeAPIsAreThreeGroups(t *testing.T) {
 			t.Errorf("%s: found %v, counts %+v minMember %d; want %+v minMember %d", c.key, ok, st.Counts, st.PodGroup.Spec.MinMember, c.want, c.minMember)
 		}
 	}
-	for _, k := range *changed {
+	for _, k := range changed() {
 		if k != groupKey {
 			t.Errorf("status writer told about %s: only multicache's own groups have a status to write", k)
 		}

@@ -57,8 +57,8 @@ func (s *Store) CheckInvariants() []error {
 	bad := func(key types.NamespacedName, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("reservation %s: "+format, append([]any{key}, args...)...))
 	}
-	if len(s.podOps) > 0 {
-		errs = append(errs, fmt.Errorf("%d placeholder events asked for and never taken (TakePodOps)", len(s.podOps)))
+	if err := s.Untaken(); err != nil {
+		errs = append(errs, err)
 	}
 	linked := map[*entry]int{}
 	for podKey, list := range s.byOwner {

@@ -33,8 +33,8 @@ import (
 // nothing counted twice. A hold no Reservation took over is dropped at its deadline,
 // whatever its phase. Holds are not API objects: only the Reservation survives a restart.
 
-// HoldKind is the kind under which the store reports a new hold through
-// CacheHandler.ObjectChanged: the leader's replacement controller creates its Reservation.
+// HoldKind is the kind under which the store reports a new hold as a changed object (its
+// Outbox): the leader's replacement controller creates its Reservation.
 const HoldKind stores.Kind = "ReservationHold"
 
 // maxTTLSeconds is the largest spec.ttlSeconds the Reservation CRD accepts (30 days).
@@ -136,7 +136,7 @@ func (s *Store) PodGone(pod, next *corev1.Pod) (bool, error) {
 	s.place(e)
 	s.changed(e)
 	count(resultHeld)
-	s.h.ObjectChanged(HoldKind, key)
+	s.ObjectChanged(HoldKind, key)
 	return true, nil
 }
 
@@ -311,9 +311,9 @@ func (s *Store) takeOver(e *entry, r *v1alpha1.Reservation) bool {
 	e.expiresAt = e.reservedAt.Add(s.ttl(e))
 	if e.placeholder != nil {
 		// The same charge under the API object's identity; no reader sees between the two.
-		s.ask(e.placeholder, false)
+		s.AskPodOp(e.placeholder, false)
 		e.placeholder = store.NewPlaceholderPod(r, e.node)
-		s.ask(e.placeholder, true)
+		s.AskPodOp(e.placeholder, true)
 		heap.Push(&s.deadlines, e)
 	}
 	s.settle(e.node)

@@ -308,7 +308,7 @@ func (s *Store) redecide(uid types.UID) {
 		}
 		if e.provisional {
 			s.dropHold(e)
-			s.h.ObjectChanged(HoldKind, e.key)
+			s.ObjectChanged(HoldKind, e.key)
 			continue
 		}
 		s.expire(e, s.h.Clock().Now())

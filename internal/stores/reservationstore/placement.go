@@ -86,7 +86,7 @@ func placedByTheLeader(e *entry) bool {
 func (s *Store) reserve(e *entry) {
 	e.phase = v1alpha1.ReservationReserved
 	e.placeholder = store.NewPlaceholderPod(e.r, e.node)
-	s.ask(e.placeholder, true)
+	s.AskPodOp(e.placeholder, true)
 	if e.heapIndex < 0 {
 		heap.Push(s.heapOf(e), e)
 	}
@@ -132,7 +132,7 @@ func (s *Store) release(e *entry) {
 
 func (s *Store) dropPlaceholder(e *entry) {
 	if e.placeholder != nil {
-		s.ask(e.placeholder, false)
+		s.AskPodOp(e.placeholder, false)
 		e.placeholder = nil
 	}
 	if e.heapIndex >= 0 && !e.provisional {

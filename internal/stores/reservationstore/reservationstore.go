@@ -2,8 +2,9 @@
 // reservation's selector matches.
 //
 // Phases: Pending (no node) -> Reserved (a placeholder pod charges the resources on the
-// node: the handler takes it from TakePodOps to every store but this one and the PodStore)
-// -> Matched (a pod consumed it: the placeholder is released, so nothing is counted twice) or Expired (the
+// node: the handler takes it from the store's Outbox to every store but this one and the
+// PodStore) -> Matched (a pod consumed it: the placeholder is released, so nothing is
+// counted twice) or Expired (the
 // TTL ran out unmatched: the placeholder is released). Reserved deadlines sit in a min-heap
 // the reaper pops.
 //
@@ -131,8 +132,9 @@ type Store struct {
 		pod     *corev1.Pod
 		assumed bool
 	}
-	// podOps are the placeholder events asked for during the current call (TakePodOps).
-	podOps []stores.PodOp
+	// Outbox holds the placeholder events and changed statuses asked for during the
+	// current call, until the handler takes them.
+	stores.Outbox
 }
 
 var (
@@ -450,7 +452,7 @@ func (s *Store) ttl(e *entry) time.Duration {
 func (s *Store) changed(e *entry) {
 	s.settled(e)
 	s.rsvs.Touch(e.key)
-	s.h.ObjectChanged(stores.KindReservation, e.key)
+	s.ObjectChanged(stores.KindReservation, e.key)
 }
 
 func ownerKey(ref *v1alpha1.PodReference) types.NamespacedName {
