@@ -15,7 +15,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
-	"github.com/seed0f91f25e/multicache/internal/handler"
 	"github.com/seed0f91f25e/multicache/internal/stores/movementstore"
 )
 
@@ -26,7 +25,7 @@ import (
 // as a label instead of an annotation (ignored) and says so in the condition and an Event.
 type MovementStatusReconciler struct {
 	Client        client.Client
-	Reader        handler.Reader
+	Reader        movementReader
 	ComponentName string
 	// Clock dates the conditions; nil is the real clock.
 	Clock clock.PassiveClock

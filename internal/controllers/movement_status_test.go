@@ -17,18 +17,16 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
-	"github.com/seed0f91f25e/multicache/internal/handler"
 	"github.com/seed0f91f25e/multicache/internal/scheme"
 	"github.com/seed0f91f25e/multicache/internal/stores/movementstore"
 )
 
-// movementReader answers Movement from a fixed view; the rest of handler.Reader is unused.
-type movementReader struct {
-	handler.Reader
+// fixedMovement answers Movement from a fixed view.
+type fixedMovement struct {
 	view movementstore.MovementView
 }
 
-func (r *movementReader) Movement(string) (movementstore.MovementView, bool) { return r.view, true }
+func (r *fixedMovement) Movement(string) (movementstore.MovementView, bool) { return r.view, true }
 
 // TestMovementStatus_ConditionsAndEventsSayWhetherPodsFollowedIt walks a movement through
 // its states: no pod, pods that label instead of annotate (a Warning once), one pod landed
@@ -40,7 +38,7 @@ func TestMovementStatus_ConditionsAndEventsSayWhetherPodsFollowedIt(t *testing.T
 		Labels: map[string]string{v1alpha1.MovementNameAnnotation: "mv"}}}
 	c := fake.NewClientBuilder().WithScheme(scheme.New()).WithObjects(m).WithStatusSubresource(m).Build()
 	rec := events.NewFakeRecorder(10)
-	reader := &movementReader{}
+	reader := &fixedMovement{}
 	r := &MovementStatusReconciler{Client: c, Reader: reader, ComponentName: "multicache",
 		Clock: clocktesting.NewFakePassiveClock(time.Unix(1e9, 0)), Recorder: rec}
 	ctx := context.Background()

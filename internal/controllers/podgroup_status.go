@@ -10,7 +10,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
-	"github.com/seed0f91f25e/multicache/internal/handler"
 	"github.com/seed0f91f25e/multicache/internal/stores/podgroupstore"
 	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
@@ -20,7 +19,7 @@ import (
 // schedule timeout is due.
 type PodGroupStatusReconciler struct {
 	Client   client.Client
-	Reader   handler.Reader
+	Reader   podGroupReader
 	Clock    clock.PassiveClock
 	Recorder events.EventRecorder
 }
@@ -91,7 +90,7 @@ func podGroupStatus(cur v1alpha1.PodGroupStatus, st podgroupstore.GroupStatus, p
 // conditions written to the API move on bound members only, so an assumption forgotten
 // again never flips a group's status (and its Events) back and forth; the cache's own
 // answers (Reader.PodGroup, what a scheduler's Permit waits on) count assumed members.
-func confirmed(st podgroupstore.GroupStatus, r handler.Reader) podgroupstore.GroupStatus {
+func confirmed(st podgroupstore.GroupStatus, r podGroupReader) podgroupstore.GroupStatus {
 	for _, key := range st.Members {
 		if ps, ok := r.PodState(key); ok && ps.State == store.PodAssumed && !terminalOrRunning(ps.Pod.Status.Phase) {
 			st.Counts.Scheduled--

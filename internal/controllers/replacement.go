@@ -25,7 +25,7 @@ import (
 // cache caught up: a hold a standby placed is created by the leader, which placed its own.
 type ReplacementReconciler struct {
 	Client   client.Client
-	Reader   handler.Reader
+	Reader   reservationReader
 	Recorder events.EventRecorder
 }
 

@@ -15,7 +15,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
-	"github.com/seed0f91f25e/multicache/internal/handler"
 	"github.com/seed0f91f25e/multicache/internal/stores/reservationstore"
 )
 
@@ -28,7 +27,7 @@ import (
 // unmatched.
 type ReservationStatusReconciler struct {
 	Client   client.Client
-	Reader   handler.Reader
+	Reader   reservationReader
 	Clock    clock.PassiveClock
 	GCGrace  time.Duration
 	Recorder events.EventRecorder

@@ -15,19 +15,16 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
-	"github.com/seed0f91f25e/multicache/internal/handler"
 	"github.com/seed0f91f25e/multicache/internal/scheme"
 	"github.com/seed0f91f25e/multicache/internal/stores/reservationstore"
 )
 
-// reservationReader answers Reservation from a fixed view; the rest of handler.Reader is
-// unused.
-type reservationReader struct {
-	handler.Reader
+// fixedReservation answers Reservation from a fixed view.
+type fixedReservation struct {
 	view reservationstore.View
 }
 
-func (r *reservationReader) Reservation(types.NamespacedName) (reservationstore.View, bool) {
+func (r *fixedReservation) Reservation(types.NamespacedName) (reservationstore.View, bool) {
 	return r.view, true
 }
 
@@ -61,7 +58,7 @@ func TestReservationStatus_ALeaderWhoseCacheLagsTheObjectWritesNothing(t *testin
 	ctx := context.Background()
 	c, leaders, live, before := writtenByTheOldLeader(t)
 	own := leaders.Add(time.Second)
-	reader := &reservationReader{view: reservationstore.View{Key: types.NamespacedName{Namespace: "ns", Name: "r"},
+	reader := &fixedReservation{view: reservationstore.View{Key: types.NamespacedName{Namespace: "ns", Name: "r"},
 		Reservation: before, Phase: v1alpha1.ReservationReserved, Node: "n1", ReservedAt: own, ExpiresAt: own.Add(time.Minute)}}
 	r := &ReservationStatusReconciler{Client: c, Reader: reader, Clock: clocktesting.NewFakePassiveClock(own)}
 	req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "r"}}
@@ -111,7 +108,7 @@ func TestReservationStatus_AConflictsFreshReadNewerThanTheViewWritesNothing(t *t
 		},
 	})
 	own := leaders.Add(time.Second)
-	reader := &reservationReader{view: reservationstore.View{Key: types.NamespacedName{Namespace: "ns", Name: "r"},
+	reader := &fixedReservation{view: reservationstore.View{Key: types.NamespacedName{Namespace: "ns", Name: "r"},
 		Reservation: before, Phase: v1alpha1.ReservationReserved, Node: "n1", ReservedAt: own, ExpiresAt: own.Add(time.Minute)}}
 	r := &ReservationStatusReconciler{Client: c, Reader: reader, Clock: clocktesting.NewFakePassiveClock(own)}
 	req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "r"}}

@@ -100,7 +100,7 @@ type ClusterEventsHandler interface {
 	Dump() *Dump
 }
 
-// Handler implements ClusterEventsHandler and Reader.
+// Handler implements ClusterEventsHandler and the read queries (reader.go).
 type Handler struct {
 	config *stores.CacheHandler
 	mu     *sync.RWMutex
@@ -142,10 +142,7 @@ type Handler struct {
 	statusChanged func(kind stores.Kind, key types.NamespacedName)
 }
 
-var (
-	_ ClusterEventsHandler = (*Handler)(nil)
-	_ Reader               = (*Handler)(nil)
-)
+var _ ClusterEventsHandler = (*Handler)(nil)
 
 // New builds the enabled built-in stores (BuiltIn); see NewFromRegistry.
 func New(config *stores.CacheHandler, log logr.Logger) *Handler {

@@ -15,38 +15,14 @@ import (
 	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
-// Reader is the read API for sibling controllers in the same process. Every method holds
-// the read lock only while it copies its answer, never sees a half-applied event, and is
-// safe for concurrent use. Objects inside answers (pods, nodes, CRs) are shared and must not
-// be modified. Queries of a disabled store answer nothing. The optional stores are looked
-// up by name; a store registered out of tree is read through Handler.ReadStore or a
-// snapshot's Part.
-type Reader interface {
-	// NodeInfo returns a copy of one node's info.
-	NodeInfo(name string) (*store.NodeInfo, bool)
-	// NodeInfos returns copies of every node's info, by name.
-	NodeInfos() []*store.NodeInfo
-	// PodState returns the state of a pod in the assumed-pod state machine.
-	PodState(key types.NamespacedName) (store.PodStatus, bool)
-	// PodGroup returns what the cache derives for a pod group.
-	PodGroup(key types.NamespacedName) (podgroupstore.GroupStatus, bool)
-	// PDBsForPod returns the disruption budgets that cover a pod.
-	PDBsForPod(pod *corev1.Pod) []pdbstore.PDBView
-	// PDBsForOwner returns the disruption budgets that cover an owner's pods.
-	PDBsForOwner(owner store.OwnerKey) []pdbstore.PDBView
-	// Movement returns a movement's suggestions and the pods that consumed them.
-	Movement(name string) (movementstore.MovementView, bool)
-	// MovementSuggestions returns how many more pods of an owner each node should receive.
-	MovementSuggestions(owner store.OwnerKey) map[string]int64
-	// Reservation returns one reservation.
-	Reservation(key types.NamespacedName) (reservationstore.View, bool)
-	// ReservationsOnNode returns the Reserved and Matched reservations of a node.
-	ReservationsOnNode(node string) []reservationstore.View
-	// MatchableReservations returns the Reserved reservations a pod may consume, best first.
-	MatchableReservations(pod *corev1.Pod) []reservationstore.View
-}
+// The queries below are the read API of sibling controllers in the same process, which
+// pkg/multicache's Reader wraps. Every one holds the read lock only while it copies its
+// answer, never sees a half-applied event, and is safe for concurrent use. Objects inside
+// answers (pods, nodes, CRs) are shared and must not be modified. Queries of a disabled
+// store answer nothing. The optional stores are looked up by name; a store registered out
+// of tree is read through Handler.ReadStore or a snapshot's Part.
 
-// NodeInfo implements Reader.
+// NodeInfo returns a copy of one node's info.
 func (h *Handler) NodeInfo(name string) (*store.NodeInfo, bool) {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
@@ -57,7 +33,7 @@ func (h *Handler) NodeInfo(name string) (*store.NodeInfo, bool) {
 	return info.Clone(), true
 }
 
-// NodeInfos implements Reader.
+// NodeInfos returns copies of every node's info, by name.
 func (h *Handler) NodeInfos() []*store.NodeInfo {
 	h.mu.RLock()
 	out := make([]*store.NodeInfo, 0, h.nodes.Len())
@@ -70,14 +46,14 @@ func (h *Handler) NodeInfos() []*store.NodeInfo {
 	return out
 }
 
-// PodState implements Reader.
+// PodState returns the state of a pod in the assumed-pod state machine.
 func (h *Handler) PodState(key types.NamespacedName) (store.PodStatus, bool) {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
 	return h.pods.Get(key)
 }
 
-// PodGroup implements Reader.
+// PodGroup returns what the cache derives for a pod group.
 func (h *Handler) PodGroup(key types.NamespacedName) (podgroupstore.GroupStatus, bool) {
 	s, ok := lookup[podGroupQuerier](h, stores.PodGroupStoreName)
 	if !ok {
@@ -88,7 +64,7 @@ func (h *Handler) PodGroup(key types.NamespacedName) (podgroupstore.GroupStatus,
 	return s.Get(key)
 }
 
-// PDBsForPod implements Reader.
+// PDBsForPod returns the disruption budgets that cover a pod.
 func (h *Handler) PDBsForPod(pod *corev1.Pod) []pdbstore.PDBView {
 	s, ok := lookup[pdbQuerier](h, stores.PDBStoreName)
 	if !ok || pod == nil {
@@ -99,7 +75,7 @@ func (h *Handler) PDBsForPod(pod *corev1.Pod) []pdbstore.PDBView {
 	return s.ForPod(pod)
 }
 
-// PDBsForOwner implements Reader.
+// PDBsForOwner returns the disruption budgets that cover an owner's pods.
 func (h *Handler) PDBsForOwner(owner store.OwnerKey) []pdbstore.PDBView {
 	s, ok := lookup[pdbQuerier](h, stores.PDBStoreName)
 	if !ok {
@@ -110,7 +86,7 @@ func (h *Handler) PDBsForOwner(owner store.OwnerKey) []pdbstore.PDBView {
 	return s.ForOwner(owner)
 }
 
-// Movement implements Reader.
+// Movement returns a movement's suggestions and the pods that consumed them.
 func (h *Handler) Movement(name string) (movementstore.MovementView, bool) {
 	s, ok := lookup[movementQuerier](h, stores.MovementStoreName)
 	if !ok {
@@ -121,7 +97,7 @@ func (h *Handler) Movement(name string) (movementstore.MovementView, bool) {
 	return s.Get(name)
 }
 
-// MovementSuggestions implements Reader.
+// MovementSuggestions returns how many more pods of an owner each node should receive.
 func (h *Handler) MovementSuggestions(owner store.OwnerKey) map[string]int64 {
 	s, ok := lookup[movementQuerier](h, stores.MovementStoreName)
 	if !ok {
@@ -132,7 +108,7 @@ func (h *Handler) MovementSuggestions(owner store.OwnerKey) map[string]int64 {
 	return s.SuggestionsFor(owner)
 }
 
-// Reservation implements Reader.
+// Reservation returns one reservation.
 func (h *Handler) Reservation(key types.NamespacedName) (reservationstore.View, bool) {
 	s, ok := lookup[reservationQuerier](h, stores.ReservationStoreName)
 	if !ok {
@@ -143,7 +119,7 @@ func (h *Handler) Reservation(key types.NamespacedName) (reservationstore.View, 
 	return s.Get(key)
 }
 
-// ReservationsOnNode implements Reader.
+// ReservationsOnNode returns the Reserved and Matched reservations of a node.
 func (h *Handler) ReservationsOnNode(node string) []reservationstore.View {
 	s, ok := lookup[reservationQuerier](h, stores.ReservationStoreName)
 	if !ok {
@@ -154,7 +130,7 @@ func (h *Handler) ReservationsOnNode(node string) []reservationstore.View {
 	return s.OnNode(node)
 }
 
-// MatchableReservations implements Reader.
+// MatchableReservations returns the Reserved reservations a pod may consume, best first.
 func (h *Handler) MatchableReservations(pod *corev1.Pod) []reservationstore.View {
 	s, ok := lookup[reservationQuerier](h, stores.ReservationStoreName)
 	if !ok || pod == nil {

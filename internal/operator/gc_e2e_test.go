@@ -14,7 +14,6 @@ import (
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
 	"github.com/seed0f91f25e/multicache/internal/controllers"
-	"github.com/seed0f91f25e/multicache/internal/handler"
 	"github.com/seed0f91f25e/multicache/internal/stores/reservationstore"
 	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
 )
@@ -31,10 +30,8 @@ func (c laggingReads) Get(_ context.Context, _ client.ObjectKey, obj client.Obje
 	return nil
 }
 
-// fixedView answers Reservation with the cache's view of one reservation; the rest of
-// handler.Reader is unused.
+// fixedView answers Reservation with the cache's view of one reservation.
 type fixedView struct {
-	handler.Reader
 	view reservationstore.View
 }
 
