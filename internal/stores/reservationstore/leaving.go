@@ -12,14 +12,18 @@ import (
 // owner) and the hold would select pod (same namespace, leaving's labels less its
 // controller's revision labels). Its controller creates the replacement as soon as the
 // deletion is asked for, so a scheduler places it before any hold exists: this is how it
-// knows where the place will be. Whether the owner still wants a replacement is decided when
-// leaving is gone, as for any hold. The caller holds the read lock.
+// knows where the place will be. It says no where PodGone would refuse the hold (leaving's
+// node is gone, it requests nothing to hold); whether the owner still wants a replacement
+// is decided when leaving is gone, as for any hold. The caller holds the read lock.
 func (s *Store) KeepsPlaceFor(leaving, pod *corev1.Pod) bool {
 	if leaving == nil || pod == nil || leaving.Spec.NodeName == "" ||
 		!qualifies(leaving) || leaving.Namespace != pod.Namespace || leaving.UID == pod.UID {
 		return false
 	}
-	if keep, err := s.keepsPlace(leaving); err != nil || !keep {
+	if keep, err := s.keepsPlace(leaving); err != nil || !keep || !s.nodeExists(leaving.Spec.NodeName) {
+		return false
+	}
+	if _, err := Replacement(leaving, s.h.ReservationTTL(), s.h.Clock().Now()); err != nil {
 		return false
 	}
 	selected := replacementLabels(leaving)

@@ -46,6 +46,8 @@ func TestKeepsPlaceFor_NamesTheTerminatingPodsWhosePlaceTheReplacementWillTake(t
 		{"itself", deleting(web("web-a", "v1", t0, kept())), deleting(web("web-a", "v1", t0, kept())), false, false},
 		{"no leaving pod", nil, replacement, false, false},
 		{"no pod", deleting(web("web-a", "v1", t0, kept())), nil, false, false},
+		{"on a node that is gone", deleting(web("web-a", "v1", t0, kept(), ts.OnNode("gone"))), replacement, false, false},
+		{"requesting nothing to hold", deleting(web("web-a", "v1", t0, kept(), ts.Requests("0", "0"))), replacement, false, false},
 	}
 	for _, tc := range cases {
 		c := newCluster(t)
