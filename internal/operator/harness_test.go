@@ -60,6 +60,11 @@ func (r *running) waitStopped(t *testing.T) {
 		if err != nil {
 			t.Errorf("operator stopped with %v", err)
 		}
+		select {
+		case <-r.Cache.Config().StopCh():
+		case <-time.After(10 * time.Second):
+			t.Error("the stores' StopCh is still open 10 s after the operator stopped")
+		}
 	case <-time.After(time.Minute):
 		var stacks strings.Builder
 		_ = pprof.Lookup("goroutine").WriteTo(&stacks, 1)

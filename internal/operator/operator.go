@@ -297,7 +297,12 @@ func newCache(mgr manager.Manager, opts Options, sources []store.PodGroupSource)
 	for i, s := range opts.Stores {
 		enabled[i] = stores.Name(s)
 	}
+	stop := closeOnStop(make(chan struct{}))
+	if err := mgr.Add(stop); err != nil {
+		return nil, err
+	}
 	b := stores.NewCacheHandlerBuilder().
+		StopCh(stop).
 		ComponentName(opts.ComponentName).
 		SchedulerType(opts.SchedulerName).
 		KnownStores(opts.registry().Names()...).
@@ -454,3 +459,17 @@ func fenceOf(lock *renewalLock) controllers.Fence {
 	}
 	return lock.Fence
 }
+
+// closeOnStop is the stores' StopCh (store.Handle): closed when the manager stops, on every
+// replica (a standby's stores run too).
+type closeOnStop chan struct{}
+
+// Start implements manager.Runnable.
+func (c closeOnStop) Start(ctx context.Context) error {
+	<-ctx.Done()
+	close(c)
+	return nil
+}
+
+// NeedLeaderElection implements manager.LeaderElectionRunnable: every replica.
+func (closeOnStop) NeedLeaderElection() bool { return false }
