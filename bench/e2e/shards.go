@@ -182,6 +182,9 @@ func writeShards(w io.Writer, res *Result) {
 	whole := r.Wholes
 	size := res.Config.Size
 	for _, sp := range r.Splits {
+		if len(sp.Shards) == 0 || len(sp.Shards[0]) < sp.K {
+			continue // the run stopped before this split's first round was whole
+		}
 		fmt.Fprintf(w, "\n### Shards: %d sub-clusters, each replica started alone (%d round(s), medians)\n\n", sp.K, len(sp.Shards))
 		fmt.Fprintln(w, "| replica | nodes / pods | time to full | CPU | settled RSS | peak RSS | heap after GC | full / whole | settled RSS / whole | peak RSS / whole |")
 		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|")
@@ -214,7 +217,7 @@ func writeShards(w io.Writer, res *Result) {
 	}
 	split(whole[last].Subject, r.WholeMem[last])
 	for _, sp := range r.Splits {
-		if last < len(sp.Mem) {
+		if last < len(sp.Mem) && last < len(sp.Shards) {
 			for s, m := range sp.Mem[last] {
 				split(sp.Shards[last][s].Subject, m)
 			}

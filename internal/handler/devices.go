@@ -12,8 +12,9 @@ import (
 // validated against the last-seen objects, then fanned out to the stores that implement
 // stores.ResourceSliceHandler, stores.ResourceClaimHandler or stores.DeviceClassHandler.
 
-// DeviceEventsHandler is what the DRA feeds call: like ClusterEventsHandler, exact edges
-// (an update is previous-cached and current object, a delete carries the last-seen object).
+// DeviceEventsHandler is the edge form of the DRA kinds, as ClusterEventsHandler's
+// Add/Update/Delete are of the others (an update is previous-cached and current object, a
+// delete carries the last-seen object); the feeds call the level form, SyncDelivered.
 type DeviceEventsHandler interface {
 	AddResourceSlice(slice *resourcev1.ResourceSlice) error
 	UpdateResourceSlice(oldSlice, newSlice *resourcev1.ResourceSlice) error

@@ -42,9 +42,11 @@ func (o *Outbox) ObjectChanged(kind Kind, key types.NamespacedName) {
 }
 
 // TakeOutbox returns what was asked for since the last call, in order, and forgets it.
+// changed is valid until the next call into the store: its array is reused, since a pod
+// group's counters change with nearly every pod event of its members.
 func (o *Outbox) TakeOutbox() (podOps []PodOp, changed []ChangedObject) {
 	podOps, changed = o.podOps, o.changed
-	o.podOps, o.changed = nil, nil
+	o.podOps, o.changed = nil, o.changed[:0]
 	return podOps, changed
 }
 

@@ -58,7 +58,8 @@ type Reader interface {
 	// API removed it and the cache has not applied that yet), is to be kept for pod once the
 	// cache sees it gone (reserve-on-delete): leaving or its owner asks for it, and the hold
 	// would select pod. A controller creates the replacement as soon as the deletion is
-	// asked for, before any hold exists: a scheduler prefers leaving's node for it. Live
+	// asked for, before any hold exists: a scheduler prefers leaving's node for it. False
+	// where no hold would be placed (leaving's node is gone, it requests nothing). Live
 	// state only: a Snapshot does not hold the owners it reads.
 	KeepsPlaceFor(leaving, pod *corev1.Pod) bool
 	// NodeDevices returns a node's DRA devices: total, allocated (assumed claims included)

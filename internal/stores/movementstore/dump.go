@@ -61,6 +61,9 @@ func (s *Store) Dump() any {
 // on a node; the owner index lists exactly the owners of the movements' specs.
 func (s *Store) CheckInvariants() []error {
 	var errs []error
+	if err := s.Untaken(); err != nil {
+		errs = append(errs, err)
+	}
 	want := map[store.OwnerKey]map[string]struct{}{}
 	s.movements.Range(func(name string, mv *movement) bool {
 		for key, pod := range mv.pods {

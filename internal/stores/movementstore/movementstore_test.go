@@ -76,6 +76,7 @@ func TestMovement_ActualPodsFollowThePodsThatConsumedIt(t *testing.T) {
 	if left = s.SuggestionsFor(webKey); left["n1"] != 1 {
 		t.Errorf("suggestions left on n1 after a pod went: %d, want 1", left["n1"])
 	}
+	s.TakeOutbox() // as the handler does after every call
 	for _, err := range s.CheckInvariants() {
 		t.Error(err)
 	}
@@ -106,6 +107,7 @@ func TestMovement_DeletedMovementKeepsNothingOnceItsPodsGo(t *testing.T) {
 	if s.Len() != 0 {
 		t.Errorf("%d movements kept", s.Len())
 	}
+	s.TakeOutbox() // as the handler does after every call
 	for _, err := range s.CheckInvariants() {
 		t.Error(err)
 	}

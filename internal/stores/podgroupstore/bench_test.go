@@ -37,6 +37,7 @@ func BenchmarkPodGroup_UpdatePod(b *testing.B) {
 				} else {
 					s.UpdatePod(running, pending)
 				}
+				s.TakeOutbox() // as the handler does after every call
 			}
 		})
 	}

@@ -63,6 +63,9 @@ func (s *Store) CheckInvariantsDeferred() func() []error {
 		from, to   int // its members in members[from:to]
 	}
 	var errs []error
+	if err := s.Untaken(); err != nil {
+		errs = append(errs, err)
+	}
 	groups := make([]groupCopy, 0, s.groups.Len())
 	var members []*corev1.Pod
 	// misfiled are the members (by index) filed under another key than their pod's.

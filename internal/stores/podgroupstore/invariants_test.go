@@ -28,6 +28,7 @@ func TestCheckInvariants_FindsEveryCorruption(t *testing.T) {
 		})
 		s.AddPod(pod("a", "gang", "n1"))
 		s.AddPod(pod("b", "gang", ""))
+		s.TakeOutbox() // as the handler does after every call
 		return s
 	}, []storetest.Corruption[*Store]{
 		{Name: "counts off by one", Corrupt: func(s *Store) func() {

@@ -67,6 +67,7 @@ func TestPodGroup_CountsMembersByPlacementAndPhase(t *testing.T) {
 	if len(changed()) == 0 {
 		t.Error("the status writer was never told")
 	}
+	s.TakeOutbox() // as the handler does after every call
 	for _, err := range s.CheckInvariants() {
 		t.Error(err)
 	}
@@ -91,6 +92,7 @@ func TestPodGroup_MemberMovesBetweenGroupsWhenItsLabelChanges(t *testing.T) {
 	if s.Len() != 1 {
 		t.Errorf("%d groups kept, want 1 (the empty group without object must go)", s.Len())
 	}
+	s.TakeOutbox() // as the handler does after every call
 	for _, err := range s.CheckInvariants() {
 		t.Error(err)
 	}

@@ -75,6 +75,7 @@ func TestPodGroupSources_SameNameInThreeAPIsAreThreeGroups(t *testing.T) {
 	if d := dump["ns/scheduling.k8s.io/gang"]; d.Source != store.PodGroupSourceNative || !d.Exists || d.MinMember != 2 {
 		t.Errorf("dump of the native group: %+v", d)
 	}
+	s.TakeOutbox() // as the handler does after every call
 	for _, err := range s.CheckInvariants() {
 		t.Error(err)
 	}
@@ -98,6 +99,7 @@ func TestPodGroupSources_NativeMemberLeavesLowersTheCounts(t *testing.T) {
 	if st.Counts.Running != 2 || st.MinMemberReached {
 		t.Errorf("after a member left: %+v reached=%v, want 2 running and minMember not reached", st.Counts, st.MinMemberReached)
 	}
+	s.TakeOutbox() // as the handler does after every call
 	for _, err := range s.CheckInvariants() {
 		t.Error(err)
 	}
@@ -115,6 +117,7 @@ func TestPodGroupSources_MemberMovesBetweenSources(t *testing.T) {
 	if st, ok := s.Get(nativeKey); !ok || st.Counts.Total() != 1 || st.PodGroup != nil {
 		t.Errorf("the native group (no object yet) does not count the pod: %v %+v", ok, st)
 	}
+	s.TakeOutbox() // as the handler does after every call
 	for _, err := range s.CheckInvariants() {
 		t.Error(err)
 	}

@@ -3,6 +3,8 @@ package reservationstore
 import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // KeepsPlaceFor reports whether the place of leaving, a bound pod that is going (its
@@ -23,9 +25,24 @@ func (s *Store) KeepsPlaceFor(leaving, pod *corev1.Pod) bool {
 	if keep, err := s.keepsPlace(leaving); err != nil || !keep || !s.nodeExists(leaving.Spec.NodeName) {
 		return false
 	}
-	if _, err := Replacement(leaving, s.h.ReservationTTL(), s.h.Clock().Now()); err != nil {
+	if requestsNothing(leaving) {
 		return false
 	}
 	selected := replacementLabels(leaving)
 	return len(selected) > 0 && labels.SelectorFromSet(selected).Matches(labels.Set(pod.Labels))
+}
+
+// requestsNothing reports whether pod requests nothing a hold could keep, its pod slot
+// aside (Replacement refuses such a pod).
+func requestsNothing(pod *corev1.Pod) bool {
+	req := store.PodRequests(pod)
+	if req.MilliCPU != 0 || req.Memory != 0 || req.EphemeralStorage != 0 {
+		return false
+	}
+	for _, v := range req.Scalar {
+		if v != 0 {
+			return false
+		}
+	}
+	return true
 }

@@ -103,7 +103,13 @@ func run() error {
 	}
 	def, ok := defaults[size.Name]
 	if !ok {
-		def = defaults["medium"]
+		// NODES/PODS: the defaults of the smallest named size with as many pods.
+		def = defaults["large"]
+		for _, name := range []string{"medium", "small"} {
+			if size.Pods <= e2e.Sizes[name].Pods {
+				def = defaults[name]
+			}
+		}
 	}
 	if *timeout == 0 {
 		*timeout = def.timeout
