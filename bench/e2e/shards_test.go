@@ -3,7 +3,9 @@ package e2e
 import (
 	"bytes"
 	"runtime/pprof"
+	"strings"
 	"testing"
+	"time"
 )
 
 func TestMemSplit_ParsesTheMemStatsOfAHeapProfile(t *testing.T) {
@@ -20,5 +22,21 @@ func TestMemSplit_ParsesTheMemStatsOfAHeapProfile(t *testing.T) {
 	}
 	if err := m.parseMemStats([]byte("heap profile: 0: 0 [0: 0] @ heap/1048576\n")); err == nil {
 		t.Error("a profile without MemStats parsed")
+	}
+}
+
+// TestWriteShards_ARunCutShortStillReports: a run stopped in a split's first round (a shard
+// that never came up) renders what it measured instead of failing the whole report.
+func TestWriteShards_ARunCutShortStillReports(t *testing.T) {
+	whole := ColdStart{Subject: "multicache (whole cluster)", Full: time.Second, SettledRSS: 100 << 20, PeakRSS: 100 << 20}
+	shard := ColdStart{Subject: "multicache-shard-0-of-4", Full: time.Second / 2, SettledRSS: 50 << 20, PeakRSS: 50 << 20}
+	res := &Result{Config: Config{Size: Sizes["small"]}, ShardRun: &ShardRun{
+		Wholes: []ColdStart{whole}, WholeMem: []MemSplit{{}},
+		Splits: []SplitRun{{K: 4, Shards: [][]ColdStart{{shard}}, Mem: [][]MemSplit{{{}}}}, {K: 8}},
+	}}
+	var b strings.Builder
+	writeShards(&b, res)
+	if !strings.Contains(b.String(), "multicache (whole cluster)") {
+		t.Errorf("the whole replica is missing from the report:\n%s", b.String())
 	}
 }

@@ -88,7 +88,7 @@ func (h *CacheHandler) ReservationTTL() time.Duration { return h.reservationTTL 
 // unmatched.
 func (h *CacheHandler) ReservationDefaultTTL() time.Duration { return h.reservationDefaultTTL }
 
-// StopCh is closed when the process shuts down.
+// StopCh is closed when the operator stops (its manager's context ends).
 func (h *CacheHandler) StopCh() <-chan struct{} { return h.stopCh }
 
 // Mutex is the handler lock: every event holds it for writing, every read for reading.

@@ -29,7 +29,7 @@ type Handle interface {
 	PodAssumedTTL() time.Duration
 	// Period is how often the handler's housekeeping runs.
 	Period() time.Duration
-	// StopCh is closed when the process shuts down.
+	// StopCh is closed when the operator stops (its manager's context ends).
 	StopCh() <-chan struct{}
 	// PodReader reads pods from the manager's informer cache (nil when not configured).
 	PodReader() client.Reader
