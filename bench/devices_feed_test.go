@@ -19,13 +19,13 @@ import (
 type devView struct {
 	published  map[string]sets.Set[string]              // node -> device IDs
 	incomplete map[string]sets.Set[string]              // node -> pools that fail (incomplete or invalid)
-	byClass    map[string]map[string]devicestore.Counts // node -> class -> counts
+	byClass    map[string]map[string]store.DeviceCounts // node -> class -> counts
 	allocated  sets.Set[string]                         // cluster-wide
 	consumed   map[string]string                        // device -> its shares' consumed capacity, rendered
 }
 
 func newDevView() devView {
-	return devView{published: map[string]sets.Set[string]{}, incomplete: map[string]sets.Set[string]{}, byClass: map[string]map[string]devicestore.Counts{}, allocated: sets.New[string](), consumed: map[string]string{}}
+	return devView{published: map[string]sets.Set[string]{}, incomplete: map[string]sets.Set[string]{}, byClass: map[string]map[string]store.DeviceCounts{}, allocated: sets.New[string](), consumed: map[string]string{}}
 }
 
 // feedDevices feeds a world through multicache's handler: every object added in a random
@@ -93,7 +93,7 @@ func feedDevices(t *testing.T, r *rand.Rand, w *deviceWorld) devView {
 			nd, _ := s.Node(n.Name)
 			v.published[n.Name] = sets.New[string]()
 			v.incomplete[n.Name] = sets.New[string]()
-			v.byClass[n.Name] = map[string]devicestore.Counts{}
+			v.byClass[n.Name] = map[string]store.DeviceCounts{}
 			for _, d := range s.NodeDevicesList(n.Name) {
 				v.published[n.Name].Insert(d.ID.String())
 			}

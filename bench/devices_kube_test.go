@@ -21,7 +21,7 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/dynamicresources"
 	"k8s.io/kubernetes/pkg/scheduler/util/assumecache"
 
-	"github.com/seed0f91f25e/multicache/internal/stores/devicestore"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // kubeSchedulerDevices asks kube-scheduler's own code.
@@ -77,7 +77,7 @@ func kubeSchedulerDevices(t *testing.T, w *deviceWorld) devView {
 	for _, n := range w.nodes {
 		v.published[n.Name] = sets.New[string]()
 		v.incomplete[n.Name] = sets.New[string]()
-		v.byClass[n.Name] = map[string]devicestore.Counts{}
+		v.byClass[n.Name] = map[string]store.DeviceCounts{}
 		for _, p := range w.pools {
 			var poolSlices []*resourcev1.ResourceSlice
 			for _, s := range w.slices {

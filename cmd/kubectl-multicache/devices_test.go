@@ -5,11 +5,13 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
 	"github.com/seed0f91f25e/multicache/internal/debug"
 	"github.com/seed0f91f25e/multicache/internal/stores/devicestore"
 	"github.com/seed0f91f25e/multicache/internal/stores/nodestore"
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // TestShowNodes_DevicesFreeOverTotal: the nodes table's DEVICES FREE/TOTAL is free/total
@@ -19,7 +21,7 @@ func TestShowNodes_DevicesFreeOverTotal(t *testing.T) {
 	d := &dump{
 		Nodes: map[string]nodestore.NodeDump{"gpu-node": {}, "cpu-node": {}},
 		Devices: devicestore.Dump{Nodes: map[string]devicestore.NodeDump{
-			"gpu-node": {Devices: devicestore.NodeDevices{Counts: devicestore.Counts{Total: 8, Allocated: 3, Free: 5}}},
+			"gpu-node": {Devices: store.NodeDevices{DeviceCounts: store.DeviceCounts{Total: 8, Allocated: 3, Free: 5}}},
 		}},
 	}
 	var out bytes.Buffer
@@ -37,15 +39,15 @@ func TestShowNodes_DevicesFreeOverTotal(t *testing.T) {
 // TestShowNode_DevicesByClassAndPool: `node NAME` lists the node's devices per DeviceClass
 // and per pool, flags an incomplete pool, and says plainly when the node has none.
 func TestShowNode_DevicesByClassAndPool(t *testing.T) {
-	v := &debug.NodeView{Name: "gpu-node", Devices: &devicestore.NodeDevices{
-		Counts: devicestore.Counts{Total: 6, Allocated: 2, Free: 4},
-		ByClass: map[string]devicestore.Counts{
+	v := &debug.NodeView{Name: "gpu-node", Devices: &store.NodeDevices{
+		DeviceCounts: store.DeviceCounts{Total: 6, Allocated: 2, Free: 4},
+		ByClass: map[string]store.DeviceCounts{
 			"gpus": {Total: 4, Allocated: 2, Free: 2},
 			"nics": {Total: 2, Free: 2},
 		},
-		ByPool: map[string]devicestore.PoolDevices{
-			"gpu.example.com/gpu-node": {Counts: devicestore.Counts{Total: 4, Allocated: 2, Free: 2}, Generation: 2},
-			"net.example.com/fabric":   {Counts: devicestore.Counts{Total: 2, Free: 2}, Generation: 1, Shared: 2},
+		ByPool: map[string]store.PoolDevices{
+			"gpu.example.com/gpu-node": {DeviceCounts: store.DeviceCounts{Total: 4, Allocated: 2, Free: 2}, Generation: 2},
+			"net.example.com/fabric":   {DeviceCounts: store.DeviceCounts{Total: 2, Free: 2}, Generation: 1, Shared: 2},
 			"fpga.example.com/half":    {Generation: 3, Incomplete: true},
 		},
 	}}

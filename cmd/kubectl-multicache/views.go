@@ -20,6 +20,7 @@ import (
 	"github.com/seed0f91f25e/multicache/internal/stores/podgroupstore"
 	"github.com/seed0f91f25e/multicache/internal/stores/podstore"
 	"github.com/seed0f91f25e/multicache/internal/stores/reservationstore"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // dump is the part of /debug/cache the views read, in the types the stores dump.
@@ -168,7 +169,7 @@ func showNode(out io.Writer, v *debug.NodeView) error {
 
 // showNodeDevices prints a node's DRA devices: the node's counts and each DeviceClass's,
 // then each pool's.
-func showNodeDevices(out io.Writer, d *devicestore.NodeDevices) error {
+func showNodeDevices(out io.Writer, d *store.NodeDevices) error {
 	if d == nil {
 		_, err := fmt.Fprintln(out, "\nDevices: none (no resource pool reaches the node, or the devices store is off)")
 		return err

@@ -8,7 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
-	"github.com/seed0f91f25e/multicache/internal/stores/podgroupstore"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // setConditions returns cur with each of conds set (a copy: cur is not modified). A
@@ -72,7 +72,7 @@ func reservationConditions(st v1alpha1.ReservationStatus, node string) []metav1.
 }
 
 // podGroupConditions says why a group is or is not Scheduled, Running and TimedOut.
-func podGroupConditions(st podgroupstore.GroupStatus, phase v1alpha1.PodGroupPhase, minMember int32) []metav1.Condition {
+func podGroupConditions(st store.PodGroup, phase v1alpha1.PodGroupPhase, minMember int32) []metav1.Condition {
 	c := st.Counts
 	placed := fmt.Sprintf("%d of %d members placed", c.Placed(), minMember)
 	running := fmt.Sprintf("%d of %d members running or succeeded", c.Running+c.Succeeded, minMember)

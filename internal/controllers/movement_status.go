@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
-	"github.com/seed0f91f25e/multicache/internal/stores/movementstore"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // MovementStatusReconciler writes Movement status from the cache (leader only): per owner
@@ -39,7 +39,7 @@ const maxNamedPods = 5
 // Reconcile implements reconcile.Reconciler.
 func (r *MovementStatusReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	m := &v1alpha1.Movement{}
-	view, ok, err := readForStatus(ctx, r.Client, req.NamespacedName, m, func() (movementstore.MovementView, client.Object, bool) {
+	view, ok, err := readForStatus(ctx, r.Client, req.NamespacedName, m, func() (store.Movement, client.Object, bool) {
 		v, found := r.Reader.Movement(req.Name)
 		return v, v.Movement, found
 	})
@@ -112,7 +112,7 @@ func (r *MovementStatusReconciler) labelledPods(ctx context.Context, name string
 }
 
 // followed reports whether any pod consumed the movement.
-func followed(view movementstore.MovementView) bool {
+func followed(view store.Movement) bool {
 	for _, o := range view.Owners {
 		for _, n := range o.Nodes {
 			if len(n.Actual) > 0 {
@@ -125,7 +125,7 @@ func followed(view movementstore.MovementView) bool {
 
 // movementConditions says whether pods followed the movement and whether every suggested
 // node got its pods; labelled are pods that carry its name as a label (ignored).
-func movementConditions(view movementstore.MovementView, labelled []string) []metav1.Condition {
+func movementConditions(view store.Movement, labelled []string) []metav1.Condition {
 	var landed, onSuggested, desired int64
 	for _, o := range view.Owners {
 		for _, n := range o.Nodes {
@@ -163,7 +163,7 @@ func movementConditions(view movementstore.MovementView, labelled []string) []me
 // movementStatus lists, owner by owner, the nodes where pods that consumed the movement
 // landed, and adds component to the notified schedulers; it keeps the conditions (the
 // writer sets its own on top).
-func movementStatus(cur v1alpha1.MovementStatus, view movementstore.MovementView, component string) v1alpha1.MovementStatus {
+func movementStatus(cur v1alpha1.MovementStatus, view store.Movement, component string) v1alpha1.MovementStatus {
 	next := v1alpha1.MovementStatus{NotifiedSchedulers: slices.Clone(cur.NotifiedSchedulers), Conditions: cur.Conditions}
 	if !slices.Contains(next.NotifiedSchedulers, component) {
 		next.NotifiedSchedulers = append(next.NotifiedSchedulers, component)

@@ -18,15 +18,15 @@ import (
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
 	"github.com/seed0f91f25e/multicache/internal/scheme"
-	"github.com/seed0f91f25e/multicache/internal/stores/movementstore"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // fixedMovement answers Movement from a fixed view.
 type fixedMovement struct {
-	view movementstore.MovementView
+	view store.Movement
 }
 
-func (r *fixedMovement) Movement(string) (movementstore.MovementView, bool) { return r.view, true }
+func (r *fixedMovement) Movement(string) (store.Movement, bool) { return r.view, true }
 
 // TestMovementStatus_ConditionsAndEventsSayWhetherPodsFollowedIt walks a movement through
 // its states: no pod, pods that label instead of annotate (a Warning once), one pod landed
@@ -43,7 +43,7 @@ func TestMovementStatus_ConditionsAndEventsSayWhetherPodsFollowedIt(t *testing.T
 		Clock: clocktesting.NewFakePassiveClock(time.Unix(1e9, 0)), Recorder: rec}
 	ctx := context.Background()
 
-	step := func(name string, view movementstore.MovementView, followed, complete metav1.ConditionStatus, reason string, wantEvents ...string) {
+	step := func(name string, view store.Movement, followed, complete metav1.ConditionStatus, reason string, wantEvents ...string) {
 		t.Helper()
 		view.Name, view.Movement = "mv", m
 		reader.view = view
@@ -73,12 +73,12 @@ func TestMovementStatus_ConditionsAndEventsSayWhetherPodsFollowedIt(t *testing.T
 			}
 		}
 	}
-	suggest := func(actual int) movementstore.MovementView {
-		n := movementstore.NodeSuggestion{Node: "node-a", Desired: 2}
+	suggest := func(actual int) store.Movement {
+		n := store.MovementNode{Node: "node-a", Desired: 2}
 		for i := range actual {
 			n.Actual = append(n.Actual, v1alpha1.TaskInfo{Namespace: "ns", Name: "web-" + string(rune('a'+i)), Node: "node-a"})
 		}
-		return movementstore.MovementView{Owners: []movementstore.OwnerSuggestions{{Owner: owner, Nodes: []movementstore.NodeSuggestion{n}}}}
+		return store.Movement{Owners: []store.MovementOwner{{Owner: owner, Nodes: []store.MovementNode{n}}}}
 	}
 
 	step("no pod yet", suggest(0), metav1.ConditionFalse, metav1.ConditionFalse, "NoPodYet")

@@ -15,7 +15,7 @@ import (
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
 	"github.com/seed0f91f25e/multicache/internal/stores"
-	"github.com/seed0f91f25e/multicache/internal/stores/reservationstore"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // TestNotifier_AStartingWriterTakesWhatTheStatusesLagBeforeItsInitialList: chaos D8. A
@@ -55,7 +55,7 @@ func req(name string) reconcile.Request {
 func TestStatusLags_WhatTheCacheDecidedAndNoStatusRecords(t *testing.T) {
 	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	rsv := &v1alpha1.Reservation{}
-	view := reservationstore.View{Reservation: rsv, Phase: v1alpha1.ReservationReserved, Node: "n1", ReservedAt: at, ExpiresAt: at.Add(time.Minute)}
+	view := store.Reservation{Reservation: rsv, Phase: v1alpha1.ReservationReserved, Node: "n1", ReservedAt: at, ExpiresAt: at.Add(time.Minute)}
 	if !statusLags(view) {
 		t.Error("a Reserved view over an empty status: want lagging")
 	}
@@ -70,7 +70,7 @@ func TestStatusLags_WhatTheCacheDecidedAndNoStatusRecords(t *testing.T) {
 	if !statusLags(matched) {
 		t.Error("Matched in the cache, Reserved in the status: want lagging")
 	}
-	if statusLags(reservationstore.View{Provisional: true, Reservation: &v1alpha1.Reservation{}, Phase: v1alpha1.ReservationReserved}) {
+	if statusLags(store.Reservation{Provisional: true, Reservation: &v1alpha1.Reservation{}, Phase: v1alpha1.ReservationReserved}) {
 		t.Error("a hold is not an API object yet: want not lagging")
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
-	"github.com/seed0f91f25e/multicache/internal/stores/podgroupstore"
 	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
@@ -27,7 +26,7 @@ type PodGroupStatusReconciler struct {
 // Reconcile implements reconcile.Reconciler.
 func (r *PodGroupStatusReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	pg := &v1alpha1.PodGroup{}
-	st, ok, err := readForStatus(ctx, r.Client, req.NamespacedName, pg, func() (podgroupstore.GroupStatus, client.Object, bool) {
+	st, ok, err := readForStatus(ctx, r.Client, req.NamespacedName, pg, func() (store.PodGroup, client.Object, bool) {
 		v, found := r.Reader.PodGroup(req.NamespacedName)
 		return v, v.PodGroup, found
 	})
@@ -68,7 +67,7 @@ func (r *PodGroupStatusReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 
 // podGroupStatus derives a group's status, keeping its conditions (the writer sets its own
 // on top) and its schedule start.
-func podGroupStatus(cur v1alpha1.PodGroupStatus, st podgroupstore.GroupStatus, phase v1alpha1.PodGroupPhase) v1alpha1.PodGroupStatus {
+func podGroupStatus(cur v1alpha1.PodGroupStatus, st store.PodGroup, phase v1alpha1.PodGroupPhase) v1alpha1.PodGroupStatus {
 	next := v1alpha1.PodGroupStatus{
 		Phase:             phase,
 		Pending:           st.Counts.Pending,
@@ -90,7 +89,7 @@ func podGroupStatus(cur v1alpha1.PodGroupStatus, st podgroupstore.GroupStatus, p
 // conditions written to the API move on bound members only, so an assumption forgotten
 // again never flips a group's status (and its Events) back and forth; the cache's own
 // answers (Reader.PodGroup, what a scheduler's Permit waits on) count assumed members.
-func confirmed(st podgroupstore.GroupStatus, r podGroupReader) podgroupstore.GroupStatus {
+func confirmed(st store.PodGroup, r podGroupReader) store.PodGroup {
 	for _, key := range st.Members {
 		if ps, ok := r.PodState(key); ok && ps.State == store.PodAssumed && !terminalOrRunning(ps.Pod.Status.Phase) {
 			st.Counts.Scheduled--
@@ -104,7 +103,7 @@ func confirmed(st podgroupstore.GroupStatus, r podGroupReader) podgroupstore.Gro
 }
 
 // terminalOrRunning: a member in one of these phases is counted by its phase, not by its
-// node (podgroupstore.Counts).
+// node (store.PodGroupCounts).
 func terminalOrRunning(phase corev1.PodPhase) bool {
 	return phase == corev1.PodRunning || phase == corev1.PodSucceeded || phase == corev1.PodFailed
 }

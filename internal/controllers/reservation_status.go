@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
-	"github.com/seed0f91f25e/multicache/internal/stores/reservationstore"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // ReservationStatusReconciler writes Reservation status from the cache (leader only) and
@@ -36,7 +36,7 @@ type ReservationStatusReconciler struct {
 // Reconcile implements reconcile.Reconciler.
 func (r *ReservationStatusReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	rsv := &v1alpha1.Reservation{}
-	view, ok, err := readForStatus(ctx, r.Client, req.NamespacedName, rsv, func() (reservationstore.View, client.Object, bool) {
+	view, ok, err := readForStatus(ctx, r.Client, req.NamespacedName, rsv, func() (store.Reservation, client.Object, bool) {
 		v, found := r.Reader.Reservation(req.NamespacedName)
 		return v, v.Reservation, found
 	})
@@ -82,7 +82,7 @@ func (r *ReservationStatusReconciler) Reconcile(ctx context.Context, req ctrl.Re
 // the decision was made on (UID and resourceVersion preconditions). A reservation changed
 // since (its TTL or selector edited, a status written by another replica) is not deleted: the
 // decision is taken again on the new version once the cache holds it.
-func (r *ReservationStatusReconciler) collect(ctx context.Context, rsv *v1alpha1.Reservation, view reservationstore.View) (ctrl.Result, error) {
+func (r *ReservationStatusReconciler) collect(ctx context.Context, rsv *v1alpha1.Reservation, view store.Reservation) (ctrl.Result, error) {
 	expired := view.ExpiresAt
 	if expired.IsZero() && rsv.Status.ExpiresAt != nil {
 		expired = rsv.Status.ExpiresAt.Time
@@ -109,7 +109,7 @@ func (r *ReservationStatusReconciler) collect(ctx context.Context, rsv *v1alpha1
 
 // reservationStatus derives the status of a reservation from the cache's view of it,
 // keeping the conditions others may have set.
-func reservationStatus(cur v1alpha1.ReservationStatus, v reservationstore.View) v1alpha1.ReservationStatus {
+func reservationStatus(cur v1alpha1.ReservationStatus, v store.Reservation) v1alpha1.ReservationStatus {
 	phase := v.Phase
 	if phase == v1alpha1.ReservationMatched && v.OwnerAssumed {
 		phase = v1alpha1.ReservationReserved
@@ -132,7 +132,7 @@ var errViewBehind = errors.New("the cache's view is not of the current object")
 // statusLags reports whether a reservation's recorded status is behind the cache's view of
 // it (phase, owner or times; the conditions follow from those). A hold is not an API object
 // yet.
-func statusLags(v reservationstore.View) bool {
+func statusLags(v store.Reservation) bool {
 	if v.Provisional || v.Reservation == nil {
 		return false
 	}
@@ -142,7 +142,7 @@ func statusLags(v reservationstore.View) bool {
 
 // replacedPod is the deleted pod a replacement Reservation keeps the place of ("" for an
 // ordinary reservation).
-func replacedPod(v reservationstore.View) string {
+func replacedPod(v store.Reservation) string {
 	if v.Reservation == nil {
 		return ""
 	}
@@ -152,7 +152,7 @@ func replacedPod(v reservationstore.View) string {
 // conditionsOf is reservationConditions, told about what the status alone does not say: a
 // node the cache does not know (Pending, NodeNotFound) and a deleted pod's place released
 // because its owner no longer wants a replacement.
-func conditionsOf(st v1alpha1.ReservationStatus, v reservationstore.View) []metav1.Condition {
+func conditionsOf(st v1alpha1.ReservationStatus, v store.Reservation) []metav1.Condition {
 	switch {
 	case st.Phase == v1alpha1.ReservationPending && v.AwaitingNode != "":
 		msg := "node " + v.AwaitingNode + " does not exist (no Node, NMNode or CustomNodeResource of that name): nothing is held until it appears; check spec.nodeName"
@@ -173,7 +173,7 @@ func conditionsOf(st v1alpha1.ReservationStatus, v reservationstore.View) []meta
 }
 
 // reservationEventNote says what a reservation's new phase means.
-func reservationEventNote(phase v1alpha1.ReservationPhase, v reservationstore.View) string {
+func reservationEventNote(phase v1alpha1.ReservationPhase, v store.Reservation) string {
 	switch phase {
 	case v1alpha1.ReservationReserved:
 		return "resources held on node " + v.Node

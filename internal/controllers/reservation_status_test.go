@@ -16,15 +16,15 @@ import (
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
 	"github.com/seed0f91f25e/multicache/internal/scheme"
-	"github.com/seed0f91f25e/multicache/internal/stores/reservationstore"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // fixedReservation answers Reservation from a fixed view.
 type fixedReservation struct {
-	view reservationstore.View
+	view store.Reservation
 }
 
-func (r *fixedReservation) Reservation(types.NamespacedName) (reservationstore.View, bool) {
+func (r *fixedReservation) Reservation(types.NamespacedName) (store.Reservation, bool) {
 	return r.view, true
 }
 
@@ -58,7 +58,7 @@ func TestReservationStatus_ALeaderWhoseCacheLagsTheObjectWritesNothing(t *testin
 	ctx := context.Background()
 	c, leaders, live, before := writtenByTheOldLeader(t)
 	own := leaders.Add(time.Second)
-	reader := &fixedReservation{view: reservationstore.View{Key: types.NamespacedName{Namespace: "ns", Name: "r"},
+	reader := &fixedReservation{view: store.Reservation{Key: types.NamespacedName{Namespace: "ns", Name: "r"},
 		Reservation: before, Phase: v1alpha1.ReservationReserved, Node: "n1", ReservedAt: own, ExpiresAt: own.Add(time.Minute)}}
 	r := &ReservationStatusReconciler{Client: c, Reader: reader, Clock: clocktesting.NewFakePassiveClock(own)}
 	req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "r"}}
@@ -108,7 +108,7 @@ func TestReservationStatus_AConflictsFreshReadNewerThanTheViewWritesNothing(t *t
 		},
 	})
 	own := leaders.Add(time.Second)
-	reader := &fixedReservation{view: reservationstore.View{Key: types.NamespacedName{Namespace: "ns", Name: "r"},
+	reader := &fixedReservation{view: store.Reservation{Key: types.NamespacedName{Namespace: "ns", Name: "r"},
 		Reservation: before, Phase: v1alpha1.ReservationReserved, Node: "n1", ReservedAt: own, ExpiresAt: own.Add(time.Minute)}}
 	r := &ReservationStatusReconciler{Client: c, Reader: reader, Clock: clocktesting.NewFakePassiveClock(own)}
 	req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "r"}}

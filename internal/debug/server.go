@@ -24,9 +24,7 @@ import (
 	"github.com/seed0f91f25e/multicache/internal/drift"
 	"github.com/seed0f91f25e/multicache/internal/handler"
 	"github.com/seed0f91f25e/multicache/internal/stores"
-	"github.com/seed0f91f25e/multicache/internal/stores/devicestore"
 	"github.com/seed0f91f25e/multicache/internal/stores/nodestore"
-	"github.com/seed0f91f25e/multicache/internal/stores/reservationstore"
 	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
@@ -113,7 +111,7 @@ type NodeView struct {
 	Reservations []ReservationRef `json:"reservationsOnNode"`
 	// Devices are the node's DRA devices: total, allocated and free, by DeviceClass and by
 	// pool. Absent when the devices store is off or no resource pool reaches the node.
-	Devices *devicestore.NodeDevices `json:"devices,omitempty"`
+	Devices *store.NodeDevices `json:"devices,omitempty"`
 }
 
 // ReservationRef is a reservation on a node.
@@ -191,14 +189,14 @@ func (s *Server) node(w http.ResponseWriter, r *http.Request) {
 
 // nodeDevicesReader is the devices store as the node view reads it.
 type nodeDevicesReader interface {
-	Node(name string) (devicestore.NodeDevices, bool)
+	Node(name string) (store.NodeDevices, bool)
 }
 
 // nodeDevices returns the devices of a node; nil when the devices store is off (or replaced
 // by one without Node) or no pool reaches the node. Node builds a fresh value: safe to keep
 // after the read lock.
-func (s *Server) nodeDevices(name string) *devicestore.NodeDevices {
-	var out *devicestore.NodeDevices
+func (s *Server) nodeDevices(name string) *store.NodeDevices {
+	var out *store.NodeDevices
 	s.handler.ReadStore(stores.DeviceStoreName, func(st store.Store) {
 		if r, ok := st.(nodeDevicesReader); ok {
 			if d, found := r.Node(name); found {
@@ -209,7 +207,7 @@ func (s *Server) nodeDevices(name string) *devicestore.NodeDevices {
 	return out
 }
 
-func reservationRef(v reservationstore.View) ReservationRef {
+func reservationRef(v store.Reservation) ReservationRef {
 	ref := ReservationRef{Key: v.Key.String(), Phase: string(v.Phase)}
 	if v.Owner != nil {
 		ref.Owner = v.Owner.Namespace + "/" + v.Owner.Name

@@ -41,7 +41,7 @@ func atVersion(c *resourcev1.ResourceClaim, rv string) *resourcev1.ResourceClaim
 func wantDevices(t *testing.T, h *Handler, what string, allocated, assumed int) {
 	t.Helper()
 	if v := deviceView(t, h, "n1"); v.Total != 4 || v.Allocated != allocated || v.Free != 4-allocated || v.Assumed != assumed {
-		t.Errorf("%s: n1 %+v, want 4 total, %d allocated (%d of them assumed)", what, v.Counts, allocated, assumed)
+		t.Errorf("%s: n1 %+v, want 4 total, %d allocated (%d of them assumed)", what, v.DeviceCounts, allocated, assumed)
 	}
 	checkInvariants(t, h)
 }

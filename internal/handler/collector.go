@@ -36,7 +36,7 @@ const (
 // deviceCounter is the devices store as the gauges read it.
 type deviceCounter interface {
 	store.Store
-	ClusterCounts() (all devicestore.Counts, byClass map[string]devicestore.Counts)
+	ClusterCounts() (all store.DeviceCounts, byClass map[string]store.DeviceCounts)
 }
 
 var _ deviceCounter = (*devicestore.Store)(nil)
@@ -85,8 +85,8 @@ type gaugeValues struct {
 	// hasReservations and hasDevices say whether those stores are on.
 	hasReservations, hasDevices bool
 	reservations                map[v1alpha1.ReservationPhase]int
-	allDevices                  devicestore.Counts
-	devicesByClass              map[string]devicestore.Counts
+	allDevices                  store.DeviceCounts
+	devicesByClass              map[string]store.DeviceCounts
 }
 
 type storeLen struct {
@@ -136,7 +136,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 
 // collectDevices sends one class's gauges; class "" (no label) is every device. The
 // all-devices series exist while the devices store is on, even before any DRA object does.
-func (c *Collector) collectDevices(ch chan<- prometheus.Metric, class string, counts devicestore.Counts) {
+func (c *Collector) collectDevices(ch chan<- prometheus.Metric, class string, counts store.DeviceCounts) {
 	for i, v := range []int{counts.Total, counts.Allocated, counts.Free} {
 		ch <- prometheus.MustNewConstMetric(c.devices, prometheus.GaugeValue, float64(v), class, deviceStates[i])
 	}

@@ -48,19 +48,19 @@ func TestDevices_TheSelfCheckReportsAndCountsBadInputs(t *testing.T) {
 	if d := invariantViolations(t) - before; d != 3 {
 		t.Errorf("multicache_invariant_violations_total grew by %v, want 3", d)
 	}
-	if v := deviceView(t, h, "n1"); v.Counts != (devicestore.Counts{Total: 4, Allocated: 1, Free: 3}) {
-		t.Errorf("n1: %+v, want 4 total, gpu0 allocated once, 3 free", v.Counts)
+	if v := deviceView(t, h, "n1"); v.DeviceCounts != (store.DeviceCounts{Total: 4, Allocated: 1, Free: 3}) {
+		t.Errorf("n1: %+v, want 4 total, gpu0 allocated once, 3 free", v.DeviceCounts)
 	}
 	if v := deviceView(t, h, "no-such-node"); v.Total != 1 || v.Free != 1 {
-		t.Errorf("the unknown node's slice: %+v, want its device counted under its name", v.Counts)
+		t.Errorf("the unknown node's slice: %+v, want its device counted under its name", v.DeviceCounts)
 	}
 
 	must(t, h.DeleteResourceClaim(second))
 	must(t, h.DeleteResourceClaim(unpublished))
 	must(t, h.DeleteResourceSlice(ghost))
 	checkInvariants(t, h)
-	if v := deviceView(t, h, "n1"); v.Counts != (devicestore.Counts{Total: 4, Allocated: 1, Free: 3}) {
-		t.Errorf("n1 after the bad inputs went: %+v", v.Counts)
+	if v := deviceView(t, h, "n1"); v.DeviceCounts != (store.DeviceCounts{Total: 4, Allocated: 1, Free: 3}) {
+		t.Errorf("n1 after the bad inputs went: %+v", v.DeviceCounts)
 	}
 }
 

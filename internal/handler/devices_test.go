@@ -44,9 +44,9 @@ func draClaim(name, nodeName string, devices ...string) *resourcev1.ResourceClai
 	return c
 }
 
-func deviceView(t *testing.T, h *Handler, node string) devicestore.NodeDevices {
+func deviceView(t *testing.T, h *Handler, node string) store.NodeDevices {
 	t.Helper()
-	var v devicestore.NodeDevices
+	var v store.NodeDevices
 	if !h.ReadStore(stores.DeviceStoreName, func(s store.Store) { v, _ = s.(*devicestore.Store).Node(node) }) {
 		t.Fatal("devices store not enabled")
 	}

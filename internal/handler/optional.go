@@ -8,9 +8,6 @@ import (
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
 	"github.com/seed0f91f25e/multicache/internal/stores/devicestore"
-	"github.com/seed0f91f25e/multicache/internal/stores/movementstore"
-	"github.com/seed0f91f25e/multicache/internal/stores/pdbstore"
-	"github.com/seed0f91f25e/multicache/internal/stores/podgroupstore"
 	"github.com/seed0f91f25e/multicache/internal/stores/reservationstore"
 	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
@@ -23,31 +20,31 @@ import (
 // podGroupQuerier is the pod group store as the Reader queries it.
 type podGroupQuerier interface {
 	store.Store
-	Get(key types.NamespacedName) (podgroupstore.GroupStatus, bool)
+	Get(key types.NamespacedName) (store.PodGroup, bool)
 }
 
 // pdbQuerier is the disruption budget store as the Reader queries it.
 type pdbQuerier interface {
 	store.Store
-	ForPod(pod *corev1.Pod) []pdbstore.PDBView
-	ForOwner(owner store.OwnerKey) []pdbstore.PDBView
+	ForPod(pod *corev1.Pod) []store.PDB
+	ForOwner(owner store.OwnerKey) []store.PDB
 }
 
 // movementQuerier is the movement store as the Reader queries it.
 type movementQuerier interface {
 	store.Store
-	Get(name string) (movementstore.MovementView, bool)
+	Get(name string) (store.Movement, bool)
 	SuggestionsFor(owner store.OwnerKey) map[string]int64
 }
 
 // reservationQuerier is the reservation store as the Reader and the gauges query it.
 type reservationQuerier interface {
 	store.Store
-	Get(key types.NamespacedName) (reservationstore.View, bool)
-	OnNode(node string) []reservationstore.View
-	MatchableFor(pod *corev1.Pod) []reservationstore.View
+	Get(key types.NamespacedName) (store.Reservation, bool)
+	OnNode(node string) []store.Reservation
+	MatchableFor(pod *corev1.Pod) []store.Reservation
 	CountByPhase() map[v1alpha1.ReservationPhase]int
-	Each(fn func(reservationstore.View) bool)
+	Each(fn func(store.Reservation) bool)
 }
 
 // placeKeeper is a store that lets a deleted pod keep its place (reserve-on-delete).
@@ -72,7 +69,7 @@ type reaper interface {
 // deviceQuerier is the devices store as the Reader reads it.
 type deviceQuerier interface {
 	store.Store
-	Node(name string) (devicestore.NodeDevices, bool)
+	Node(name string) (store.NodeDevices, bool)
 }
 
 var _ deviceQuerier = (*devicestore.Store)(nil)

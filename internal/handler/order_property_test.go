@@ -21,7 +21,6 @@ import (
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
 	"github.com/seed0f91f25e/multicache/internal/stores"
 	"github.com/seed0f91f25e/multicache/internal/stores/podstore"
-	"github.com/seed0f91f25e/multicache/internal/stores/reservationstore"
 	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
 	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
@@ -125,7 +124,7 @@ func persisted(h *Handler, objs []object) map[string]v1alpha1.ReservationStatus 
 
 // persistedStatus mirrors controllers.reservationStatus: the status a status writer derives
 // from the cache's view of a reservation.
-func persistedStatus(cur v1alpha1.ReservationStatus, v reservationstore.View) v1alpha1.ReservationStatus {
+func persistedStatus(cur v1alpha1.ReservationStatus, v store.Reservation) v1alpha1.ReservationStatus {
 	phase := v.Phase
 	if phase == v1alpha1.ReservationMatched && v.OwnerAssumed {
 		phase = v1alpha1.ReservationReserved

@@ -5,13 +5,13 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/seed0f91f25e/multicache/internal/stores"
 	"github.com/seed0f91f25e/multicache/internal/stores/devicestore"
 	"github.com/seed0f91f25e/multicache/internal/stores/movementstore"
-	"github.com/seed0f91f25e/multicache/internal/stores/pdbstore"
 	"github.com/seed0f91f25e/multicache/internal/stores/reservationstore"
 	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
-	corev1 "k8s.io/api/core/v1"
 )
 
 // PodsOnNode returns the pods charged to a node (NodeInfo.Pods: not terminal, bound or
@@ -66,7 +66,7 @@ func (s *Snapshot) PodsOnNode(node string) []store.PodStatus {
 }
 
 // PDBsForPod is Handler.PDBsForPod at the snapshot's generation.
-func (s *Snapshot) PDBsForPod(pod *corev1.Pod) []pdbstore.PDBView {
+func (s *Snapshot) PDBsForPod(pod *corev1.Pod) []store.PDB {
 	p := s.PDBs()
 	if p == nil || pod == nil {
 		return nil
@@ -83,8 +83,17 @@ func (s *Snapshot) MovementSuggestions(owner store.OwnerKey) map[string]int64 {
 	return movementstore.SuggestionsIn(m, owner)
 }
 
+// Reservation is Handler.Reservation at the snapshot's generation.
+func (s *Snapshot) Reservation(key types.NamespacedName) (store.Reservation, bool) {
+	r := s.Reservations()
+	if r == nil {
+		return store.Reservation{}, false
+	}
+	return reservationstore.GetIn(r, key)
+}
+
 // ReservationsOnNode is Handler.ReservationsOnNode at the snapshot's generation.
-func (s *Snapshot) ReservationsOnNode(node string) []reservationstore.View {
+func (s *Snapshot) ReservationsOnNode(node string) []store.Reservation {
 	r := s.Reservations()
 	if r == nil {
 		return nil
@@ -93,7 +102,7 @@ func (s *Snapshot) ReservationsOnNode(node string) []reservationstore.View {
 }
 
 // MatchableReservations is Handler.MatchableReservations at the snapshot's generation.
-func (s *Snapshot) MatchableReservations(pod *corev1.Pod) []reservationstore.View {
+func (s *Snapshot) MatchableReservations(pod *corev1.Pod) []store.Reservation {
 	r := s.Reservations()
 	if r == nil || pod == nil {
 		return nil
@@ -116,10 +125,10 @@ func (s *Snapshot) Devices() *devicestore.Snapshot {
 }
 
 // NodeDevices is Handler.NodeDevices at the snapshot's generation.
-func (s *Snapshot) NodeDevices(node string) (devicestore.NodeDevices, bool) {
+func (s *Snapshot) NodeDevices(node string) (store.NodeDevices, bool) {
 	d := s.Devices()
 	if d == nil {
-		return devicestore.NodeDevices{}, false
+		return store.NodeDevices{}, false
 	}
 	return d.Get(node)
 }

@@ -7,11 +7,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/seed0f91f25e/multicache/internal/stores"
-	"github.com/seed0f91f25e/multicache/internal/stores/devicestore"
-	"github.com/seed0f91f25e/multicache/internal/stores/movementstore"
-	"github.com/seed0f91f25e/multicache/internal/stores/pdbstore"
-	"github.com/seed0f91f25e/multicache/internal/stores/podgroupstore"
-	"github.com/seed0f91f25e/multicache/internal/stores/reservationstore"
 	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
@@ -54,10 +49,10 @@ func (h *Handler) PodState(key types.NamespacedName) (store.PodStatus, bool) {
 }
 
 // PodGroup returns what the cache derives for a pod group.
-func (h *Handler) PodGroup(key types.NamespacedName) (podgroupstore.GroupStatus, bool) {
+func (h *Handler) PodGroup(key types.NamespacedName) (store.PodGroup, bool) {
 	s, ok := lookup[podGroupQuerier](h, stores.PodGroupStoreName)
 	if !ok {
-		return podgroupstore.GroupStatus{}, false
+		return store.PodGroup{}, false
 	}
 	h.mu.RLock()
 	defer h.mu.RUnlock()
@@ -65,7 +60,7 @@ func (h *Handler) PodGroup(key types.NamespacedName) (podgroupstore.GroupStatus,
 }
 
 // PDBsForPod returns the disruption budgets that cover a pod.
-func (h *Handler) PDBsForPod(pod *corev1.Pod) []pdbstore.PDBView {
+func (h *Handler) PDBsForPod(pod *corev1.Pod) []store.PDB {
 	s, ok := lookup[pdbQuerier](h, stores.PDBStoreName)
 	if !ok || pod == nil {
 		return nil
@@ -76,7 +71,7 @@ func (h *Handler) PDBsForPod(pod *corev1.Pod) []pdbstore.PDBView {
 }
 
 // PDBsForOwner returns the disruption budgets that cover an owner's pods.
-func (h *Handler) PDBsForOwner(owner store.OwnerKey) []pdbstore.PDBView {
+func (h *Handler) PDBsForOwner(owner store.OwnerKey) []store.PDB {
 	s, ok := lookup[pdbQuerier](h, stores.PDBStoreName)
 	if !ok {
 		return nil
@@ -87,10 +82,10 @@ func (h *Handler) PDBsForOwner(owner store.OwnerKey) []pdbstore.PDBView {
 }
 
 // Movement returns a movement's suggestions and the pods that consumed them.
-func (h *Handler) Movement(name string) (movementstore.MovementView, bool) {
+func (h *Handler) Movement(name string) (store.Movement, bool) {
 	s, ok := lookup[movementQuerier](h, stores.MovementStoreName)
 	if !ok {
-		return movementstore.MovementView{}, false
+		return store.Movement{}, false
 	}
 	h.mu.RLock()
 	defer h.mu.RUnlock()
@@ -109,10 +104,10 @@ func (h *Handler) MovementSuggestions(owner store.OwnerKey) map[string]int64 {
 }
 
 // Reservation returns one reservation.
-func (h *Handler) Reservation(key types.NamespacedName) (reservationstore.View, bool) {
+func (h *Handler) Reservation(key types.NamespacedName) (store.Reservation, bool) {
 	s, ok := lookup[reservationQuerier](h, stores.ReservationStoreName)
 	if !ok {
-		return reservationstore.View{}, false
+		return store.Reservation{}, false
 	}
 	h.mu.RLock()
 	defer h.mu.RUnlock()
@@ -120,7 +115,7 @@ func (h *Handler) Reservation(key types.NamespacedName) (reservationstore.View, 
 }
 
 // ReservationsOnNode returns the Reserved and Matched reservations of a node.
-func (h *Handler) ReservationsOnNode(node string) []reservationstore.View {
+func (h *Handler) ReservationsOnNode(node string) []store.Reservation {
 	s, ok := lookup[reservationQuerier](h, stores.ReservationStoreName)
 	if !ok {
 		return nil
@@ -131,7 +126,7 @@ func (h *Handler) ReservationsOnNode(node string) []reservationstore.View {
 }
 
 // MatchableReservations returns the Reserved reservations a pod may consume, best first.
-func (h *Handler) MatchableReservations(pod *corev1.Pod) []reservationstore.View {
+func (h *Handler) MatchableReservations(pod *corev1.Pod) []store.Reservation {
 	s, ok := lookup[reservationQuerier](h, stores.ReservationStoreName)
 	if !ok || pod == nil {
 		return nil
@@ -144,7 +139,7 @@ func (h *Handler) MatchableReservations(pod *corev1.Pod) []reservationstore.View
 // ReservationsWhere returns the keys of the reservations whose view keep accepts. keep runs
 // under the read lock: it must be quick and must not call the handler. It is not part of
 // Reader: the leader's status writer uses it to find what the recorded statuses lag.
-func (h *Handler) ReservationsWhere(keep func(reservationstore.View) bool) []types.NamespacedName {
+func (h *Handler) ReservationsWhere(keep func(store.Reservation) bool) []types.NamespacedName {
 	s, ok := lookup[reservationQuerier](h, stores.ReservationStoreName)
 	if !ok {
 		return nil
@@ -152,7 +147,7 @@ func (h *Handler) ReservationsWhere(keep func(reservationstore.View) bool) []typ
 	h.mu.RLock()
 	defer h.mu.RUnlock()
 	var out []types.NamespacedName
-	s.Each(func(v reservationstore.View) bool {
+	s.Each(func(v store.Reservation) bool {
 		if keep(v) {
 			out = append(out, v.Key)
 		}
@@ -163,10 +158,10 @@ func (h *Handler) ReservationsWhere(keep func(reservationstore.View) bool) []typ
 
 // NodeDevices returns a node's DRA devices (total, allocated, free; by DeviceClass and by
 // pool); false when the devices store is off or no resource pool reaches the node.
-func (h *Handler) NodeDevices(name string) (devicestore.NodeDevices, bool) {
+func (h *Handler) NodeDevices(name string) (store.NodeDevices, bool) {
 	s, ok := lookup[deviceQuerier](h, stores.DeviceStoreName)
 	if !ok {
-		return devicestore.NodeDevices{}, false
+		return store.NodeDevices{}, false
 	}
 	h.mu.RLock()
 	defer h.mu.RUnlock()
@@ -175,14 +170,14 @@ func (h *Handler) NodeDevices(name string) (devicestore.NodeDevices, bool) {
 
 // PodGroups returns, under one read lock, the groups of keys the cache holds, in the order
 // of keys; a key it does not hold is skipped.
-func (h *Handler) PodGroups(keys []types.NamespacedName) []podgroupstore.GroupStatus {
+func (h *Handler) PodGroups(keys []types.NamespacedName) []store.PodGroup {
 	s, ok := lookup[podGroupQuerier](h, stores.PodGroupStoreName)
 	if !ok || len(keys) == 0 {
 		return nil
 	}
 	h.mu.RLock()
 	defer h.mu.RUnlock()
-	var out []podgroupstore.GroupStatus
+	var out []store.PodGroup
 	for _, k := range keys {
 		if g, found := s.Get(k); found {
 			out = append(out, g)

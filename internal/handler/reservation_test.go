@@ -14,7 +14,6 @@ import (
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
 	"github.com/seed0f91f25e/multicache/internal/stores"
-	"github.com/seed0f91f25e/multicache/internal/stores/reservationstore"
 	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
 	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
@@ -327,7 +326,7 @@ func TestReservation_ARecreatedPodOfTheSameNameIsNotTheOldOwner(t *testing.T) {
 // created); assumed onto the node it is charged once, forgotten or expired it gives the
 // reservation back (same deadline), and the API's binding confirms it.
 func TestReservation_PendingPodCreatedBeforeItConsumesItWhenAssumed(t *testing.T) {
-	setup := func(t *testing.T) (*Handler, *clocktesting.FakeClock, *corev1.Pod, reservationstore.View) {
+	setup := func(t *testing.T) (*Handler, *clocktesting.FakeClock, *corev1.Pod, store.Reservation) {
 		t.Helper()
 		h, clk := newHandler(t)
 		must(t, h.AddNode(ts.MakeNode("n1", "4", "8Gi")))

@@ -38,21 +38,21 @@ func TestDevices_AssumedClaimsThroughTheAPIServer(t *testing.T) {
 			Selectors: []resourcev1.DeviceSelector{{CEL: &resourcev1.CELDeviceSelector{Expression: `device.driver == "assume.example.com"`}}},
 		}}, slice)
 
-	view := func() devicestore.Counts {
-		var v devicestore.NodeDevices
+	view := func() store.DeviceCounts {
+		var v store.NodeDevices
 		op.Cache.ReadStore(stores.DeviceStoreName, func(s store.Store) { v, _ = s.(*devicestore.Store).Node(node) })
-		return v.ByPool[pool].Counts
+		return v.ByPool[pool].DeviceCounts
 	}
 	want := func(what string, allocated, assumed int) {
 		t.Helper()
-		if got, w := view(), (devicestore.Counts{Total: 4, Allocated: allocated, Free: 4 - allocated, Assumed: assumed}); got != w {
+		if got, w := view(), (store.DeviceCounts{Total: 4, Allocated: allocated, Free: 4 - allocated, Assumed: assumed}); got != w {
 			t.Errorf("%s: %+v, want %+v", what, got, w)
 		}
 	}
 	settled := func(allocated int) func() (bool, string) {
 		return func() (bool, string) {
 			v := view()
-			return v == devicestore.Counts{Total: 4, Allocated: allocated, Free: 4 - allocated}, fmt.Sprintf("%+v", v)
+			return v == store.DeviceCounts{Total: 4, Allocated: allocated, Free: 4 - allocated}, fmt.Sprintf("%+v", v)
 		}
 	}
 	eventually(t, "the node's 4 devices, none allocated", settled(0))
@@ -120,7 +120,7 @@ func TestDevices_AssumedClaimsThroughTheAPIServer(t *testing.T) {
 		t.Fatalf("writing the allocation: %v", err)
 	}
 	eventually(t, "the API's allocation ends the assumption, counted once", func() (bool, string) {
-		return !assumed(pending) && view() == devicestore.Counts{Total: 4, Allocated: 2, Free: 2}, fmt.Sprintf("%+v, assumed %v", view(), assumed(pending))
+		return !assumed(pending) && view() == store.DeviceCounts{Total: 4, Allocated: 2, Free: 2}, fmt.Sprintf("%+v, assumed %v", view(), assumed(pending))
 	})
 	if got := sample(t, "multicache_assumed_claims"); got != 0 {
 		t.Errorf("multicache_assumed_claims = %v once the API shows the allocation, want 0", got)
@@ -142,7 +142,7 @@ func TestDevices_AssumedClaimsThroughTheAPIServer(t *testing.T) {
 		t.Errorf("the returned claim assumed: %+v, want 3 allocated at once", got)
 	}
 	eventually(t, "the informer's copy of the returned version ends the assumption", func() (bool, string) {
-		return !assumed(after) && view() == devicestore.Counts{Total: 4, Allocated: 3, Free: 1}, fmt.Sprintf("%+v, assumed %v", view(), assumed(after))
+		return !assumed(after) && view() == store.DeviceCounts{Total: 4, Allocated: 3, Free: 1}, fmt.Sprintf("%+v, assumed %v", view(), assumed(after))
 	})
 	if errs := op.Cache.CheckInvariants(); len(errs) > 0 {
 		t.Error(errs)

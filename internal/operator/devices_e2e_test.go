@@ -51,14 +51,14 @@ func TestDevices_FedFromTheAPIServer(t *testing.T) {
 		t.Fatalf("allocating the claim: %v", err)
 	}
 	devices := func(total, allocated int) func() (bool, string) {
-		want := devicestore.Counts{Total: total, Allocated: allocated, Free: total - allocated}
+		want := store.DeviceCounts{Total: total, Allocated: allocated, Free: total - allocated}
 		return func() (bool, string) {
-			var v devicestore.NodeDevices
+			var v store.NodeDevices
 			var found bool
 			op.Cache.ReadStore(stores.DeviceStoreName, func(s store.Store) {
 				v, found = s.(*devicestore.Store).Node(node)
 			})
-			return found && v.Counts == want && v.ByClass["dra-gpus"] == want, fmt.Sprintf("node %+v (found %v), class %+v", v.Counts, found, v.ByClass["dra-gpus"])
+			return found && v.DeviceCounts == want && v.ByClass["dra-gpus"] == want, fmt.Sprintf("node %+v (found %v), class %+v", v.DeviceCounts, found, v.ByClass["dra-gpus"])
 		}
 	}
 	eventually(t, "4 devices, 2 allocated, on the node and for the class", devices(4, 2))

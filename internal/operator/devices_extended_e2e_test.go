@@ -123,7 +123,7 @@ func TestDevices_AnExtendedResourceAClassServesIsChargedToItsDevices(t *testing.
 	}
 	classDevices := func(total, allocated int) func() (bool, string) {
 		return func() (bool, string) {
-			var v devicestore.NodeDevices
+			var v store.NodeDevices
 			op.Cache.ReadStore(stores.DeviceStoreName, func(s store.Store) { v, _ = s.(*devicestore.Store).Node(draNode) })
 			c := v.ByClass[class]
 			return c.Total == total && c.Allocated == allocated, fmt.Sprintf("class %s on %s: %+v", class, draNode, c)

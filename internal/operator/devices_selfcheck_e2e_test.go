@@ -85,9 +85,9 @@ func TestDevices_TheVerifyLoopReportsBadDeviceInputs(t *testing.T) {
 	if d := violationsTotal(t) - before; d < 3 {
 		t.Errorf("multicache_invariant_violations_total grew by %v in the run that found them, want at least 3", d)
 	}
-	var v devicestore.NodeDevices
+	var v store.NodeDevices
 	op.Cache.ReadStore(stores.DeviceStoreName, func(s store.Store) { v, _ = s.(*devicestore.Store).Node(node) })
-	if got := v.ByPool[driver+"/"+node].Counts; got != (devicestore.Counts{Total: 2, Allocated: 1, Free: 1}) {
+	if got := v.ByPool[driver+"/"+node].DeviceCounts; got != (store.DeviceCounts{Total: 2, Allocated: 1, Free: 1}) {
 		t.Errorf("the node's pool: %+v, want 2 devices, gpu0 allocated once, 1 free", got)
 	}
 

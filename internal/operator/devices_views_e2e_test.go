@@ -16,16 +16,16 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/seed0f91f25e/multicache/internal/stores"
-	"github.com/seed0f91f25e/multicache/internal/stores/devicestore"
 	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // nodeDevicesView is the devices part of /debug/cache/nodes/{name}, decoded as JSON
 // (Devices nil when the key is absent).
 type nodeDevicesView struct {
 	Devices *struct {
-		devicestore.Counts
-		ByClass map[string]devicestore.Counts `json:"byClass"`
+		store.DeviceCounts
+		ByClass map[string]store.DeviceCounts `json:"byClass"`
 	} `json:"devices"`
 }
 
@@ -79,8 +79,8 @@ func deviceGauges(t *testing.T) map[string]map[string]float64 {
 	return out
 }
 
-func gaugeCounts(g map[string]float64) devicestore.Counts {
-	return devicestore.Counts{Total: int(g["total"]), Allocated: int(g["allocated"]), Free: int(g["free"])}
+func gaugeCounts(g map[string]float64) store.DeviceCounts {
+	return store.DeviceCounts{Total: int(g["total"]), Allocated: int(g["allocated"]), Free: int(g["free"])}
 }
 
 // TestDevices_NodeViewAndGaugesFromTheAPIServer: a class, a node whose pool has 4 devices in
@@ -142,23 +142,23 @@ func TestDevices_NodeViewAndGaugesFromTheAPIServer(t *testing.T) {
 		t.Fatalf("allocating the claim: %v", err)
 	}
 
-	nic := devicestore.Counts{Total: 1, Free: 1}
+	nic := store.DeviceCounts{Total: 1, Free: 1}
 	views := func(gpusAllocated int) func() (bool, string) {
-		gpus := devicestore.Counts{Total: 4, Allocated: gpusAllocated, Free: 4 - gpusAllocated}
+		gpus := store.DeviceCounts{Total: 4, Allocated: gpusAllocated, Free: 4 - gpusAllocated}
 		return func() (bool, string) {
 			a, errA := getNodeDevices(t, srv, "view-a")
 			b, errB := getNodeDevices(t, srv, "view-b")
 			if errA != nil || errB != nil || a.Devices == nil || b.Devices == nil {
 				return false, fmt.Sprintf("view-a %+v %v, view-b %+v %v", a.Devices, errA, b.Devices, errB)
 			}
-			node := devicestore.Counts{Total: 5, Allocated: gpusAllocated, Free: 5 - gpusAllocated}
-			ok := a.Devices.Counts == node && a.Devices.ByClass["view-gpus"] == gpus && a.Devices.ByClass["view-nics"] == nic &&
-				b.Devices.ByClass["view-nics"] == nic && b.Devices.ByClass["view-gpus"] == devicestore.Counts{}
+			node := store.DeviceCounts{Total: 5, Allocated: gpusAllocated, Free: 5 - gpusAllocated}
+			ok := a.Devices.DeviceCounts == node && a.Devices.ByClass["view-gpus"] == gpus && a.Devices.ByClass["view-nics"] == nic &&
+				b.Devices.ByClass["view-nics"] == nic && b.Devices.ByClass["view-gpus"] == store.DeviceCounts{}
 			return ok, fmt.Sprintf("view-a %+v, view-b %+v", *a.Devices, *b.Devices)
 		}
 	}
 	gauges := func(gpusAllocated int) func() (bool, string) {
-		gpus := devicestore.Counts{Total: 4, Allocated: gpusAllocated, Free: 4 - gpusAllocated}
+		gpus := store.DeviceCounts{Total: 4, Allocated: gpusAllocated, Free: 4 - gpusAllocated}
 		return func() (bool, string) {
 			g := deviceGauges(t)
 			all := gaugeCounts(g[""])

@@ -14,8 +14,8 @@ import (
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
 	"github.com/seed0f91f25e/multicache/internal/controllers"
-	"github.com/seed0f91f25e/multicache/internal/stores/reservationstore"
 	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // laggingReads is the API server's client whose reads of one reservation answer a copy taken
@@ -32,10 +32,10 @@ func (c laggingReads) Get(_ context.Context, _ client.ObjectKey, obj client.Obje
 
 // fixedView answers Reservation with the cache's view of one reservation.
 type fixedView struct {
-	view reservationstore.View
+	view store.Reservation
 }
 
-func (f *fixedView) Reservation(types.NamespacedName) (reservationstore.View, bool) {
+func (f *fixedView) Reservation(types.NamespacedName) (store.Reservation, bool) {
 	return f.view, true
 }
 
@@ -58,7 +58,7 @@ func TestReservationGC_AReservationChangedSinceTheDecisionIsNotDeleted(t *testin
 		return r
 	}
 	live := read()
-	view := &fixedView{view: reservationstore.View{Key: key, Reservation: live, Phase: v1alpha1.ReservationExpired, Node: "n1",
+	view := &fixedView{view: store.Reservation{Key: key, Reservation: live, Phase: v1alpha1.ReservationExpired, Node: "n1",
 		ReservedAt: now.Add(-2 * time.Hour), ExpiresAt: now.Add(-time.Hour)}}
 	gc := &controllers.ReservationStatusReconciler{Client: env.Client, Reader: view, Clock: clocktesting.NewFakePassiveClock(now),
 		GCGrace: 2 * time.Hour}

@@ -55,7 +55,7 @@ func TestPodGroupSources_GangsOfEveryAPIGoPendingScheduledRunning(t *testing.T) 
 	for _, sc := range sourceCases {
 		t.Run(string(sc.source), func(t *testing.T) {
 			key := podgroupstore.Key(sc.source, ns, "gang")
-			expect := func(phase v1alpha1.PodGroupPhase, counts podgroupstore.Counts) {
+			expect := func(phase v1alpha1.PodGroupPhase, counts store.PodGroupCounts) {
 				t.Helper()
 				eventually(t, fmt.Sprintf("%s is %s with %+v", key, phase, counts), func() (bool, string) {
 					st, ok := op.Cache.PodGroup(key)
@@ -64,26 +64,26 @@ func TestPodGroupSources_GangsOfEveryAPIGoPendingScheduledRunning(t *testing.T) 
 				})
 			}
 			mustCreate(t, c, sc.group(ns))
-			expect(v1alpha1.PodGroupPending, podgroupstore.Counts{})
+			expect(v1alpha1.PodGroupPending, store.PodGroupCounts{})
 			var pods []*corev1.Pod
 			for i := range 3 {
 				p := ts.MakePod(ns, fmt.Sprintf("%s-%d", sc.source, i), sc.member)
 				mustCreate(t, c, p)
 				pods = append(pods, p)
 			}
-			expect(v1alpha1.PodGroupPreScheduling, podgroupstore.Counts{Pending: 3})
+			expect(v1alpha1.PodGroupPreScheduling, store.PodGroupCounts{Pending: 3})
 			for _, p := range pods {
 				mustBind(t, c, p, "pg-node")
 			}
-			expect(v1alpha1.PodGroupScheduled, podgroupstore.Counts{Scheduled: 3})
+			expect(v1alpha1.PodGroupScheduled, store.PodGroupCounts{Scheduled: 3})
 			for _, p := range pods {
 				mustSetPhase(t, c, p, corev1.PodRunning)
 			}
-			expect(v1alpha1.PodGroupRunning, podgroupstore.Counts{Running: 3})
+			expect(v1alpha1.PodGroupRunning, store.PodGroupCounts{Running: 3})
 			if err := c.Delete(ctx(), pods[0], client.GracePeriodSeconds(0)); err != nil {
 				t.Fatal(err)
 			}
-			expect(v1alpha1.PodGroupPending, podgroupstore.Counts{Running: 2})
+			expect(v1alpha1.PodGroupPending, store.PodGroupCounts{Running: 2})
 		})
 	}
 
@@ -151,7 +151,7 @@ func TestPodGroupSources_GangsOfEveryAPIGoPendingScheduledRunning(t *testing.T) 
 	second := startOperatorOn(t, e)
 	for _, sc := range sourceCases {
 		key := podgroupstore.Key(sc.source, ns, "gang")
-		if st, ok := second.Cache.PodGroup(key); !ok || st.Counts != (podgroupstore.Counts{Running: 2}) {
+		if st, ok := second.Cache.PodGroup(key); !ok || st.Counts != (store.PodGroupCounts{Running: 2}) {
 			t.Errorf("after catch-up, %s: %v %+v", key, ok, st.Counts)
 		}
 	}

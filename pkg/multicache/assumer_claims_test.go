@@ -93,13 +93,13 @@ func TestSiblings_ReadANodesDevicesAssumedClaimsIncluded(t *testing.T) {
 		t.Fatal(err)
 	}
 	d, ok := r.NodeDevices("n1")
-	if want := (DeviceCounts{Total: 2, Allocated: 1, Free: 1, Assumed: 1}); !ok || d.DeviceCounts != want || d.ByPool["gpu.example.com/n1"].DeviceCounts != want {
+	if want := (store.DeviceCounts{Total: 2, Allocated: 1, Free: 1, Assumed: 1}); !ok || d.DeviceCounts != want || d.ByPool["gpu.example.com/n1"].DeviceCounts != want {
 		t.Errorf("n1's devices %+v (%v), want %+v for the node and its pool", d, ok, want)
 	}
 	if err := a.ForgetClaim(claim); err != nil {
 		t.Fatal(err)
 	}
-	if d, _ := r.NodeDevices("n1"); d.DeviceCounts != (DeviceCounts{Total: 2, Free: 2}) {
+	if d, _ := r.NodeDevices("n1"); d.DeviceCounts != (store.DeviceCounts{Total: 2, Free: 2}) {
 		t.Errorf("after the forget: %+v, want 2 free", d.DeviceCounts)
 	}
 	if _, ok := r.NodeDevices("n2"); ok {

@@ -8,7 +8,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/seed0f91f25e/multicache/internal/stores/podgroupstore"
 	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
@@ -125,28 +124,28 @@ func sum(a, b store.Resources) store.Resources {
 
 // PodGroup returns one pod group in the fork: its counts and members without the pods the
 // fork removed and with those it added.
-func (f *Fork) PodGroup(key types.NamespacedName) (PodGroup, bool) {
+func (f *Fork) PodGroup(key types.NamespacedName) (store.PodGroup, bool) {
 	g, ok := f.snap.PodGroup(key)
 	if len(f.state.pods) == 0 {
 		return g, ok
 	}
 	if !ok { // no object and no member in the snapshot: the fork's members may make one
-		g = PodGroup{Key: key}
+		g = store.PodGroup{Key: key}
 		g.Source, _ = PodGroupSourceOf(key)
 	}
 	g.Members = slices.Clone(g.Members)
 	for k, change := range f.state.pods {
 		if base, ok := f.snap.PodState(k); ok && slices.Contains(PodGroupKeysOf(base.Pod), key) {
-			g.Counts = recount(g.Counts, base.Pod, -1)
+			g.Counts.Add(base.Pod, -1)
 			g.Members = slices.DeleteFunc(g.Members, func(m types.NamespacedName) bool { return m == k })
 		}
 		if pod := change.pod; pod != nil && slices.Contains(PodGroupKeysOf(pod), key) {
-			g.Counts = recount(g.Counts, pod, +1)
+			g.Counts.Add(pod, +1)
 			g.Members = append(g.Members, k)
 		}
 	}
 	if g.PodGroup == nil && g.Counts.Total() == 0 {
-		return PodGroup{}, false // as the cache: a group of no object lives by its members
+		return store.PodGroup{}, false // as the cache: a group of no object lives by its members
 	}
 	if g.PodGroup != nil {
 		g.MinMemberReached = g.Counts.Placed() >= g.MinMember()
@@ -155,8 +154,8 @@ func (f *Fork) PodGroup(key types.NamespacedName) (PodGroup, bool) {
 }
 
 // PodGroupsForPod returns the groups the pod is a member of, as the fork counts them.
-func (f *Fork) PodGroupsForPod(pod *corev1.Pod) []PodGroup {
-	var out []PodGroup
+func (f *Fork) PodGroupsForPod(pod *corev1.Pod) []store.PodGroup {
+	var out []store.PodGroup
 	for _, k := range PodGroupKeysOf(pod) {
 		if g, ok := f.PodGroup(k); ok {
 			out = append(out, g)
@@ -167,17 +166,10 @@ func (f *Fork) PodGroupsForPod(pod *corev1.Pod) []PodGroup {
 
 // PDBsForPod returns the budgets that cover a pod, each allowing one disruption less for
 // every pod of the snapshot it covers that the fork removed or moved.
-func (f *Fork) PDBsForPod(pod *corev1.Pod) []PDB {
+func (f *Fork) PDBsForPod(pod *corev1.Pod) []store.PDB {
 	pdbs := f.snap.PDBsForPod(pod)
 	for i := range pdbs {
 		pdbs[i].AllowedDisruptions -= f.state.disrupted[pdbs[i].Key]
 	}
 	return pdbs
-}
-
-// recount counts pod in c (delta +1) or takes it out (-1), as the pod group store counts.
-func recount(c PodGroupCounts, pod *corev1.Pod, delta int32) PodGroupCounts {
-	counts := podgroupstore.Counts(c)
-	counts.Add(pod, delta)
-	return PodGroupCounts(counts)
 }

@@ -45,13 +45,3 @@ func PodGroupKeysOf(pod *corev1.Pod) []types.NamespacedName {
 	}
 	return out
 }
-
-// MinMember is the group's gang size whatever its source (multicache's and
-// scheduler-plugins' spec.minMember, Kubernetes' gang minCount, 1 for its basic policy);
-// 0 while the cache knows the group only from its members.
-func (g PodGroup) MinMember() int32 {
-	if g.PodGroup == nil {
-		return 0
-	}
-	return g.PodGroup.Spec.MinMember
-}

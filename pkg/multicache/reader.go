@@ -29,25 +29,25 @@ type Reader interface {
 	// node the cache does not know. Reservation placeholders are left out.
 	PodsOnNode(node string) []store.PodStatus
 	// PodGroup returns what the cache derives for a pod group (see PodGroupKey).
-	PodGroup(key types.NamespacedName) (PodGroup, bool)
+	PodGroup(key types.NamespacedName) (store.PodGroup, bool)
 	// PodGroupsForPod returns the groups the pod is a member of (PodGroupKeysOf), those the
 	// cache holds, read under one lock: none for a pod of no group or of a source the cache
 	// does not follow.
-	PodGroupsForPod(pod *corev1.Pod) []PodGroup
+	PodGroupsForPod(pod *corev1.Pod) []store.PodGroup
 	// PDBsForPod returns the disruption budgets that cover a pod.
-	PDBsForPod(pod *corev1.Pod) []PDB
+	PDBsForPod(pod *corev1.Pod) []store.PDB
 	// PDBsForOwner returns the disruption budgets that cover an owner's pods.
-	PDBsForOwner(owner store.OwnerKey) []PDB
+	PDBsForOwner(owner store.OwnerKey) []store.PDB
 	// Movement returns a movement's suggestions and the pods that consumed them.
-	Movement(name string) (Movement, bool)
+	Movement(name string) (store.Movement, bool)
 	// MovementSuggestions returns how many more pods of an owner each node should receive.
 	MovementSuggestions(owner store.OwnerKey) map[string]int64
 	// Reservation returns one reservation.
-	Reservation(key types.NamespacedName) (Reservation, bool)
+	Reservation(key types.NamespacedName) (store.Reservation, bool)
 	// ReservationsOnNode returns the Reserved and Matched reservations of a node.
-	ReservationsOnNode(node string) []Reservation
+	ReservationsOnNode(node string) []store.Reservation
 	// MatchableReservations returns the Reserved reservations a pod may consume, best first.
-	MatchableReservations(pod *corev1.Pod) []Reservation
+	MatchableReservations(pod *corev1.Pod) []store.Reservation
 	// RoomHeldFrom returns, by node, the room that Reserved reservations and deleted pods'
 	// holds keep and that pod may not consume (all but MatchableReservations(pod)), with
 	// one pod slot each: what a scheduler leaves out of a node's free room when it places
@@ -65,7 +65,7 @@ type Reader interface {
 	// NodeDevices returns a node's DRA devices: total, allocated (assumed claims included)
 	// and free, by DeviceClass and by pool; false when the devices store is off or no
 	// resource pool reaches the node.
-	NodeDevices(node string) (NodeDevices, bool)
+	NodeDevices(node string) (store.NodeDevices, bool)
 
 	// NewSnapshot returns an empty snapshot of the enabled stores; fill it with
 	// UpdateSnapshot.
@@ -89,56 +89,34 @@ func (r reader) PodState(key types.NamespacedName) (store.PodStatus, bool) {
 
 func (r reader) PodsOnNode(node string) []store.PodStatus { return r.h.PodsOnNode(node) }
 
-func (r reader) PodGroupsForPod(pod *corev1.Pod) []PodGroup {
-	return viewsOf(r.h.PodGroups(PodGroupKeysOf(pod)), podGroupOf)
+func (r reader) PodGroupsForPod(pod *corev1.Pod) []store.PodGroup {
+	return r.h.PodGroups(PodGroupKeysOf(pod))
 }
 
-func (r reader) PodGroup(key types.NamespacedName) (PodGroup, bool) {
-	g, ok := r.h.PodGroup(key)
-	if !ok {
-		return PodGroup{}, false
-	}
-	return podGroupOf(g), true
-}
+func (r reader) PodGroup(key types.NamespacedName) (store.PodGroup, bool) { return r.h.PodGroup(key) }
 
-func (r reader) PDBsForPod(pod *corev1.Pod) []PDB { return pdbsOf(r.h.PDBsForPod(pod)) }
+func (r reader) PDBsForPod(pod *corev1.Pod) []store.PDB { return r.h.PDBsForPod(pod) }
 
-func (r reader) PDBsForOwner(owner store.OwnerKey) []PDB { return pdbsOf(r.h.PDBsForOwner(owner)) }
+func (r reader) PDBsForOwner(owner store.OwnerKey) []store.PDB { return r.h.PDBsForOwner(owner) }
 
-func (r reader) Movement(name string) (Movement, bool) {
-	m, ok := r.h.Movement(name)
-	if !ok {
-		return Movement{}, false
-	}
-	return movementOf(m), true
-}
+func (r reader) Movement(name string) (store.Movement, bool) { return r.h.Movement(name) }
 
 func (r reader) MovementSuggestions(owner store.OwnerKey) map[string]int64 {
 	return r.h.MovementSuggestions(owner)
 }
 
-func (r reader) Reservation(key types.NamespacedName) (Reservation, bool) {
-	v, ok := r.h.Reservation(key)
-	if !ok {
-		return Reservation{}, false
-	}
-	return reservationOf(v), true
+func (r reader) Reservation(key types.NamespacedName) (store.Reservation, bool) {
+	return r.h.Reservation(key)
 }
 
-func (r reader) ReservationsOnNode(node string) []Reservation {
-	return reservationsOf(r.h.ReservationsOnNode(node))
+func (r reader) ReservationsOnNode(node string) []store.Reservation {
+	return r.h.ReservationsOnNode(node)
 }
 
-func (r reader) NodeDevices(node string) (NodeDevices, bool) {
-	v, ok := r.h.NodeDevices(node)
-	if !ok {
-		return NodeDevices{}, false
-	}
-	return nodeDevicesOf(v), true
-}
+func (r reader) NodeDevices(node string) (store.NodeDevices, bool) { return r.h.NodeDevices(node) }
 
-func (r reader) MatchableReservations(pod *corev1.Pod) []Reservation {
-	return reservationsOf(r.h.MatchableReservations(pod))
+func (r reader) MatchableReservations(pod *corev1.Pod) []store.Reservation {
+	return r.h.MatchableReservations(pod)
 }
 
 func (r reader) KeepsPlaceFor(leaving, pod *corev1.Pod) bool {

@@ -123,7 +123,7 @@ func TestPodGroupsForPod_EverySourceWithItsMinMember(t *testing.T) {
 	snap := r.NewSnapshot(SnapshotOptions{})
 	must(r.UpdateSnapshot(snap))
 	want := map[store.PodGroupSource]int32{store.PodGroupSourceMulticache: 2, store.PodGroupSourceNative: 3, store.PodGroupSourceSchedulerPlugins: 4}
-	for name, gs := range map[string][]PodGroup{"Reader": r.PodGroupsForPod(pod), "Snapshot": snap.PodGroupsForPod(pod)} {
+	for name, gs := range map[string][]store.PodGroup{"Reader": r.PodGroupsForPod(pod), "Snapshot": snap.PodGroupsForPod(pod)} {
 		if len(gs) != len(want) {
 			t.Fatalf("%s: %d groups %+v, want %d", name, len(gs), gs, len(want))
 		}

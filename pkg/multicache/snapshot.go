@@ -59,8 +59,8 @@ func (s *Snapshot) PodsOnNode(node string) []store.PodStatus { return s.s.PodsOn
 
 // PodGroupsForPod returns the groups the pod is a member of (PodGroupKeysOf) that the
 // snapshot holds; nothing when the store is disabled.
-func (s *Snapshot) PodGroupsForPod(pod *corev1.Pod) []PodGroup {
-	var out []PodGroup
+func (s *Snapshot) PodGroupsForPod(pod *corev1.Pod) []store.PodGroup {
+	var out []store.PodGroup
 	for _, k := range PodGroupKeysOf(pod) {
 		if g, ok := s.PodGroup(k); ok {
 			out = append(out, g)
@@ -71,7 +71,7 @@ func (s *Snapshot) PodGroupsForPod(pod *corev1.Pod) []PodGroup {
 
 // PDBsForPod returns the disruption budgets that cover a pod, as Reader.PDBsForPod at the
 // snapshot's generation (a budget matched by selector is found by a walk of the budgets).
-func (s *Snapshot) PDBsForPod(pod *corev1.Pod) []PDB { return pdbsOf(s.s.PDBsForPod(pod)) }
+func (s *Snapshot) PDBsForPod(pod *corev1.Pod) []store.PDB { return s.s.PDBsForPod(pod) }
 
 // MovementSuggestions returns how many more pods of an owner each node should receive, as
 // Reader.MovementSuggestions at the snapshot's generation.
@@ -81,14 +81,14 @@ func (s *Snapshot) MovementSuggestions(owner store.OwnerKey) map[string]int64 {
 
 // ReservationsOnNode returns the Reserved and Matched reservations of a node, by key, as
 // Reader.ReservationsOnNode at the snapshot's generation.
-func (s *Snapshot) ReservationsOnNode(node string) []Reservation {
-	return reservationsOf(s.s.ReservationsOnNode(node))
+func (s *Snapshot) ReservationsOnNode(node string) []store.Reservation {
+	return s.s.ReservationsOnNode(node)
 }
 
 // MatchableReservations returns the Reserved reservations a pod may consume, best first,
 // as Reader.MatchableReservations at the snapshot's generation.
-func (s *Snapshot) MatchableReservations(pod *corev1.Pod) []Reservation {
-	return reservationsOf(s.s.MatchableReservations(pod))
+func (s *Snapshot) MatchableReservations(pod *corev1.Pod) []store.Reservation {
+	return s.s.MatchableReservations(pod)
 }
 
 // RoomHeldFrom returns, by node, the room held from a pod, as Reader.RoomHeldFrom at the
@@ -99,63 +99,50 @@ func (s *Snapshot) RoomHeldFrom(pod *corev1.Pod) map[string]store.Resources {
 
 // NodeDevices returns a node's DRA devices, as Reader.NodeDevices at the snapshot's
 // generation.
-func (s *Snapshot) NodeDevices(node string) (NodeDevices, bool) {
-	v, ok := s.s.NodeDevices(node)
-	if !ok {
-		return NodeDevices{}, false
-	}
-	return nodeDevicesOf(v), true
+func (s *Snapshot) NodeDevices(node string) (store.NodeDevices, bool) {
+	return s.s.NodeDevices(node)
 }
 
 // PodGroup returns one pod group; nothing when the store is disabled.
-func (s *Snapshot) PodGroup(key types.NamespacedName) (PodGroup, bool) {
-	return getView(s.s.PodGroups(), key, podGroupOf)
+func (s *Snapshot) PodGroup(key types.NamespacedName) (store.PodGroup, bool) {
+	return getView(s.s.PodGroups(), key)
 }
 
 // PDB returns one disruption budget; nothing when the store is disabled.
-func (s *Snapshot) PDB(key types.NamespacedName) (PDB, bool) {
+func (s *Snapshot) PDB(key types.NamespacedName) (store.PDB, bool) {
 	p := s.s.PDBs()
 	if p == nil {
-		return PDB{}, false
+		return store.PDB{}, false
 	}
-	v, ok := p.Get(key)
-	if !ok {
-		return PDB{}, false
-	}
-	return pdbOf(v), true
+	return p.Get(key)
 }
 
 // PDBsForOwner returns the disruption budgets that cover an owner's pods.
-func (s *Snapshot) PDBsForOwner(owner store.OwnerKey) []PDB {
+func (s *Snapshot) PDBsForOwner(owner store.OwnerKey) []store.PDB {
 	p := s.s.PDBs()
 	if p == nil {
 		return nil
 	}
-	return pdbsOf(p.ForOwner(owner))
+	return p.ForOwner(owner)
 }
 
 // Movement returns one movement; nothing when the store is disabled.
-func (s *Snapshot) Movement(name string) (Movement, bool) {
-	return getView(s.s.Movements(), name, movementOf)
+func (s *Snapshot) Movement(name string) (store.Movement, bool) {
+	return getView(s.s.Movements(), name)
 }
 
 // Reservation returns one reservation; nothing when the store is disabled.
-func (s *Snapshot) Reservation(key types.NamespacedName) (Reservation, bool) {
-	return getView(s.s.Reservations(), key, reservationOf)
+func (s *Snapshot) Reservation(key types.NamespacedName) (store.Reservation, bool) {
+	return s.s.Reservation(key)
 }
 
-// getView reads one object of a store's map snapshot (nil: the store is disabled) as its
-// public view.
-func getView[K comparable, V, P any](part *store.MapSnapshot[K, V], key K, view func(V) P) (P, bool) {
-	var zero P
+// getView reads one object of a store's map snapshot (nil: the store is disabled).
+func getView[K comparable, V any](part *store.MapSnapshot[K, V], key K) (V, bool) {
 	if part == nil {
+		var zero V
 		return zero, false
 	}
-	v, ok := part.Get(key)
-	if !ok {
-		return zero, false
-	}
-	return view(v), true
+	return part.Get(key)
 }
 
 // Part returns the part of a store registered with WithStore (assert the store's own

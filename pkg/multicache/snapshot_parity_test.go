@@ -28,17 +28,17 @@ type queries interface {
 	NodeInfos() []*store.NodeInfo
 	PodState(key types.NamespacedName) (store.PodStatus, bool)
 	PodsOnNode(node string) []store.PodStatus
-	PodGroup(key types.NamespacedName) (PodGroup, bool)
-	PodGroupsForPod(pod *corev1.Pod) []PodGroup
-	PDBsForPod(pod *corev1.Pod) []PDB
-	PDBsForOwner(owner store.OwnerKey) []PDB
-	Movement(name string) (Movement, bool)
+	PodGroup(key types.NamespacedName) (store.PodGroup, bool)
+	PodGroupsForPod(pod *corev1.Pod) []store.PodGroup
+	PDBsForPod(pod *corev1.Pod) []store.PDB
+	PDBsForOwner(owner store.OwnerKey) []store.PDB
+	Movement(name string) (store.Movement, bool)
 	MovementSuggestions(owner store.OwnerKey) map[string]int64
-	Reservation(key types.NamespacedName) (Reservation, bool)
-	ReservationsOnNode(node string) []Reservation
-	MatchableReservations(pod *corev1.Pod) []Reservation
+	Reservation(key types.NamespacedName) (store.Reservation, bool)
+	ReservationsOnNode(node string) []store.Reservation
+	MatchableReservations(pod *corev1.Pod) []store.Reservation
 	RoomHeldFrom(pod *corev1.Pod) map[string]store.Resources
-	NodeDevices(node string) (NodeDevices, bool)
+	NodeDevices(node string) (store.NodeDevices, bool)
 }
 
 var (
@@ -146,7 +146,7 @@ func answers(q queries) map[string]any {
 }
 
 // sortedMembers sorts a group's members, which come in no particular order.
-func sortedMembers(g PodGroup) PodGroup {
+func sortedMembers(g store.PodGroup) store.PodGroup {
 	g.Members = slices.Clone(g.Members)
 	slices.SortFunc(g.Members, func(a, b types.NamespacedName) int { return strings.Compare(a.String(), b.String()) })
 	return g

@@ -11,6 +11,7 @@ import (
 	fwk "k8s.io/kube-scheduler/framework"
 
 	"github.com/seed0f91f25e/multicache/pkg/multicache"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // Permit implements fwk.PermitPlugin. A pod of no group, or of groups the cache knows no
@@ -44,7 +45,7 @@ func (p *Plugin) Permit(_ context.Context, _ fwk.CycleState, pod *corev1.Pod, no
 
 // waitFor is how long a member of g waits at Permit: the group's scheduleTimeoutSeconds
 // when set, else the plugin's default.
-func (p *Plugin) waitFor(g multicache.PodGroup) time.Duration {
+func (p *Plugin) waitFor(g store.PodGroup) time.Duration {
 	if g.PodGroup != nil && g.PodGroup.Spec.ScheduleTimeoutSeconds != nil && *g.PodGroup.Spec.ScheduleTimeoutSeconds > 0 {
 		return time.Duration(*g.PodGroup.Spec.ScheduleTimeoutSeconds) * time.Second
 	}

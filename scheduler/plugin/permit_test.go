@@ -14,15 +14,16 @@ import (
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
 	"github.com/seed0f91f25e/multicache/pkg/multicache"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // groupReader answers PodGroup from a fixed group; the rest of the Reader is unused.
 type groupReader struct {
 	multicache.Reader
-	group multicache.PodGroup
+	group store.PodGroup
 }
 
-func (r groupReader) PodGroup(key types.NamespacedName) (multicache.PodGroup, bool) {
+func (r groupReader) PodGroup(key types.NamespacedName) (store.PodGroup, bool) {
 	return r.group, key == r.group.Key
 }
 
@@ -58,8 +59,8 @@ func member(name, group string) *corev1.Pod {
 // rejects them.
 func TestPermit_AGangWaitsUntilMinMemberArePlacedThenAllGo(t *testing.T) {
 	key := multicache.PodGroupKey("multicache", "ns", "train")
-	group := multicache.PodGroup{Key: key, PodGroup: &v1alpha1.PodGroup{Spec: v1alpha1.PodGroupSpec{MinMember: 3}},
-		Counts: multicache.PodGroupCounts{Scheduled: 2, Pending: 1}}
+	group := store.PodGroup{Key: key, PodGroup: &v1alpha1.PodGroup{Spec: v1alpha1.PodGroupSpec{MinMember: 3}},
+		Counts: store.PodGroupCounts{Scheduled: 2, Pending: 1}}
 	sibling := &waitingPod{pod: member("w-0", "train")}
 	stranger := &waitingPod{pod: member("x-0", "other")}
 	args, err := DecodeArgs(nil)
@@ -74,7 +75,7 @@ func TestPermit_AGangWaitsUntilMinMemberArePlacedThenAllGo(t *testing.T) {
 	if st.Code() != fwk.Wait || timeout != time.Duration(DefaultPermitWaitingTimeSeconds)*time.Second {
 		t.Fatalf("2 of 3 placed: %v %s, want Wait for the default timeout", st, timeout)
 	}
-	group.Counts = multicache.PodGroupCounts{Scheduled: 3}
+	group.Counts = store.PodGroupCounts{Scheduled: 3}
 	p.reader = groupReader{group: group}
 	if st, _ := p.Permit(ctx, nil, member("w-2", "train"), "n1"); !st.IsSuccess() {
 		t.Fatalf("3 of 3 placed: %v, want Success", st)
@@ -105,9 +106,9 @@ func TestPermit_AGroupsOwnScheduleTimeoutWinsOverTheDefault(t *testing.T) {
 		{ptr.To[int32](5), 5 * time.Second},
 		{nil, time.Duration(DefaultPermitWaitingTimeSeconds) * time.Second},
 	} {
-		group := multicache.PodGroup{Key: multicache.PodGroupKey("multicache", "ns", "train"),
+		group := store.PodGroup{Key: multicache.PodGroupKey("multicache", "ns", "train"),
 			PodGroup: &v1alpha1.PodGroup{Spec: v1alpha1.PodGroupSpec{MinMember: 3, ScheduleTimeoutSeconds: tc.timeout}},
-			Counts:   multicache.PodGroupCounts{Scheduled: 1, Pending: 2}}
+			Counts:   store.PodGroupCounts{Scheduled: 1, Pending: 2}}
 		p := &Plugin{reader: groupReader{group: group}, handle: waitingHandle{}, args: args,
 			run: &run{stopped: make(chan struct{})}, log: klog.Background()}
 		st, got := p.Permit(context.Background(), nil, member("w-0", "train"), "n1")

@@ -28,10 +28,10 @@ func TestAssume_CountsAtOnceMarkedUntilTheAPIsClaimReplacesIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.AssumeResourceClaim(nil, assumed)
-	want := devicestore.Counts{Total: 4, Allocated: 2, Free: 2, Assumed: 2}
+	want := store.DeviceCounts{Total: 4, Allocated: 2, Free: 2, Assumed: 2}
 	v := nodeView(t, s, "n1")
-	if v.Counts != want || v.ByClass["gpus"] != want || v.ByPool[gpu+"/n1"].Counts != want {
-		t.Errorf("assumed: node %+v, class %+v, pool %+v; want %+v", v.Counts, v.ByClass["gpus"], v.ByPool[gpu+"/n1"].Counts, want)
+	if v.DeviceCounts != want || v.ByClass["gpus"] != want || v.ByPool[gpu+"/n1"].DeviceCounts != want {
+		t.Errorf("assumed: node %+v, class %+v, pool %+v; want %+v", v.DeviceCounts, v.ByClass["gpus"], v.ByPool[gpu+"/n1"].DeviceCounts, want)
 	}
 	for _, d := range s.NodeDevicesList("n1") {
 		if held := d.ID.Device.String() < "gpu2"; d.Allocated != held || d.Assumed != held {
@@ -45,23 +45,23 @@ func TestAssume_CountsAtOnceMarkedUntilTheAPIsClaimReplacesIt(t *testing.T) {
 		t.Errorf("dump's assumed claims %v, want ns/c with gpu0 and gpu1", d.Assumed)
 	}
 	s.UpdateSnapshot(snap, since)
-	if got, _ := snap.Get("n1"); got.Counts != want {
-		t.Errorf("snapshot after the assumption: %+v, want %+v", got.Counts, want)
+	if got, _ := snap.Get("n1"); got.DeviceCounts != want {
+		t.Errorf("snapshot after the assumption: %+v, want %+v", got.DeviceCounts, want)
 	}
 	noViolations(t, s)
 
 	since = config.Generations().Current()
 	api := makeClaim("ns", "c", result{gpu, "n1", "gpu0", "", false}, result{gpu, "n1", "gpu1", "", false})
 	s.UpdateResourceClaim(assumed, api)
-	if v := nodeView(t, s, "n1"); v.Counts != counts(4, 2) {
-		t.Errorf("the API's claim, same allocation: %+v, want 2 allocated, none assumed", v.Counts)
+	if v := nodeView(t, s, "n1"); v.DeviceCounts != counts(4, 2) {
+		t.Errorf("the API's claim, same allocation: %+v, want 2 allocated, none assumed", v.DeviceCounts)
 	}
 	if d := s.Dump().(devicestore.Dump); d.Assumed != nil {
 		t.Errorf("dump's assumed claims %v after the API's claim, want none", d.Assumed)
 	}
 	s.UpdateSnapshot(snap, since)
-	if got, _ := snap.Get("n1"); got.Counts != counts(4, 2) {
-		t.Errorf("snapshot after the API's claim: %+v, want the mark gone (the node copied again)", got.Counts)
+	if got, _ := snap.Get("n1"); got.DeviceCounts != counts(4, 2) {
+		t.Errorf("snapshot after the API's claim: %+v, want the mark gone (the node copied again)", got.DeviceCounts)
 	}
 }
 
@@ -102,8 +102,8 @@ func TestAssume_ADeviceAnotherClaimHoldsIsRefused(t *testing.T) {
 			t.Errorf("%s: %v, want no conflict", name, err)
 		}
 	}
-	if v := nodeView(t, s, "n1"); v.Counts != (devicestore.Counts{Total: 3, Allocated: 2, Free: 1, Assumed: 1}) {
-		t.Errorf("checks changed the counts: %+v", v.Counts)
+	if v := nodeView(t, s, "n1"); v.DeviceCounts != (store.DeviceCounts{Total: 3, Allocated: 2, Free: 1, Assumed: 1}) {
+		t.Errorf("checks changed the counts: %+v", v.DeviceCounts)
 	}
 }
 
@@ -117,13 +117,13 @@ func TestAssume_AgainReplacesAndDeleteReleases(t *testing.T) {
 	second := makeClaim("ns", "c", result{gpu, "n1", "gpu1", "", false}, result{gpu, "n1", "gpu2", "", false})
 	s.AssumeResourceClaim(nil, first)
 	s.AssumeResourceClaim(first, second)
-	if v := nodeView(t, s, "n1"); v.Counts != (devicestore.Counts{Total: 4, Allocated: 2, Free: 2, Assumed: 2}) {
-		t.Errorf("assumed again: %+v, want the second allocation only", v.Counts)
+	if v := nodeView(t, s, "n1"); v.DeviceCounts != (store.DeviceCounts{Total: 4, Allocated: 2, Free: 2, Assumed: 2}) {
+		t.Errorf("assumed again: %+v, want the second allocation only", v.DeviceCounts)
 	}
 	s.DeleteResourceClaim(second)
 	s.DeleteResourceClaim(second)
-	if v := nodeView(t, s, "n1"); v.Counts != counts(4, 0) || s.AllocatedDevices().Len() != 0 {
-		t.Errorf("deleted: %+v, want nothing allocated", v.Counts)
+	if v := nodeView(t, s, "n1"); v.DeviceCounts != counts(4, 0) || s.AllocatedDevices().Len() != 0 {
+		t.Errorf("deleted: %+v, want nothing allocated", v.DeviceCounts)
 	}
 	if d := s.Dump().(devicestore.Dump); d.Assumed != nil {
 		t.Errorf("dump's assumed claims %v, want none", d.Assumed)
@@ -153,7 +153,7 @@ func TestAssume_FindingsMarkTheAssumedClaims(t *testing.T) {
 	if d := s.Dump().(devicestore.Dump); !slices.Equal(d.Unpublished[gpu+"/n1/nope"], []string{"ns/assumed (assumed)"}) {
 		t.Errorf("dump's unpublished devices %v, want nope held by ns/assumed (assumed)", d.Unpublished)
 	}
-	if v := nodeView(t, s, "n1"); v.Counts != (devicestore.Counts{Total: 1, Allocated: 1, Assumed: 1}) {
-		t.Errorf("n1: %+v, want gpu0 allocated once, assumed", v.Counts)
+	if v := nodeView(t, s, "n1"); v.DeviceCounts != (store.DeviceCounts{Total: 1, Allocated: 1, Assumed: 1}) {
+		t.Errorf("n1: %+v, want gpu0 allocated once, assumed", v.DeviceCounts)
 	}
 }

@@ -77,8 +77,8 @@ func TestDevices_ThroughTheAPIServer(t *testing.T) {
 		s.AddResourceClaim(&claims.Items[i])
 	}
 	v := nodeView(t, s, "n1")
-	if v.Counts != counts(4, 2) || v.ByClass["gpus"] != counts(4, 2) {
-		t.Errorf("n1: %+v, class gpus %+v; want 4 total, 2 allocated, 2 free for both", v.Counts, v.ByClass["gpus"])
+	if v.DeviceCounts != counts(4, 2) || v.ByClass["gpus"] != counts(4, 2) {
+		t.Errorf("n1: %+v, class gpus %+v; want 4 total, 2 allocated, 2 free for both", v.DeviceCounts, v.ByClass["gpus"])
 	}
 	noViolations(t, s)
 
@@ -92,8 +92,8 @@ func TestDevices_ThroughTheAPIServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.UpdateResourceClaim(allocated, deallocated)
-	if v := nodeView(t, s, "n1"); v.Counts != counts(4, 0) || v.ByClass["gpus"] != counts(4, 0) {
-		t.Errorf("claim deallocated: %+v, class %+v; want 0 allocated", v.Counts, v.ByClass["gpus"])
+	if v := nodeView(t, s, "n1"); v.DeviceCounts != counts(4, 0) || v.ByClass["gpus"] != counts(4, 0) {
+		t.Errorf("claim deallocated: %+v, class %+v; want 0 allocated", v.DeviceCounts, v.ByClass["gpus"])
 	}
 	if deallocated.Status.Allocation != nil {
 		t.Error("the API server kept the allocation")

@@ -22,8 +22,8 @@ func TestDevices_NewestGenerationCountsAndClaimsTakeDevices(t *testing.T) {
 	s.AddResourceClaim(claim)
 
 	v := nodeView(t, s, "n1")
-	if v.Counts != counts(4, 2) {
-		t.Errorf("node: %+v, want 4 total, 2 allocated, 2 free", v.Counts)
+	if v.DeviceCounts != counts(4, 2) {
+		t.Errorf("node: %+v, want 4 total, 2 allocated, 2 free", v.DeviceCounts)
 	}
 	if got := v.ByClass["gpus"]; got != counts(4, 2) {
 		t.Errorf("class gpus: %+v, want 4 total, 2 allocated, 2 free", got)
@@ -34,12 +34,12 @@ func TestDevices_NewestGenerationCountsAndClaimsTakeDevices(t *testing.T) {
 	noViolations(t, s)
 
 	s.UpdateResourceClaim(claim, makeClaim("ns", "c"))
-	if v := nodeView(t, s, "n1"); v.Counts != counts(4, 0) || v.ByClass["gpus"] != counts(4, 0) {
+	if v := nodeView(t, s, "n1"); v.DeviceCounts != counts(4, 0) || v.ByClass["gpus"] != counts(4, 0) {
 		t.Errorf("claim deallocated: %+v, want 0 allocated", v)
 	}
 	s.DeleteResourceSlice(makeSlice("new", gpu, "n1", 2, 1, devs("gpu", 4), onNode("n1")))
-	if v := nodeView(t, s, "n1"); v.Counts != counts(2, 0) {
-		t.Errorf("newest generation deleted: %+v, want the older generation's 2 devices", v.Counts)
+	if v := nodeView(t, s, "n1"); v.DeviceCounts != counts(2, 0) {
+		t.Errorf("newest generation deleted: %+v, want the older generation's 2 devices", v.DeviceCounts)
 	}
 	s.DeleteResourceSlice(makeSlice("old", gpu, "n1", 1, 1, devs("old", 2), onNode("n1")))
 	if _, ok := s.Node("n1"); ok || s.Len() != 1 {
@@ -118,8 +118,8 @@ func TestDevices_ClaimsCountAsKubeSchedulerCountsThem(t *testing.T) {
 	}
 	s.AddResourceClaim(makeClaim("ns", "share1", result{"mem.example.com", "n1", "m0", "a", false}))
 	s.AddResourceClaim(makeClaim("ns", "share2", result{"mem.example.com", "n1", "m0", "b", false}))
-	if v := nodeView(t, s, "n1"); v.Counts != counts(3, 1) {
-		t.Errorf("two shares of one device: %+v, want it allocated once", v.Counts)
+	if v := nodeView(t, s, "n1"); v.DeviceCounts != counts(3, 1) {
+		t.Errorf("two shares of one device: %+v, want it allocated once", v.DeviceCounts)
 	}
 	for _, d := range s.NodeDevicesList("n1") {
 		if d.ID.Device.String() != "m0" {
@@ -132,11 +132,11 @@ func TestDevices_ClaimsCountAsKubeSchedulerCountsThem(t *testing.T) {
 	noViolations(t, s)
 	s.DeleteResourceClaim(makeClaim("ns", "share1"))
 	if v := nodeView(t, s, "n1"); v.Allocated != 1 {
-		t.Errorf("one share left: %+v, want the device still allocated", v.Counts)
+		t.Errorf("one share left: %+v, want the device still allocated", v.DeviceCounts)
 	}
 	s.DeleteResourceClaim(makeClaim("ns", "share2"))
 	if v := nodeView(t, s, "n1"); v.Allocated != 0 || s.AllocatedDevices().Len() != 0 {
-		t.Errorf("no share left: %+v, want nothing allocated", v.Counts)
+		t.Errorf("no share left: %+v, want nothing allocated", v.DeviceCounts)
 	}
 }
 
@@ -194,8 +194,8 @@ func TestDevices_ViolationsAreReportedNeverNegative(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("violations:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	if v := nodeView(t, s, "n1"); v.Counts != counts(1, 1) {
-		t.Errorf("n1: %+v, want 1 device allocated, 0 free", v.Counts)
+	if v := nodeView(t, s, "n1"); v.DeviceCounts != counts(1, 1) {
+		t.Errorf("n1: %+v, want 1 device allocated, 0 free", v.DeviceCounts)
 	}
 	d := s.Dump().(devicestore.Dump)
 	if claims := d.Unpublished["gpu.example.com/n1/nope"]; !slices.Equal(claims, []string{"ns/b"}) {
@@ -213,8 +213,8 @@ func TestDevices_ViolationsAreReportedNeverNegative(t *testing.T) {
 	s.DeleteResourceClaim(makeClaim("ns", "a"))
 	s.DeleteResourceClaim(makeClaim("ns", "a"))
 	s.DeleteResourceClaim(makeClaim("ns", "b"))
-	if v := nodeView(t, s, "n1"); v.Counts != counts(1, 0) {
-		t.Errorf("after releases: %+v, want 1 free", v.Counts)
+	if v := nodeView(t, s, "n1"); v.DeviceCounts != counts(1, 0) {
+		t.Errorf("after releases: %+v, want 1 free", v.DeviceCounts)
 	}
 }
 

@@ -1,9 +1,11 @@
 package devicestore
 
+import "github.com/seed0f91f25e/multicache/pkg/multicache/store"
+
 // NodeDump is the debug view of one node: its devices under "devices", as the node views
 // of the debug server show them.
 type NodeDump struct {
-	Devices NodeDevices `json:"devices"`
+	Devices store.NodeDevices `json:"devices"`
 }
 
 // Dump is the debug view of the store.

@@ -84,8 +84,8 @@ func TestDevices_APodsExtendedResourceClaimThatHoldsNoDeviceIsReported(t *testin
 			t.Errorf("violation %q does not name the claim %s and what is wrong", msg, want)
 		}
 	}
-	if v := nodeView(t, s, "n1"); v.Counts != counts(2, 1) {
-		t.Errorf("node n1 %+v: want the allocated claim's device only (nothing negative)", v.Counts)
+	if v := nodeView(t, s, "n1"); v.DeviceCounts != counts(2, 1) {
+		t.Errorf("node n1 %+v: want the allocated claim's device only (nothing negative)", v.DeviceCounts)
 	}
 
 	// The claim allocated, the pod gone or finished: nothing to report.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/seed0f91f25e/multicache/internal/stores"
 	"github.com/seed0f91f25e/multicache/internal/stores/devicestore"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 func newStore(t *testing.T) *devicestore.Store {
@@ -152,11 +153,11 @@ func makeClass(name string, exprs ...string) *resourcev1.DeviceClass {
 	return c
 }
 
-func counts(total, allocated int) devicestore.Counts {
-	return devicestore.Counts{Total: total, Allocated: allocated, Free: total - allocated}
+func counts(total, allocated int) store.DeviceCounts {
+	return store.DeviceCounts{Total: total, Allocated: allocated, Free: total - allocated}
 }
 
-func nodeView(t *testing.T, s *devicestore.Store, name string) devicestore.NodeDevices {
+func nodeView(t *testing.T, s *devicestore.Store, name string) store.NodeDevices {
 	t.Helper()
 	v, _ := s.Node(name)
 	return v

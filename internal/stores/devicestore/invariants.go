@@ -5,6 +5,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // isPublished reports whether some node counts the device.
@@ -111,7 +113,7 @@ func (s *Store) checkTotals() (errs []error) {
 		errs = append(errs, fmt.Errorf("the cluster's device totals (multicache_devices) are %+v, a count of the devices gives %+v", s.totals.all, all))
 	}
 	for _, name := range slices.Sorted(maps.Keys(byClass)) {
-		var kept Counts
+		var kept store.DeviceCounts
 		if t := s.totals.byClass[name]; t != nil {
 			kept = *t
 		}
@@ -120,7 +122,7 @@ func (s *Store) checkTotals() (errs []error) {
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(s.totals.byClass)) {
-		if _, known := byClass[name]; !known && *s.totals.byClass[name] != (Counts{}) {
+		if _, known := byClass[name]; !known && *s.totals.byClass[name] != (store.DeviceCounts{}) {
 			errs = append(errs, fmt.Errorf("the device totals count %+v for DeviceClass %s, which the cache does not know", *s.totals.byClass[name], name))
 		}
 	}

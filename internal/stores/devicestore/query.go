@@ -4,13 +4,15 @@ import (
 	resourcev1 "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/sets"
+
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // Node returns the devices of a node; false when no pool reaches it.
-func (s *Store) Node(name string) (NodeDevices, bool) {
+func (s *Store) Node(name string) (store.NodeDevices, bool) {
 	e, ok := s.views.Get(name)
 	if !ok {
-		return NodeDevices{}, false
+		return store.NodeDevices{}, false
 	}
 	return s.view(e), true
 }
@@ -71,10 +73,10 @@ func (s *Store) ConsumedCapacity() map[DeviceID]map[resourcev1.QualifiedName]res
 // when its pool publishes it to some node, as in the node views. The counts are kept as
 // events change them (totals.go): a call costs one map entry per class, not a count of the
 // devices.
-func (s *Store) ClusterCounts() (all Counts, byClass map[string]Counts) {
-	byClass = make(map[string]Counts, len(s.classes))
+func (s *Store) ClusterCounts() (all store.DeviceCounts, byClass map[string]store.DeviceCounts) {
+	byClass = make(map[string]store.DeviceCounts, len(s.classes))
 	for name := range s.classes {
-		var c Counts
+		var c store.DeviceCounts
 		if t := s.totals.byClass[name]; t != nil {
 			c = *t
 		}

@@ -3,7 +3,7 @@ package devicestore_test
 import (
 	"testing"
 
-	"github.com/seed0f91f25e/multicache/internal/stores/devicestore"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // TestClusterCounts_ASharedDeviceCountsOnce: the node views count a shared device on every
@@ -31,7 +31,7 @@ func TestClusterCounts_ASharedDeviceCountsOnce(t *testing.T) {
 	if all != counts(2+8, 3) {
 		t.Errorf("all devices %+v, want %+v (the 2 shared NICs once, not on each of 2 nodes)", all, counts(10, 3))
 	}
-	for class, want := range map[string]devicestore.Counts{"nics": counts(2, 1), "gpus": counts(8, 2), "anything": counts(10, 3), "fpgas": counts(0, 0)} {
+	for class, want := range map[string]store.DeviceCounts{"nics": counts(2, 1), "gpus": counts(8, 2), "anything": counts(10, 3), "fpgas": counts(0, 0)} {
 		got, ok := byClass[class]
 		if !ok || got != want {
 			t.Errorf("class %s: %+v (present %v), want %+v", class, got, ok, want)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // The cluster's device counts (ClusterCounts, what multicache_devices reports on every
@@ -18,11 +20,11 @@ import (
 // totals are the cluster's devices, each counted once however many nodes it reaches: all
 // of them, and per DeviceClass.
 type totals struct {
-	all     Counts
-	byClass map[string]*Counts
+	all     store.DeviceCounts
+	byClass map[string]*store.DeviceCounts
 }
 
-func newTotals() totals { return totals{byClass: map[string]*Counts{}} }
+func newTotals() totals { return totals{byClass: map[string]*store.DeviceCounts{}} }
 
 // share is what one device adds to the totals: nothing unless counted (its pool publishes
 // it to some node).
@@ -35,14 +37,14 @@ func (t *totals) apply(sh share, sign int) {
 	if !sh.counted {
 		return
 	}
-	t.all.apply(sh.held, sh.assumed, sign)
+	count(&t.all, sh.held, sh.assumed, sign)
 	for _, name := range sh.classes.names {
 		c := t.byClass[name]
 		if c == nil {
-			c = &Counts{}
+			c = &store.DeviceCounts{}
 			t.byClass[name] = c
 		}
-		c.apply(sh.held, sh.assumed, sign)
+		count(c, sh.held, sh.assumed, sign)
 	}
 }
 
@@ -107,7 +109,7 @@ func (s *Store) RebuildTotals() []string {
 		fixed = append(fixed, fmt.Sprintf("all devices: %+v, rebuilt %+v", s.totals.all, fresh.all))
 	}
 	for _, name := range slices.Sorted(maps.Keys(s.classes)) {
-		var kept, now Counts
+		var kept, now store.DeviceCounts
 		if c := s.totals.byClass[name]; c != nil {
 			kept = *c
 		}
@@ -123,10 +125,10 @@ func (s *Store) RebuildTotals() []string {
 }
 
 // countAll counts the cluster's devices from the pools, as the totals should hold them.
-func (s *Store) countAll() (all Counts, byClass map[string]Counts) {
-	byClass = make(map[string]Counts, len(s.classes))
+func (s *Store) countAll() (all store.DeviceCounts, byClass map[string]store.DeviceCounts) {
+	byClass = make(map[string]store.DeviceCounts, len(s.classes))
 	for name := range s.classes {
-		byClass[name] = Counts{}
+		byClass[name] = store.DeviceCounts{}
 	}
 	for _, p := range s.pools {
 		for id, e := range p.devices {
@@ -134,10 +136,10 @@ func (s *Store) countAll() (all Counts, byClass map[string]Counts) {
 			if !sh.counted {
 				continue
 			}
-			all.add(sh.held, sh.assumed)
+			count(&all, sh.held, sh.assumed, 1)
 			for _, name := range sh.classes.names {
 				if c, ok := byClass[name]; ok {
-					c.add(sh.held, sh.assumed)
+					count(&c, sh.held, sh.assumed, 1)
 					byClass[name] = c
 				}
 			}

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/seed0f91f25e/multicache/internal/stores/devicestore"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // TestClusterCounts_KeptTotalsEqualARecountAfterRandomEvents: the totals ClusterCounts
@@ -283,7 +284,7 @@ func (w *totalsWorld) check() error {
 
 // listed counts the devices of every node's list once, and per known class: a device
 // whose versions on different nodes are in different classes is in each of them.
-func (w *totalsWorld) listed() (devicestore.Counts, map[string]devicestore.Counts) {
+func (w *totalsWorld) listed() (store.DeviceCounts, map[string]store.DeviceCounts) {
 	type listedDevice struct {
 		allocated, assumed bool
 		classes            map[string]bool
@@ -301,12 +302,12 @@ func (w *totalsWorld) listed() (devicestore.Counts, map[string]devicestore.Count
 			}
 		}
 	}
-	var all devicestore.Counts
-	byClass := map[string]devicestore.Counts{}
+	var all store.DeviceCounts
+	byClass := map[string]store.DeviceCounts{}
 	for name := range w.classes {
-		byClass[name] = devicestore.Counts{}
+		byClass[name] = store.DeviceCounts{}
 	}
-	add := func(c *devicestore.Counts, d *listedDevice) {
+	add := func(c *store.DeviceCounts, d *listedDevice) {
 		c.Total++
 		if d.allocated {
 			c.Allocated++

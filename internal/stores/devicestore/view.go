@@ -6,6 +6,8 @@ import (
 
 	resourcev1 "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // nodeEntry is what the pools give one node.
@@ -13,21 +15,8 @@ type nodeEntry struct {
 	pools map[poolKey]*reach
 }
 
-// Counts are devices published, allocated (held by some claim, alone or by share) and
-// free (published and not allocated). Free is never negative: only published devices are
-// counted as allocated. Assumed are the allocated devices some claim holds by a
-// scheduler's assumption the API does not show yet (counted in Allocated too).
-type Counts struct {
-	Total     int `json:"total"`
-	Allocated int `json:"allocated"`
-	Free      int `json:"free"`
-	Assumed   int `json:"assumed,omitempty"`
-}
-
-func (c *Counts) add(allocated, assumed bool) { c.apply(allocated, assumed, 1) }
-
-// apply adds (sign 1) or takes out (sign -1) one device.
-func (c *Counts) apply(allocated, assumed bool, sign int) {
+// count adds (sign 1) or takes out (sign -1) one device.
+func count(c *store.DeviceCounts, allocated, assumed bool, sign int) {
 	c.Total += sign
 	if allocated {
 		c.Allocated += sign
@@ -39,44 +28,21 @@ func (c *Counts) apply(allocated, assumed bool, sign int) {
 	}
 }
 
-// PoolDevices are the devices one pool gives a node.
-type PoolDevices struct {
-	Counts
-	Generation int64 `json:"generation"`
-	// Shared counts the devices reaching the node other than by its name (node selector,
-	// all nodes): the same devices are counted on every node they reach.
-	Shared int `json:"shared,omitempty"`
-	// Incomplete: the pool's generation lacks some of its slices; Invalid: it names a
-	// device twice. kube-scheduler allocates nothing from such a pool: none of its
-	// devices is counted.
-	Incomplete bool `json:"incomplete,omitempty"`
-	Invalid    bool `json:"invalid,omitempty"`
-}
-
-// NodeDevices are the DRA devices of one node.
-type NodeDevices struct {
-	Counts
-	// ByClass are the devices each DeviceClass accepts (a device may be in several).
-	ByClass map[string]Counts `json:"byClass"`
-	// ByPool are the devices of each pool, keyed driver/pool.
-	ByPool map[string]PoolDevices `json:"byPool"`
-}
-
 // view computes a node's devices.
-func (s *Store) view(e *nodeEntry) NodeDevices {
-	v := NodeDevices{ByClass: map[string]Counts{}, ByPool: make(map[string]PoolDevices, len(e.pools))}
+func (s *Store) view(e *nodeEntry) store.NodeDevices {
+	v := store.NodeDevices{ByClass: map[string]store.DeviceCounts{}, ByPool: make(map[string]store.PoolDevices, len(e.pools))}
 	for key, r := range e.pools {
-		pd := PoolDevices{Generation: r.generation, Incomplete: r.incomplete, Invalid: r.invalid}
+		pd := store.PoolDevices{Generation: r.generation, Incomplete: r.incomplete, Invalid: r.invalid}
 		for _, d := range r.devices {
 			held, assumed := s.allocated(d.id), s.assumedHolder(d.id)
-			v.add(held, assumed)
-			pd.add(held, assumed)
+			count(&v.DeviceCounts, held, assumed, 1)
+			count(&pd.DeviceCounts, held, assumed, 1)
 			if d.shared {
 				pd.Shared++
 			}
 			for _, c := range d.classes.names {
 				cc := v.ByClass[c]
-				cc.add(held, assumed)
+				count(&cc, held, assumed, 1)
 				v.ByClass[c] = cc
 			}
 		}

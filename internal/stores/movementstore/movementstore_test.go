@@ -30,7 +30,7 @@ func follower(name, node, movement string) *corev1.Pod {
 	return ts.MakePod("ns", name, ts.OnNode(node), ts.OwnedBy("ReplicaSet", "web", "uid-web"), ts.ConsumedMovement(movement))
 }
 
-func actual(v movementstore.MovementView, node string) []string {
+func actual(v store.Movement, node string) []string {
 	var out []string
 	for _, o := range v.Owners {
 		for _, n := range o.Nodes {

@@ -7,42 +7,14 @@ import (
 	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
-// NodeSuggestion is one node suggested for an owner and the pods that landed there.
-type NodeSuggestion struct {
-	Node string
-	// Desired is how many pods the descheduler wants there (0 for a node it did not
-	// suggest but where a pod of the owner landed anyway).
-	Desired int64
-	// Actual are the owner's pods that consumed the movement and landed there, sorted.
-	Actual []v1alpha1.TaskInfo
-}
-
-// Left is how many more pods the suggestion wants.
-func (n NodeSuggestion) Left() int64 { return max(n.Desired-int64(len(n.Actual)), 0) }
-
-// OwnerSuggestions are a movement's suggestions for one owner.
-type OwnerSuggestions struct {
-	Owner v1alpha1.OwnerInfo
-	// Nodes are the suggested nodes in spec order, then other nodes pods landed on, by name.
-	Nodes []NodeSuggestion
-}
-
-// MovementView is what the cache derives for one movement.
-type MovementView struct {
-	Name string
-	// Movement is the object; nil when only pods refer to it.
-	Movement *v1alpha1.Movement
-	Owners   []OwnerSuggestions
-}
-
 // view derives the suggestions and the pods that consumed them, owner by owner.
-func (mv *movement) view() MovementView {
-	v := MovementView{Name: mv.name, Movement: mv.m}
+func (mv *movement) view() store.Movement {
+	v := store.Movement{Name: mv.name, Movement: mv.m}
 	if mv.m == nil {
 		return v
 	}
 	for _, o := range mv.m.Spec.Owners {
-		sug := OwnerSuggestions{Owner: o.Owner}
+		sug := store.MovementOwner{Owner: o.Owner}
 		at := map[string]int{}
 		for _, rn := range o.RecommendedNodes {
 			if i, dup := at[rn.Node]; dup {
@@ -50,7 +22,7 @@ func (mv *movement) view() MovementView {
 				continue
 			}
 			at[rn.Node] = len(sug.Nodes)
-			sug.Nodes = append(sug.Nodes, NodeSuggestion{Node: rn.Node, Desired: rn.DesiredPodCount})
+			sug.Nodes = append(sug.Nodes, store.MovementNode{Node: rn.Node, Desired: rn.DesiredPodCount})
 		}
 		firstUnsuggested := len(sug.Nodes)
 		for key, pod := range mv.pods {
@@ -62,7 +34,7 @@ func (mv *movement) view() MovementView {
 			if !seen {
 				i = len(sug.Nodes)
 				at[pod.Spec.NodeName] = i
-				sug.Nodes = append(sug.Nodes, NodeSuggestion{Node: pod.Spec.NodeName})
+				sug.Nodes = append(sug.Nodes, store.MovementNode{Node: pod.Spec.NodeName})
 			}
 			sug.Nodes[i].Actual = append(sug.Nodes[i].Actual, v1alpha1.TaskInfo{
 				Name: key.Name, Namespace: key.Namespace, UID: pod.UID, Node: pod.Spec.NodeName,
@@ -82,10 +54,10 @@ func (mv *movement) view() MovementView {
 }
 
 // Get returns what the cache derives for one movement.
-func (s *Store) Get(name string) (MovementView, bool) {
+func (s *Store) Get(name string) (store.Movement, bool) {
 	mv, ok := s.movements.Get(name)
 	if !ok {
-		return MovementView{}, false
+		return store.Movement{}, false
 	}
 	return mv.view(), true
 }

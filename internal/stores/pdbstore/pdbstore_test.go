@@ -22,7 +22,7 @@ func newStore(t *testing.T) *pdbstore.Store {
 	return pdbstore.New(config)
 }
 
-func names(views []pdbstore.PDBView) []string {
+func names(views []store.PDB) []string {
 	var out []string
 	for _, v := range views {
 		out = append(out, v.Key.Name)

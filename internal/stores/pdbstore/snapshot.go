@@ -19,27 +19,27 @@ type Snapshot struct {
 func (s *Snapshot) StoreName() stores.Name { return stores.PDBStoreName }
 
 // Get returns one budget.
-func (s *Snapshot) Get(key types.NamespacedName) (PDBView, bool) {
+func (s *Snapshot) Get(key types.NamespacedName) (store.PDB, bool) {
 	v, ok := s.pdbs[key]
 	return v.view, ok
 }
 
 // snapPDB is a budget's view and the selector ForPod matches pods with.
 type snapPDB struct {
-	view     PDBView
+	view     store.PDB
 	selector labels.Selector
 }
 
 // ForPod answers as Store.ForPod did when the snapshot was updated: through the pod's
 // controlling owner when the snapshot knows it, otherwise by matching the pod's labels
 // against the budgets of its namespace (a walk of every budget).
-func (s *Snapshot) ForPod(pod *corev1.Pod) []PDBView {
+func (s *Snapshot) ForPod(pod *corev1.Pod) []store.PDB {
 	if key, _, ok := store.ControllerOwner(pod); ok {
 		if _, known := s.owners[key]; known {
 			return s.ForOwner(key)
 		}
 	}
-	var out []PDBView
+	var out []store.PDB
 	for k, v := range s.pdbs {
 		if k.Namespace == pod.Namespace && v.selector != nil && v.selector.Matches(labels.Set(pod.Labels)) {
 			out = append(out, v.view)
@@ -50,8 +50,8 @@ func (s *Snapshot) ForPod(pod *corev1.Pod) []PDBView {
 }
 
 // ForOwner returns the budgets that covered an owner's pods.
-func (s *Snapshot) ForOwner(key store.OwnerKey) []PDBView {
-	var out []PDBView
+func (s *Snapshot) ForOwner(key store.OwnerKey) []store.PDB {
+	var out []store.PDB
 	for _, pk := range s.owners[key] {
 		if v, ok := s.pdbs[pk]; ok {
 			out = append(out, v.view)

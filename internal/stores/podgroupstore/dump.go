@@ -20,7 +20,7 @@ type GroupDump struct {
 	Exists           bool                   `json:"exists"`
 	MinMember        int32                  `json:"minMember,omitempty"`
 	Phase            v1alpha1.PodGroupPhase `json:"phase,omitempty"`
-	Counts           Counts                 `json:"counts"`
+	Counts           store.PodGroupCounts   `json:"counts"`
 	MinMemberReached bool                   `json:"minMemberReached"`
 	Members          []string               `json:"members"`
 }
@@ -59,7 +59,7 @@ func (s *Store) CheckInvariantsDeferred() func() []error {
 	type groupCopy struct {
 		key, filed types.NamespacedName
 		exists     bool
-		counts     Counts
+		counts     store.PodGroupCounts
 		from, to   int // its members in members[from:to]
 	}
 	var errs []error
@@ -86,7 +86,7 @@ func (s *Store) CheckInvariantsDeferred() func() []error {
 	return func() []error {
 		var y yield.Yielder // off the lock, as long as a part of the node check: it yields
 		for _, g := range groups {
-			var recount Counts
+			var recount store.PodGroupCounts
 			for i, pod := range members[g.from:g.to] {
 				y.Step()
 				recount.Add(pod, 1)

@@ -10,6 +10,7 @@ import (
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
 	"github.com/seed0f91f25e/multicache/internal/stores"
 	"github.com/seed0f91f25e/multicache/internal/stores/storetest"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // TestCheckInvariants_FindsEveryCorruption corrupts a healthy store one way at a time and
@@ -59,7 +60,7 @@ func TestCheckInvariants_FindsEveryCorruption(t *testing.T) {
 		{Name: "a group without object or members", Corrupt: func(s *Store) func() {
 			g, _ := s.groups.Get(gang)
 			pg, members, counts := g.pg, g.members, g.counts
-			g.pg, g.members, g.counts = nil, map[types.NamespacedName]*corev1.Pod{}, Counts{}
+			g.pg, g.members, g.counts = nil, map[types.NamespacedName]*corev1.Pod{}, store.PodGroupCounts{}
 			return func() { g.pg, g.members, g.counts = pg, members, counts }
 		}, Want: "pod group ns/gang: kept without object or members", Unique: "does not belong"},
 		{Name: "a group filed under another key", Corrupt: func(s *Store) func() {

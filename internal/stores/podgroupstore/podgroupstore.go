@@ -20,7 +20,7 @@ type group struct {
 	key     types.NamespacedName
 	pg      *v1alpha1.PodGroup
 	members map[types.NamespacedName]*corev1.Pod
-	counts  Counts
+	counts  store.PodGroupCounts
 }
 
 // Store is the PodGroupStore.

@@ -13,6 +13,7 @@ import (
 	"github.com/seed0f91f25e/multicache/internal/stores"
 	"github.com/seed0f91f25e/multicache/internal/stores/podgroupstore"
 	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 var (
@@ -57,7 +58,7 @@ func TestPodGroup_CountsMembersByPlacementAndPhase(t *testing.T) {
 	s.AddPod(ts.MakePod("other", "same-label-other-ns", ts.InGroup("gang")))
 
 	st, ok := s.Get(groupKey)
-	want := podgroupstore.Counts{Pending: 1, Scheduled: 1, Running: 1, Succeeded: 1, Failed: 1}
+	want := store.PodGroupCounts{Pending: 1, Scheduled: 1, Running: 1, Succeeded: 1, Failed: 1}
 	if !ok || st.Counts != want {
 		t.Fatalf("counts %+v, want %+v", st.Counts, want)
 	}
@@ -104,23 +105,23 @@ func TestPodGroup_PhaseFollowsTheMembers(t *testing.T) {
 	pg.Spec.ScheduleTimeoutSeconds = ptr.To[int32](60)
 	cases := []struct {
 		name   string
-		counts podgroupstore.Counts
+		counts store.PodGroupCounts
 		now    time.Time
 		want   v1alpha1.PodGroupPhase
 	}{
-		{"too few members", podgroupstore.Counts{Pending: 2}, t0, v1alpha1.PodGroupPending},
-		{"enough members, none placed", podgroupstore.Counts{Pending: 3}, t0, v1alpha1.PodGroupPreScheduling},
-		{"minMember assumed or bound", podgroupstore.Counts{Scheduled: 2, Running: 1}, t0, v1alpha1.PodGroupScheduled},
-		{"minMember running", podgroupstore.Counts{Running: 3, Pending: 1}, t0, v1alpha1.PodGroupRunning},
-		{"all done", podgroupstore.Counts{Succeeded: 3}, t0, v1alpha1.PodGroupFinished},
-		{"too many failed", podgroupstore.Counts{Running: 1, Failed: 2}, t0, v1alpha1.PodGroupFailed},
-		{"timed out unplaced", podgroupstore.Counts{Pending: 3}, t0.Add(time.Minute), v1alpha1.PodGroupTimeout},
-		{"placed before the timeout stays scheduled", podgroupstore.Counts{Scheduled: 3}, t0.Add(time.Hour), v1alpha1.PodGroupScheduled},
-		{"one second before the timeout", podgroupstore.Counts{Pending: 1}, t0.Add(59 * time.Second), v1alpha1.PodGroupPending},
+		{"too few members", store.PodGroupCounts{Pending: 2}, t0, v1alpha1.PodGroupPending},
+		{"enough members, none placed", store.PodGroupCounts{Pending: 3}, t0, v1alpha1.PodGroupPreScheduling},
+		{"minMember assumed or bound", store.PodGroupCounts{Scheduled: 2, Running: 1}, t0, v1alpha1.PodGroupScheduled},
+		{"minMember running", store.PodGroupCounts{Running: 3, Pending: 1}, t0, v1alpha1.PodGroupRunning},
+		{"all done", store.PodGroupCounts{Succeeded: 3}, t0, v1alpha1.PodGroupFinished},
+		{"too many failed", store.PodGroupCounts{Running: 1, Failed: 2}, t0, v1alpha1.PodGroupFailed},
+		{"timed out unplaced", store.PodGroupCounts{Pending: 3}, t0.Add(time.Minute), v1alpha1.PodGroupTimeout},
+		{"placed before the timeout stays scheduled", store.PodGroupCounts{Scheduled: 3}, t0.Add(time.Hour), v1alpha1.PodGroupScheduled},
+		{"one second before the timeout", store.PodGroupCounts{Pending: 1}, t0.Add(59 * time.Second), v1alpha1.PodGroupPending},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			st := podgroupstore.GroupStatus{PodGroup: pg, Counts: tc.counts, TimeoutAt: t0.Add(time.Minute)}
+			st := store.PodGroup{PodGroup: pg, Counts: tc.counts, TimeoutAt: t0.Add(time.Minute)}
 			if got := st.Phase(tc.now); got != tc.want {
 				t.Errorf("phase %s, want %s", got, tc.want)
 			}

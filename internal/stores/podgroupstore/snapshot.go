@@ -8,14 +8,14 @@ import (
 )
 
 // Snapshot is a copy of every group's status.
-type Snapshot = store.MapSnapshot[types.NamespacedName, GroupStatus]
+type Snapshot = store.MapSnapshot[types.NamespacedName, store.PodGroup]
 
 // NewSnapshot implements stores.Store.
 func (s *Store) NewSnapshot(store.SnapshotOptions) store.Snapshot {
-	return store.NewMapSnapshot[types.NamespacedName, GroupStatus](stores.PodGroupStoreName)
+	return store.NewMapSnapshot[types.NamespacedName, store.PodGroup](stores.PodGroupStoreName)
 }
 
 // UpdateSnapshot implements stores.Store.
 func (s *Store) UpdateSnapshot(snap store.Snapshot, since int64) {
-	store.Sync(s.groups, snap.(*Snapshot).Items(), since, func(_ GroupStatus, g *group) GroupStatus { return g.status() }, nil)
+	store.Sync(s.groups, snap.(*Snapshot).Items(), since, func(_ store.PodGroup, g *group) store.PodGroup { return g.status() }, nil)
 }

@@ -52,11 +52,11 @@ func TestPodGroupSources_SameNameInThreeAPIsAreThreeGroups(t *testing.T) {
 	for _, c := range []struct {
 		key       types.NamespacedName
 		minMember int32
-		want      podgroupstore.Counts
+		want      store.PodGroupCounts
 	}{
-		{groupKey, 1, podgroupstore.Counts{Scheduled: 1, Running: 1}},
-		{nativeKey, 2, podgroupstore.Counts{Scheduled: 1, Running: 1}},
-		{spKey, 3, podgroupstore.Counts{Pending: 1, Running: 1}},
+		{groupKey, 1, store.PodGroupCounts{Scheduled: 1, Running: 1}},
+		{nativeKey, 2, store.PodGroupCounts{Scheduled: 1, Running: 1}},
+		{spKey, 3, store.PodGroupCounts{Pending: 1, Running: 1}},
 	} {
 		st, ok := s.Get(c.key)
 		if src, _ := podgroupstore.SourceOf(c.key); st.Source != src {

@@ -26,7 +26,7 @@ func (s *Store) HeldFrom(pod *corev1.Pod) map[string]store.Resources {
 				continue
 			}
 			held := out[node]
-			held.Add(View{Reservation: e.r}.Resources())
+			held.Add(store.Reservation{Reservation: e.r}.Resources())
 			held.Pods++
 			out[node] = held
 		}

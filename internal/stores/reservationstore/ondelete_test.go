@@ -70,7 +70,7 @@ func (c *cluster) expect(what string, requested, reserved int64) {
 }
 
 // view returns the cache's view of a reservation or hold.
-func (c *cluster) view(key types.NamespacedName) reservationstore.View {
+func (c *cluster) view(key types.NamespacedName) store.Reservation {
 	c.t.Helper()
 	v, ok := c.h.Reservation(key)
 	if !ok {
@@ -92,7 +92,7 @@ func kept() ts.PodOption {
 }
 
 // created is the Reservation the leader creates for a hold, as the API serves it at t.
-func created(v reservationstore.View, t time.Time) *v1alpha1.Reservation {
+func created(v store.Reservation, t time.Time) *v1alpha1.Reservation {
 	r := v.Reservation.DeepCopy()
 	r.UID = "uid-" + types.UID(r.Name)
 	r.CreationTimestamp = metav1.NewTime(t.Truncate(time.Second))

@@ -79,7 +79,7 @@ func (r *rollout) remove(name string) {
 
 // hold returns the view of the hold or Reservation kept for pod name; ok is false when
 // there is none.
-func (r *rollout) hold(name string) (reservationstore.View, bool) {
+func (r *rollout) hold(name string) (store.Reservation, bool) {
 	return r.h.Reservation(types.NamespacedName{Namespace: "ns", Name: reservationstore.ReplacementName(r.pods[name])})
 }
 

@@ -12,13 +12,19 @@ import (
 	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
+// GetIn answers as Store.Get did when snap was updated.
+func GetIn(snap *Snapshot, key types.NamespacedName) (store.Reservation, bool) {
+	v, ok := snap.Get(key)
+	return v.Reservation, ok
+}
+
 // OnNodeIn answers as Store.OnNode did when snap was updated: the Reserved and Matched
 // reservations of a node, by key (a walk of the snapshot's reservations).
-func OnNodeIn(snap *Snapshot, node string) []View {
-	out := []View{}
+func OnNodeIn(snap *Snapshot, node string) []store.Reservation {
+	out := []store.Reservation{}
 	for _, v := range snap.Items() {
 		if v.Node == node && (v.Phase == v1alpha1.ReservationReserved || v.Phase == v1alpha1.ReservationMatched) {
-			out = append(out, v)
+			out = append(out, v.Reservation)
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Key.String() < out[j].Key.String() })
@@ -28,7 +34,7 @@ func OnNodeIn(snap *Snapshot, node string) []View {
 // MatchableIn answers as Store.MatchableFor did when snap was updated, podState being the
 // pod states of the same generation: the Reserved reservations pod may consume, best
 // first (a walk of the snapshot's reservations).
-func MatchableIn(snap *Snapshot, pod *corev1.Pod, podState func(types.NamespacedName) (store.PodStatus, bool)) []View {
+func MatchableIn(snap *Snapshot, pod *corev1.Pod, podState func(types.NamespacedName) (store.PodStatus, bool)) []store.Reservation {
 	if pod == nil || !qualifies(pod) {
 		return nil
 	}
@@ -47,7 +53,7 @@ func MatchableIn(snap *Snapshot, pod *corev1.Pod, podState func(types.Namespaced
 		}
 		node, landed = st.APIPod.Spec.NodeName, landedAt(st.APIPod)
 	}
-	var out []View
+	var out []store.Reservation
 	for _, v := range items {
 		if v.Phase != v1alpha1.ReservationReserved || v.Node == "" || (node != "" && v.Node != node) {
 			continue
@@ -58,7 +64,7 @@ func MatchableIn(snap *Snapshot, pod *corev1.Pod, podState func(types.Namespaced
 		if !landed.IsZero() && landed.Before(v.match.from) {
 			continue
 		}
-		out = append(out, v)
+		out = append(out, v.Reservation)
 	}
 	sort.Slice(out, func(i, j int) bool { return preferredView(out[i], out[j]) })
 	return out
@@ -85,7 +91,7 @@ func HeldFromIn(snap *Snapshot, pod *corev1.Pod, podState func(types.NamespacedN
 }
 
 // preferredView is preferred over views.
-func preferredView(a, b View) bool {
+func preferredView(a, b store.Reservation) bool {
 	ta, tb := a.Reservation.CreationTimestamp.Time, b.Reservation.CreationTimestamp.Time
 	if !ta.Equal(tb) {
 		return ta.Before(tb)

@@ -13,31 +13,10 @@ import (
 	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
-// View is what the cache knows about one reservation.
-type View struct {
-	Key         types.NamespacedName
-	Reservation *v1alpha1.Reservation
-	Phase       v1alpha1.ReservationPhase
-	// Node is where it is charged or matched ("" while Pending).
-	Node       string
-	ReservedAt time.Time
-	ExpiresAt  time.Time
-	// Owner is the pod that matched it.
-	Owner *v1alpha1.PodReference
-	// OwnerAssumed is set while the owner is only assumed (not yet confirmed by the API):
-	// the match can still be undone.
-	OwnerAssumed bool
-	// Provisional marks a deleted pod's hold (reserve-on-delete) that no Reservation took
-	// over yet: Reservation is the one the leader creates for it, not an API object.
-	Provisional bool
-	// Why says why a deleted pod's place is kept (its owner wants a replacement), or why it
-	// was released early; "" for an ordinary reservation.
-	Why string
-	// AwaitingNode is the node the spec names while the cache does not know it: the
-	// reservation is Pending, nothing is charged, until the node appears.
-	AwaitingNode string
-
-	// match is what MatchableIn needs to answer from a snapshot as MatchableFor does.
+// snapView is a reservation as a snapshot keeps it: its view and what MatchableIn needs
+// to answer from the snapshot as MatchableFor does.
+type snapView struct {
+	store.Reservation
 	match matchInfo
 }
 
@@ -50,18 +29,13 @@ type matchInfo struct {
 	linked bool
 }
 
-func (s *Store) view(e *entry) View {
-	v := View{Key: e.key, Reservation: e.r, Phase: e.phase, Node: e.node, ReservedAt: e.reservedAt, ExpiresAt: e.expiresAt,
+func (s *Store) view(e *entry) store.Reservation {
+	v := store.Reservation{Key: e.key, Reservation: e.r, Phase: e.phase, Node: e.node, ReservedAt: e.reservedAt, ExpiresAt: e.expiresAt,
 		Provisional: e.provisional, Why: e.why, AwaitingNode: e.awaiting}
 	if e.ended != "" {
 		v.Why = e.ended
 	}
-	v.match = matchInfo{selector: e.selector, from: e.r.CreationTimestamp.Time}
-	if !e.replacesSince.IsZero() {
-		v.match.from = e.replacesSince
-	}
 	if e.owner != nil {
-		v.match.linked = slices.Contains(s.byOwner[ownerKey(e.owner)], e)
 		owner := *e.owner
 		v.Owner = &owner
 		st, ok := s.h.GetPodState(ownerKey(e.owner))
@@ -70,18 +44,30 @@ func (s *Store) view(e *entry) View {
 	return v
 }
 
+// snapView builds what a snapshot keeps of e.
+func (s *Store) snapView(e *entry) snapView {
+	v := snapView{Reservation: s.view(e), match: matchInfo{selector: e.selector, from: e.r.CreationTimestamp.Time}}
+	if !e.replacesSince.IsZero() {
+		v.match.from = e.replacesSince
+	}
+	if e.owner != nil {
+		v.match.linked = slices.Contains(s.byOwner[ownerKey(e.owner)], e)
+	}
+	return v
+}
+
 // Get returns one reservation.
-func (s *Store) Get(key types.NamespacedName) (View, bool) {
+func (s *Store) Get(key types.NamespacedName) (store.Reservation, bool) {
 	e, ok := s.rsvs.Get(key)
 	if !ok {
-		return View{}, false
+		return store.Reservation{}, false
 	}
 	return s.view(e), true
 }
 
 // OnNode returns the Reserved and Matched reservations of a node, by key.
-func (s *Store) OnNode(node string) []View {
-	out := make([]View, 0, len(s.byNode[node]))
+func (s *Store) OnNode(node string) []store.Reservation {
+	out := make([]store.Reservation, 0, len(s.byNode[node]))
 	for _, e := range s.byNode[node] {
 		out = append(out, s.view(e))
 	}
@@ -95,7 +81,7 @@ func (s *Store) OnNode(node string) []View {
 // namespace when it names none, whatever its creation time; for a pod the API bound, those
 // on its node created no later than it landed. A pod that consumed a reservation, or that
 // is terminal or best-effort, may consume none.
-func (s *Store) MatchableFor(pod *corev1.Pod) []View {
+func (s *Store) MatchableFor(pod *corev1.Pod) []store.Reservation {
 	if !qualifies(pod) {
 		return nil
 	}
@@ -129,7 +115,7 @@ func (s *Store) MatchableFor(pod *corev1.Pod) []View {
 		}
 	}
 	sort.Slice(candidates, func(i, j int) bool { return preferred(candidates[i], candidates[j]) })
-	out := make([]View, len(candidates))
+	out := make([]store.Reservation, len(candidates))
 	for i, e := range candidates {
 		out[i] = s.view(e)
 	}
@@ -146,15 +132,7 @@ func (s *Store) CountByPhase() map[v1alpha1.ReservationPhase]int {
 	return out
 }
 
-// Resources returns what a reservation holds (from its spec).
-func (v View) Resources() store.Resources {
-	if v.Reservation == nil {
-		return store.Resources{}
-	}
-	return store.ResourcesFromList(v.Reservation.Spec.Resources)
-}
-
 // Each calls fn with every reservation's view (holds included) until fn returns false.
-func (s *Store) Each(fn func(View) bool) {
+func (s *Store) Each(fn func(store.Reservation) bool) {
 	s.rsvs.Range(func(_ types.NamespacedName, e *entry) bool { return fn(s.view(e)) })
 }

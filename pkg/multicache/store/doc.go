@@ -2,7 +2,9 @@
 // that a store written out of tree implements exactly what a built-in one does: the Store
 // interface, the event interfaces of each kind (PodHandler ... ReservationHandler), the
 // Handle every store is built with, and the vocabulary stores and readers share (NodeInfo,
-// Resources, Owner, PodStatus, generations and versioned maps for incremental snapshots).
+// Resources, Owner, PodStatus, generations and versioned maps for incremental snapshots)
+// and the views the built-in stores answer with, the same a multicache.Reader returns
+// (PodGroup, PDB, Movement, Reservation, NodeDevices).
 //
 // It plays the part of kube-scheduler's framework package: public interfaces and value
 // types, with the implementation (the handler, its lock, the pod state machine, the

@@ -1,29 +1,26 @@
-package multicache
+package store
 
 import (
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
-	"github.com/seed0f91f25e/multicache/internal/stores/movementstore"
-	"github.com/seed0f91f25e/multicache/internal/stores/pdbstore"
-	"github.com/seed0f91f25e/multicache/internal/stores/podgroupstore"
-	"github.com/seed0f91f25e/multicache/internal/stores/reservationstore"
-	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
-// The views a Reader and a Snapshot answer with: values the caller owns (slices and maps
-// are copies), holding API objects that are shared and must not be modified.
+// The views the built-in stores answer with, and multicache's Reader and Snapshot with
+// them: values the caller owns (slices and maps are copies), holding API objects that are
+// shared and must not be modified.
 
 // PodGroup is what the cache derives for one pod group.
 type PodGroup struct {
 	// Key is the group's key in the cache: namespace/name, or namespace/<API group>/name for
-	// a source other than multicache's own (PodGroupSourceOf splits it).
+	// a source other than multicache's own (multicache.PodGroupSourceOf splits it).
 	Key types.NamespacedName
 	// Source is the API the group comes from.
-	Source store.PodGroupSource
+	Source PodGroupSource
 	// PodGroup is the object; nil when only members exist.
 	PodGroup *v1alpha1.PodGroup
 	Counts   PodGroupCounts
@@ -41,42 +38,71 @@ type PodGroup struct {
 // PodGroupCounts are a group's members by where they are.
 type PodGroupCounts struct {
 	// Pending members are not placed on a node yet.
-	Pending int32
+	Pending int32 `json:"pending"`
 	// Scheduled members are assumed or bound to a node, not running yet.
-	Scheduled int32
-	Running   int32
-	Succeeded int32
-	Failed    int32
+	Scheduled int32 `json:"scheduled"`
+	Running   int32 `json:"running"`
+	Succeeded int32 `json:"succeeded"`
+	Failed    int32 `json:"failed"`
 }
 
 // Total is the number of members.
-func (c PodGroupCounts) Total() int32 { return podgroupstore.Counts(c).Total() }
+func (c PodGroupCounts) Total() int32 {
+	return c.Pending + c.Scheduled + c.Running + c.Succeeded + c.Failed
+}
 
 // Placed is the number of members that are or were on a node and did not fail: Active
 // plus Succeeded. It is what the gang's phase compares with minMember.
-func (c PodGroupCounts) Placed() int32 { return podgroupstore.Counts(c).Placed() }
+func (c PodGroupCounts) Placed() int32 { return c.Scheduled + c.Running + c.Succeeded }
 
 // Active is the number of members on a node and not terminal: Scheduled plus Running, the
 // members whose pod has a node (bound by the API, or assumed there by a scheduler) and is
 // in phase Pending (or Unknown) or Running. Succeeded, Failed and unplaced members are
 // not counted. An assumed member counts as a bound one does, as it is charged to its node;
-// Reader.PodState tells them apart. What a descheduler compares with MinMember before
+// a Reader's PodState tells them apart. What a descheduler compares with MinMember before
 // evicting a member.
 func (c PodGroupCounts) Active() int32 { return c.Scheduled + c.Running }
 
-// Phase derives the group's phase at time now (the timeout depends on it), as the status
-// writer does.
-func (g PodGroup) Phase(now time.Time) v1alpha1.PodGroupPhase {
-	return podgroupstore.GroupStatus{
-		Key: g.Key, Source: g.Source, PodGroup: g.PodGroup, Counts: podgroupstore.Counts(g.Counts), Members: g.Members,
-		MinMemberReached: g.MinMemberReached, ScheduleStartTime: g.ScheduleStartTime, TimeoutAt: g.TimeoutAt,
-	}.Phase(now)
+// Add counts pod (delta +1) or uncounts it (-1) by its phase and node.
+func (c *PodGroupCounts) Add(pod *corev1.Pod, delta int32) {
+	switch pod.Status.Phase {
+	case corev1.PodSucceeded:
+		c.Succeeded += delta
+	case corev1.PodFailed:
+		c.Failed += delta
+	case corev1.PodRunning:
+		c.Running += delta
+	default:
+		if pod.Spec.NodeName != "" {
+			c.Scheduled += delta
+		} else {
+			c.Pending += delta
+		}
+	}
 }
 
-func podGroupOf(g podgroupstore.GroupStatus) PodGroup {
-	return PodGroup{
-		Key: g.Key, Source: g.Source, PodGroup: g.PodGroup, Counts: PodGroupCounts(g.Counts), Members: g.Members,
-		MinMemberReached: g.MinMemberReached, ScheduleStartTime: g.ScheduleStartTime, TimeoutAt: g.TimeoutAt,
+// Phase derives the group's phase at time now (the timeout depends on it), as the status
+// writer does; "" when only members exist.
+func (g PodGroup) Phase(now time.Time) v1alpha1.PodGroupPhase {
+	if g.PodGroup == nil {
+		return ""
+	}
+	c, minMember := g.Counts, g.PodGroup.Spec.MinMember
+	switch {
+	case c.Succeeded >= minMember && c.Pending+c.Scheduled+c.Running == 0:
+		return v1alpha1.PodGroupFinished
+	case c.Failed > 0 && c.Total()-c.Failed < minMember:
+		return v1alpha1.PodGroupFailed
+	case c.Running+c.Succeeded >= minMember:
+		return v1alpha1.PodGroupRunning
+	case c.Placed() >= minMember:
+		return v1alpha1.PodGroupScheduled
+	case !g.TimeoutAt.IsZero() && !now.Before(g.TimeoutAt):
+		return v1alpha1.PodGroupTimeout
+	case c.Total() >= minMember:
+		return v1alpha1.PodGroupPreScheduling
+	default:
+		return v1alpha1.PodGroupPending
 	}
 }
 
@@ -87,14 +113,8 @@ type PDB struct {
 	// AllowedDisruptions is how many pods may be disrupted now (from the budget's status).
 	AllowedDisruptions int32
 	// Owners are the owners whose pods the budget covers, sorted.
-	Owners []store.OwnerKey
+	Owners []OwnerKey
 }
-
-func pdbOf(v pdbstore.PDBView) PDB {
-	return PDB{Key: v.Key, PDB: v.PDB, AllowedDisruptions: v.AllowedDisruptions, Owners: v.Owners}
-}
-
-func pdbsOf(vs []pdbstore.PDBView) []PDB { return viewsOf(vs, pdbOf) }
 
 // Movement is what the cache derives for one Movement (a descheduler's suggestions).
 type Movement struct {
@@ -124,14 +144,6 @@ type MovementNode struct {
 // Left is how many more pods the suggestion wants.
 func (n MovementNode) Left() int64 { return max(n.Desired-int64(len(n.Actual)), 0) }
 
-func movementOf(v movementstore.MovementView) Movement {
-	return Movement{Name: v.Name, Movement: v.Movement, Owners: viewsOf(v.Owners, func(o movementstore.OwnerSuggestions) MovementOwner {
-		return MovementOwner{Owner: o.Owner, Nodes: viewsOf(o.Nodes, func(n movementstore.NodeSuggestion) MovementNode {
-			return MovementNode{Node: n.Node, Desired: n.Desired, Actual: n.Actual}
-		})}
-	})}
-}
-
 // Reservation is what the cache knows about one Reservation.
 type Reservation struct {
 	Key         types.NamespacedName
@@ -150,38 +162,60 @@ type Reservation struct {
 	// over yet: Reservation is the one the leader creates for it, not an API object.
 	Provisional bool
 	// Why says why a deleted pod's place is kept (its owner wants a replacement), or why it
-	// was released.
+	// was released early; "" for an ordinary reservation.
 	Why string
 	// AwaitingNode is the node the spec names while the cache does not know it: the
-	// reservation stays Pending, charging nothing, until the node appears.
+	// reservation is Pending, charging nothing, until the node appears.
 	AwaitingNode string
 }
 
 // Resources returns what the reservation holds (from its spec).
-func (r Reservation) Resources() store.Resources {
+func (r Reservation) Resources() Resources {
 	if r.Reservation == nil {
-		return store.Resources{}
+		return Resources{}
 	}
-	return store.ResourcesFromList(r.Reservation.Spec.Resources)
+	return ResourcesFromList(r.Reservation.Spec.Resources)
 }
 
-func reservationOf(v reservationstore.View) Reservation {
-	return Reservation{
-		Key: v.Key, Reservation: v.Reservation, Phase: v.Phase, Node: v.Node, ReservedAt: v.ReservedAt, ExpiresAt: v.ExpiresAt,
-		Owner: v.Owner, OwnerAssumed: v.OwnerAssumed, Provisional: v.Provisional, Why: v.Why, AwaitingNode: v.AwaitingNode,
-	}
+// DeviceCounts count DRA devices: Total = Allocated + Free, only published devices counted
+// as allocated; Assumed are the allocated ones a scheduler's assumption holds that the API
+// does not show yet (counted in Allocated too).
+type DeviceCounts struct {
+	Total     int `json:"total"`
+	Allocated int `json:"allocated"`
+	Free      int `json:"free"`
+	Assumed   int `json:"assumed,omitempty"`
 }
 
-func reservationsOf(vs []reservationstore.View) []Reservation { return viewsOf(vs, reservationOf) }
+// PoolDevices are the devices of one resource pool on a node.
+type PoolDevices struct {
+	DeviceCounts
+	// Generation is the pool's newest generation, the only one counted.
+	Generation int64 `json:"generation"`
+	// Shared counts the devices reaching the node other than by its name (a node selector,
+	// all nodes): the same devices are counted on every node they reach.
+	Shared int `json:"shared,omitempty"`
+	// Incomplete: the generation lacks some of its slices; Invalid: it names a device twice.
+	// kube-scheduler allocates nothing from such a pool, and none of its devices is counted.
+	Incomplete bool `json:"incomplete,omitempty"`
+	Invalid    bool `json:"invalid,omitempty"`
+}
 
-// viewsOf converts a store's views into public ones (nil stays nil).
-func viewsOf[V, P any](vs []V, view func(V) P) []P {
-	if vs == nil {
-		return nil
+// NodeDevices are the DRA devices of one node.
+type NodeDevices struct {
+	DeviceCounts
+	// ByClass are the devices each DeviceClass accepts (a device may be in several).
+	ByClass map[string]DeviceCounts `json:"byClass"`
+	// ByPool are the devices of each pool, keyed driver/pool.
+	ByPool map[string]PoolDevices `json:"byPool"`
+}
+
+// MinMember is the group's gang size whatever its source (multicache's and
+// scheduler-plugins' spec.minMember, Kubernetes' gang minCount, 1 for its basic policy);
+// 0 while the cache knows the group only from its members.
+func (g PodGroup) MinMember() int32 {
+	if g.PodGroup == nil {
+		return 0
 	}
-	out := make([]P, len(vs))
-	for i, v := range vs {
-		out[i] = view(v)
-	}
-	return out
+	return g.PodGroup.Spec.MinMember
 }
