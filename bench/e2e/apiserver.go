@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/seed0f91f25e/multicache/internal/harness"
 	"k8s.io/client-go/rest"
 )
 
@@ -111,7 +112,7 @@ func childProcesses(parent int) (map[string]int, error) {
 type APISnapshot struct {
 	At                    time.Time
 	APIServerCPU, EtcdCPU time.Duration
-	Metrics               Metrics
+	Metrics               harness.Metrics
 }
 
 // CPU reads the two processes' CPU time now, without the metrics.
@@ -129,18 +130,18 @@ func (a *APIServer) CPU() (APISnapshot, error) {
 
 // Metrics reads the API server's request metrics into s.
 func (a *APIServer) Metrics(ctx context.Context, s *APISnapshot) error {
-	body, err := a.get(ctx, a.metricsURL, requestTimeout)
+	body, err := a.get(ctx, a.metricsURL, harness.RequestTimeout)
 	if err != nil {
 		return err
 	}
-	s.Metrics = ParseMetrics(body, apiServerSeries...)
+	s.Metrics = harness.ParseMetrics(body, apiServerSeries...)
 	return nil
 }
 
 // CPUProfile returns a CPU profile of the API server over the next seconds
 // (/debug/pprof/profile; kube-apiserver serves it with --profiling, on by default).
 func (a *APIServer) CPUProfile(ctx context.Context, seconds int) ([]byte, error) {
-	return a.get(ctx, fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", a.host, seconds), time.Duration(seconds)*time.Second+requestTimeout)
+	return a.get(ctx, fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", a.host, seconds), time.Duration(seconds)*time.Second+harness.RequestTimeout)
 }
 
 // get returns the body of the API server's url, read as the administrator.

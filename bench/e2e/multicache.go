@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/seed0f91f25e/multicache/internal/harness"
 )
 
 // MulticacheSubject is the operator binary built from the main module (`go build -o
@@ -17,14 +19,14 @@ func MulticacheSubject(bin string, extra ...string) Subject {
 	return Subject{Name: "multicache", Start: func(env Env, logPath string) (*Instance, error) {
 		var ports [3]int
 		for i := range ports {
-			p, err := freePort()
+			p, err := harness.FreePort()
 			if err != nil {
 				return nil, err
 			}
 			ports[i] = p
 		}
 		addr := func(i int) string { return "127.0.0.1:" + strconv.Itoa(ports[i]) }
-		p, err := StartProcess(bin, append([]string{
+		p, err := harness.StartProcess(bin, append([]string{
 			"--kubeconfig=" + env.Kubeconfig,
 			"--metrics-secure=false",
 			"--metrics-bind-address=" + addr(0),
@@ -39,7 +41,7 @@ func MulticacheSubject(bin string, extra ...string) Subject {
 			MetricsURL: "http://" + addr(0) + "/metrics",
 			Prefixes:   []string{"multicache_store_objects", "multicache_cache_caught_up"},
 			PprofURL:   "http://" + addr(2) + "/debug/pprof",
-			Full: func(m Metrics, want Want) (bool, string) {
+			Full: func(m harness.Metrics, want Want) (bool, string) {
 				caughtUp := count(m, "multicache_cache_caught_up")
 				nodes, pods := count(m, `multicache_store_objects{store="nodes"}`), count(m, `multicache_store_objects{store="pods"}`)
 				return caughtUp == 1 && nodes == want.Nodes && pods == want.Pods,

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/seed0f91f25e/multicache/internal/harness"
 )
 
 // Config is one run of the harness.
@@ -199,7 +201,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 
 // runChurn starts multicache once more, drives the churn against it, then reads its memory
 // and its comparison with the API.
-func runChurn(ctx context.Context, cfg Config, cl *Cluster, env Env, res *Result) error {
+func runChurn(ctx context.Context, cfg Config, cl *harness.Cluster, env Env, res *Result) error {
 	log := cfg.Log
 	time.Sleep(cfg.Cooldown)
 	logPath := filepath.Join(cfg.Dir, "multicache-churn.log")
@@ -233,7 +235,7 @@ func runChurn(ctx context.Context, cfg Config, cl *Cluster, env Env, res *Result
 		return err
 	}
 	const rechecks = "multicache_invariant_rechecks_total"
-	m, err := Scrape(ctx, FilterURL(in.MetricsURL, "multicache_verify_duration_seconds", rechecks),
+	m, err := harness.Scrape(ctx, harness.FilterURL(in.MetricsURL, "multicache_verify_duration_seconds", rechecks),
 		"multicache_verify_duration_seconds", rechecks)
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-package e2e
+package harness
 
 import (
 	"errors"
@@ -11,19 +11,21 @@ import (
 	"time"
 )
 
-// Process is a subject's running binary; its output goes to a log file.
+// Process is a program under test running as a child process, its stdout and stderr
+// appended to a log file. Should this process die, the kernel kills it too (Linux).
 type Process struct {
-	cmd  *exec.Cmd
-	log  *os.File
-	done chan struct{}
-	err  error
 	// Started is when the process was started: the origin of every cold-start time.
 	Started time.Time
+	// Log is the path of its log file.
+	Log  string
+	cmd  *exec.Cmd
+	done chan struct{}
+	err  error
 }
 
-// StartProcess runs bin with args (and extra environment variables), its stdout and
-// stderr appended to logPath.
-func StartProcess(bin string, args []string, env []string, logPath string) (*Process, error) {
+// StartProcess runs bin with args and extra environment variables (KEY=value), its output
+// appended to logPath.
+func StartProcess(bin string, args, env []string, logPath string) (*Process, error) {
 	log, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
@@ -31,8 +33,8 @@ func StartProcess(bin string, args []string, env []string, logPath string) (*Pro
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.Env = append(os.Environ(), env...)
-	p := &Process{cmd: cmd, log: log, done: make(chan struct{})}
-	p.Started = time.Now()
+	dieWithParent(cmd)
+	p := &Process{Log: logPath, cmd: cmd, done: make(chan struct{}), Started: time.Now()}
 	if err := cmd.Start(); err != nil {
 		log.Close()
 		return nil, fmt.Errorf("starting %s: %w", bin, err)
@@ -48,7 +50,10 @@ func StartProcess(bin string, args []string, env []string, logPath string) (*Pro
 // Pid is the process id.
 func (p *Process) Pid() int { return p.cmd.Process.Pid }
 
-// Exited reports whether the process has ended, and how.
+// Done is closed when the process has ended.
+func (p *Process) Done() <-chan struct{} { return p.done }
+
+// Exited reports whether the process has ended, and how (nil: exit status 0).
 func (p *Process) Exited() (bool, error) {
 	select {
 	case <-p.done:
@@ -58,12 +63,15 @@ func (p *Process) Exited() (bool, error) {
 	}
 }
 
+// Signal sends sig to the process (SIGKILL, SIGSTOP, SIGCONT for the faults).
+func (p *Process) Signal(sig os.Signal) error { return p.cmd.Process.Signal(sig) }
+
 // Stop sends SIGTERM, waits up to grace, then kills the process.
 func (p *Process) Stop(grace time.Duration) {
 	if done, _ := p.Exited(); done {
 		return
 	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	_ = p.Signal(syscall.SIGTERM)
 	select {
 	case <-p.done:
 	case <-time.After(grace):
@@ -72,18 +80,15 @@ func (p *Process) Stop(grace time.Duration) {
 	}
 }
 
-// errExited is returned when a subject ends before it was asked to.
-var errExited = errors.New("process exited")
-
-// handedOut are the ports freePort returned in this process: the kernel may hand a port
-// that was just closed out again, and two flags of one subject must not share one.
+// handedOut are the ports FreePort returned in this process: the kernel may hand a port
+// that was just closed out again, and two flags of one program must not share one.
 var handedOut = struct {
 	sync.Mutex
 	ports map[int]bool
 }{ports: map[int]bool{}}
 
-// freePort returns a localhost TCP port nobody listens on now, never the same twice.
-func freePort() (int, error) {
+// FreePort returns a localhost TCP port nobody listens on now, never the same twice.
+func FreePort() (int, error) {
 	handedOut.Lock()
 	defer handedOut.Unlock()
 	for range 100 {
