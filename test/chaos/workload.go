@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/seed0f91f25e/multicache/internal/harness"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -354,11 +355,7 @@ func (w *Workload) Intents() (map[string]PodIntent, map[string]RsvIntent, map[st
 
 // create creates obj, treating "already exists" as done (a retry after a lost answer).
 func (w *Workload) create(ctx context.Context, obj client.Object) error {
-	err := w.c.Create(ctx, obj)
-	if apierrors.IsAlreadyExists(err) {
-		return w.c.Get(ctx, client.ObjectKeyFromObject(obj), obj)
-	}
-	return err
+	return harness.Create(ctx, w.c, obj)
 }
 
 // bind binds a pod through the binding subresource (a scheduler's write).
