@@ -111,11 +111,11 @@ type HoldsPhase struct {
 func RunHolds(ctx context.Context, cfg HoldsConfig) (*HoldsResult, error) {
 	res := &HoldsResult{Config: cfg, Started: time.Now()}
 	log := cfg.Log
-	cl, stop, err := startLoggedCluster(cfg.Assets, cfg.RepoRoot, cfg.Dir, log)
+	cl, err := startCluster(cfg.Assets, cfg.RepoRoot, cfg.Dir, log)
 	if err != nil {
 		return nil, err
 	}
-	defer stop()
+	defer cl.Stop()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 

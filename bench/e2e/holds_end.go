@@ -23,7 +23,7 @@ func readHoldsEnd(ctx context.Context, c client.Client, mc *Instance, res *Holds
 	if err != nil {
 		return err
 	}
-	res.InvariantViolations, _ = m.Get(violations)
+	res.InvariantViolations = m[violations]
 	res.Counters = map[string]float64{}
 	for key, v := range m {
 		if result, ok := strings.CutPrefix(key, counter+`{result="`); ok {

@@ -168,11 +168,11 @@ func RunSchedBench(ctx context.Context, cfg SchedBenchConfig) (*SchedBenchResult
 func schedRun(ctx context.Context, cfg SchedBenchConfig, s Subject, round int) (SchedRun, error) {
 	run := SchedRun{Subject: s.Name, Round: round}
 	dir := filepath.Join(cfg.Dir, fmt.Sprintf("%s-%d", s.Name, round+1))
-	cl, stop, err := startLoggedCluster(cfg.Assets, cfg.RepoRoot, dir, cfg.Log)
+	cl, err := startCluster(cfg.Assets, cfg.RepoRoot, dir, cfg.Log)
 	if err != nil {
 		return run, err
 	}
-	defer stop()
+	defer cl.Stop()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	api, err := NewAPIServer(cl.Config)

@@ -63,7 +63,7 @@ func (in *Instance) Poll(ctx context.Context, want Want) (bool, string, error) {
 
 // count reads a gauge as an int (-1 when absent) for the Full functions.
 func count(m harness.Metrics, key string) int {
-	v, ok := m.Get(key)
+	v, ok := m[key]
 	if !ok {
 		return -1
 	}

@@ -4,13 +4,11 @@
 package harness
 
 import (
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"time"
 
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -26,7 +24,8 @@ type ClusterOptions struct {
 	// Assets holds kube-apiserver and etcd. Default: $KUBEBUILDER_ASSETS, else
 	// RepoRoot/bin/k8s.
 	Assets string
-	// Dir receives the administrator's kubeconfig. Default: none is written.
+	// Dir, when set, is made and receives the administrator's kubeconfig and the API
+	// server's and etcd's logs (controlplane.log, in place of Output).
 	Dir string
 	// Output receives the API server's and etcd's logs. Default: discarded.
 	Output io.Writer
@@ -45,12 +44,12 @@ type Cluster struct {
 	*controlplane.ControlPlane
 	// Client is an administrator's controller-runtime client with Scheme.
 	Client client.Client
-	// Scheme knows the core kinds, multicache's and CustomResourceDefinitions.
+	// Scheme knows the core kinds and multicache's.
 	Scheme *runtime.Scheme
 	// Kubeconfig is the path of an administrator's kubeconfig in ClusterOptions.Dir ("" without).
 	Kubeconfig string
 
-	certDir string
+	logFile *os.File
 }
 
 // StartCluster starts etcd and kube-apiserver, installs the CRDs and builds the client.
@@ -61,53 +60,58 @@ func StartCluster(opts ClusterOptions) (*Cluster, error) {
 	if opts.Assets == "" {
 		opts.Assets = filepath.Join(opts.RepoRoot, "bin", "k8s")
 	}
-	certDir, err := os.MkdirTemp("", "multicache-harness-certs-")
-	if err != nil {
-		return nil, err
-	}
-	c := &Cluster{Scheme: scheme.New(), certDir: certDir}
-	if err := apiextensionsv1.AddToScheme(c.Scheme); err != nil {
-		return nil, err
-	}
-	if c.ControlPlane, err = controlplane.Start(controlplane.Options{
-		AssetsDir:   opts.Assets,
-		CertDir:     certDir,
-		CRDPaths:    []string{filepath.Join(opts.RepoRoot, "config", "crd", "bases")},
-		Scheme:      c.Scheme,
-		Output:      opts.Output,
-		StopTimeout: opts.StopTimeout,
-	}); err != nil {
-		_ = os.RemoveAll(certDir)
-		return nil, err
-	}
-	if opts.QPS > 0 {
-		c.Config.QPS, c.Config.Burst = opts.QPS, int(opts.QPS)
-	}
-	if c.Client, err = client.New(c.Config, client.Options{Scheme: c.Scheme}); err != nil {
+	c := &Cluster{Scheme: scheme.New()}
+	if err := c.start(opts); err != nil {
 		_ = c.Stop()
 		return nil, err
-	}
-	if opts.Dir != "" {
-		if err := c.writeKubeconfig(filepath.Join(opts.Dir, "kubeconfig")); err != nil {
-			_ = c.Stop()
-			return nil, fmt.Errorf("writing the kubeconfig: %w", err)
-		}
 	}
 	return c, nil
 }
 
-func (c *Cluster) writeKubeconfig(path string) error {
-	data, err := c.KubeConfig()
+func (c *Cluster) start(opts ClusterOptions) error {
+	if opts.Dir != "" {
+		if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
+			return err
+		}
+		log, err := os.Create(filepath.Join(opts.Dir, "controlplane.log"))
+		if err != nil {
+			return err
+		}
+		c.logFile, opts.Output = log, log
+	}
+	cp, err := controlplane.Start(controlplane.Options{
+		AssetsDir:   opts.Assets,
+		CRDPaths:    []string{filepath.Join(opts.RepoRoot, "config", "crd", "bases")},
+		Scheme:      c.Scheme,
+		Output:      opts.Output,
+		StopTimeout: opts.StopTimeout,
+	})
 	if err != nil {
 		return err
 	}
-	c.Kubeconfig = path
-	return os.WriteFile(path, data, 0o600)
+	c.ControlPlane = cp
+	if opts.QPS > 0 {
+		c.Config.QPS, c.Config.Burst = opts.QPS, int(opts.QPS)
+	}
+	if c.Client, err = client.New(c.Config, client.Options{Scheme: c.Scheme}); err != nil || opts.Dir == "" {
+		return err
+	}
+	kubeconfig, err := c.KubeConfig()
+	if err != nil {
+		return err
+	}
+	c.Kubeconfig = filepath.Join(opts.Dir, "kubeconfig")
+	return os.WriteFile(c.Kubeconfig, kubeconfig, 0o600)
 }
 
-// Stop stops the API server and etcd and removes the certificates.
+// Stop stops the API server and etcd and removes their certificates and data.
 func (c *Cluster) Stop() error {
-	err := c.ControlPlane.Stop()
-	_ = os.RemoveAll(c.certDir)
+	var err error
+	if c.ControlPlane != nil {
+		err = c.ControlPlane.Stop()
+	}
+	if c.logFile != nil {
+		c.logFile.Close()
+	}
 	return err
 }

@@ -115,12 +115,6 @@ func FilterURL(url string, names ...string) string {
 	return url + "?" + strings.Join(q, "&")
 }
 
-// Get returns the value of the series written exactly as key, and whether it is there.
-func (m Metrics) Get(key string) (float64, bool) {
-	v, ok := m[key]
-	return v, ok
-}
-
 // Sum adds the samples of a metric whose labels contain every given `key="value"`.
 func (m Metrics) Sum(name string, labels ...string) float64 {
 	total := 0.0

@@ -18,7 +18,7 @@ multicache_events_total{kind="Pod",op="add",result="ok"} 3.5e+06
 		`multicache_cache_caught_up`:                               1,
 		`multicache_events_total{kind="Pod",op="add",result="ok"}`: 3.5e6,
 	} {
-		if got, ok := m.Get(key); !ok || got != want {
+		if got, ok := m[key]; !ok || got != want {
 			t.Errorf("%s = %v, %v; want %v", key, got, ok, want)
 		}
 	}
