@@ -123,3 +123,27 @@ func create(ctx context.Context, c client.Client, obj client.Object) error {
 	}
 	return err
 }
+
+// createNodes creates n nodes (MakeNode: allocatable in their status, Ready), writing the
+// status through the status subresource when the create dropped it, and lifts the
+// not-ready taint the API server's admission puts on a new node (the node lifecycle
+// controller would, once the kubelet reports Ready; neither runs here).
+func createNodes(ctx context.Context, c client.Client, n, writers int) error {
+	return harness.Parallel(ctx, n, writers, func(ctx context.Context, i int) error {
+		want := MakeNode(i)
+		node := want.DeepCopy()
+		if err := harness.Create(ctx, c, node); err != nil {
+			return err
+		}
+		if len(node.Status.Allocatable) == 0 {
+			node.Status = want.Status
+			if err := c.Status().Update(ctx, node); err != nil {
+				return err
+			}
+		}
+		if len(node.Spec.Taints) == 0 {
+			return nil
+		}
+		return c.Patch(ctx, node, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"taints":null}}`)))
+	})
+}
