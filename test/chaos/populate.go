@@ -64,19 +64,7 @@ func (w *Workload) Populate(ctx context.Context) error {
 
 // runDueSteps runs the due follow-up steps once, in this goroutine (before Run).
 func (w *Workload) runDueSteps(ctx context.Context) {
-	now := time.Now()
-	w.mu.Lock()
-	var due, later []*step
-	for _, s := range w.steps {
-		if !s.due.After(now) {
-			due = append(due, s)
-		} else {
-			later = append(later, s)
-		}
-	}
-	w.steps = later
-	w.mu.Unlock()
-	for _, s := range due {
+	for _, s := range w.takeDue(time.Now()) {
 		octx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		err := s.do(octx)
 		cancel()
@@ -87,6 +75,7 @@ func (w *Workload) runDueSteps(ctx context.Context) {
 			w.steps = append(w.steps, s)
 			w.mu.Unlock()
 		}
+		w.running.Add(-1)
 	}
 }
 

@@ -236,6 +236,25 @@ func (w *Workload) PendingSteps() int {
 	return len(w.steps) + int(w.running.Load())
 }
 
+// takeDue takes the steps due at now off the queue and counts them running (under one
+// hold of the lock: PendingSteps sees each step queued or running); the caller counts
+// each one down when it is done or queued again.
+func (w *Workload) takeDue(now time.Time) []*step {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var due, later []*step
+	for _, s := range w.steps {
+		if !s.due.After(now) {
+			due = append(due, s)
+		} else {
+			later = append(later, s)
+		}
+	}
+	w.running.Add(int64(len(due)))
+	w.steps = later
+	return due
+}
+
 func (w *Workload) runSteps(ctx context.Context) {
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
@@ -248,20 +267,7 @@ func (w *Workload) runSteps(ctx context.Context) {
 			return
 		case <-tick.C:
 		}
-		now := time.Now()
-		w.mu.Lock()
-		var due, later []*step
-		for _, s := range w.steps {
-			if !s.due.After(now) {
-				due = append(due, s)
-			} else {
-				later = append(later, s)
-			}
-		}
-		w.running.Add(int64(len(due)))
-		w.steps = later
-		w.mu.Unlock()
-		for _, s := range due {
+		for _, s := range w.takeDue(time.Now()) {
 			sem <- struct{}{}
 			wg.Add(1)
 			go func(s *step) {
