@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -67,7 +68,7 @@ func ParseMetrics(data []byte, prefixes ...string) Metrics {
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	for sc.Scan() {
 		line := sc.Text()
-		if line == "" || line[0] == '#' || !hasAnyPrefix(line, prefixes) {
+		if line == "" || line[0] == '#' || len(prefixes) > 0 && !slices.ContainsFunc(prefixes, func(p string) bool { return strings.HasPrefix(line, p) }) {
 			continue
 		}
 		// The value follows the first space after the labels; a timestamp may follow it.
@@ -88,18 +89,6 @@ func ParseMetrics(data []byte, prefixes ...string) Metrics {
 		m[line[:sp]] = v
 	}
 	return m
-}
-
-func hasAnyPrefix(s string, prefixes []string) bool {
-	if len(prefixes) == 0 {
-		return true
-	}
-	for _, p := range prefixes {
-		if strings.HasPrefix(s, p) {
-			return true
-		}
-	}
-	return false
 }
 
 // FilterURL asks a Prometheus handler for the named metric families only (client_golang's
@@ -123,11 +112,7 @@ func (m Metrics) Sum(name string, labels ...string) float64 {
 		if base != name {
 			continue
 		}
-		ok := true
-		for _, l := range labels {
-			ok = ok && strings.Contains(k, l)
-		}
-		if ok {
+		if !slices.ContainsFunc(labels, func(l string) bool { return !strings.Contains(k, l) }) {
 			total += v
 		}
 	}
