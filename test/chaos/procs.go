@@ -4,9 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -22,17 +20,11 @@ import (
 // repoRoot) into dir (with the race detector when race) and returns the binary's path.
 func BuildOperator(repoRoot, dir string, race bool) (string, error) {
 	bin := filepath.Join(dir, "chaos-operator")
-	args := []string{"build", "-o", bin}
+	var flags []string
 	if race {
-		args = append(args, "-race")
+		flags = append(flags, "-race")
 	}
-	args = append(args, "./cmd/chaos-operator")
-	cmd := exec.Command("go", args...)
-	cmd.Dir = filepath.Join(repoRoot, "test", "chaos")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return bin, nil
+	return bin, harness.GoBuild(filepath.Join(repoRoot, "test", "chaos"), "./cmd/chaos-operator", bin, flags...)
 }
 
 // Exit is one end of a replica's process.
@@ -230,15 +222,10 @@ func (r *Replica) Shutdown() {
 
 // WaitReady waits until /readyz answers 200 (the cache caught up) or ctx ends.
 func (r *Replica) WaitReady(ctx context.Context) error {
-	url := "http://" + r.HealthAddr + "/readyz"
-	client := &http.Client{Timeout: 2 * time.Second}
 	for {
 		if r.Running() {
-			if resp, err := client.Get(url); err == nil {
-				resp.Body.Close()
-				if resp.StatusCode == http.StatusOK {
-					return nil
-				}
+			if _, err := harness.Get(ctx, "http://"+r.HealthAddr+"/readyz", 2*time.Second); err == nil {
+				return nil
 			}
 		}
 		select {
