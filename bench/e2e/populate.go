@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/seed0f91f25e/multicache/internal/harness"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -112,16 +111,6 @@ type populateStep struct {
 // podsOf is how many pods ReplicaSet r owns.
 func podsOf(size Size, r int) int {
 	return min(PodsPerReplicaSet, size.Pods-r*PodsPerReplicaSet)
-}
-
-// create creates obj; if a retried create finds it already there (the first attempt went
-// through but its answer was lost), it reads it back instead.
-func create(ctx context.Context, c client.Client, obj client.Object) error {
-	err := c.Create(ctx, obj)
-	if apierrors.IsAlreadyExists(err) {
-		return c.Get(ctx, client.ObjectKeyFromObject(obj), obj)
-	}
-	return err
 }
 
 // createNodes creates n nodes (MakeNode: allocatable in their status, Ready), writing the
