@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -146,23 +145,9 @@ func (a *APIServer) CPUProfile(ctx context.Context, seconds int) ([]byte, error)
 
 // get returns the body of the API server's url, read as the administrator.
 func (a *APIServer) get(ctx context.Context, url string, timeout time.Duration) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := a.client.Do(req)
+	body, err := harness.GetWith(ctx, a.client, url, timeout)
 	if err != nil {
 		return nil, fmt.Errorf("kube-apiserver: %w", err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, fmt.Errorf("kube-apiserver: %w", err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("kube-apiserver: GET %s: %s: %.200s", url, resp.Status, body)
 	}
 	return body, nil
 }
