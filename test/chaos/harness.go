@@ -21,7 +21,7 @@ import (
 	"github.com/seed0f91f25e/multicache/test/chaos/apiproxy"
 )
 
-// Harness runs one chaos run: the control plane (shared, from testsupport), two operator
+// Harness runs one chaos run: the control plane (shared, from TestMain), two operator
 // replicas as processes, the recorder, the workload, the faults and the checks.
 type Harness struct {
 	Cfg      Config

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -42,8 +41,8 @@ type Exit struct {
 // Replica is one operator process, restarted like a kubelet would when it exits on its
 // own.
 type Replica struct {
-	Name                               string
-	HealthAddr, MetricsAddr, DebugAddr string
+	Name string
+	harness.OperatorAddrs
 	// Proxy is the replica's path to the API server.
 	Proxy *apiproxy.Proxy
 
@@ -64,24 +63,14 @@ type Replica struct {
 	logs        []string
 }
 
-// NewReplica prepares a replica with three fixed local ports (kept across restarts).
+// NewReplica prepares a replica with three fixed local addresses (kept across restarts).
 func NewReplica(name, bin, dir string, args []string, logf func(string, ...any)) (*Replica, error) {
-	ports := make([]string, 3)
-	for i := range ports {
-		port, err := harness.FreePort()
-		if err != nil {
-			return nil, err
-		}
-		ports[i] = "127.0.0.1:" + strconv.Itoa(port)
+	addrs, err := harness.NewOperatorAddrs()
+	if err != nil {
+		return nil, err
 	}
-	r := &Replica{Name: name, HealthAddr: ports[0], MetricsAddr: ports[1], DebugAddr: ports[2], bin: bin, dir: dir, logf: logf}
-	r.args = append([]string{
-		"--health-probe-bind-address=" + r.HealthAddr,
-		"--metrics-bind-address=" + r.MetricsAddr, "--metrics-secure=false",
-		"--debug-bind-address=" + r.DebugAddr,
-		"--chaos-replica=" + name,
-		"--chaos-write-log=" + r.WriteLog(),
-	}, args...)
+	r := &Replica{Name: name, OperatorAddrs: addrs, bin: bin, dir: dir, logf: logf}
+	r.args = append(append(addrs.Args(), "--chaos-replica="+name, "--chaos-write-log="+r.WriteLog()), args...)
 	return r, nil
 }
 
