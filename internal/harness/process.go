@@ -1,12 +1,9 @@
 package harness
 
 import (
-	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
-	"sync"
 	"syscall"
 	"time"
 )
@@ -78,30 +75,4 @@ func (p *Process) Stop(grace time.Duration) {
 		_ = p.cmd.Process.Kill()
 		<-p.done
 	}
-}
-
-// handedOut are the ports FreePort returned in this process: the kernel may hand a port
-// that was just closed out again, and two flags of one program must not share one.
-var handedOut = struct {
-	sync.Mutex
-	ports map[int]bool
-}{ports: map[int]bool{}}
-
-// FreePort returns a localhost TCP port nobody listens on now, never the same twice.
-func FreePort() (int, error) {
-	handedOut.Lock()
-	defer handedOut.Unlock()
-	for range 100 {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return 0, err
-		}
-		port := ln.Addr().(*net.TCPAddr).Port
-		_ = ln.Close()
-		if !handedOut.ports[port] {
-			handedOut.ports[port] = true
-			return port, nil
-		}
-	}
-	return 0, errors.New("no free localhost port not already handed out")
 }
