@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -11,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/seed0f91f25e/multicache/internal/harness"
 	"k8s.io/client-go/rest"
 )
 
@@ -111,7 +111,7 @@ func childProcesses(parent int) (map[string]int, error) {
 type APISnapshot struct {
 	At                    time.Time
 	APIServerCPU, EtcdCPU time.Duration
-	Metrics               Metrics
+	Metrics               harness.Metrics
 }
 
 // CPU reads the two processes' CPU time now, without the metrics.
@@ -129,39 +129,25 @@ func (a *APIServer) CPU() (APISnapshot, error) {
 
 // Metrics reads the API server's request metrics into s.
 func (a *APIServer) Metrics(ctx context.Context, s *APISnapshot) error {
-	body, err := a.get(ctx, a.metricsURL, requestTimeout)
+	body, err := a.get(ctx, a.metricsURL, harness.RequestTimeout)
 	if err != nil {
 		return err
 	}
-	s.Metrics = ParseMetrics(body, apiServerSeries...)
+	s.Metrics = harness.ParseMetrics(body, apiServerSeries...)
 	return nil
 }
 
 // CPUProfile returns a CPU profile of the API server over the next seconds
 // (/debug/pprof/profile; kube-apiserver serves it with --profiling, on by default).
 func (a *APIServer) CPUProfile(ctx context.Context, seconds int) ([]byte, error) {
-	return a.get(ctx, fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", a.host, seconds), time.Duration(seconds)*time.Second+requestTimeout)
+	return a.get(ctx, fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", a.host, seconds), time.Duration(seconds)*time.Second+harness.RequestTimeout)
 }
 
 // get returns the body of the API server's url, read as the administrator.
 func (a *APIServer) get(ctx context.Context, url string, timeout time.Duration) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := a.client.Do(req)
+	body, err := harness.GetWith(ctx, a.client, url, timeout)
 	if err != nil {
 		return nil, fmt.Errorf("kube-apiserver: %w", err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, fmt.Errorf("kube-apiserver: %w", err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("kube-apiserver: GET %s: %s: %.200s", url, resp.Status, body)
 	}
 	return body, nil
 }

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/seed0f91f25e/multicache/internal/harness"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -230,7 +231,7 @@ func cpuOver(pid int, d time.Duration) (float64, error) {
 // settled (multicache's memory is read there), then runs the phase during which the dump is
 // read back to back. inf, when not nil, is a bare informer (InformerSubject) running
 // alongside, whose lag is read the same way as multicache's in every phase.
-func (c Churn) Run(ctx context.Context, cl *Cluster, size Size, rsUID types.UID, mc, inf *Instance, log io.Writer,
+func (c Churn) Run(ctx context.Context, cl *harness.Cluster, size Size, rsUID types.UID, mc, inf *Instance, log io.Writer,
 	settled func() error) (*ChurnReport, error) {
 	ch := &churner{c: cl.Client, size: size, rsUID: rsUID}
 	floorCtx, stopFloor := context.WithCancel(ctx)
@@ -240,7 +241,7 @@ func (c Churn) Run(ctx context.Context, cl *Cluster, size Size, rsUID types.UID,
 		return nil, err
 	}
 	rep := &ChurnReport{}
-	body, err := get(ctx, FilterURL(mc.MetricsURL, "multicache_events_total"))
+	body, err := harness.Get(ctx, harness.FilterURL(mc.MetricsURL, "multicache_events_total"), harness.RequestTimeout)
 	if err != nil {
 		return rep, err
 	}

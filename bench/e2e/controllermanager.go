@@ -3,6 +3,8 @@ package e2e
 import (
 	"strconv"
 	"strings"
+
+	"github.com/seed0f91f25e/multicache/internal/harness"
 )
 
 // StartControllerManager runs the real kube-controller-manager (bin/k8s, built from
@@ -10,12 +12,12 @@ import (
 // given controllers (e.g. deployment-controller, replicaset-controller), leader election
 // off, and its client limited to qps requests a second (burst twice that). It serves its
 // health and metrics on a free localhost port (self-signed; anonymous reads allowed).
-func StartControllerManager(bin string, env Env, controllers []string, qps int, logPath string) (*Process, error) {
-	port, err := freePort()
+func StartControllerManager(bin string, env Env, controllers []string, qps int, logPath string) (*harness.Process, error) {
+	port, err := harness.FreePort()
 	if err != nil {
 		return nil, err
 	}
-	return StartProcess(bin, []string{
+	return harness.StartProcess(bin, []string{
 		"--kubeconfig=" + env.Kubeconfig,
 		"--controllers=" + strings.Join(controllers, ","),
 		"--leader-elect=false",

@@ -6,6 +6,8 @@ import (
 	"io"
 	"sync"
 	"time"
+
+	"github.com/seed0f91f25e/multicache/internal/harness"
 )
 
 // EndpointCost is what one GET of a debug endpoint cost multicache: how long it took, the
@@ -59,7 +61,7 @@ func MeasureEndpoint(ctx context.Context, in *Instance, path string, timeout tim
 		}
 	})
 	start := time.Now()
-	body, err := getSlow(ctx, DebugURL(in)+path, timeout)
+	body, err := harness.Get(ctx, DebugURL(in)+path, timeout)
 	c.Took = time.Since(start)
 	stop()
 	wg.Wait()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/seed0f91f25e/multicache/internal/harness"
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
@@ -115,14 +116,14 @@ func devicesSteps(c client.Client, size Size) []populateStep {
 		return nil
 	}
 	return []populateStep{
-		{"deviceclasses", size.DeviceClasses(), func(ctx context.Context, _ int) error { return create(ctx, c, MakeDeviceClass()) }},
+		{"deviceclasses", size.DeviceClasses(), func(ctx context.Context, _ int) error { return harness.Create(ctx, c, MakeDeviceClass()) }},
 		{"resourceslices", size.ResourceSlices(), func(ctx context.Context, i int) error {
-			return create(ctx, c, MakeResourceSlice(i, size.DevicesPerNode))
+			return harness.Create(ctx, c, MakeResourceSlice(i, size.DevicesPerNode))
 		}},
 		{"claims", size.Claims(), func(ctx context.Context, k int) error {
 			want := MakeResourceClaim(k, size)
 			obj := want.DeepCopy()
-			if err := create(ctx, c, obj); err != nil {
+			if err := harness.Create(ctx, c, obj); err != nil {
 				return err
 			}
 			if obj.Status.Allocation != nil {

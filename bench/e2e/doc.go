@@ -2,7 +2,7 @@
 // real kube-apiserver, next to anchors started the same way on the same cluster.
 //
 // One run (Run) starts etcd and kube-apiserver (the binaries `make envtest-assets` builds,
-// through internal/controlplane), populates the cluster through the API (populate.go:
+// through internal/harness), populates the cluster through the API (populate.go:
 // nodes, ReplicaSets and their bound pods, PodGroups, PDBs, Reservations, NMNodes, CNRs),
 // then cold-starts each subject in turn, rotating the order every round (coldstart.go):
 //

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/seed0f91f25e/multicache/internal/harness"
 )
 
 // TestSmall is the correctness run `make test` keeps of `make bench-e2e`: SIZE=small, one
@@ -31,12 +33,12 @@ func TestSmall(t *testing.T) {
 	mcBin := os.Getenv("MULTICACHE_BIN")
 	if mcBin == "" {
 		mcBin = filepath.Join(dir, "multicache")
-		if err := GoBuild(repo, ".", mcBin); err != nil {
+		if err := harness.GoBuild(repo, ".", mcBin); err != nil {
 			t.Fatal(err)
 		}
 	}
 	informerBin := filepath.Join(dir, "informer")
-	if err := GoBuild(".", "./cmd/informer", informerBin); err != nil {
+	if err := harness.GoBuild(".", "./cmd/informer", informerBin); err != nil {
 		t.Fatal(err)
 	}
 	mc := MulticacheSubject(mcBin)

@@ -12,7 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // The reserve-on-delete run (`make bench-holds`): a Deployment whose every pod is
@@ -111,32 +110,23 @@ type HoldsPhase struct {
 func RunHolds(ctx context.Context, cfg HoldsConfig) (*HoldsResult, error) {
 	res := &HoldsResult{Config: cfg, Started: time.Now()}
 	log := cfg.Log
-	cl, stop, err := startLoggedCluster(cfg.Assets, cfg.RepoRoot, cfg.Dir, log)
+	cl, err := startCluster(cfg.Assets, cfg.RepoRoot, cfg.Dir, log)
 	if err != nil {
 		return nil, err
 	}
-	defer stop()
+	defer cl.Stop()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
 	if err := cl.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: holdsNamespace}}); err != nil {
 		return nil, err
 	}
+	if err := createNodes(ctx, cl.Client, cfg.Nodes, 8); err != nil {
+		return nil, err
+	}
 	nodes := make([]string, cfg.Nodes)
-	for i := range cfg.Nodes {
-		n := MakeNode(i)
-		if err := cl.Client.Create(ctx, n); err != nil {
-			return nil, fmt.Errorf("creating node %s: %w", n.Name, err)
-		}
-		// The API server's TaintNodesByCondition admission taints a new node not-ready;
-		// the node lifecycle controller would lift it once the kubelet reports Ready. The
-		// harness is both: the node is Ready.
-		patch := client.MergeFrom(n.DeepCopy())
-		n.Spec.Taints = nil
-		if err := cl.Client.Patch(ctx, n, patch); err != nil {
-			return nil, fmt.Errorf("untainting node %s: %w", n.Name, err)
-		}
-		nodes[i] = n.Name
+	for i := range nodes {
+		nodes[i] = NodeName(i)
 	}
 
 	env := Env{Kubeconfig: cl.Kubeconfig, Dir: cfg.Dir, Want: Want{Nodes: cfg.Nodes}}

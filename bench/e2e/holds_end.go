@@ -12,17 +12,18 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
+	"github.com/seed0f91f25e/multicache/internal/harness"
 )
 
 // readHoldsEnd reads, after the last phase, multicache's reserve-on-delete counters, the
 // replacement Reservations in the API, and multicache's comparison with the API.
 func readHoldsEnd(ctx context.Context, c client.Client, mc *Instance, res *HoldsResult) error {
 	const counter, violations = "multicache_reserve_on_delete_total", "multicache_invariant_violations_total"
-	m, err := Scrape(ctx, FilterURL(mc.MetricsURL, counter, violations), counter, violations)
+	m, err := harness.Scrape(ctx, harness.FilterURL(mc.MetricsURL, counter, violations), counter, violations)
 	if err != nil {
 		return err
 	}
-	res.InvariantViolations, _ = m.Get(violations)
+	res.InvariantViolations = m[violations]
 	res.Counters = map[string]float64{}
 	for key, v := range m {
 		if result, ok := strings.CutPrefix(key, counter+`{result="`); ok {
@@ -39,7 +40,7 @@ func readHoldsEnd(ctx context.Context, c client.Client, mc *Instance, res *Holds
 			res.Reservations[string(r.Status.Phase)]++
 		}
 	}
-	body, err := getSlow(ctx, DebugURL(mc)+"/debug/cache/compare", 5*time.Minute)
+	body, err := harness.Get(ctx, DebugURL(mc)+"/debug/cache/compare", 5*time.Minute)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/seed0f91f25e/multicache/internal/harness"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -153,7 +154,7 @@ func (s *holdSampler) readNodes(ctx context.Context) ([]NodeView, error) {
 	for range 8 {
 		wg.Go(func() {
 			for i := int(next.Add(1) - 1); i < len(s.nodes); i = int(next.Add(1) - 1) {
-				body, err := get(ctx, s.debugURL+"/debug/cache/nodes/"+s.nodes[i])
+				body, err := harness.Get(ctx, s.debugURL+"/debug/cache/nodes/"+s.nodes[i], harness.RequestTimeout)
 				if err == nil {
 					err = json.Unmarshal(body, &views[i])
 				}
@@ -182,7 +183,7 @@ func (s *holdSampler) keepEvidence(ctx context.Context, smp HoldSample, views []
 	if err := os.WriteFile(note, data, 0o644); err != nil {
 		note = err.Error()
 	}
-	if dump, err := getSlow(ctx, s.debugURL+"/debug/cache", time.Minute); err == nil {
+	if dump, err := harness.Get(ctx, s.debugURL+"/debug/cache", time.Minute); err == nil {
 		if os.WriteFile(base+"-dump.json", dump, 0o644) == nil {
 			note += fmt.Sprintf(" and %s-dump.json (read %v after the sample)", base, time.Since(smp.At).Round(time.Millisecond))
 		}

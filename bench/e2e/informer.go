@@ -3,6 +3,8 @@ package e2e
 import (
 	"fmt"
 	"strconv"
+
+	"github.com/seed0f91f25e/multicache/internal/harness"
 )
 
 // InformerSubject is a bare client-go informer for pods and nodes (cmd/informer, built
@@ -34,13 +36,13 @@ func UncompressedInformerSubject(bin string) Subject {
 
 func informerSubject(name, bin string, multicacheKinds bool, extra ...string) Subject {
 	return Subject{Name: name, Start: func(env Env, logPath string) (*Instance, error) {
-		port, err := freePort()
+		port, err := harness.FreePort()
 		if err != nil {
 			return nil, err
 		}
 		addr := "127.0.0.1:" + strconv.Itoa(port)
 		args := append([]string{"-kubeconfig", env.Kubeconfig, "-addr", addr}, extra...)
-		p, err := StartProcess(bin, args, nil, logPath)
+		p, err := harness.StartProcess(bin, args, nil, logPath)
 		if err != nil {
 			return nil, err
 		}
@@ -49,7 +51,7 @@ func informerSubject(name, bin string, multicacheKinds bool, extra ...string) Su
 			MetricsURL: "http://" + addr + "/metrics",
 			Prefixes:   []string{"informer_objects", "informer_synced"},
 			PprofURL:   "http://" + addr + "/debug/pprof",
-			Full: func(m Metrics, want Want) (bool, string) {
+			Full: func(m harness.Metrics, want Want) (bool, string) {
 				nodes, pods := count(m, `informer_objects{kind="nodes"}`), count(m, `informer_objects{kind="pods"}`)
 				if !multicacheKinds {
 					return nodes == want.Nodes && pods == want.Pods, fmt.Sprintf("nodes=%d pods=%d", nodes, pods)

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/seed0f91f25e/multicache/internal/harness"
 )
 
 // The three churn operations, and the op label multicache counts their events under.
@@ -55,7 +57,7 @@ const (
 // readEvents scrapes the pod event counters of family once.
 func readEvents(ctx context.Context, url, family string) (eventSample, error) {
 	sent := time.Now()
-	m, err := Scrape(ctx, FilterURL(url, family), family+`{kind="Pod"`)
+	m, err := harness.Scrape(ctx, harness.FilterURL(url, family), family+`{kind="Pod"`)
 	if err != nil {
 		return eventSample{}, err
 	}

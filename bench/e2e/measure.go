@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/seed0f91f25e/multicache/internal/harness"
 )
 
 // ColdStart is one cold start of one subject.
@@ -106,7 +108,7 @@ func Settle(ctx context.Context, in *Instance, timing Timing, cs *ColdStart) err
 	}
 	cs.HeapAfterGC = heap
 	if timing.ProfileDir != "" {
-		body, err := get(ctx, in.PprofURL+"/heap")
+		body, err := harness.Get(ctx, in.PprofURL+"/heap", harness.RequestTimeout)
 		if err != nil {
 			return fmt.Errorf("heap profile: %w", err)
 		}

@@ -2,8 +2,9 @@ package e2e
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
+
+	"github.com/seed0f91f25e/multicache/internal/harness"
 )
 
 // MulticacheSubject is the operator binary built from the main module (`go build -o
@@ -15,31 +16,21 @@ import (
 // The extra flags are appended (e.g. --verify-period=0, to see what the verify loop costs).
 func MulticacheSubject(bin string, extra ...string) Subject {
 	return Subject{Name: "multicache", Start: func(env Env, logPath string) (*Instance, error) {
-		var ports [3]int
-		for i := range ports {
-			p, err := freePort()
-			if err != nil {
-				return nil, err
-			}
-			ports[i] = p
+		addrs, err := harness.NewOperatorAddrs()
+		if err != nil {
+			return nil, err
 		}
-		addr := func(i int) string { return "127.0.0.1:" + strconv.Itoa(ports[i]) }
-		p, err := StartProcess(bin, append([]string{
-			"--kubeconfig=" + env.Kubeconfig,
-			"--metrics-secure=false",
-			"--metrics-bind-address=" + addr(0),
-			"--health-probe-bind-address=" + addr(1),
-			"--debug-bind-address=" + addr(2),
-		}, extra...), nil, logPath)
+		args := append([]string{"--kubeconfig=" + env.Kubeconfig}, addrs.Args()...)
+		p, err := harness.StartProcess(bin, append(args, extra...), nil, logPath)
 		if err != nil {
 			return nil, err
 		}
 		return &Instance{
 			Process:    p,
-			MetricsURL: "http://" + addr(0) + "/metrics",
+			MetricsURL: "http://" + addrs.MetricsAddr + "/metrics",
 			Prefixes:   []string{"multicache_store_objects", "multicache_cache_caught_up"},
-			PprofURL:   "http://" + addr(2) + "/debug/pprof",
-			Full: func(m Metrics, want Want) (bool, string) {
+			PprofURL:   "http://" + addrs.DebugAddr + "/debug/pprof",
+			Full: func(m harness.Metrics, want Want) (bool, string) {
 				caughtUp := count(m, "multicache_cache_caught_up")
 				nodes, pods := count(m, `multicache_store_objects{store="nodes"}`), count(m, `multicache_store_objects{store="pods"}`)
 				return caughtUp == 1 && nodes == want.Nodes && pods == want.Pods,

@@ -6,7 +6,7 @@ import (
 	"io"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"github.com/seed0f91f25e/multicache/internal/harness"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -38,12 +38,12 @@ func Populate(ctx context.Context, c client.Client, size Size, writers int, log 
 		}
 	}
 	steps := []populateStep{
-		{"namespaces", size.Namespaces(), func(ctx context.Context, i int) error { return create(ctx, c, MakeNamespace(i)) }},
-		{"nodes", size.Nodes, func(ctx context.Context, i int) error { return create(ctx, c, MakeNode(i)) }},
+		{"namespaces", size.Namespaces(), func(ctx context.Context, i int) error { return harness.Create(ctx, c, MakeNamespace(i)) }},
+		{"nodes", size.Nodes, func(ctx context.Context, i int) error { return harness.Create(ctx, c, MakeNode(i)) }},
 		{"nmnodes", size.NMNodes(), func(ctx context.Context, i int) error {
 			want := MakeNMNode(i)
 			obj := want.DeepCopy()
-			if err := create(ctx, c, obj); err != nil {
+			if err := harness.Create(ctx, c, obj); err != nil {
 				return err
 			}
 			obj.Status = want.Status
@@ -52,7 +52,7 @@ func Populate(ctx context.Context, c client.Client, size Size, writers int, log 
 		{"cnrs", size.CNRs(), func(ctx context.Context, i int) error {
 			want := MakeCNR(i)
 			obj := want.DeepCopy()
-			if err := create(ctx, c, obj); err != nil {
+			if err := harness.Create(ctx, c, obj); err != nil {
 				return err
 			}
 			obj.Status = want.Status
@@ -60,7 +60,7 @@ func Populate(ctx context.Context, c client.Client, size Size, writers int, log 
 		}},
 		{"replicasets", size.ReplicaSets(), func(ctx context.Context, r int) error {
 			rs := MakeReplicaSet(r, podsOf(size, r))
-			if err := create(ctx, c, rs); err != nil {
+			if err := harness.Create(ctx, c, rs); err != nil {
 				return err
 			}
 			pop.ReplicaSetUIDs[r] = rs.UID
@@ -71,18 +71,18 @@ func Populate(ctx context.Context, c client.Client, size Size, writers int, log 
 			if size.RealisticPods {
 				return CreateRealisticPod(ctx, c, r, i%PodsPerReplicaSet, pop.ReplicaSetUIDs[r], i%size.Nodes)
 			}
-			return create(ctx, c, MakePod(r, i%PodsPerReplicaSet, pop.ReplicaSetUIDs[r], NodeName(i%size.Nodes)))
+			return harness.Create(ctx, c, MakePod(r, i%PodsPerReplicaSet, pop.ReplicaSetUIDs[r], NodeName(i%size.Nodes)))
 		}},
 		{"podgroups", size.PodGroups(), func(ctx context.Context, k int) error {
-			return create(ctx, c, MakePodGroup(k*ReplicaSetsPerPodGroup))
+			return harness.Create(ctx, c, MakePodGroup(k*ReplicaSetsPerPodGroup))
 		}},
-		{"pdbs", size.PDBs(), func(ctx context.Context, k int) error { return create(ctx, c, MakePDB(k*ReplicaSetsPerPDB)) }},
-		{"reservations", size.Reservations(), func(ctx context.Context, k int) error { return create(ctx, c, MakeReservation(k)) }},
+		{"pdbs", size.PDBs(), func(ctx context.Context, k int) error { return harness.Create(ctx, c, MakePDB(k*ReplicaSetsPerPDB)) }},
+		{"reservations", size.Reservations(), func(ctx context.Context, k int) error { return harness.Create(ctx, c, MakeReservation(k)) }},
 	}
 	steps = append(steps, devicesSteps(c, size)...)
 	for _, s := range steps {
 		t := time.Now()
-		if err := parallel(ctx, s.n, writers, s.do); err != nil {
+		if err := harness.Parallel(ctx, s.n, writers, s.do); err != nil {
 			return nil, fmt.Errorf("populating %s: %w", s.what, err)
 		}
 		pop.Objects += s.n
@@ -113,12 +113,26 @@ func podsOf(size Size, r int) int {
 	return min(PodsPerReplicaSet, size.Pods-r*PodsPerReplicaSet)
 }
 
-// create creates obj; if a retried create finds it already there (the first attempt went
-// through but its answer was lost), it reads it back instead.
-func create(ctx context.Context, c client.Client, obj client.Object) error {
-	err := c.Create(ctx, obj)
-	if apierrors.IsAlreadyExists(err) {
-		return c.Get(ctx, client.ObjectKeyFromObject(obj), obj)
-	}
-	return err
+// createNodes creates n nodes (MakeNode: allocatable in their status, Ready), writing the
+// status through the status subresource when the create dropped it, and lifts the
+// not-ready taint the API server's admission puts on a new node (the node lifecycle
+// controller would, once the kubelet reports Ready; neither runs here).
+func createNodes(ctx context.Context, c client.Client, n, writers int) error {
+	return harness.Parallel(ctx, n, writers, func(ctx context.Context, i int) error {
+		want := MakeNode(i)
+		node := want.DeepCopy()
+		if err := harness.Create(ctx, c, node); err != nil {
+			return err
+		}
+		if len(node.Status.Allocatable) == 0 {
+			node.Status = want.Status
+			if err := c.Status().Update(ctx, node); err != nil {
+				return err
+			}
+		}
+		if len(node.Spec.Taints) == 0 {
+			return nil
+		}
+		return c.Patch(ctx, node, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"taints":null}}`)))
+	})
 }

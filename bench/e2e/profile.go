@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/seed0f91f25e/multicache/internal/harness"
 )
 
 // ProfileColdStart starts a fresh process of s and records a CPU profile of its first
@@ -46,7 +48,7 @@ func profileSubject(ctx context.Context, s Subject, env Env, timing Timing, seco
 	url := fmt.Sprintf("%s/profile?seconds=%d", in.PprofURL, seconds)
 	deadline := time.Now().Add(timing.Timeout)
 	for {
-		body, err := getSlow(ctx, url, time.Duration(seconds)*time.Second+requestTimeout)
+		body, err := harness.Get(ctx, url, time.Duration(seconds)*time.Second+harness.RequestTimeout)
 		if err == nil {
 			return os.WriteFile(filepath.Join(dir, "cpu-"+s.Name+".pb.gz"), body, 0o644)
 		}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/seed0f91f25e/multicache/internal/harness"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -44,7 +45,7 @@ func CreateRealisticPod(ctx context.Context, c client.Client, r, slot int, rsUID
 
 // createAs is create with a field manager.
 func createAs(ctx context.Context, c client.Client, obj client.Object, manager string) error {
-	return create(ctx, client.WithFieldOwner(c, manager), obj)
+	return harness.Create(ctx, client.WithFieldOwner(c, manager), obj)
 }
 
 // MakeRealisticPod returns MakePod's pod as the ReplicaSet controller creates it and the

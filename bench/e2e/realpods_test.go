@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seed0f91f25e/multicache/internal/harness"
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -26,7 +27,7 @@ func TestRealisticPods_ServedAsARunningClustersPods(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cl, err := StartCluster(assets, repo, t.TempDir(), io.Discard)
+	cl, err := harness.StartCluster(harness.ClusterOptions{RepoRoot: repo, Assets: assets})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/seed0f91f25e/multicache/internal/harness"
 )
 
 // Config is one run of the harness.
@@ -106,11 +108,11 @@ const podSizeSample = 200
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	res := &Result{Config: cfg, Started: time.Now()}
 	log := cfg.Log
-	cl, stop, err := startLoggedCluster(cfg.Assets, cfg.RepoRoot, cfg.Dir, log)
+	cl, err := startCluster(cfg.Assets, cfg.RepoRoot, cfg.Dir, log)
 	if err != nil {
 		return nil, err
 	}
-	defer stop()
+	defer cl.Stop()
 
 	fmt.Fprintf(log, "populating %s with %d writers\n", cfg.Size, cfg.Writers)
 	if res.Population, err = Populate(ctx, cl.Client, cfg.Size, cfg.Writers, log); err != nil {
@@ -197,9 +199,16 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	return res, nil
 }
 
+// startCluster starts the control plane in dir (harness.StartCluster), its clients not
+// throttled: the harness is the only writer.
+func startCluster(assets, repoRoot, dir string, log io.Writer) (*harness.Cluster, error) {
+	fmt.Fprintf(log, "starting kube-apiserver and etcd from %s\n", assets)
+	return harness.StartCluster(harness.ClusterOptions{RepoRoot: repoRoot, Assets: assets, Dir: dir, QPS: 1e6})
+}
+
 // runChurn starts multicache once more, drives the churn against it, then reads its memory
 // and its comparison with the API.
-func runChurn(ctx context.Context, cfg Config, cl *Cluster, env Env, res *Result) error {
+func runChurn(ctx context.Context, cfg Config, cl *harness.Cluster, env Env, res *Result) error {
 	log := cfg.Log
 	time.Sleep(cfg.Cooldown)
 	logPath := filepath.Join(cfg.Dir, "multicache-churn.log")
@@ -233,13 +242,13 @@ func runChurn(ctx context.Context, cfg Config, cl *Cluster, env Env, res *Result
 		return err
 	}
 	const rechecks = "multicache_invariant_rechecks_total"
-	m, err := Scrape(ctx, FilterURL(in.MetricsURL, "multicache_verify_duration_seconds", rechecks),
+	m, err := harness.Scrape(ctx, harness.FilterURL(in.MetricsURL, "multicache_verify_duration_seconds", rechecks),
 		"multicache_verify_duration_seconds", rechecks)
 	if err != nil {
 		return err
 	}
 	res.VerifyRuns = count(m, "multicache_verify_duration_seconds_count")
-	res.VerifySeconds, _ = m.Get("multicache_verify_duration_seconds_sum")
+	res.VerifySeconds = m["multicache_verify_duration_seconds_sum"]
 	res.VerifyRechecks = map[string]int{}
 	for _, result := range []string{"cleared", "confirmed"} {
 		res.VerifyRechecks[result] = count(m, rechecks+`{result="`+result+`"}`)

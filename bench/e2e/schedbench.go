@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
+	"github.com/seed0f91f25e/multicache/internal/harness"
 )
 
 // SchedBenchConfig is one run of bench-scheduler: schedulers compared on the same cluster,
@@ -106,7 +107,7 @@ type SchedBenchResult struct {
 // cache-size gauge counts every node (SchedulerSubject's Full; up to a second late).
 func SchedulerFlagsSubject(name, bin string, qps int, extra ...string) Subject {
 	return Subject{Name: name, Start: func(env Env, logPath string) (*Instance, error) {
-		port, err := freePort()
+		port, err := harness.FreePort()
 		if err != nil {
 			return nil, err
 		}
@@ -120,7 +121,7 @@ func SchedulerFlagsSubject(name, bin string, qps int, extra ...string) Subject {
 		if qps > 0 {
 			args = append(args, "--kube-api-qps="+strconv.Itoa(qps), "--kube-api-burst="+strconv.Itoa(2*qps))
 		}
-		p, err := StartProcess(bin, append(args, extra...), nil, logPath)
+		p, err := harness.StartProcess(bin, append(args, extra...), nil, logPath)
 		if err != nil {
 			return nil, err
 		}
@@ -167,11 +168,11 @@ func RunSchedBench(ctx context.Context, cfg SchedBenchConfig) (*SchedBenchResult
 func schedRun(ctx context.Context, cfg SchedBenchConfig, s Subject, round int) (SchedRun, error) {
 	run := SchedRun{Subject: s.Name, Round: round}
 	dir := filepath.Join(cfg.Dir, fmt.Sprintf("%s-%d", s.Name, round+1))
-	cl, stop, err := startLoggedCluster(cfg.Assets, cfg.RepoRoot, dir, cfg.Log)
+	cl, err := startCluster(cfg.Assets, cfg.RepoRoot, dir, cfg.Log)
 	if err != nil {
 		return run, err
 	}
-	defer stop()
+	defer cl.Stop()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	api, err := NewAPIServer(cl.Config)
@@ -187,12 +188,12 @@ func schedRun(ctx context.Context, cfg SchedBenchConfig, s Subject, round int) (
 	sets := ceilDiv(cfg.Pods, PodsPerReplicaSet)
 	uids := make([]types.UID, sets)
 	nsCount := ReplicaSetNamespaceIndex(sets-1) + 1
-	if err := parallel(ctx, nsCount, cfg.Writers, func(ctx context.Context, i int) error { return create(ctx, cl.Client, MakeNamespace(i)) }); err != nil {
+	if err := harness.Parallel(ctx, nsCount, cfg.Writers, func(ctx context.Context, i int) error { return harness.Create(ctx, cl.Client, MakeNamespace(i)) }); err != nil {
 		return run, fmt.Errorf("creating namespaces: %w", err)
 	}
-	if err := parallel(ctx, sets, cfg.Writers, func(ctx context.Context, r int) error {
+	if err := harness.Parallel(ctx, sets, cfg.Writers, func(ctx context.Context, r int) error {
 		rs := MakeReplicaSet(r, min(PodsPerReplicaSet, cfg.Pods-r*PodsPerReplicaSet))
-		if err := create(ctx, cl.Client, rs); err != nil {
+		if err := harness.Create(ctx, cl.Client, rs); err != nil {
 			return err
 		}
 		uids[r] = rs.UID
@@ -237,9 +238,9 @@ func schedRun(ctx context.Context, cfg SchedBenchConfig, s Subject, round int) (
 	}
 	created := make([]time.Time, cfg.Pods)
 	first := time.Now()
-	if err := parallel(ctx, cfg.Pods, cfg.Writers, func(ctx context.Context, i int) error {
+	if err := harness.Parallel(ctx, cfg.Pods, cfg.Writers, func(ctx context.Context, i int) error {
 		r := i / PodsPerReplicaSet
-		if err := create(ctx, cl.Client, MakePendingPod(r, i%PodsPerReplicaSet, uids[r])); err != nil {
+		if err := harness.Create(ctx, cl.Client, MakePendingPod(r, i%PodsPerReplicaSet, uids[r])); err != nil {
 			return err
 		}
 		created[i] = time.Now()
@@ -318,30 +319,6 @@ func operatorRun(ctx context.Context, cfg SchedBenchConfig, op Subject, env Env,
 
 // ReplicaSetNamespaceIndex is the index of ReplicaSet r's namespace (ReplicaSetNamespace).
 func ReplicaSetNamespaceIndex(r int) int { return r * PodsPerReplicaSet / PodsPerNamespace }
-
-// createNodes creates n nodes (MakeNode: allocatable in their status, Ready), writing the
-// status through the status subresource when the create dropped it, and lifts the
-// not-ready taint the API server's admission puts on a new node (the node lifecycle
-// controller would, once the kubelet reports Ready; neither runs here).
-func createNodes(ctx context.Context, c client.Client, n, writers int) error {
-	return parallel(ctx, n, writers, func(ctx context.Context, i int) error {
-		want := MakeNode(i)
-		node := want.DeepCopy()
-		if err := create(ctx, c, node); err != nil {
-			return err
-		}
-		if len(node.Status.Allocatable) == 0 {
-			node.Status = want.Status
-			if err := c.Status().Update(ctx, node); err != nil {
-				return err
-			}
-		}
-		if len(node.Spec.Taints) == 0 {
-			return nil
-		}
-		return c.Patch(ctx, node, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"taints":null}}`)))
-	})
-}
 
 // apiLatency lists the bench's pods and returns the quantiles of their PodScheduled
 // condition's lastTransitionTime minus their creationTimestamp (whole seconds each).

@@ -3,6 +3,8 @@ package e2e
 import (
 	"fmt"
 	"strconv"
+
+	"github.com/seed0f91f25e/multicache/internal/harness"
 )
 
 // schedulerConfig is kube-scheduler's configuration: the default profile (every default
@@ -25,7 +27,7 @@ leaderElection:
 // (--authorization-always-allow-paths) and the certificate is self-signed.
 func SchedulerSubject(bin string) Subject {
 	return Subject{Name: "kube-scheduler", Start: func(env Env, logPath string) (*Instance, error) {
-		port, err := freePort()
+		port, err := harness.FreePort()
 		if err != nil {
 			return nil, err
 		}
@@ -33,7 +35,7 @@ func SchedulerSubject(bin string) Subject {
 		if err != nil {
 			return nil, err
 		}
-		p, err := StartProcess(bin, []string{
+		p, err := harness.StartProcess(bin, []string{
 			"--config=" + cfg,
 			"--bind-address=127.0.0.1",
 			"--secure-port=" + strconv.Itoa(port),
@@ -48,14 +50,14 @@ func SchedulerSubject(bin string) Subject {
 
 // schedulerCacheFull is a kube-scheduler's Full: its cache-size gauge counts every wanted
 // node and pod.
-func schedulerCacheFull(m Metrics, want Want) (bool, string) {
+func schedulerCacheFull(m harness.Metrics, want Want) (bool, string) {
 	nodes, pods := count(m, `scheduler_cache_size{type="nodes"}`), count(m, `scheduler_cache_size{type="pods"}`)
 	return nodes == want.Nodes && pods == want.Pods, fmt.Sprintf("nodes=%d pods=%d", nodes, pods)
 }
 
 // schedulerInstance is a running kube-scheduler (stock or multicache's) as a subject: its
 // metrics and pprof on its secure port, full once its cache holds every node.
-func schedulerInstance(p *Process, port int) *Instance {
+func schedulerInstance(p *harness.Process, port int) *Instance {
 	base := "https://127.0.0.1:" + strconv.Itoa(port)
 	return &Instance{
 		Process:    p,

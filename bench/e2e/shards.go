@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/seed0f91f25e/multicache/internal/harness"
 )
 
 // ShardSplits are the ways the bench's nodes are split into sub-clusters: for each k, node
@@ -152,7 +154,7 @@ func measureReplica(ctx context.Context, s Subject, env Env, timing Timing, logP
 
 // compareEmpty fails unless the replica's /debug/cache/compare is empty.
 func compareEmpty(ctx context.Context, in *Instance) error {
-	body, err := getSlow(ctx, DebugURL(in)+"/debug/cache/compare", 5*time.Minute)
+	body, err := harness.Get(ctx, DebugURL(in)+"/debug/cache/compare", 5*time.Minute)
 	if err != nil {
 		return err
 	}
@@ -278,7 +280,7 @@ func ReadMemSplit(ctx context.Context, in *Instance) (MemSplit, error) {
 		return 0
 	}
 	m.RSSFile, m.RSSAnon = kb("RssFile"), kb("RssAnon")
-	body, err := get(ctx, in.PprofURL+"/heap?debug=1")
+	body, err := harness.Get(ctx, in.PprofURL+"/heap?debug=1", harness.RequestTimeout)
 	if err != nil {
 		return m, err
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"slices"
+
+	"github.com/seed0f91f25e/multicache/internal/harness"
 )
 
 // ExpectedStores is what each of multicache's stores holds once it has the population
@@ -24,7 +26,7 @@ func ExpectedStores(size Size) map[string]int {
 // CheckStores reads multicache's store counts and returns those that differ from
 // ExpectedStores, as "store: got N, want M".
 func CheckStores(ctx context.Context, in *Instance, size Size) ([]string, error) {
-	m, err := Scrape(ctx, in.MetricsURL, "multicache_store_objects")
+	m, err := harness.Scrape(ctx, in.MetricsURL, "multicache_store_objects")
 	if err != nil {
 		return nil, err
 	}

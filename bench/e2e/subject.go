@@ -2,10 +2,13 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/seed0f91f25e/multicache/internal/harness"
 )
 
 // Env is what every subject is started with.
@@ -36,7 +39,7 @@ type Subject struct {
 
 // Instance is a running subject and how to read it.
 type Instance struct {
-	*Process
+	*harness.Process
 	// MetricsURL serves the subject's Prometheus metrics; Prefixes select the ones Full reads.
 	// Polls ask only for those (the name[] filter of client_golang's handler), so that
 	// reading them every Poll costs the subject little.
@@ -45,12 +48,12 @@ type Instance struct {
 	// PprofURL is the subject's /debug/pprof (for the heap after GC).
 	PprofURL string
 	// Full says whether the metrics show every wanted object, and the counts it read.
-	Full func(m Metrics, want Want) (bool, string)
+	Full func(m harness.Metrics, want Want) (bool, string)
 }
 
 // Poll scrapes the instance's metrics and says whether it holds every wanted object.
 func (in *Instance) Poll(ctx context.Context, want Want) (bool, string, error) {
-	m, err := Scrape(ctx, FilterURL(in.MetricsURL, in.Prefixes...), in.Prefixes...)
+	m, err := harness.Scrape(ctx, harness.FilterURL(in.MetricsURL, in.Prefixes...), in.Prefixes...)
 	if err != nil {
 		return false, "", err
 	}
@@ -59,13 +62,16 @@ func (in *Instance) Poll(ctx context.Context, want Want) (bool, string, error) {
 }
 
 // count reads a gauge as an int (-1 when absent) for the Full functions.
-func count(m Metrics, key string) int {
-	v, ok := m.Get(key)
+func count(m harness.Metrics, key string) int {
+	v, ok := m[key]
 	if !ok {
 		return -1
 	}
 	return int(v)
 }
+
+// errExited is returned when a subject ends before it was asked to.
+var errExited = errors.New("process exited")
 
 // logTail returns the last lines of a subject's log, for errors.
 func logTail(path string, lines int) string {
@@ -87,17 +93,4 @@ func writeFile(dir, name, content string) (string, error) {
 		return "", fmt.Errorf("writing %s: %w", p, err)
 	}
 	return p, nil
-}
-
-// FilterURL asks a Prometheus handler for the named metric families only (client_golang's
-// promhttp answers only those named by name[]; a handler without the filter answers all).
-func FilterURL(url string, names ...string) string {
-	q := make([]string, len(names))
-	for i, n := range names {
-		q[i] = "name[]=" + n
-	}
-	if len(q) == 0 {
-		return url
-	}
-	return url + "?" + strings.Join(q, "&")
 }

@@ -11,32 +11,9 @@ import (
 	"strings"
 	"testing"
 	"time"
-)
 
-func TestParseMetrics(t *testing.T) {
-	text := `# HELP scheduler_cache_size Number of nodes, pods, and assumed (bound) pods in the scheduler cache.
-# TYPE scheduler_cache_size gauge
-scheduler_cache_size{type="assumed_pods"} 0
-scheduler_cache_size{type="nodes"} 100
-scheduler_cache_size{type="pods"} 3000
-multicache_cache_caught_up 1
-multicache_events_total{kind="Pod",op="add",result="ok"} 3.5e+06
-`
-	m := ParseMetrics([]byte(text))
-	for key, want := range map[string]float64{
-		`scheduler_cache_size{type="nodes"}`:                       100,
-		`scheduler_cache_size{type="pods"}`:                        3000,
-		`multicache_cache_caught_up`:                               1,
-		`multicache_events_total{kind="Pod",op="add",result="ok"}`: 3.5e6,
-	} {
-		if got, ok := m.Get(key); !ok || got != want {
-			t.Errorf("%s = %v, %v; want %v", key, got, ok, want)
-		}
-	}
-	if m := ParseMetrics([]byte(text), "multicache_"); len(m) != 2 {
-		t.Errorf("prefix multicache_: %v, want 2 samples", m)
-	}
-}
+	"github.com/seed0f91f25e/multicache/internal/harness"
+)
 
 func TestMatchLags(t *testing.T) {
 	t0 := time.Unix(1000, 0)
@@ -138,14 +115,14 @@ func TestShardWant(t *testing.T) {
 
 func TestNewAPICost(t *testing.T) {
 	t0 := time.Unix(1000, 0)
-	before := APISnapshot{At: t0, APIServerCPU: time.Second, EtcdCPU: 100 * time.Millisecond, Metrics: ParseMetrics([]byte(`
+	before := APISnapshot{At: t0, APIServerCPU: time.Second, EtcdCPU: 100 * time.Millisecond, Metrics: harness.ParseMetrics([]byte(`
 apiserver_request_total{code="200",component="apiserver",dry_run="",group="",resource="pods",scope="cluster",subresource="",verb="LIST",version="v1"} 4
 apiserver_request_total{code="200",component="",dry_run="",group="",resource="",scope="",subresource="/readyz",verb="GET",version=""} 10
 apiserver_watch_events_total{group="",resource="pods",version="v1"} 100
 apiserver_watch_events_sizes_sum{group="",resource="pods",version="v1"} 50000
 apiserver_longrunning_requests{component="apiserver",group="",resource="secrets",scope="cluster",subresource="",verb="WATCH",version="v1"} 1
 `), apiServerSeries...)}
-	after := APISnapshot{At: t0.Add(3 * time.Second), APIServerCPU: 3500 * time.Millisecond, EtcdCPU: 300 * time.Millisecond, Metrics: ParseMetrics([]byte(`
+	after := APISnapshot{At: t0.Add(3 * time.Second), APIServerCPU: 3500 * time.Millisecond, EtcdCPU: 300 * time.Millisecond, Metrics: harness.ParseMetrics([]byte(`
 apiserver_request_total{code="200",component="apiserver",dry_run="",group="",resource="pods",scope="cluster",subresource="",verb="LIST",version="v1"} 5
 apiserver_request_total{code="200",component="",dry_run="",group="",resource="",scope="",subresource="/readyz",verb="GET",version=""} 12
 apiserver_request_duration_seconds_sum{component="apiserver",dry_run="",group="",resource="pods",scope="cluster",subresource="",verb="LIST",version="v1"} 0.25

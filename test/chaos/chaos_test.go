@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/go-logr/logr"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/seed0f91f25e/multicache/internal/harness"
 	"github.com/seed0f91f25e/multicache/internal/testsupport"
 )
 
@@ -18,14 +20,25 @@ func TestMain(m *testing.M) {
 	// The suite's own clients log nothing; the operators' logs are files in the output
 	// directory.
 	ctrl.SetLogger(logr.Discard())
-	e, stop, err := StartEnv()
+	// A stopping API server is killed after one second instead of five: a restart is a
+	// crash, not a drain, and is over before the operators' renew deadline.
+	opts := harness.ClusterOptions{StopTimeout: time.Second}
+	if os.Getenv("MULTICACHE_TEST_CONTROL_PLANE_LOGS") == "true" {
+		opts.Output = os.Stderr
+	}
+	var err error
+	if opts.RepoRoot, err = testsupport.RepoRoot(); err != nil {
+		fmt.Fprintf(os.Stderr, "chaos: %v\n", err)
+		os.Exit(1)
+	}
+	cl, err := harness.StartCluster(opts)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "chaos: %v\n", err)
 		os.Exit(1)
 	}
-	env = e
+	env = &testsupport.Env{ControlPlane: cl.ControlPlane, Client: cl.Client, Scheme: cl.Scheme, RepoRoot: opts.RepoRoot}
 	code := m.Run()
-	stop()
+	_ = cl.Stop()
 	os.Exit(code)
 }
 

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
+	"github.com/seed0f91f25e/multicache/internal/harness"
 )
 
 // recoverAndCheck runs after every fault, on a paused workload: it measures the time until
@@ -195,7 +196,7 @@ func (h *Harness) waitVerifyRun(ctx context.Context, res *FaultResult) {
 
 // scrape keeps the last metrics of a replica's current incarnation (before a kill, and at
 // every check), so that counters survive the process.
-func (h *Harness) scrape(ctx context.Context, r *Replica) Metrics {
+func (h *Harness) scrape(ctx context.Context, r *Replica) harness.Metrics {
 	m, err := r.Metrics(ctx)
 	if err != nil {
 		return nil

@@ -1,5 +1,5 @@
 // Package chaos is the fault-injection suite of multicache: against the real API server
-// (kube-apiserver and etcd from internal/testsupport), two operator replicas run as
+// (kube-apiserver and etcd started through internal/harness), two operator replicas run as
 // processes (test/chaos/cmd/chaos-operator: the real wiring plus a simulated scheduler in
 // replica "a" and a write log), a seeded workload keeps changing pods, reservations, pod
 // groups, nodes and the node agents' objects, and faults are injected one after another:

@@ -1,16 +1,12 @@
 package chaos
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
-	"strconv"
-	"strings"
 	"time"
 
+	"github.com/seed0f91f25e/multicache/internal/harness"
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -76,23 +72,16 @@ type ReservationDump struct {
 	ExpiresAt  *time.Time          `json:"expiresAt"`
 }
 
-var httpClient = &http.Client{Timeout: 60 * time.Second}
+// debugTimeout bounds a read of a replica's debug server or metrics: the comparison lists
+// the whole cluster from the API.
+const debugTimeout = time.Minute
 
 func getJSON(ctx context.Context, url string, into any) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	body, err := harness.Get(ctx, url, debugTimeout)
 	if err != nil {
 		return err
 	}
-	resp, err := httpClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		return fmt.Errorf("GET %s: %s: %s", url, resp.Status, body)
-	}
-	return json.NewDecoder(resp.Body).Decode(into)
+	return json.Unmarshal(body, into)
 }
 
 // Compare returns the replica's /debug/cache/compare.
@@ -108,85 +97,13 @@ func (r *Replica) Dump(ctx context.Context) (*Dump, error) {
 	return d, getJSON(ctx, "http://"+r.DebugAddr+"/debug/cache", d)
 }
 
-// Metrics are samples by "name{label="value",...}" (labels as the exposition prints them).
-type Metrics map[string]float64
-
-// Metrics scrapes /metrics (text exposition).
-func (r *Replica) Metrics(ctx context.Context) (Metrics, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+r.MetricsAddr+"/metrics", nil)
+// Metrics scrapes the replica's /metrics.
+func (r *Replica) Metrics(ctx context.Context) (harness.Metrics, error) {
+	body, err := harness.Get(ctx, "http://"+r.MetricsAddr+"/metrics", debugTimeout)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := httpClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	out := Metrics{}
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "" || line[0] == '#' {
-			continue
-		}
-		i := strings.LastIndexByte(line, ' ')
-		if i < 0 {
-			continue
-		}
-		v, err := strconv.ParseFloat(line[i+1:], 64)
-		if err != nil {
-			continue
-		}
-		out[line[:i]] = v
-	}
-	return out, sc.Err()
-}
-
-// Sum adds the samples of a metric whose labels contain every given `key="value"`.
-func (m Metrics) Sum(name string, labels ...string) float64 {
-	total := 0.0
-	for k, v := range m {
-		base := k
-		if i := strings.IndexByte(k, '{'); i >= 0 {
-			base = k[:i]
-		}
-		if base != name {
-			continue
-		}
-		ok := true
-		for _, l := range labels {
-			if !strings.Contains(k, l) {
-				ok = false
-				break
-			}
-		}
-		if ok {
-			total += v
-		}
-	}
-	return total
-}
-
-// ByLabel returns the samples of a metric by the value of one label.
-func (m Metrics) ByLabel(name, label string) map[string]float64 {
-	out := map[string]float64{}
-	prefix := name + "{"
-	for k, v := range m {
-		if !strings.HasPrefix(k, prefix) {
-			continue
-		}
-		i := strings.Index(k, label+`="`)
-		if i < 0 {
-			continue
-		}
-		val := k[i+len(label)+2:]
-		if j := strings.IndexByte(val, '"'); j >= 0 {
-			val = val[:j]
-		}
-		out[val] += v
-	}
-	return out
+	return harness.ParseMetrics(body), nil
 }
 
 // Leading reports whether the replica says it holds the lease

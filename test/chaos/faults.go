@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
+	"github.com/seed0f91f25e/multicache/internal/harness"
 )
 
 // Fault is one kind of fault: Inject breaks something while the workload runs, heals it
@@ -211,7 +212,7 @@ func burst(ctx context.Context, h *Harness, res *FaultResult) (time.Time, error)
 		nodes = nodes[:10]
 	}
 	start := time.Now()
-	if err := parallel(ctx, nPods, 32, func(ctx context.Context, i int) error {
+	if err := harness.Parallel(ctx, nPods, 32, func(ctx context.Context, i int) error {
 		return h.W.create(ctx, newPod(h.NS, fmt.Sprintf("%s-p%05d", id, i), nodes[i%len(nodes)], false, LabelBurst, id))
 	}); err != nil {
 		return time.Now(), err
@@ -240,7 +241,7 @@ func burst(ctx context.Context, h *Harness, res *FaultResult) (time.Time, error)
 		h.W.addRsv(&RsvIntent{Name: name, Class: "burst", Node: node, TTL: ttl, Created: r.CreationTimestamp.Time})
 		return nil
 	}
-	if err := parallel(ctx, nRsv, 32, func(ctx context.Context, i int) error {
+	if err := harness.Parallel(ctx, nRsv, 32, func(ctx context.Context, i int) error {
 		return create(ctx, i)
 	}); err != nil {
 		return time.Now(), err
@@ -255,7 +256,7 @@ func burst(ctx context.Context, h *Harness, res *FaultResult) (time.Time, error)
 	// Every pod at once: 64 clients delete concurrently (a deletecollection would be
 	// served one pod after another).
 	del := time.Now()
-	err := parallel(ctx, nPods, 64, func(ctx context.Context, i int) error {
+	err := harness.Parallel(ctx, nPods, 64, func(ctx context.Context, i int) error {
 		p := &corev1.Pod{}
 		p.Namespace, p.Name = h.NS, fmt.Sprintf("%s-p%05d", id, i)
 		return h.W.deleteNow(ctx, p)

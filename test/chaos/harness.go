@@ -16,11 +16,12 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/seed0f91f25e/multicache/internal/harness"
 	"github.com/seed0f91f25e/multicache/internal/testsupport"
 	"github.com/seed0f91f25e/multicache/test/chaos/apiproxy"
 )
 
-// Harness runs one chaos run: the control plane (shared, from testsupport), two operator
+// Harness runs one chaos run: the control plane (shared, from TestMain), two operator
 // replicas as processes, the recorder, the workload, the faults and the checks.
 type Harness struct {
 	Cfg      Config
@@ -52,7 +53,7 @@ type Harness struct {
 	floor *informerFloor
 	// crProbe reads custom resources after an API server restart (noteCRsServed).
 	crProbe            client.Client
-	metrics            map[string]Metrics
+	metrics            map[string]harness.Metrics
 	reportedInvariants map[string]float64
 }
 
@@ -81,7 +82,7 @@ func NewHarness(env *testsupport.Env, cfg Config, logf func(string, ...any)) (*H
 		Cfg: cfg, Env: env, Out: out, NS: fmt.Sprintf("chaos-%d", cfg.Seed), LeaseNS: "default",
 		Lease: fmt.Sprintf("multicache-chaos-%d", cfg.Seed), logf: logf, cs: cs,
 		rng:     rand.New(rand.NewPCG(cfg.Seed, 7)),
-		Results: &Results{Config: cfg.String()}, metrics: map[string]Metrics{}, reportedInvariants: map[string]float64{},
+		Results: &Results{Config: cfg.String()}, metrics: map[string]harness.Metrics{}, reportedInvariants: map[string]float64{},
 	}
 	h.Rec = NewRecorder(h.Lease)
 	return h, nil

@@ -3,9 +3,9 @@ package chaos
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
+	"github.com/seed0f91f25e/multicache/internal/harness"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -21,12 +21,12 @@ func (w *Workload) Populate(ctx context.Context) error {
 	w.mu.Lock()
 	w.nodes = nodes
 	w.mu.Unlock()
-	if err := parallel(ctx, len(nodes), 16, func(ctx context.Context, i int) error {
+	if err := harness.Parallel(ctx, len(nodes), 16, func(ctx context.Context, i int) error {
 		return w.CreateNode(ctx, nodes[i])
 	}); err != nil {
 		return fmt.Errorf("nodes: %w", err)
 	}
-	if err := parallel(ctx, w.cfg.Pods, 32, func(ctx context.Context, i int) error {
+	if err := harness.Parallel(ctx, w.cfg.Pods, 32, func(ctx context.Context, i int) error {
 		name, node := fmt.Sprintf("p-base-%06d", i), nodes[i%len(nodes)]
 		if err := w.create(ctx, newPod(w.ns, name, node, i%10 == 9)); err != nil {
 			return err
@@ -36,7 +36,7 @@ func (w *Workload) Populate(ctx context.Context) error {
 	}); err != nil {
 		return fmt.Errorf("pods: %w", err)
 	}
-	if err := parallel(ctx, w.cfg.BaseReservations, 16, func(ctx context.Context, i int) error {
+	if err := harness.Parallel(ctx, w.cfg.BaseReservations, 16, func(ctx context.Context, i int) error {
 		name, node := fmt.Sprintf("r-base-%05d", i), nodes[(i*7)%len(nodes)]
 		r := newReservation(w.ns, name, node, longTTL, LabelNobody, name)
 		if err := w.create(ctx, r); err != nil {
@@ -64,19 +64,7 @@ func (w *Workload) Populate(ctx context.Context) error {
 
 // runDueSteps runs the due follow-up steps once, in this goroutine (before Run).
 func (w *Workload) runDueSteps(ctx context.Context) {
-	now := time.Now()
-	w.mu.Lock()
-	var due, later []*step
-	for _, s := range w.steps {
-		if !s.due.After(now) {
-			due = append(due, s)
-		} else {
-			later = append(later, s)
-		}
-	}
-	w.steps = later
-	w.mu.Unlock()
-	for _, s := range due {
+	for _, s := range w.takeDue(time.Now()) {
 		octx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		err := s.do(octx)
 		cancel()
@@ -87,49 +75,8 @@ func (w *Workload) runDueSteps(ctx context.Context) {
 			w.steps = append(w.steps, s)
 			w.mu.Unlock()
 		}
+		w.running.Add(-1)
 	}
-}
-
-// parallel runs do(0..n-1) on workers goroutines, retrying each a few times (the API
-// server of a loaded machine times out now and then); it returns the first lasting error.
-func parallel(ctx context.Context, n, workers int, do func(context.Context, int) error) error {
-	var wg sync.WaitGroup
-	var once sync.Once
-	var first error
-	next := make(chan int)
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				var err error
-				for try := range 5 {
-					octx, cancel := context.WithTimeout(ctx, 30*time.Second)
-					err = do(octx, i)
-					cancel()
-					if err == nil || ctx.Err() != nil {
-						break
-					}
-					time.Sleep(time.Duration(try+1) * 200 * time.Millisecond)
-				}
-				if err != nil {
-					once.Do(func() { first = err })
-				}
-			}
-		}()
-	}
-	for i := range n {
-		select {
-		case next <- i:
-		case <-ctx.Done():
-		}
-	}
-	close(next)
-	wg.Wait()
-	if first == nil {
-		first = ctx.Err()
-	}
-	return first
 }
 
 // listPods lists the namespace's pods.

@@ -4,16 +4,14 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
+	"github.com/seed0f91f25e/multicache/internal/harness"
 	"github.com/seed0f91f25e/multicache/test/chaos/apiproxy"
 )
 
@@ -21,17 +19,11 @@ import (
 // repoRoot) into dir (with the race detector when race) and returns the binary's path.
 func BuildOperator(repoRoot, dir string, race bool) (string, error) {
 	bin := filepath.Join(dir, "chaos-operator")
-	args := []string{"build", "-o", bin}
+	var flags []string
 	if race {
-		args = append(args, "-race")
+		flags = append(flags, "-race")
 	}
-	args = append(args, "./cmd/chaos-operator")
-	cmd := exec.Command("go", args...)
-	cmd.Dir = filepath.Join(repoRoot, "test", "chaos")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return bin, nil
+	return bin, harness.GoBuild(filepath.Join(repoRoot, "test", "chaos"), "./cmd/chaos-operator", bin, flags...)
 }
 
 // Exit is one end of a replica's process.
@@ -49,8 +41,8 @@ type Exit struct {
 // Replica is one operator process, restarted like a kubelet would when it exits on its
 // own.
 type Replica struct {
-	Name                               string
-	HealthAddr, MetricsAddr, DebugAddr string
+	Name string
+	harness.OperatorAddrs
 	// Proxy is the replica's path to the API server.
 	Proxy *apiproxy.Proxy
 
@@ -60,8 +52,8 @@ type Replica struct {
 	logf func(string, ...any)
 
 	mu          sync.Mutex
-	cmd         *exec.Cmd
-	done        chan struct{}
+	proc        *harness.Process
+	done        chan struct{} // closed once the exit of proc is recorded
 	incarnation int
 	started     time.Time
 	paused      bool
@@ -71,25 +63,14 @@ type Replica struct {
 	logs        []string
 }
 
-// NewReplica prepares a replica with three fixed local ports (kept across restarts).
+// NewReplica prepares a replica with three fixed local addresses (kept across restarts).
 func NewReplica(name, bin, dir string, args []string, logf func(string, ...any)) (*Replica, error) {
-	ports := make([]string, 3)
-	for i := range ports {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		ports[i] = l.Addr().String()
-		_ = l.Close()
+	addrs, err := harness.NewOperatorAddrs()
+	if err != nil {
+		return nil, err
 	}
-	r := &Replica{Name: name, HealthAddr: ports[0], MetricsAddr: ports[1], DebugAddr: ports[2], bin: bin, dir: dir, logf: logf}
-	r.args = append([]string{
-		"--health-probe-bind-address=" + r.HealthAddr,
-		"--metrics-bind-address=" + r.MetricsAddr, "--metrics-secure=false",
-		"--debug-bind-address=" + r.DebugAddr,
-		"--chaos-replica=" + name,
-		"--chaos-write-log=" + r.WriteLog(),
-	}, args...)
+	r := &Replica{Name: name, OperatorAddrs: addrs, bin: bin, dir: dir, logf: logf}
+	r.args = append(append(addrs.Args(), "--chaos-replica="+name, "--chaos-write-log="+r.WriteLog()), args...)
 	return r, nil
 }
 
@@ -107,41 +88,33 @@ func (r *Replica) startLocked() error {
 	if r.closed {
 		return fmt.Errorf("replica %s is shut down", r.Name)
 	}
-	if r.cmd != nil {
+	if r.proc != nil {
 		return fmt.Errorf("replica %s is running", r.Name)
 	}
 	r.incarnation++
 	path := filepath.Join(r.dir, fmt.Sprintf("%s.%02d.log", r.Name, r.incarnation))
-	out, err := os.Create(path)
+	p, err := harness.StartProcess(r.bin, r.args, nil, path)
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(r.bin, r.args...)
-	cmd.Stdout, cmd.Stderr = out, out
-	// The operator dies with the suite even if the suite itself is killed.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		_ = out.Close()
-		return err
-	}
-	r.cmd, r.done, r.started, r.paused, r.expectExit = cmd, make(chan struct{}), time.Now(), false, false
+	r.proc, r.done, r.started, r.paused, r.expectExit = p, make(chan struct{}), p.Started, false, false
 	r.logs = append(r.logs, path)
-	go r.wait(cmd, out, r.done, r.incarnation)
+	go r.wait(p, r.done, r.incarnation)
 	return nil
 }
 
 // wait records the end of an incarnation and restarts the replica when it ended on its own.
-func (r *Replica) wait(cmd *exec.Cmd, out *os.File, done chan struct{}, incarnation int) {
-	err := cmd.Wait()
-	_ = out.Close()
+func (r *Replica) wait(p *harness.Process, done chan struct{}, incarnation int) {
+	<-p.Done()
+	_, err := p.Exited()
 	how := "exit status 0"
 	if err != nil {
 		how = err.Error()
 	}
 	r.mu.Lock()
-	e := Exit{At: time.Now(), Incarnation: incarnation, How: how, Expected: r.expectExit || r.closed, Reason: lastError(out.Name())}
+	e := Exit{At: time.Now(), Incarnation: incarnation, How: how, Expected: r.expectExit || r.closed, Reason: lastError(p.Log)}
 	r.exits = append(r.exits, e)
-	r.cmd = nil
+	r.proc = nil
 	close(done)
 	restart := !e.Expected
 	r.mu.Unlock()
@@ -149,7 +122,7 @@ func (r *Replica) wait(cmd *exec.Cmd, out *os.File, done chan struct{}, incarnat
 		r.logf("replica %s (incarnation %d) exited on its own: %s (%s); restarting it", r.Name, incarnation, how, e.Reason)
 		time.Sleep(500 * time.Millisecond)
 		r.mu.Lock()
-		if r.cmd == nil && !r.closed {
+		if r.proc == nil && !r.closed {
 			if err := r.startLocked(); err != nil {
 				r.logf("restarting %s: %v", r.Name, err)
 			}
@@ -161,13 +134,13 @@ func (r *Replica) wait(cmd *exec.Cmd, out *os.File, done chan struct{}, incarnat
 // Kill9 kills the process with SIGKILL and waits until it is gone.
 func (r *Replica) Kill9() error {
 	r.mu.Lock()
-	cmd, done := r.cmd, r.done
-	if cmd == nil {
+	p, done := r.proc, r.done
+	if p == nil {
 		r.mu.Unlock()
 		return fmt.Errorf("replica %s is not running", r.Name)
 	}
 	r.expectExit = true
-	err := cmd.Process.Signal(syscall.SIGKILL)
+	err := p.Signal(syscall.SIGKILL)
 	r.mu.Unlock()
 	if err != nil {
 		return err
@@ -185,18 +158,18 @@ func (r *Replica) Resume() error { return r.signal(syscall.SIGCONT, false) }
 func (r *Replica) signal(sig syscall.Signal, paused bool) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.cmd == nil {
+	if r.proc == nil {
 		return fmt.Errorf("replica %s is not running", r.Name)
 	}
 	r.paused = paused
-	return r.cmd.Process.Signal(sig)
+	return r.proc.Signal(sig)
 }
 
 // Running reports whether a process runs (paused or not).
 func (r *Replica) Running() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.cmd != nil && !r.paused
+	return r.proc != nil && !r.paused
 }
 
 // Incarnation returns the current incarnation and when it started.
@@ -224,12 +197,12 @@ func (r *Replica) Logs() []string {
 func (r *Replica) Shutdown() {
 	r.mu.Lock()
 	r.closed = true
-	cmd, done := r.cmd, r.done
+	p, done := r.proc, r.done
 	r.mu.Unlock()
-	if cmd == nil {
+	if p == nil {
 		return
 	}
-	_ = cmd.Process.Signal(syscall.SIGKILL)
+	_ = p.Signal(syscall.SIGKILL)
 	select {
 	case <-done:
 	case <-time.After(10 * time.Second):
@@ -238,15 +211,10 @@ func (r *Replica) Shutdown() {
 
 // WaitReady waits until /readyz answers 200 (the cache caught up) or ctx ends.
 func (r *Replica) WaitReady(ctx context.Context) error {
-	url := "http://" + r.HealthAddr + "/readyz"
-	client := &http.Client{Timeout: 2 * time.Second}
 	for {
 		if r.Running() {
-			if resp, err := client.Get(url); err == nil {
-				resp.Body.Close()
-				if resp.StatusCode == http.StatusOK {
-					return nil
-				}
+			if _, err := harness.Get(ctx, "http://"+r.HealthAddr+"/readyz", 2*time.Second); err == nil {
+				return nil
 			}
 		}
 		select {

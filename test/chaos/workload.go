@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/seed0f91f25e/multicache/internal/harness"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -235,6 +236,25 @@ func (w *Workload) PendingSteps() int {
 	return len(w.steps) + int(w.running.Load())
 }
 
+// takeDue takes the steps due at now off the queue and counts them running (under one
+// hold of the lock: PendingSteps sees each step queued or running); the caller counts
+// each one down when it is done or queued again.
+func (w *Workload) takeDue(now time.Time) []*step {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var due, later []*step
+	for _, s := range w.steps {
+		if !s.due.After(now) {
+			due = append(due, s)
+		} else {
+			later = append(later, s)
+		}
+	}
+	w.running.Add(int64(len(due)))
+	w.steps = later
+	return due
+}
+
 func (w *Workload) runSteps(ctx context.Context) {
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
@@ -247,20 +267,7 @@ func (w *Workload) runSteps(ctx context.Context) {
 			return
 		case <-tick.C:
 		}
-		now := time.Now()
-		w.mu.Lock()
-		var due, later []*step
-		for _, s := range w.steps {
-			if !s.due.After(now) {
-				due = append(due, s)
-			} else {
-				later = append(later, s)
-			}
-		}
-		w.running.Add(int64(len(due)))
-		w.steps = later
-		w.mu.Unlock()
-		for _, s := range due {
+		for _, s := range w.takeDue(time.Now()) {
 			sem <- struct{}{}
 			wg.Add(1)
 			go func(s *step) {
@@ -354,11 +361,7 @@ func (w *Workload) Intents() (map[string]PodIntent, map[string]RsvIntent, map[st
 
 // create creates obj, treating "already exists" as done (a retry after a lost answer).
 func (w *Workload) create(ctx context.Context, obj client.Object) error {
-	err := w.c.Create(ctx, obj)
-	if apierrors.IsAlreadyExists(err) {
-		return w.c.Get(ctx, client.ObjectKeyFromObject(obj), obj)
-	}
-	return err
+	return harness.Create(ctx, w.c, obj)
 }
 
 // bind binds a pod through the binding subresource (a scheduler's write).

@@ -22,6 +22,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/seed0f91f25e/multicache/bench/e2e"
+	"github.com/seed0f91f25e/multicache/internal/harness"
 )
 
 // defaults per size: how long a cold start may take, and how long each churn step lasts.
@@ -136,7 +137,7 @@ func run() error {
 		*schedBin = filepath.Join(*assets, "kube-scheduler")
 	}
 	informerBin := filepath.Join(*dir, "informer")
-	if err := e2e.GoBuild(".", "./cmd/informer", informerBin); err != nil {
+	if err := harness.GoBuild(".", "./cmd/informer", informerBin); err != nil {
 		return err
 	}
 	mc := e2e.MulticacheSubject(*mcBin, strings.Fields(*mcArgs)...)

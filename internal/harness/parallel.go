@@ -1,0 +1,79 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// attemptTimeout bounds one call of Parallel's do.
+const attemptTimeout = 30 * time.Second
+
+// Parallel calls do(i) for every i in [0, n) from workers goroutines and returns the first
+// lasting error, after which the remaining items are not started. A failed call is
+// retried four times, backing off from 50 ms: the API server of a loaded machine times out
+// now and then, and a client's request may fail while the API server restarts.
+func Parallel(ctx context.Context, n, workers int, do func(ctx context.Context, i int) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		next     atomic.Int64
+		errOnce  sync.Once
+		firstErr error
+		wg       sync.WaitGroup
+	)
+	for range min(workers, n) {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n || ctx.Err() != nil {
+					return
+				}
+				if err := retry(ctx, func(ctx context.Context) error { return do(ctx, i) }); err != nil {
+					errOnce.Do(func() { firstErr = fmt.Errorf("item %d: %w", i, err) })
+					cancel()
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return firstErr
+	}
+	return ctx.Err()
+}
+
+// retry calls f until it succeeds or has failed five times.
+func retry(ctx context.Context, f func(context.Context) error) error {
+	var err error
+	for attempt := range 5 {
+		actx, cancel := context.WithTimeout(ctx, attemptTimeout)
+		err = f(actx)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Duration(50<<attempt) * time.Millisecond):
+		}
+	}
+	return err
+}
+
+// Create creates obj; if a retried create finds it already there (the first attempt went
+// through but its answer was lost), it reads it back instead.
+func Create(ctx context.Context, c client.Client, obj client.Object) error {
+	err := c.Create(ctx, obj)
+	if apierrors.IsAlreadyExists(err) {
+		return c.Get(ctx, client.ObjectKeyFromObject(obj), obj)
+	}
+	return err
+}
