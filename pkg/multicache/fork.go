@@ -104,11 +104,17 @@ func (f *Fork) RemovePod(key types.NamespacedName) error {
 	if err := f.check(); err != nil {
 		return err
 	}
-	ps, ok := f.PodState(key)
-	if !ok {
+	change, changed := f.state.pods[key]
+	pod := change.pod
+	if !changed {
+		if ps, ok := f.snap.PodState(key); ok {
+			pod = ps.Pod
+		}
+	}
+	if pod == nil {
 		return fmt.Errorf("removing pod %s: the fork holds no such pod", key)
 	}
-	f.remove(key, ps.Pod)
+	f.remove(key, pod, change, changed)
 	return nil
 }
 
@@ -123,7 +129,9 @@ func (f *Fork) RemoveNode(name string) error {
 		return fmt.Errorf("removing node %q: the fork has no such node", name)
 	}
 	for _, ps := range f.PodsOnNode(name) {
-		f.remove(store.PodKey(ps.Pod), ps.Pod)
+		key := store.PodKey(ps.Pod)
+		change, changed := f.state.pods[key]
+		f.remove(key, ps.Pod, change, changed)
 	}
 	f.state.delta(name).removed = true
 	f.state.removedNodes++
@@ -144,9 +152,9 @@ func (f *Fork) check() error {
 }
 
 // remove takes pod (key) off its node and, when it is one of the snapshot's pods removed
-// for the first time, counts it against the budgets covering it.
-func (f *Fork) remove(key types.NamespacedName, pod *corev1.Pod) {
-	change, changed := f.state.pods[key]
+// for the first time, counts it against the budgets covering it. change and changed are
+// what the fork holds for key.
+func (f *Fork) remove(key types.NamespacedName, pod *corev1.Pod, change podChange, changed bool) {
 	removed := podChange{source: change.source, req: change.req}
 	switch {
 	case changed: // a pod the fork placed

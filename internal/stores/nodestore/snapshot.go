@@ -74,16 +74,26 @@ func (s *Store) UpdateSnapshot(snap store.Snapshot, since int64) {
 	}
 }
 
-// copyNode copies live into prev (a new copy when nil), with its pods' charges.
+// copyNode copies live into prev (a new copy when nil), with its pods' charges. A pod at the
+// same place in prev's list keeps the charge prev holds for it: one change to a node (an
+// add, a swap-remove, a replace) looks up one charge, not the node's every pod.
 func (s *Store) copyNode(prev *nodeCopy, live *store.NodeInfo) *nodeCopy {
 	if prev == nil {
 		prev = &nodeCopy{}
 	}
-	live.CopyInto(&prev.info)
-	prev.charges = prev.charges[:0]
-	for _, p := range live.Pods {
-		prev.charges = append(prev.charges, s.charges[p])
+	charges := prev.charges
+	if cap(charges) < len(live.Pods) {
+		charges = make([]store.Resources, len(live.Pods), len(live.Pods)+len(live.Pods)/4)
+		copy(charges, prev.charges)
 	}
-	clear(prev.charges[len(prev.charges):cap(prev.charges)])
+	charges = charges[:len(live.Pods)]
+	for i, p := range live.Pods {
+		if i >= len(prev.info.Pods) || prev.info.Pods[i] != p {
+			charges[i] = s.charges[p]
+		}
+	}
+	clear(charges[len(charges):cap(charges)])
+	prev.charges = charges
+	live.CopyInto(&prev.info)
 	return prev
 }
