@@ -2,11 +2,13 @@ package e2e
 
 import (
 	"slices"
+	"strconv"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 
 	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
@@ -29,7 +31,10 @@ import (
 //     list of the sample before (one sample period earlier: multicache applies the landing
 //     of a replacement after the API reports it, and may release the hold that much later
 //     without a double charge anyone could act on): a replacement is still coming,
-//     whichever of those instants the read saw.
+//     whichever of those instants the read saw. For a ReplicaSet a Deployment controls,
+//     multicache's rollout rule: the Deployment's newest ReplicaSet (the highest
+//     deployment.kubernetes.io/revision) has fewer landed pods than the Deployment's
+//     spec.replicas.
 //
 // Excess is what multicache charges above that bound: a hold nothing will come for, or one
 // whose replacement already landed and is charged too. Any positive value is a double
@@ -46,17 +51,22 @@ type NodeView struct {
 	Reservations []string `json:"reservations"`
 }
 
-// APIList is one list of the API: the non-terminal pods by namespace/name and each
-// ReplicaSet's desired count by UID.
+// APIList is one list of the API: the non-terminal pods by namespace/name, each
+// ReplicaSet's and Deployment's desired count by UID, and the newest ReplicaSet of each
+// Deployment.
 type APIList struct {
 	Pods     map[string]*corev1.Pod
 	Replicas map[types.UID]int32
 	landed   map[types.UID]int32
+	// deploymentOf is the controlling Deployment of a ReplicaSet; newest the newest
+	// ReplicaSet of a Deployment.
+	deploymentOf, newest map[types.UID]types.UID
 }
 
-// NewAPIList indexes what one list of pods and ReplicaSets returned.
-func NewAPIList(pods []corev1.Pod, sets []appsv1.ReplicaSet) APIList {
-	l := APIList{Pods: map[string]*corev1.Pod{}, Replicas: map[types.UID]int32{}, landed: map[types.UID]int32{}}
+// NewAPIList indexes what one list of pods, ReplicaSets and Deployments returned.
+func NewAPIList(pods []corev1.Pod, sets []appsv1.ReplicaSet, deployments []appsv1.Deployment) APIList {
+	l := APIList{Pods: map[string]*corev1.Pod{}, Replicas: map[types.UID]int32{}, landed: map[types.UID]int32{},
+		deploymentOf: map[types.UID]types.UID{}, newest: map[types.UID]types.UID{}}
 	for i := range pods {
 		p := &pods[i]
 		if store.IsTerminal(p) {
@@ -67,18 +77,35 @@ func NewAPIList(pods []corev1.Pod, sets []appsv1.ReplicaSet) APIList {
 			l.landed[ref.UID]++
 		}
 	}
+	revisions := map[types.UID]int64{}
 	for _, rs := range sets {
-		want := int32(1)
-		if rs.Spec.Replicas != nil {
-			want = *rs.Spec.Replicas
+		l.Replicas[rs.UID] = ptr.Deref(rs.Spec.Replicas, 1)
+		ref := metav1.GetControllerOfNoCopy(&rs)
+		if ref == nil || ref.Kind != "Deployment" {
+			continue
 		}
-		l.Replicas[rs.UID] = want
+		l.deploymentOf[rs.UID] = ref.UID
+		revision, _ := strconv.ParseInt(rs.Annotations[store.DeploymentRevisionAnnotation], 10, 64)
+		newest, seen := l.newest[ref.UID]
+		if !seen || revision > revisions[newest] || (revision == revisions[newest] && rs.UID > newest) {
+			l.newest[ref.UID] = rs.UID
+		}
+		revisions[rs.UID] = revision
+	}
+	for _, d := range deployments {
+		l.Replicas[d.UID] = ptr.Deref(d.Spec.Replicas, 1)
 	}
 	return l
 }
 
-// wantsPod reports whether ReplicaSet uid has fewer landed pods than it wants.
+// wantsPod reports whether a replacement is coming for a pod of ReplicaSet uid: the
+// ReplicaSet has fewer landed pods than it wants or, when a Deployment controls it, the
+// Deployment's newest ReplicaSet has fewer than the Deployment wants.
 func (l APIList) wantsPod(uid types.UID) bool {
+	if d, ok := l.deploymentOf[uid]; ok {
+		want, known := l.Replicas[d]
+		return known && l.landed[l.newest[d]] < want
+	}
 	want, ok := l.Replicas[uid]
 	return ok && l.landed[uid] < want
 }

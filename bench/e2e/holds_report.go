@@ -168,7 +168,7 @@ func WriteHoldsReport(w io.Writer, res *HoldsResult, machine string) {
 			s.MaxHolds, s.MaxStale, gone)
 	}
 	pf("\nA phase is its change of the Deployment and %v of sampling after it ended (the last pod landed or was removed, by the harness's kubelets). ", cfg.Settle)
-	pf("Excess is multicache's requested CPU on a node above the pods bound there in either of the two API lists around the read, the pods it still charges that the API had deleted before the first list (its feed's lag, the stale pods), and the holds it charges whose ReplicaSet had fewer landed pods than it wants in either list or in the second list of the sample before (a replacement still coming, allowing multicache one sample period to apply its landing); in parentheses, the excess over that legit charge. ")
+	pf("Excess is multicache's requested CPU on a node above the pods bound there in either of the two API lists around the read, the pods it still charges that the API had deleted before the first list (its feed's lag, the stale pods), and the holds it charges whose ReplicaSet had fewer landed pods than it wants (for a Deployment's ReplicaSet: whose Deployment's newest ReplicaSet had fewer than the Deployment wants) in either list or in the second list of the sample before (a replacement still coming, allowing multicache one sample period to apply its landing); in parentheses, the excess over that legit charge. ")
 	pf("Holds charged are the reservations whose placeholder multicache charges on some node (every one here is a deleted pod's hold or the Reservation that took it over).\n\n")
 
 	pf("Checks:\n\n")

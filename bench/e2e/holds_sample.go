@@ -142,7 +142,11 @@ func (s *holdSampler) list(ctx context.Context) (APIList, error) {
 	if err := s.c.List(ctx, &sets, client.InNamespace(s.namespace)); err != nil {
 		return APIList{}, fmt.Errorf("listing ReplicaSets: %w", err)
 	}
-	return NewAPIList(pods.Items, sets.Items), nil
+	var deployments appsv1.DeploymentList
+	if err := s.c.List(ctx, &deployments, client.InNamespace(s.namespace)); err != nil {
+		return APIList{}, fmt.Errorf("listing Deployments: %w", err)
+	}
+	return NewAPIList(pods.Items, sets.Items, deployments.Items), nil
 }
 
 // readNodes reads /debug/cache/nodes/<name> of every node, eight at a time.

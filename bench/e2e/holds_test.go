@@ -11,6 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
+
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // fakeIndex is a PodIndex over fixed records.
@@ -43,6 +45,14 @@ func replicaSet(uid types.UID, replicas int32) appsv1.ReplicaSet {
 	return appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{UID: uid}, Spec: appsv1.ReplicaSetSpec{Replicas: ptr.To(replicas)}}
 }
 
+// rolloutSet is ReplicaSet uid of Deployment d1 at a revision.
+func rolloutSet(uid types.UID, replicas int32, revision string) appsv1.ReplicaSet {
+	rs := replicaSet(uid, replicas)
+	rs.Annotations = map[string]string{store.DeploymentRevisionAnnotation: revision}
+	rs.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "Deployment", Name: "d", UID: "d1", Controller: ptr.To(true)}}
+	return rs
+}
+
 func view(node string, cpu string, pods, holds []string) NodeView {
 	return NodeView{Name: node, Requested: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}, Pods: pods, Reservations: holds}
 }
@@ -72,35 +82,35 @@ func TestAccountNode(t *testing.T) {
 	}{
 		{name: "live pods only",
 			view:   view("n1", "1", []string{"ns/a", "ns/b"}, nil),
-			before: NewAPIList([]corev1.Pod{a, b}, satisfied), after: NewAPIList([]corev1.Pod{a, b}, satisfied)},
+			before: NewAPIList([]corev1.Pod{a, b}, satisfied, nil), after: NewAPIList([]corev1.Pod{a, b}, satisfied, nil)},
 		{name: "a pod deleted between the lists may be charged",
 			view:   view("n1", "1", []string{"ns/a", "ns/b"}, nil),
-			before: NewAPIList([]corev1.Pod{a, b}, satisfied), after: NewAPIList([]corev1.Pod{a}, satisfied)},
+			before: NewAPIList([]corev1.Pod{a, b}, satisfied, nil), after: NewAPIList([]corev1.Pod{a}, satisfied, nil)},
 		{name: "a pod the API deleted before the first list is stale, not excess",
 			view:   view("n1", "1500m", []string{"ns/a", "ns/b", "ns/gone"}, nil),
-			before: NewAPIList([]corev1.Pod{a, b}, satisfied), after: NewAPIList([]corev1.Pod{a, b}, satisfied),
+			before: NewAPIList([]corev1.Pod{a, b}, satisfied, nil), after: NewAPIList([]corev1.Pod{a, b}, satisfied, nil),
 			wantStale: 500},
 		{name: "a hold whose ReplicaSet is satisfied is a double charge",
 			view:   view("n1", "1500m", []string{"ns/a", "ns/b"}, []string{"ns/gone-hold"}),
-			before: NewAPIList([]corev1.Pod{a, b}, satisfied), after: NewAPIList([]corev1.Pod{a, b}, satisfied),
+			before: NewAPIList([]corev1.Pod{a, b}, satisfied, nil), after: NewAPIList([]corev1.Pod{a, b}, satisfied, nil),
 			wantExcess: 500, wantUnjust: []string{"ns/gone-hold"}},
 		{name: "a pod being deleted does not count as landed: its ReplicaSet wants one",
 			view:   view("n1", "1500m", []string{"ns/a", "ns/b"}, []string{"ns/gone-hold"}),
-			before: NewAPIList([]corev1.Pod{a, bDeleting}, satisfied), after: NewAPIList([]corev1.Pod{a, bDeleting}, satisfied)},
+			before: NewAPIList([]corev1.Pod{a, bDeleting}, satisfied, nil), after: NewAPIList([]corev1.Pod{a, bDeleting}, satisfied, nil)},
 		{name: "a hold whose ReplicaSet wants a pod in one list is justified",
 			view:   view("n1", "1500m", []string{"ns/a", "ns/b"}, []string{"ns/gone-hold"}),
-			before: NewAPIList([]corev1.Pod{a, b}, wanting), after: NewAPIList([]corev1.Pod{a, b}, satisfied)},
+			before: NewAPIList([]corev1.Pod{a, b}, wanting, nil), after: NewAPIList([]corev1.Pod{a, b}, satisfied, nil)},
 		{name: "or in the sample before",
 			view:   view("n1", "1500m", []string{"ns/a", "ns/b"}, []string{"ns/gone-hold"}),
-			before: NewAPIList([]corev1.Pod{a, b}, satisfied), after: NewAPIList([]corev1.Pod{a, b}, satisfied),
-			earlier: []APIList{NewAPIList([]corev1.Pod{a}, satisfied)}},
+			before: NewAPIList([]corev1.Pod{a, b}, satisfied, nil), after: NewAPIList([]corev1.Pod{a, b}, satisfied, nil),
+			earlier: []APIList{NewAPIList([]corev1.Pod{a}, satisfied, nil)}},
 		{name: "a hold nobody can attribute is excess",
 			view:   view("n1", "1500m", []string{"ns/a", "ns/b"}, []string{"ns/unknown"}),
-			before: NewAPIList([]corev1.Pod{a, b}, wanting), after: NewAPIList([]corev1.Pod{a, b}, wanting),
+			before: NewAPIList([]corev1.Pod{a, b}, wanting, nil), after: NewAPIList([]corev1.Pod{a, b}, wanting, nil),
 			wantExcess: 500, wantUnjust: []string{"ns/unknown"}},
 		{name: "pods on another node do not count",
 			view:   view("n2", "500m", []string{"ns/a"}, nil),
-			before: NewAPIList([]corev1.Pod{a, b}, satisfied), after: NewAPIList([]corev1.Pod{a, b}, satisfied),
+			before: NewAPIList([]corev1.Pod{a, b}, satisfied, nil), after: NewAPIList([]corev1.Pod{a, b}, satisfied, nil),
 			wantExcess: 500},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -113,6 +123,29 @@ func TestAccountNode(t *testing.T) {
 				t.Errorf("legit %d, want charged %d less excess %d", got.Legit(), got.Charged, got.Excess)
 			}
 		})
+	}
+}
+
+// TestAccountNode_ARolloutsHoldWaitsForTheNewestReplicaSet: the hold of an old
+// ReplicaSet's pod (scaled down, wanting nothing) is justified while the Deployment's
+// newest ReplicaSet has fewer landed pods than the Deployment wants, and not after.
+func TestAccountNode_ARolloutsHoldWaitsForTheNewestReplicaSet(t *testing.T) {
+	idx := fakeIndex{"ns/old": {UID: "uid-old", ReplicaSet: "rs1", MilliCPU: 500, Hold: "ns/old-hold"}}
+	deployment := []appsv1.Deployment{{ObjectMeta: metav1.ObjectMeta{UID: "d1"}, Spec: appsv1.DeploymentSpec{Replicas: ptr.To(int32(2))}}}
+	sets := []appsv1.ReplicaSet{rolloutSet("rs1", 0, "1"), rolloutSet("rs2", 2, "2")}
+	a, c := holdsPod("a", "n1", "rs2", false), holdsPod("c", "n2", "rs2", false)
+	v := view("n1", "1", []string{"ns/a"}, []string{"ns/old-hold"})
+
+	rolling := NewAPIList([]corev1.Pod{a}, sets, deployment)
+	if got := AccountNode(v, rolling, rolling, idx); got.Excess != 0 || len(got.Unjustified) != 0 {
+		t.Errorf("the newest ReplicaSet has 1 of 2: excess %d, unjustified %v; want none", got.Excess, got.Unjustified)
+	}
+	done := NewAPIList([]corev1.Pod{a, c}, sets, deployment)
+	if got := AccountNode(v, done, done, idx); got.Excess != 500 || !slices.Equal(got.Unjustified, []string{"ns/old-hold"}) {
+		t.Errorf("the newest ReplicaSet has 2 of 2: excess %d, unjustified %v; want 500, the hold", got.Excess, got.Unjustified)
+	}
+	if got := AccountNode(v, done, done, idx, rolling); got.Excess != 0 {
+		t.Errorf("the sample before still rolled: excess %d, want 0", got.Excess)
 	}
 }
 

@@ -16,7 +16,8 @@ import (
 // changed since its last update are copied, as kube-scheduler's cache does for its
 // snapshot). It answers every query of Reader as the Reader answered when it was last
 // updated: read one decision's inputs from one snapshot, not some from the Reader. A
-// snapshot belongs to one goroutine: update it and read it from the same one. What it returns is shared with the snapshot and must not be modified. Get one from
+// snapshot belongs to one goroutine: update it and read it from the same one. What it
+// returns is shared with the snapshot and must not be modified. Get one from
 // Reader.NewSnapshot (the zero value is not usable).
 type Snapshot struct {
 	s *handler.Snapshot

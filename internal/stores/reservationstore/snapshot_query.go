@@ -90,7 +90,7 @@ func HeldFromIn(snap *Snapshot, pod *corev1.Pod, podState func(types.NamespacedN
 	return out
 }
 
-// preferredView is preferred over views.
+// preferredView reports whether a is preferred over b: the older, then by namespace/name.
 func preferredView(a, b store.Reservation) bool {
 	ta, tb := a.Reservation.CreationTimestamp.Time, b.Reservation.CreationTimestamp.Time
 	if !ta.Equal(tb) {

@@ -14,7 +14,8 @@ import (
 )
 
 // snapView is a reservation as a snapshot keeps it: its view and what MatchableIn needs
-// to answer from the snapshot as MatchableFor does.
+// to answer from the snapshot as MatchableFor does. (v.Reservation is the embedded view;
+// v.Reservation.Reservation the API object.)
 type snapView struct {
 	store.Reservation
 	match matchInfo

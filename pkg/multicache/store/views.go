@@ -11,8 +11,9 @@ import (
 )
 
 // The views the built-in stores answer with, and multicache's Reader and Snapshot with
-// them: values the caller owns (slices and maps are copies), holding API objects that are
-// shared and must not be modified.
+// them. A store's (and the Reader's) answer is built for the call: the caller owns its
+// slices and maps. A snapshot's answer shares them with the snapshot (as kube-scheduler's
+// NodeInfos do): read, never modify. The API objects they hold are always shared.
 
 // PodGroup is what the cache derives for one pod group.
 type PodGroup struct {
@@ -33,6 +34,16 @@ type PodGroup struct {
 	ScheduleStartTime time.Time
 	// TimeoutAt is when the group times out unless minMember are placed; zero for never.
 	TimeoutAt time.Time
+}
+
+// MinMember is the group's gang size whatever its source (multicache's and
+// scheduler-plugins' spec.minMember, Kubernetes' gang minCount, 1 for its basic policy);
+// 0 while the cache knows the group only from its members.
+func (g PodGroup) MinMember() int32 {
+	if g.PodGroup == nil {
+		return 0
+	}
+	return g.PodGroup.Spec.MinMember
 }
 
 // PodGroupCounts are a group's members by where they are.
@@ -63,7 +74,8 @@ func (c PodGroupCounts) Placed() int32 { return c.Scheduled + c.Running + c.Succ
 // evicting a member.
 func (c PodGroupCounts) Active() int32 { return c.Scheduled + c.Running }
 
-// Add counts pod (delta +1) or uncounts it (-1) by its phase and node.
+// Add counts pod (delta +1) or uncounts it (-1) by its phase and node: the pod group
+// store's rule, which a Fork applies to the pods it moves (it changes with the store's).
 func (c *PodGroupCounts) Add(pod *corev1.Pod, delta int32) {
 	switch pod.Status.Phase {
 	case corev1.PodSucceeded:
@@ -208,14 +220,4 @@ type NodeDevices struct {
 	ByClass map[string]DeviceCounts `json:"byClass"`
 	// ByPool are the devices of each pool, keyed driver/pool.
 	ByPool map[string]PoolDevices `json:"byPool"`
-}
-
-// MinMember is the group's gang size whatever its source (multicache's and
-// scheduler-plugins' spec.minMember, Kubernetes' gang minCount, 1 for its basic policy);
-// 0 while the cache knows the group only from its members.
-func (g PodGroup) MinMember() int32 {
-	if g.PodGroup == nil {
-		return 0
-	}
-	return g.PodGroup.Spec.MinMember
 }
