@@ -25,7 +25,7 @@ var layers = [][]string{
 	{"internal/operator"},
 	{"internal/controllers", "internal/debug", "internal/verify", "internal/siblings"},
 	{"internal/handler"},
-	{"internal/drift", "internal/testsupport"},
+	{"internal/drift", "internal/testsupport", "internal/harness"},
 	{"internal/stores"},
 	{"internal/controlplane", "internal/scheme", "internal/metrics", "internal/yield",
 		"internal/version", "internal/memlimit", "internal/reconnect", "internal/nodepods", "internal/wiretrim",
