@@ -10,8 +10,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/seed0f91f25e/multicache/internal/harness"
 	"k8s.io/client-go/rest"
+
+	"github.com/seed0f91f25e/multicache/internal/harness"
 )
 
 // APIServer reads what the cluster's kube-apiserver and etcd spend: their CPU from

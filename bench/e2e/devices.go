@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/seed0f91f25e/multicache/internal/harness"
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
@@ -12,6 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/seed0f91f25e/multicache/internal/harness"
 )
 
 // The DRA objects of a population with devices (-devices, DEVICES=1): one ResourceSlice per

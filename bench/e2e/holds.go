@@ -114,7 +114,7 @@ func RunHolds(ctx context.Context, cfg HoldsConfig) (*HoldsResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer cl.Stop()
+	defer stopCluster(cl, log)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 

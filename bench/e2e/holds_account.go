@@ -34,11 +34,14 @@ import (
 //     whichever of those instants the read saw. For a ReplicaSet a Deployment controls,
 //     multicache's rollout rule: the Deployment's newest ReplicaSet (the highest
 //     deployment.kubernetes.io/revision) has fewer landed pods than the Deployment's
-//     spec.replicas.
+//     spec.replicas, or the Deployment is not listed (multicache keeps such a place until
+//     its TTL).
 //
 // Excess is what multicache charges above that bound: a hold nothing will come for, or one
 // whose replacement already landed and is charged too. Any positive value is a double
-// charge at the moment of the read, by a conservative measure.
+// charge at the moment of the read, by a conservative measure. The rollout rule keeps
+// every hold of a Deployment until its rollout completes, which may be more holds than
+// the newest ReplicaSet lacks pods: that is the rule's price, not counted as excess.
 
 // NodeView is the part of multicache's /debug/cache/nodes/<name> the run reads.
 type NodeView struct {
@@ -85,7 +88,10 @@ func NewAPIList(pods []corev1.Pod, sets []appsv1.ReplicaSet, deployments []appsv
 			continue
 		}
 		l.deploymentOf[rs.UID] = ref.UID
-		revision, _ := strconv.ParseInt(rs.Annotations[store.DeploymentRevisionAnnotation], 10, 64)
+		revision, err := strconv.ParseInt(rs.Annotations[store.DeploymentRevisionAnnotation], 10, 64)
+		if err != nil || revision < 0 {
+			revision = 0 // as multicache reads it
+		}
 		newest, seen := l.newest[ref.UID]
 		if !seen || revision > revisions[newest] || (revision == revisions[newest] && rs.UID > newest) {
 			l.newest[ref.UID] = rs.UID
@@ -104,7 +110,7 @@ func NewAPIList(pods []corev1.Pod, sets []appsv1.ReplicaSet, deployments []appsv
 func (l APIList) wantsPod(uid types.UID) bool {
 	if d, ok := l.deploymentOf[uid]; ok {
 		want, known := l.Replicas[d]
-		return known && l.landed[l.newest[d]] < want
+		return !known || l.landed[l.newest[d]] < want
 	}
 	want, ok := l.Replicas[uid]
 	return ok && l.landed[uid] < want

@@ -10,10 +10,11 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/seed0f91f25e/multicache/internal/harness"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/seed0f91f25e/multicache/internal/harness"
 )
 
 // HoldSample is one read of every node of multicache between two lists of the API,

@@ -132,7 +132,8 @@ func TestAccountNode(t *testing.T) {
 func TestAccountNode_ARolloutsHoldWaitsForTheNewestReplicaSet(t *testing.T) {
 	idx := fakeIndex{"ns/old": {UID: "uid-old", ReplicaSet: "rs1", MilliCPU: 500, Hold: "ns/old-hold"}}
 	deployment := []appsv1.Deployment{{ObjectMeta: metav1.ObjectMeta{UID: "d1"}, Spec: appsv1.DeploymentSpec{Replicas: ptr.To(int32(2))}}}
-	sets := []appsv1.ReplicaSet{rolloutSet("rs1", 0, "1"), rolloutSet("rs2", 2, "2")}
+	// Revision 10 is listed before 9: the newest is by number, not by place or as a string.
+	sets := []appsv1.ReplicaSet{rolloutSet("rs2", 2, "10"), rolloutSet("rs1", 0, "9")}
 	a, c := holdsPod("a", "n1", "rs2", false), holdsPod("c", "n2", "rs2", false)
 	v := view("n1", "1", []string{"ns/a"}, []string{"ns/old-hold"})
 
@@ -146,6 +147,14 @@ func TestAccountNode_ARolloutsHoldWaitsForTheNewestReplicaSet(t *testing.T) {
 	}
 	if got := AccountNode(v, done, done, idx, rolling); got.Excess != 0 {
 		t.Errorf("the sample before still rolled: excess %d, want 0", got.Excess)
+	}
+	cDeleting := holdsPod("c", "n2", "rs2", true)
+	if got := AccountNode(v, NewAPIList([]corev1.Pod{a, cDeleting}, sets, deployment), NewAPIList([]corev1.Pod{a, cDeleting}, sets, deployment), idx); got.Excess != 0 {
+		t.Errorf("the newest ReplicaSet's second pod is being deleted: excess %d, want 0", got.Excess)
+	}
+	gone := NewAPIList([]corev1.Pod{a, c}, sets, nil)
+	if got := AccountNode(v, gone, gone, idx); got.Excess != 0 {
+		t.Errorf("the Deployment is not listed: excess %d, want 0 (multicache keeps the place until its TTL)", got.Excess)
 	}
 }
 

@@ -6,9 +6,10 @@ import (
 	"io"
 	"time"
 
-	"github.com/seed0f91f25e/multicache/internal/harness"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/seed0f91f25e/multicache/internal/harness"
 )
 
 // Population is what Populate wrote and how long it took.

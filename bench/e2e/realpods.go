@@ -8,13 +8,14 @@ import (
 	"strings"
 	"time"
 
-	"github.com/seed0f91f25e/multicache/internal/harness"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/seed0f91f25e/multicache/internal/harness"
 )
 
 // The field managers of a running cluster's pods: the ReplicaSet controller creates them

@@ -9,8 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seed0f91f25e/multicache/internal/harness"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/seed0f91f25e/multicache/internal/harness"
 )
 
 // TestRealisticPods_ServedAsARunningClustersPods populates a few realistic pods through a

@@ -112,7 +112,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer cl.Stop()
+	defer stopCluster(cl, log)
 
 	fmt.Fprintf(log, "populating %s with %d writers\n", cfg.Size, cfg.Writers)
 	if res.Population, err = Populate(ctx, cl.Client, cfg.Size, cfg.Writers, log); err != nil {
@@ -204,6 +204,13 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 func startCluster(assets, repoRoot, dir string, log io.Writer) (*harness.Cluster, error) {
 	fmt.Fprintf(log, "starting kube-apiserver and etcd from %s\n", assets)
 	return harness.StartCluster(harness.ClusterOptions{RepoRoot: repoRoot, Assets: assets, Dir: dir, QPS: 1e6})
+}
+
+// stopCluster stops cl, saying so in log when it fails (a run's figures stand either way).
+func stopCluster(cl *harness.Cluster, log io.Writer) {
+	if err := cl.Stop(); err != nil {
+		fmt.Fprintf(log, "stopping the control plane: %v\n", err)
+	}
 }
 
 // runChurn starts multicache once more, drives the churn against it, then reads its memory

@@ -172,7 +172,7 @@ func schedRun(ctx context.Context, cfg SchedBenchConfig, s Subject, round int) (
 	if err != nil {
 		return run, err
 	}
-	defer cl.Stop()
+	defer stopCluster(cl, cfg.Log)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	api, err := NewAPIServer(cl.Config)

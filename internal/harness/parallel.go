@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -14,10 +15,11 @@ import (
 // attemptTimeout bounds one call of Parallel's do.
 const attemptTimeout = 30 * time.Second
 
-// Parallel calls do(i) for every i in [0, n) from workers goroutines and returns the first
-// lasting error, after which the remaining items are not started. A failed call is
-// retried four times, backing off from 50 ms: the API server of a loaded machine times out
-// now and then, and a client's request may fail while the API server restarts.
+// Parallel calls do(i) for every i in [0, n) from workers goroutines (at least one) and
+// returns the first lasting error, after which the remaining items are not started. A
+// failed call, whatever its error, is retried four times, backing off from 100 ms to
+// 800 ms: the API server of a loaded machine times out now and then. Nothing outlasts an
+// API server that stays down longer than that.
 func Parallel(ctx context.Context, n, workers int, do func(ctx context.Context, i int) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -27,7 +29,7 @@ func Parallel(ctx context.Context, n, workers int, do func(ctx context.Context, 
 		firstErr error
 		wg       sync.WaitGroup
 	)
-	for range min(workers, n) {
+	for range min(max(workers, 1), n) {
 		wg.Go(func() {
 			for {
 				i := int(next.Add(1) - 1)
@@ -49,23 +51,26 @@ func Parallel(ctx context.Context, n, workers int, do func(ctx context.Context, 
 	return ctx.Err()
 }
 
-// retry calls f until it succeeds or has failed five times.
+// attempts is how many times retry calls f.
+const attempts = 5
+
+// retry calls f until it succeeds or has failed attempts times, and returns f's last
+// error (with the context's when it ended the wait for the next attempt).
 func retry(ctx context.Context, f func(context.Context) error) error {
-	var err error
-	for attempt := range 5 {
+	for attempt := range attempts {
 		actx, cancel := context.WithTimeout(ctx, attemptTimeout)
-		err = f(actx)
+		err := f(actx)
 		cancel()
-		if err == nil {
-			return nil
+		if err == nil || attempt == attempts-1 {
+			return err
 		}
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(time.Duration(50<<attempt) * time.Millisecond):
+			return errors.Join(err, ctx.Err())
+		case <-time.After(time.Duration(100<<attempt) * time.Millisecond):
 		}
 	}
-	return err
+	return nil // not reached: the last attempt returns
 }
 
 // Create creates obj; if a retried create finds it already there (the first attempt went

@@ -35,3 +35,13 @@ func TestParallel_ALastingErrorIsReturnedNamingItsItem(t *testing.T) {
 		t.Errorf("err %v after %d tries, want item 0: invalid after 5", err, tries.Load())
 	}
 }
+
+func TestParallel_NoWorkersStillCallsEveryItem(t *testing.T) {
+	var calls atomic.Int32
+	if err := Parallel(context.Background(), 3, 0, func(context.Context, int) error { calls.Add(1); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if calls.Load() != 3 {
+		t.Errorf("%d calls with 0 workers, want 3", calls.Load())
+	}
+}

@@ -6,8 +6,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/seed0f91f25e/multicache/internal/harness"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/seed0f91f25e/multicache/internal/harness"
 )
 
 // What the suite reads from a replica: its debug server (compare, dump) and its metrics.

@@ -5,9 +5,10 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/seed0f91f25e/multicache/internal/harness"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/seed0f91f25e/multicache/internal/harness"
 )
 
 // Populate creates the cluster the operators start on: Config.Nodes nodes with their
