@@ -1,9 +1,11 @@
 package e2e
 
 import (
+	"path/filepath"
 	"strconv"
 	"strings"
 
+	"github.com/seed0f91f25e/multicache/internal/controlplane"
 	"github.com/seed0f91f25e/multicache/internal/harness"
 )
 
@@ -12,12 +14,12 @@ import (
 // given controllers (e.g. deployment-controller, replicaset-controller), leader election
 // off, and its client limited to qps requests a second (burst twice that). It serves its
 // health and metrics on a free localhost port (self-signed; anonymous reads allowed).
-func StartControllerManager(bin string, env Env, controllers []string, qps int, logPath string) (*harness.Process, error) {
+func StartControllerManager(bin string, env Env, controllers []string, qps int, logPath string) (*controlplane.Process, error) {
 	port, err := harness.FreePort()
 	if err != nil {
 		return nil, err
 	}
-	return harness.StartProcess(bin, []string{
+	return controlplane.StartProcess(filepath.Base(bin), bin, []string{
 		"--kubeconfig=" + env.Kubeconfig,
 		"--controllers=" + strings.Join(controllers, ","),
 		"--leader-elect=false",

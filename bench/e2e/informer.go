@@ -2,8 +2,10 @@ package e2e
 
 import (
 	"fmt"
+	"path/filepath"
 	"strconv"
 
+	"github.com/seed0f91f25e/multicache/internal/controlplane"
 	"github.com/seed0f91f25e/multicache/internal/harness"
 )
 
@@ -42,7 +44,7 @@ func informerSubject(name, bin string, multicacheKinds bool, extra ...string) Su
 		}
 		addr := "127.0.0.1:" + strconv.Itoa(port)
 		args := append([]string{"-kubeconfig", env.Kubeconfig, "-addr", addr}, extra...)
-		p, err := harness.StartProcess(bin, args, nil, logPath)
+		p, err := controlplane.StartProcess(filepath.Base(bin), bin, args, nil, logPath)
 		if err != nil {
 			return nil, err
 		}

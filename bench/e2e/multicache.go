@@ -2,8 +2,10 @@ package e2e
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 
+	"github.com/seed0f91f25e/multicache/internal/controlplane"
 	"github.com/seed0f91f25e/multicache/internal/harness"
 )
 
@@ -21,7 +23,7 @@ func MulticacheSubject(bin string, extra ...string) Subject {
 			return nil, err
 		}
 		args := append([]string{"--kubeconfig=" + env.Kubeconfig}, addrs.Args()...)
-		p, err := harness.StartProcess(bin, append(args, extra...), nil, logPath)
+		p, err := controlplane.StartProcess(filepath.Base(bin), bin, append(args, extra...), nil, logPath)
 		if err != nil {
 			return nil, err
 		}

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
+	"github.com/seed0f91f25e/multicache/internal/controlplane"
 	"github.com/seed0f91f25e/multicache/internal/harness"
 )
 
@@ -121,7 +122,7 @@ func SchedulerFlagsSubject(name, bin string, qps int, extra ...string) Subject {
 		if qps > 0 {
 			args = append(args, "--kube-api-qps="+strconv.Itoa(qps), "--kube-api-burst="+strconv.Itoa(2*qps))
 		}
-		p, err := harness.StartProcess(bin, append(args, extra...), nil, logPath)
+		p, err := controlplane.StartProcess(filepath.Base(bin), bin, append(args, extra...), nil, logPath)
 		if err != nil {
 			return nil, err
 		}

@@ -2,8 +2,10 @@ package e2e
 
 import (
 	"fmt"
+	"path/filepath"
 	"strconv"
 
+	"github.com/seed0f91f25e/multicache/internal/controlplane"
 	"github.com/seed0f91f25e/multicache/internal/harness"
 )
 
@@ -35,7 +37,7 @@ func SchedulerSubject(bin string) Subject {
 		if err != nil {
 			return nil, err
 		}
-		p, err := harness.StartProcess(bin, []string{
+		p, err := controlplane.StartProcess(filepath.Base(bin), bin, []string{
 			"--config=" + cfg,
 			"--bind-address=127.0.0.1",
 			"--secure-port=" + strconv.Itoa(port),
@@ -57,7 +59,7 @@ func schedulerCacheFull(m harness.Metrics, want Want) (bool, string) {
 
 // schedulerInstance is a running kube-scheduler (stock or multicache's) as a subject: its
 // metrics and pprof on its secure port, full once its cache holds every node.
-func schedulerInstance(p *harness.Process, port int) *Instance {
+func schedulerInstance(p *controlplane.Process, port int) *Instance {
 	base := "https://127.0.0.1:" + strconv.Itoa(port)
 	return &Instance{
 		Process:    p,

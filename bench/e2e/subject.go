@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/seed0f91f25e/multicache/internal/controlplane"
 	"github.com/seed0f91f25e/multicache/internal/harness"
 )
 
@@ -39,7 +40,7 @@ type Subject struct {
 
 // Instance is a running subject and how to read it.
 type Instance struct {
-	*harness.Process
+	*controlplane.Process
 	// MetricsURL serves the subject's Prometheus metrics; Prefixes select the ones Full reads.
 	// Polls ask only for those (the name[] filter of client_golang's handler), so that
 	// reading them every Poll costs the subject little.

@@ -1,6 +1,7 @@
 // Package harness is the driver the end-to-end benchmarks (bench/e2e) and the chaos suite
-// (test/chaos) share: it starts the control plane with multicache's CRDs, runs the programs
-// under test as child processes, reads their metrics and writes objects in bulk.
+// (test/chaos) share: it starts the control plane with multicache's CRDs, finds ports for
+// the programs under test (which run as controlplane.Process), reads their metrics and
+// writes objects in bulk.
 package harness
 
 import (

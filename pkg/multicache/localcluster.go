@@ -102,9 +102,12 @@ func startComponents(ctx context.Context, c client.Client, opts clusterOptions, 
 	}
 	var started localComponents
 	for _, s := range specs {
-		p, err := controlplane.StartProcess(s.name, s.bin, s.args, filepath.Join(dir, s.name+".log"))
+		p, err := controlplane.StartProcess(s.name, s.bin, s.args, nil, filepath.Join(dir, s.name+".log"))
 		if errors.Is(err, controlplane.ErrAssetsMissing) {
 			err = fmt.Errorf("%w: run `%s` (make run does), or pass --local-bare for kube-apiserver and etcd only", err, s.target)
+		}
+		if err == nil {
+			err = p.Survives(500 * time.Millisecond) // a bad flag, a port in use
 		}
 		if err != nil {
 			started.stop()

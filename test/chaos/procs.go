@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/seed0f91f25e/multicache/internal/controlplane"
 	"github.com/seed0f91f25e/multicache/internal/harness"
 	"github.com/seed0f91f25e/multicache/test/chaos/apiproxy"
 )
@@ -52,7 +53,7 @@ type Replica struct {
 	logf func(string, ...any)
 
 	mu          sync.Mutex
-	proc        *harness.Process
+	proc        *controlplane.Process
 	done        chan struct{} // closed once the exit of proc is recorded
 	incarnation int
 	started     time.Time
@@ -93,7 +94,7 @@ func (r *Replica) startLocked() error {
 	}
 	r.incarnation++
 	path := filepath.Join(r.dir, fmt.Sprintf("%s.%02d.log", r.Name, r.incarnation))
-	p, err := harness.StartProcess(r.bin, r.args, nil, path)
+	p, err := controlplane.StartProcess(r.Name, r.bin, r.args, nil, path)
 	if err != nil {
 		return err
 	}
@@ -104,7 +105,7 @@ func (r *Replica) startLocked() error {
 }
 
 // wait records the end of an incarnation and restarts the replica when it ended on its own.
-func (r *Replica) wait(p *harness.Process, done chan struct{}, incarnation int) {
+func (r *Replica) wait(p *controlplane.Process, done chan struct{}, incarnation int) {
 	<-p.Done()
 	_, err := p.Exited()
 	how := "exit status 0"
