@@ -18,7 +18,7 @@ import (
 // of the node's devices in the devices store's part of the dump; "-" for a node no pool
 // reaches.
 func TestShowNodes_DevicesFreeOverTotal(t *testing.T) {
-	d := &dump{
+	d := &debug.Dump{
 		Nodes: map[string]nodestore.NodeDump{"gpu-node": {}, "cpu-node": {}},
 		Devices: devicestore.Dump{Nodes: map[string]devicestore.NodeDump{
 			"gpu-node": {Devices: store.NodeDevices{DeviceCounts: store.DeviceCounts{Total: 8, Allocated: 3, Free: 5}}},

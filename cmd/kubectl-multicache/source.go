@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/seed0f91f25e/multicache/internal/reconnect"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/httpstream"
@@ -21,6 +20,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/portforward"
 	"k8s.io/client-go/transport/spdy"
+
+	"github.com/seed0f91f25e/multicache/internal/reconnect"
 )
 
 // endpoint is a replica's debug server, reached over HTTP at base.

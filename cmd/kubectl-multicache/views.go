@@ -16,31 +16,15 @@ import (
 	"github.com/seed0f91f25e/multicache/internal/debug"
 	"github.com/seed0f91f25e/multicache/internal/drift"
 	"github.com/seed0f91f25e/multicache/internal/stores/devicestore"
-	"github.com/seed0f91f25e/multicache/internal/stores/nodestore"
-	"github.com/seed0f91f25e/multicache/internal/stores/podgroupstore"
-	"github.com/seed0f91f25e/multicache/internal/stores/podstore"
-	"github.com/seed0f91f25e/multicache/internal/stores/reservationstore"
 	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
-// dump is the part of /debug/cache the views read, in the types the stores dump.
-type dump struct {
-	Stores       []string                                    `json:"stores"`
-	SubCluster   string                                      `json:"subCluster"`
-	Nodes        map[string]nodestore.NodeDump               `json:"nodes"`
-	Pods         map[string]podstore.PodDump                 `json:"pods"`
-	PodGroups    map[string]podgroupstore.GroupDump          `json:"podGroups"`
-	Reservations map[string]reservationstore.ReservationDump `json:"reservations"`
-	// Devices is the devices store's part: {} when the store is off.
-	Devices devicestore.Dump `json:"devices"`
-}
-
-func readDump(ctx context.Context, e *endpoint) (*dump, error) {
+func readDump(ctx context.Context, e *endpoint) (*debug.Dump, error) {
 	body, err := e.get(ctx, "/debug/cache")
 	if err != nil {
 		return nil, err
 	}
-	d := &dump{}
+	d := &debug.Dump{}
 	if err := json.Unmarshal(body, d); err != nil {
 		return nil, fmt.Errorf("reading the cache dump from %s: %w (is it multicache's debug server?)", e.base, err)
 	}
@@ -92,7 +76,7 @@ func free(alloc, req corev1.ResourceList, name corev1.ResourceName) string {
 }
 
 // showNodes prints one row per node, by name.
-func showNodes(out io.Writer, d *dump) error {
+func showNodes(out io.Writer, d *debug.Dump) error {
 	if len(d.Nodes) == 0 {
 		_, err := fmt.Fprintln(out, "No nodes in the cache.")
 		return err
@@ -203,7 +187,7 @@ func showNodeDevices(out io.Writer, d *store.NodeDevices) error {
 }
 
 // showPods prints the cached pods (only the assumed ones with assumedOnly), by key.
-func showPods(out io.Writer, d *dump, assumedOnly bool, now time.Time) error {
+func showPods(out io.Writer, d *debug.Dump, assumedOnly bool, now time.Time) error {
 	t := newTable(out, "POD", "NODE", "STATE", "PHASE", "EXPIRES")
 	rows := 0
 	for _, key := range sortedKeys(d.Pods) {
@@ -232,7 +216,7 @@ func showPods(out io.Writer, d *dump, assumedOnly bool, now time.Time) error {
 }
 
 // showReservations prints the reservations, by key.
-func showReservations(out io.Writer, d *dump, now time.Time) error {
+func showReservations(out io.Writer, d *debug.Dump, now time.Time) error {
 	if len(d.Reservations) == 0 {
 		_, err := fmt.Fprintln(out, "No reservations in the cache.")
 		return err
@@ -253,7 +237,7 @@ func showReservations(out io.Writer, d *dump, now time.Time) error {
 }
 
 // showPodGroups prints the pod groups with their member counts, by key.
-func showPodGroups(out io.Writer, d *dump) error {
+func showPodGroups(out io.Writer, d *debug.Dump) error {
 	if len(d.PodGroups) == 0 {
 		_, err := fmt.Fprintln(out, "No pod groups in the cache.")
 		return err

@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
+	"github.com/seed0f91f25e/multicache/internal/debug"
 	"github.com/seed0f91f25e/multicache/internal/stores/nodestore"
 	"github.com/seed0f91f25e/multicache/internal/stores/reservationstore"
 )
@@ -32,7 +33,7 @@ func columns(t *testing.T, out, key string) []string {
 // `node NAME` lists, the Reserved and Matched reservations on the node (a Matched one is no
 // longer charged, so the node's own dump does not name it); Expired ones do not count.
 func TestShowNodes_CountsTheReservationsNodeLists(t *testing.T) {
-	d := &dump{
+	d := &debug.Dump{
 		Nodes: map[string]nodestore.NodeDump{"node-a": {Reservations: []string{"ns/held"}}, "node-b": {}},
 		Reservations: map[string]reservationstore.ReservationDump{
 			"ns/held":    {Phase: v1alpha1.ReservationReserved, Node: "node-a"},
@@ -58,7 +59,7 @@ func TestShowNodes_CountsTheReservationsNodeLists(t *testing.T) {
 func TestShowReservations_AMatchedReservationDoesNotExpire(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	later := now.Add(8 * time.Minute)
-	d := &dump{Reservations: map[string]reservationstore.ReservationDump{
+	d := &debug.Dump{Reservations: map[string]reservationstore.ReservationDump{
 		"ns/matched":  {Phase: v1alpha1.ReservationMatched, Node: "n", Owner: "ns/pod", ExpiresAt: &later},
 		"ns/reserved": {Phase: v1alpha1.ReservationReserved, Node: "n", ExpiresAt: &later},
 	}}

@@ -2,6 +2,7 @@ package debug
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -41,16 +42,14 @@ func TestServer_DumpStreamsTheDocumentDumpBuilds(t *testing.T) {
 	}
 	srv := httptest.NewServer(NewServer("", h, nil, nil, logr.Discard()).Handler())
 	defer srv.Close()
-	encode := func(indent string) []byte {
+	encode := func(layout handler.DumpLayout) []byte {
 		var b bytes.Buffer
-		enc := json.NewEncoder(&b)
-		enc.SetIndent("", indent)
-		if err := enc.Encode(h.Dump()); err != nil {
+		if err := h.WriteDump(context.Background(), &b, layout); err != nil {
 			t.Fatal(err)
 		}
 		return b.Bytes()
 	}
-	compact, indented := encode(""), encode("  ")
+	compact, indented := encode(handler.DumpCompact), encode(handler.DumpIndented)
 	for _, c := range []struct {
 		query, userAgent string
 		want             []byte

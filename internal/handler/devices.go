@@ -123,19 +123,6 @@ func (h *Handler) LastSeenDeviceClass(name string) (*resourcev1.DeviceClass, boo
 	return lastSeen(h, h.classKind, name)
 }
 
-// lastSeenDeviceVersions is LastSeenVersions for the DRA kinds; false for any other kind.
-func (h *Handler) lastSeenDeviceVersions(kind stores.Kind) (map[string]string, bool) {
-	switch kind {
-	case stores.KindResourceSlice:
-		return versions(h, h.sliceKind, func(s *resourcev1.ResourceSlice) string { return s.ResourceVersion }), true
-	case stores.KindResourceClaim:
-		return versions(h, h.claimKind, func(c *resourcev1.ResourceClaim) string { return c.ResourceVersion }), true
-	case stores.KindDeviceClass:
-		return versions(h, h.classKind, func(c *resourcev1.DeviceClass) string { return c.ResourceVersion }), true
-	}
-	return nil, false
-}
-
 // SyncResourceSlice brings the stores to the ResourceSlice named name (nil: gone); see
 // sync.go.
 func (h *Handler) SyncResourceSlice(name string, slice *resourcev1.ResourceSlice) error {

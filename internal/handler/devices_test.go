@@ -2,6 +2,7 @@ package handler
 
 import (
 	"errors"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -142,18 +143,8 @@ func TestDevices_LastSeenObjectsAndVersions(t *testing.T) {
 		stores.KindResourceClaim: {"ns/c": "8"},
 		stores.KindDeviceClass:   {"gpus": "9"},
 	} {
-		if got, ok := h.lastSeenDeviceVersions(kind); !ok || len(got) != 1 || got[keyOfOnly(want)] != want[keyOfOnly(want)] {
+		if got := h.LastSeenVersions(kind); !maps.Equal(got, want) {
 			t.Errorf("%s versions %v, want %v", kind, got, want)
 		}
 	}
-	if _, ok := h.lastSeenDeviceVersions(stores.KindPod); ok {
-		t.Error("pods are not a DRA kind")
-	}
-}
-
-func keyOfOnly(m map[string]string) string {
-	for k := range m {
-		return k
-	}
-	return ""
 }

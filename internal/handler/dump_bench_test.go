@@ -2,7 +2,6 @@ package handler
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"runtime"
@@ -11,43 +10,7 @@ import (
 	"testing"
 
 	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
-	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
-
-// BenchmarkDump_LockHeld compares, at 5,000 nodes and 150,000 pods, how long a dump holds
-// the handler's read lock (the stores copying what their views need) with how long the whole
-// dump takes and with rendering every view under the lock (what Dump did before the large
-// views were deferred). Run: go test -run '^$' -bench BenchmarkDump_LockHeld ./internal/handler
-func BenchmarkDump_LockHeld(b *testing.B) {
-	h := largeCache(b)
-	b.Run("locked-part", func(b *testing.B) {
-		for b.Loop() {
-			h.mu.RLock()
-			for _, s := range h.stores {
-				if d, ok := s.(store.DeferredDumper); ok {
-					_ = d.DumpDeferred()
-				} else {
-					_ = s.Dump()
-				}
-			}
-			h.mu.RUnlock()
-		}
-	})
-	b.Run("whole-dump", func(b *testing.B) {
-		for b.Loop() {
-			_ = h.Dump()
-		}
-	})
-	b.Run("everything-under-the-lock", func(b *testing.B) {
-		for b.Loop() {
-			h.mu.RLock()
-			for _, s := range h.stores {
-				_ = s.Dump()
-			}
-			h.mu.RUnlock()
-		}
-	})
-}
 
 // largeCache is a handler holding 5,000 nodes and 150,000 pods.
 func largeCache(b *testing.B) *Handler {
@@ -64,8 +27,9 @@ func largeCache(b *testing.B) *Handler {
 
 // BenchmarkDump_Served compares, at 5,000 nodes and 150,000 pods, what serving /debug/cache
 // allocates (B/op) and how far the live heap grows above the cache while it runs
-// (peak-live-heap-MiB, sampled at every write to the client) when the whole document is built and then encoded
-// (what the server did before) and when it is streamed part by part (WriteDump). Run:
+// (peak-live-heap-MiB, sampled at every write to the client) when the whole document is
+// built from the stores' Dumps and then encoded, and when it is streamed part by part
+// (WriteDump). Run:
 // go test -run '^$' -bench BenchmarkDump_Served -benchmem ./internal/handler
 func BenchmarkDump_Served(b *testing.B) {
 	h := largeCache(b)
@@ -74,9 +38,8 @@ func BenchmarkDump_Served(b *testing.B) {
 		serve func(io.Writer) error
 	}{
 		{"build-then-encode", func(w io.Writer) error {
-			enc := json.NewEncoder(w)
-			enc.SetIndent("", "  ")
-			return enc.Encode(h.Dump())
+			_, err := w.Write(encodeReference(b, h, true))
+			return err
 		}},
 		{"stream", func(w io.Writer) error { return h.WriteDump(context.Background(), w, DumpIndented) }},
 	} {

@@ -31,13 +31,18 @@ const (
 	DumpIndented
 )
 
-// WriteDump writes the document Dump returns, as JSON laid out as layout says, to w while
-// it reads the cache: the nodes and the pods are copied a part at a time (nodesPerHold,
-// podsPerHold, each under a hold of the read lock of its own) and each part is written
-// before the next is copied, so the whole document is never held (at 150,000 pods Dump and
-// its encoding held hundreds of megabytes) and events are applied between two parts. It
-// holds only the pods' keys, read first. The maps are written in key order, as encoding/json
-// writes Dump's. It stops at the first error writing to w or when ctx is done.
+// WriteDump writes the view of every store that the debug server serves at /debug/cache
+// (debug.Dump is its schema): the generation it started at, the component, the enabled
+// stores in fan-out order, then each store's Dump by its key (an empty object when the
+// store is disabled) and the extensions by name. It writes JSON laid out as layout says, to
+// w while it reads the cache: the nodes and the pods are copied a part at a time
+// (nodesPerHold, podsPerHold, each under a hold of the read lock of its own) and each part
+// is written before the next is copied, so the whole document is never held (at 150,000
+// pods it was hundreds of megabytes) and events are applied between two parts. Each node
+// and each pod is shown as it was at one moment, but the dump is not one moment of the
+// whole cache: a consistent view is a Snapshot. It holds only the pods' keys, read first.
+// The maps are written in key order, as encoding/json writes maps. It stops at the first
+// error writing to w or when ctx is done.
 //
 // A dump gives way to the events: it rests between parts (dumpDuty), so that it leaves the
 // CPU it would take to the rest of the machine half of the time.
@@ -58,7 +63,7 @@ func (h *Handler) WriteDump(ctx context.Context, w io.Writer, layout DumpLayout)
 	}
 	out.field("stores", h.StoreNames())
 
-	// The other stores are copied first, as Dump does, each under its own hold: a
+	// The other stores are copied first, each under its own hold: a
 	// reservation is then never newer than the nodes that follow (a reader that checks a
 	// node's placeholders against the reservations must not see a reservation the node has
 	// not caught up with; chaos found one copied seconds after the nodes, Expired, while
@@ -115,18 +120,12 @@ func (h *Handler) WriteDump(ctx context.Context, w io.Writer, layout DumpLayout)
 	return out.end()
 }
 
-// dumpStore is the view of a store other than the NodeStore and the PodStore, copied under
-// a hold of the read lock of its own and rendered after (stores.DeferredDumper).
+// dumpStore is the view of a store other than the NodeStore and the PodStore, built under a
+// hold of the read lock of its own.
 func (h *Handler) dumpStore(s store.Store) any {
 	h.mu.RLock()
-	d, ok := s.(store.DeferredDumper)
-	if !ok {
-		defer h.mu.RUnlock()
-		return s.Dump()
-	}
-	render := d.DumpDeferred()
-	h.mu.RUnlock()
-	return render()
+	defer h.mu.RUnlock()
+	return s.Dump()
 }
 
 // writeNodes writes the NodeStore's view, nodesPerHold nodes per part.

@@ -96,8 +96,6 @@ type ClusterEventsHandler interface {
 
 	// UpdateSnapshot brings a snapshot up to date, copying only what changed since.
 	UpdateSnapshot(snap *Snapshot) error
-	// Dump returns a JSON-serialisable view of every store.
-	Dump() *Dump
 }
 
 // Handler implements ClusterEventsHandler and the read queries (reader.go).

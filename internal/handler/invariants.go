@@ -80,7 +80,7 @@ func (h *Handler) checkAtOnce() []error {
 }
 
 // checkInParts checks the NodeStore and the PodStore in parts, each under its own hold of
-// the read lock (rangeNodes, rangePods), and each other store under a hold of its own.
+// the read lock (rangeNodesIn, rangePods), and each other store under a hold of its own.
 func (h *Handler) checkInParts() []error {
 	var errs []error
 	var later []func() []error

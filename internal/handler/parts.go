@@ -27,15 +27,9 @@ const (
 	checkPodsPerHold  = podsPerHold / 4
 )
 
-// rangeNodes calls fn with the node infos of every node, nodesPerHold per hold of the read
-// lock (fn runs with it held). A node added while it runs may be left out; one deleted before
-// its part is.
-func (h *Handler) rangeNodes(fn func(infos []*store.NodeInfo)) {
-	h.rangeNodesIn(nodesPerHold, fn, nil)
-}
-
-// rangeNodesIn is rangeNodes with size nodes per hold, calling released (when not nil) each
-// time it let the lock go.
+// rangeNodesIn calls fn with the node infos of every node, size per hold of the read lock
+// (fn runs with it held), and released (when not nil) each time it let the lock go. A node
+// added while it runs may be left out; one deleted before its part is.
 func (h *Handler) rangeNodesIn(size int, fn func(infos []*store.NodeInfo), released func()) {
 	h.mu.RLock()
 	names := h.nodes.Names()

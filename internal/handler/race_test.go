@@ -3,6 +3,7 @@ package handler
 import (
 	"context"
 	"fmt"
+	"io"
 	"sync"
 	"testing"
 	"time"
@@ -64,7 +65,7 @@ func TestConcurrency_ReadersSnapshotsAndWritersTogether(t *testing.T) {
 				_ = h.NodeInfos()
 				_, _ = h.PodGroup(types.NamespacedName{Namespace: "ns", Name: "gang"})
 				_ = h.ReservationsOnNode("n1")
-				_ = h.Dump()
+				_ = h.WriteDump(ctx, io.Discard, DumpCompact)
 			}
 		}()
 	}

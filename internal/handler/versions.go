@@ -13,16 +13,12 @@ import (
 	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
-// LastSeenVersions copies every key and version of a kind into a map: at 150,000 pods a
-// string and a map entry per pod, on every run of the verify loop. RangeVersions and
-// LastSeenVersion read them where they are.
-
 // RangeVersions calls fn with the key and resource version of every last-seen object of
 // kind: ownerType is a workload owner's type ("" for the other kinds), key.Namespace is ""
 // for cluster-scoped kinds. It copies podsPerHold keys and versions per hold of the read
 // lock (a few words each: the strings are shared) and calls fn on them after the lock is
-// released, so what fn does makes no event wait. Pods are those the API reported, as in
-// LastSeenVersions. Events are applied between two parts: an object changed meanwhile may
+// released, so what fn does makes no event wait. Pods are those the API reported (an
+// assumed pod it has not reported is left out). Events are applied between two parts: an object changed meanwhile may
 // be produced twice or missed (see rangePods), which a comparison reading its differences
 // again tolerates. False when the handler keeps no such kind.
 func (h *Handler) RangeVersions(kind stores.Kind, fn func(ownerType string, key types.NamespacedName, version string)) bool {

@@ -5,11 +5,14 @@
 package harness
 
 import (
+	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -36,6 +39,12 @@ type ClusterOptions struct {
 	// StopTimeout bounds the graceful stop of the API server and etcd before they are
 	// killed. Default: controlplane's, 5 seconds.
 	StopTimeout time.Duration
+	// APIServerArgs are kube-apiserver flags (name without dashes, value) in addition to
+	// envtest's. Default: none.
+	APIServerArgs map[string]string
+	// CRDPaths are CRD files or directories, relative to RepoRoot, installed in addition to
+	// config/crd/bases. Default: none.
+	CRDPaths []string
 }
 
 // Cluster is a running etcd and kube-apiserver with multicache's CRDs, an administrator's
@@ -80,12 +89,17 @@ func (c *Cluster) start(opts ClusterOptions) error {
 		}
 		c.logFile, opts.Output = log, log
 	}
+	crds := []string{filepath.Join(opts.RepoRoot, "config", "crd", "bases")}
+	for _, p := range opts.CRDPaths {
+		crds = append(crds, filepath.Join(opts.RepoRoot, p))
+	}
 	cp, err := controlplane.Start(controlplane.Options{
-		AssetsDir:   opts.Assets,
-		CRDPaths:    []string{filepath.Join(opts.RepoRoot, "config", "crd", "bases")},
-		Scheme:      c.Scheme,
-		Output:      opts.Output,
-		StopTimeout: opts.StopTimeout,
+		AssetsDir:     opts.Assets,
+		CRDPaths:      crds,
+		Scheme:        c.Scheme,
+		Output:        opts.Output,
+		StopTimeout:   opts.StopTimeout,
+		APIServerArgs: opts.APIServerArgs,
 	})
 	if err != nil {
 		return err
@@ -103,6 +117,32 @@ func (c *Cluster) start(opts ClusterOptions) error {
 	}
 	c.Kubeconfig = filepath.Join(opts.Dir, "kubeconfig")
 	return os.WriteFile(c.Kubeconfig, kubeconfig, 0o600)
+}
+
+// RestartAPIServer stops the API server, runs whileDown (etcd keeps running, so it may edit
+// storage directly) and starts the API server again, waiting up to a minute until it answers.
+// Clients stay valid: the certificates are kept.
+func (c *Cluster) RestartAPIServer(ctx context.Context, whileDown func() error) error {
+	if err := c.StopAPIServer(); err != nil {
+		return fmt.Errorf("stopping kube-apiserver: %w", err)
+	}
+	if whileDown != nil {
+		if err := whileDown(); err != nil {
+			return err
+		}
+	}
+	if err := c.StartAPIServer(); err != nil {
+		return fmt.Errorf("starting kube-apiserver again: %w", err)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		if err := c.Client.List(ctx, &corev1.NamespaceList{}); err == nil {
+			return nil
+		} else if time.Now().After(deadline) {
+			return fmt.Errorf("kube-apiserver did not answer after restart: %w", err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }
 
 // Stop stops the API server and etcd and removes their certificates and data.

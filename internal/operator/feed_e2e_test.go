@@ -1,6 +1,7 @@
 package operator
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"sort"
@@ -17,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
+	"github.com/seed0f91f25e/multicache/internal/handler"
 	"github.com/seed0f91f25e/multicache/internal/stores"
 	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
 	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
@@ -52,9 +54,10 @@ func TestFeed_EveryKindReachesTheStoresExactlyOnce(t *testing.T) {
 	h := op.Cache
 	key := func(name string) types.NamespacedName { return types.NamespacedName{Namespace: ns, Name: name} }
 	dump := func(section string) map[string]json.RawMessage {
-		raw, _ := json.Marshal(h.Dump())
+		var raw bytes.Buffer
+		_ = h.WriteDump(ctx(), &raw, handler.DumpCompact)
 		var d map[string]map[string]json.RawMessage
-		_ = json.Unmarshal(raw, &d)
+		_ = json.Unmarshal(raw.Bytes(), &d)
 		return d[section]
 	}
 	inDump := func(section, k string) bool { _, ok := dump(section)[k]; return ok }

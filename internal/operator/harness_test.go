@@ -1,7 +1,9 @@
 package operator
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"runtime/pprof"
@@ -20,6 +22,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
+	"github.com/seed0f91f25e/multicache/internal/debug"
+	"github.com/seed0f91f25e/multicache/internal/handler"
 	"github.com/seed0f91f25e/multicache/internal/metrics"
 	"github.com/seed0f91f25e/multicache/internal/testsupport"
 	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
@@ -173,4 +177,18 @@ func ctx() context.Context { return context.Background() }
 
 func ownerKeyOf(ns, name string) store.OwnerKey {
 	return store.OwnerKey{Type: v1alpha1.OwnerReplicaSet, Namespace: ns, Name: name}
+}
+
+// cacheDump is the document the operator's debug server would serve, decoded.
+func cacheDump(t testing.TB, op *running) *debug.Dump {
+	t.Helper()
+	var raw bytes.Buffer
+	if err := op.Cache.WriteDump(ctx(), &raw, handler.DumpCompact); err != nil {
+		t.Fatal(err)
+	}
+	d := &debug.Dump{}
+	if err := json.Unmarshal(raw.Bytes(), d); err != nil {
+		t.Fatal(err)
+	}
+	return d
 }

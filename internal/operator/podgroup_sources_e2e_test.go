@@ -103,7 +103,7 @@ func TestPodGroupSources_GangsOfEveryAPIGoPendingScheduledRunning(t *testing.T) 
 		t.Errorf("multicache wrote the scheduler-plugins PodGroup's status: %v", status)
 	}
 	for _, name := range []string{"gang", "scheduling.k8s.io/gang", "scheduling.x-k8s.io/gang"} {
-		d, ok := op.Cache.Dump().PodGroups.(map[string]podgroupstore.GroupDump)[ns+"/"+name]
+		d, ok := cacheDump(t, op).PodGroups[ns+"/"+name]
 		if !ok || d.Counts.Running != 2 || d.MinMember != 3 {
 			t.Errorf("dump of %s/%s: %v %+v", ns, name, ok, d)
 		}

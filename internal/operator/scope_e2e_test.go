@@ -44,7 +44,7 @@ func TestSubCluster_WatchesOnlyItsNodesAndThePodsBoundToThem(t *testing.T) {
 			t.Errorf("pod %s cached: %v, want %v", name, ok, want)
 		}
 	}
-	if d := op.Cache.Dump(); d.SubCluster != "multicache.dev/shard=a" {
+	if d := cacheDump(t, op); d.SubCluster != "multicache.dev/shard=a" {
 		t.Errorf("dump says sub-cluster %q", d.SubCluster)
 	}
 

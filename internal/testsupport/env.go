@@ -4,36 +4,29 @@
 package testsupport
 
 import (
-	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/seed0f91f25e/multicache/internal/controlplane"
-	mcscheme "github.com/seed0f91f25e/multicache/internal/scheme"
+	"github.com/seed0f91f25e/multicache/internal/harness"
 )
 
-// Env is the real control plane shared by the tests of one package.
+// Env is the real control plane shared by the tests of one package: a harness.Cluster
+// (etcd, kube-apiserver with the CRDs, an administrator's Client and Scheme) found from the
+// repository.
 type Env struct {
-	*controlplane.ControlPlane
-	// Client is an administrator's client with the multicache scheme.
-	Client client.Client
-	// Scheme knows the core kinds and cache.multicache.dev/v1alpha1.
-	Scheme *runtime.Scheme
+	*harness.Cluster
 	// RepoRoot is the directory of the repository's go.mod.
 	RepoRoot string
 	// AuditLog is the API server's audit log (JSON lines of audit.k8s.io/v1 Events), ""
 	// unless StartOptions.AuditPolicy was given.
 	AuditLog string
 
-	certDir string
+	auditDir string
 }
 
 // RunMain starts the control plane, points *env at it, runs the package's tests and stops
@@ -74,6 +67,9 @@ type StartOptions struct {
 	// selects as JSON lines to Env.AuditLog, synchronously (a request is in the log when
 	// its response arrived).
 	AuditPolicy []byte
+	// StopTimeout bounds the graceful stop of the API server and etcd. Default:
+	// controlplane's, 5 seconds.
+	StopTimeout time.Duration
 }
 
 // NativePodGroupAPI are the kube-apiserver flags that serve Kubernetes' PodGroup
@@ -110,93 +106,45 @@ func StartWith(so StartOptions) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	assets := os.Getenv(controlplane.AssetsEnv)
-	if assets == "" {
-		assets = filepath.Join(root, "bin", "k8s")
+	opts := harness.ClusterOptions{RepoRoot: root, CRDPaths: so.CRDPaths, StopTimeout: so.StopTimeout,
+		APIServerArgs: maps.Clone(so.APIServerArgs)}
+	if os.Getenv("MULTICACHE_TEST_CONTROL_PLANE_LOGS") == "true" {
+		opts.Output = os.Stderr
 	}
-	certDir, err := os.MkdirTemp("", "multicache-test-certs-")
-	if err != nil {
-		return nil, err
-	}
-	scheme := mcscheme.New()
-	opts := controlplane.Options{
-		AssetsDir: assets,
-		CertDir:   certDir, // fixed so that RestartAPIServer keeps clients valid
-		CRDPaths:  []string{filepath.Join(root, "config", "crd", "bases")},
-		Scheme:    scheme,
-
-		APIServerArgs: map[string]string{},
-	}
-	for name, value := range so.APIServerArgs {
-		opts.APIServerArgs[name] = value
-	}
-	auditLog := ""
+	e := &Env{RepoRoot: root}
 	if so.AuditPolicy != nil {
-		auditDir := filepath.Join(certDir, "audit")
-		policy := filepath.Join(auditDir, "policy.yaml")
-		auditLog = filepath.Join(auditDir, "audit.log")
-		if err := os.MkdirAll(auditDir, 0o700); err == nil {
-			err = os.WriteFile(policy, so.AuditPolicy, 0o600)
+		if e.auditDir, err = os.MkdirTemp("", "multicache-test-audit-"); err != nil {
+			return nil, err
 		}
-		if err != nil {
-			_ = os.RemoveAll(certDir)
+		policy := filepath.Join(e.auditDir, "policy.yaml")
+		e.AuditLog = filepath.Join(e.auditDir, "audit.log")
+		if err := os.WriteFile(policy, so.AuditPolicy, 0o600); err != nil {
+			_ = os.RemoveAll(e.auditDir)
 			return nil, fmt.Errorf("writing the audit policy: %w", err)
 		}
+		if opts.APIServerArgs == nil {
+			opts.APIServerArgs = map[string]string{}
+		}
 		// Blocking mode: no batching, a request is logged before its response is sent.
-		for name, value := range map[string]string{"audit-policy-file": policy, "audit-log-path": auditLog,
+		for name, value := range map[string]string{"audit-policy-file": policy, "audit-log-path": e.AuditLog,
 			"audit-log-format": "json", "audit-log-mode": "blocking"} {
 			opts.APIServerArgs[name] = value
 		}
 	}
-	for _, p := range so.CRDPaths {
-		opts.CRDPaths = append(opts.CRDPaths, filepath.Join(root, p))
-	}
-	if os.Getenv("MULTICACHE_TEST_CONTROL_PLANE_LOGS") == "true" {
-		opts.Output = os.Stderr
-	}
-	cp, err := controlplane.Start(opts)
-	if err != nil {
-		_ = os.RemoveAll(certDir)
+	if e.Cluster, err = harness.StartCluster(opts); err != nil {
+		_ = os.RemoveAll(e.auditDir)
 		return nil, err
 	}
-	c, err := client.New(cp.Config, client.Options{Scheme: scheme})
-	if err != nil {
-		_ = cp.Stop()
-		return nil, err
-	}
-	return &Env{ControlPlane: cp, Client: c, Scheme: scheme, RepoRoot: root, AuditLog: auditLog, certDir: certDir}, nil
+	return e, nil
 }
 
-// Stop stops the control plane and removes its certificates.
+// Stop stops the control plane and removes its audit log.
 func (e *Env) Stop() error {
-	err := e.ControlPlane.Stop()
-	_ = os.RemoveAll(e.certDir)
+	err := e.Cluster.Stop()
+	if e.auditDir != "" {
+		_ = os.RemoveAll(e.auditDir)
+	}
 	return err
-}
-
-// RestartAPIServer stops the API server, runs whileDown (etcd keeps running, so it may edit
-// storage directly) and starts the API server again, waiting until it answers.
-func (e *Env) RestartAPIServer(ctx context.Context, whileDown func() error) error {
-	if err := e.StopAPIServer(); err != nil {
-		return fmt.Errorf("stopping kube-apiserver: %w", err)
-	}
-	if whileDown != nil {
-		if err := whileDown(); err != nil {
-			return err
-		}
-	}
-	if err := e.StartAPIServer(); err != nil {
-		return fmt.Errorf("starting kube-apiserver again: %w", err)
-	}
-	deadline := time.Now().Add(time.Minute)
-	for {
-		if err := e.Client.List(ctx, &corev1.NamespaceList{}); err == nil {
-			return nil
-		} else if time.Now().After(deadline) {
-			return fmt.Errorf("kube-apiserver did not answer after restart: %w", err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
 }
 
 // RepoRoot finds the repository root: the nearest parent directory with the multicache

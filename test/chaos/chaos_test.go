@@ -2,7 +2,6 @@ package chaos
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"testing"
 	"time"
@@ -10,7 +9,6 @@ import (
 	"github.com/go-logr/logr"
 	ctrl "sigs.k8s.io/controller-runtime"
 
-	"github.com/seed0f91f25e/multicache/internal/harness"
 	"github.com/seed0f91f25e/multicache/internal/testsupport"
 )
 
@@ -22,24 +20,7 @@ func TestMain(m *testing.M) {
 	ctrl.SetLogger(logr.Discard())
 	// A stopping API server is killed after one second instead of five: a restart is a
 	// crash, not a drain, and is over before the operators' renew deadline.
-	opts := harness.ClusterOptions{StopTimeout: time.Second}
-	if os.Getenv("MULTICACHE_TEST_CONTROL_PLANE_LOGS") == "true" {
-		opts.Output = os.Stderr
-	}
-	var err error
-	if opts.RepoRoot, err = testsupport.RepoRoot(); err != nil {
-		fmt.Fprintf(os.Stderr, "chaos: %v\n", err)
-		os.Exit(1)
-	}
-	cl, err := harness.StartCluster(opts)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "chaos: %v\n", err)
-		os.Exit(1)
-	}
-	env = &testsupport.Env{ControlPlane: cl.ControlPlane, Client: cl.Client, Scheme: cl.Scheme, RepoRoot: opts.RepoRoot}
-	code := m.Run()
-	_ = cl.Stop()
-	os.Exit(code)
+	testsupport.RunMainWith(m, &env, testsupport.StartOptions{StopTimeout: time.Second})
 }
 
 // TestChaos builds the chaos operator, populates the cluster, runs two replicas and

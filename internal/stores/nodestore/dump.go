@@ -29,17 +29,13 @@ type NodeDump struct {
 }
 
 // Dump implements stores.Store: NodeDump by node name.
-func (s *Store) Dump() any { return s.DumpDeferred()() }
-
-// DumpDeferred implements stores.DeferredDumper: it clones the NodeInfos (their pod lists
-// are slices of shared pointers) and renders them later.
-func (s *Store) DumpDeferred() func() any {
-	infos := make([]*store.NodeInfo, 0, s.nodes.Len())
+func (s *Store) Dump() any {
+	out := make(map[string]NodeDump, s.nodes.Len())
 	s.Range(func(info *store.NodeInfo) bool {
-		infos = append(infos, info.Clone())
+		out[info.Name] = DumpNode(info)
 		return true
 	})
-	return func() any { return DumpNodes(infos) }
+	return out
 }
 
 // Names returns the name of every node held; call it with the handler's read lock held.
@@ -50,15 +46,6 @@ func (s *Store) Names() []string {
 		return true
 	})
 	return names
-}
-
-// DumpNodes renders cloned NodeInfos: NodeDump by node name.
-func DumpNodes(infos []*store.NodeInfo) map[string]NodeDump {
-	out := make(map[string]NodeDump, len(infos))
-	for _, info := range infos {
-		out[info.Name] = DumpNode(info)
-	}
-	return out
 }
 
 // DumpNode renders one NodeInfo.

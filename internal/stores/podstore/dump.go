@@ -18,32 +18,19 @@ type PodDump struct {
 }
 
 // Dump implements stores.Store: PodDump by namespace/name.
-func (s *Store) Dump() any { return s.DumpDeferred()() }
-
-// DumpDeferred implements stores.DeferredDumper: it copies each pod's key and status (a few
-// words each) and renders them later.
-func (s *Store) DumpDeferred() func() any {
-	statuses := make([]KeyedStatus, 0, s.pods.Len())
+func (s *Store) Dump() any {
+	out := make(map[string]PodDump, s.pods.Len())
 	s.pods.Range(func(key types.NamespacedName, e *Entry) bool {
-		statuses = append(statuses, KeyedStatus{key, e.PodStatus})
+		out[key.String()] = DumpPod(e.PodStatus)
 		return true
 	})
-	return func() any { return DumpPods(statuses) }
+	return out
 }
 
-// KeyedStatus is a pod's key and its status as a dump copies it.
+// KeyedStatus is a pod's key and its status as the handler's dump copies it.
 type KeyedStatus struct {
 	Key    types.NamespacedName
 	Status store.PodStatus
-}
-
-// DumpPods renders copied statuses: PodDump by namespace/name.
-func DumpPods(statuses []KeyedStatus) map[string]PodDump {
-	out := make(map[string]PodDump, len(statuses))
-	for _, p := range statuses {
-		out[p.Key.String()] = DumpPod(p.Status)
-	}
-	return out
 }
 
 // DumpPod renders one copied status.

@@ -25,14 +25,6 @@ type Store interface {
 	UpdateSnapshot(snap Snapshot, since int64)
 }
 
-// DeferredDumper is implemented by the stores whose dump is large (a node's pods, every
-// pod): DumpDeferred runs under the handler's lock and only copies what the view needs; the
-// function it returns renders the view after the lock is released, so that events keep
-// being applied while the debug server builds a document of tens of megabytes.
-type DeferredDumper interface {
-	DumpDeferred() func() any
-}
-
 // DeferredChecker is implemented by the stores whose invariant check is costly (a
 // recomputation per pod): CheckInvariantsDeferred runs under the handler's lock, checks
 // what can only be read there and copies what the rest of the check needs; the function it
