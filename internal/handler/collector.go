@@ -6,6 +6,7 @@ import (
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
 	"github.com/seed0f91f25e/multicache/internal/stores"
 	"github.com/seed0f91f25e/multicache/internal/stores/devicestore"
+	"github.com/seed0f91f25e/multicache/internal/stores/reservationstore"
 	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
@@ -32,14 +33,6 @@ const (
 	reservationsName = "multicache_reservations"
 	devicesName      = "multicache_devices"
 )
-
-// deviceCounter is the devices store as the gauges read it.
-type deviceCounter interface {
-	store.Store
-	ClusterCounts() (all store.DeviceCounts, byClass map[string]store.DeviceCounts)
-}
-
-var _ deviceCounter = (*devicestore.Store)(nil)
 
 // deviceStates are the values of multicache_devices' state label.
 var deviceStates = []string{"total", "allocated", "free"}
@@ -103,10 +96,10 @@ func (c *Collector) read() gaugeValues {
 		v.objects = append(v.objects, storeLen{s.Name(), s.Len()})
 	}
 	v.assumed, v.claims = c.h.pods.AssumedLen(), len(c.h.claims.assumed)
-	if rs, ok := lookup[reservationQuerier](c.h, stores.ReservationStoreName); ok {
+	if rs, ok := lookup[*reservationstore.Store](c.h, stores.ReservationStoreName); ok {
 		v.hasReservations, v.reservations = true, rs.CountByPhase()
 	}
-	if ds, ok := lookup[deviceCounter](c.h, stores.DeviceStoreName); ok {
+	if ds, ok := lookup[*devicestore.Store](c.h, stores.DeviceStoreName); ok {
 		v.hasDevices = true
 		v.allDevices, v.devicesByClass = ds.ClusterCounts()
 	}

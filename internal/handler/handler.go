@@ -246,10 +246,10 @@ func (h *Handler) subscribe(s store.Store) {
 	h.subscribeDevices(s, after)
 }
 
-// lookup returns an enabled store by name as T, one of the interfaces of optional.go: how
-// the handler reaches the optional stores (the typed queries of reader.go, the reaper, the
-// gauges) without knowing them by type. The zero T and false when the store is disabled or
-// is not a T.
+// lookup returns an enabled built-in store by name as its type T (Registry.With refuses a
+// taken name, so a built-in name always holds the built-in store): how the typed queries of
+// reader.go, the reaper and the gauges reach the optional stores. The zero T and false when
+// the store is disabled.
 func lookup[T store.Store](h *Handler, name stores.Name) (T, bool) {
 	s, ok := h.byName[name].(T)
 	return s, ok

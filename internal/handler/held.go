@@ -4,20 +4,15 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/seed0f91f25e/multicache/internal/stores"
+	"github.com/seed0f91f25e/multicache/internal/stores/reservationstore"
 	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
-
-// roomHolder is a store that keeps room on nodes for pods to come (the ReservationStore).
-type roomHolder interface {
-	store.Store
-	HeldFrom(pod *corev1.Pod) map[string]store.Resources
-}
 
 // RoomHeldFrom returns, by node, the room Reserved reservations and deleted pods' holds
 // keep that pod may not consume (reservationstore.Store.HeldFrom); nil when the
 // reservation store is disabled.
 func (h *Handler) RoomHeldFrom(pod *corev1.Pod) map[string]store.Resources {
-	s, ok := lookup[roomHolder](h, stores.ReservationStoreName)
+	s, ok := lookup[*reservationstore.Store](h, stores.ReservationStoreName)
 	if !ok || pod == nil {
 		return nil
 	}
@@ -30,7 +25,7 @@ func (h *Handler) RoomHeldFrom(pod *corev1.Pod) map[string]store.Resources {
 // to be kept for pod once the cache sees it gone (reservationstore.Store.KeepsPlaceFor); false when
 // the reservation store is off.
 func (h *Handler) KeepsPlaceFor(leaving, pod *corev1.Pod) bool {
-	rs, ok := lookup[placeKeeper](h, stores.ReservationStoreName)
+	rs, ok := lookup[*reservationstore.Store](h, stores.ReservationStoreName)
 	if !ok {
 		return false
 	}

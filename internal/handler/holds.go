@@ -4,6 +4,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/seed0f91f25e/multicache/internal/stores"
+	"github.com/seed0f91f25e/multicache/internal/stores/reservationstore"
 )
 
 // ReservationHolds returns the keys of the deleted pods' holds (reserve-on-delete) that no
@@ -12,7 +13,7 @@ import (
 func (h *Handler) ReservationHolds() []types.NamespacedName {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
-	rs, ok := lookup[placeKeeper](h, stores.ReservationStoreName)
+	rs, ok := lookup[*reservationstore.Store](h, stores.ReservationStoreName)
 	if !ok {
 		return nil
 	}

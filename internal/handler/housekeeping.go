@@ -58,7 +58,7 @@ func (h *Handler) DropDueHolds() []reservationstore.Transition {
 // them through the store's Outbox. Only the leader runs it (StartReaper): the
 // other replicas apply the expiry its status records.
 func (h *Handler) ReapReservations() []reservationstore.Transition {
-	rs, ok := lookup[reaper](h, stores.ReservationStoreName)
+	rs, ok := lookup[*reservationstore.Store](h, stores.ReservationStoreName)
 	if !ok {
 		return nil
 	}

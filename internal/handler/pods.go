@@ -185,7 +185,7 @@ func endedByDeletion(charged, apiPod *corev1.Pod) bool {
 // the node without the charge. Only a pod the API had bound counts, not an assumption.
 // next is the pod of the same name that replaced it, if any.
 func (h *Handler) keepPlace(st store.PodStatus, next *corev1.Pod) {
-	rs, ok := lookup[placeKeeper](h, stores.ReservationStoreName)
+	rs, ok := lookup[*reservationstore.Store](h, stores.ReservationStoreName)
 	if !ok || st.State != store.PodAdded || st.Pod.Spec.NodeName == "" {
 		return
 	}

@@ -7,6 +7,11 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/seed0f91f25e/multicache/internal/stores"
+	"github.com/seed0f91f25e/multicache/internal/stores/devicestore"
+	"github.com/seed0f91f25e/multicache/internal/stores/movementstore"
+	"github.com/seed0f91f25e/multicache/internal/stores/pdbstore"
+	"github.com/seed0f91f25e/multicache/internal/stores/podgroupstore"
+	"github.com/seed0f91f25e/multicache/internal/stores/reservationstore"
 	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
@@ -50,7 +55,7 @@ func (h *Handler) PodState(key types.NamespacedName) (store.PodStatus, bool) {
 
 // PodGroup returns what the cache derives for a pod group.
 func (h *Handler) PodGroup(key types.NamespacedName) (store.PodGroup, bool) {
-	s, ok := lookup[podGroupQuerier](h, stores.PodGroupStoreName)
+	s, ok := lookup[*podgroupstore.Store](h, stores.PodGroupStoreName)
 	if !ok {
 		return store.PodGroup{}, false
 	}
@@ -61,7 +66,7 @@ func (h *Handler) PodGroup(key types.NamespacedName) (store.PodGroup, bool) {
 
 // PDBsForPod returns the disruption budgets that cover a pod.
 func (h *Handler) PDBsForPod(pod *corev1.Pod) []store.PDB {
-	s, ok := lookup[pdbQuerier](h, stores.PDBStoreName)
+	s, ok := lookup[*pdbstore.Store](h, stores.PDBStoreName)
 	if !ok || pod == nil {
 		return nil
 	}
@@ -72,7 +77,7 @@ func (h *Handler) PDBsForPod(pod *corev1.Pod) []store.PDB {
 
 // PDBsForOwner returns the disruption budgets that cover an owner's pods.
 func (h *Handler) PDBsForOwner(owner store.OwnerKey) []store.PDB {
-	s, ok := lookup[pdbQuerier](h, stores.PDBStoreName)
+	s, ok := lookup[*pdbstore.Store](h, stores.PDBStoreName)
 	if !ok {
 		return nil
 	}
@@ -83,7 +88,7 @@ func (h *Handler) PDBsForOwner(owner store.OwnerKey) []store.PDB {
 
 // Movement returns a movement's suggestions and the pods that consumed them.
 func (h *Handler) Movement(name string) (store.Movement, bool) {
-	s, ok := lookup[movementQuerier](h, stores.MovementStoreName)
+	s, ok := lookup[*movementstore.Store](h, stores.MovementStoreName)
 	if !ok {
 		return store.Movement{}, false
 	}
@@ -94,7 +99,7 @@ func (h *Handler) Movement(name string) (store.Movement, bool) {
 
 // MovementSuggestions returns how many more pods of an owner each node should receive.
 func (h *Handler) MovementSuggestions(owner store.OwnerKey) map[string]int64 {
-	s, ok := lookup[movementQuerier](h, stores.MovementStoreName)
+	s, ok := lookup[*movementstore.Store](h, stores.MovementStoreName)
 	if !ok {
 		return nil
 	}
@@ -105,7 +110,7 @@ func (h *Handler) MovementSuggestions(owner store.OwnerKey) map[string]int64 {
 
 // Reservation returns one reservation.
 func (h *Handler) Reservation(key types.NamespacedName) (store.Reservation, bool) {
-	s, ok := lookup[reservationQuerier](h, stores.ReservationStoreName)
+	s, ok := lookup[*reservationstore.Store](h, stores.ReservationStoreName)
 	if !ok {
 		return store.Reservation{}, false
 	}
@@ -116,7 +121,7 @@ func (h *Handler) Reservation(key types.NamespacedName) (store.Reservation, bool
 
 // ReservationsOnNode returns the Reserved and Matched reservations of a node.
 func (h *Handler) ReservationsOnNode(node string) []store.Reservation {
-	s, ok := lookup[reservationQuerier](h, stores.ReservationStoreName)
+	s, ok := lookup[*reservationstore.Store](h, stores.ReservationStoreName)
 	if !ok {
 		return nil
 	}
@@ -127,7 +132,7 @@ func (h *Handler) ReservationsOnNode(node string) []store.Reservation {
 
 // MatchableReservations returns the Reserved reservations a pod may consume, best first.
 func (h *Handler) MatchableReservations(pod *corev1.Pod) []store.Reservation {
-	s, ok := lookup[reservationQuerier](h, stores.ReservationStoreName)
+	s, ok := lookup[*reservationstore.Store](h, stores.ReservationStoreName)
 	if !ok || pod == nil {
 		return nil
 	}
@@ -140,7 +145,7 @@ func (h *Handler) MatchableReservations(pod *corev1.Pod) []store.Reservation {
 // under the read lock: it must be quick and must not call the handler. It is not part of
 // Reader: the leader's status writer uses it to find what the recorded statuses lag.
 func (h *Handler) ReservationsWhere(keep func(store.Reservation) bool) []types.NamespacedName {
-	s, ok := lookup[reservationQuerier](h, stores.ReservationStoreName)
+	s, ok := lookup[*reservationstore.Store](h, stores.ReservationStoreName)
 	if !ok {
 		return nil
 	}
@@ -159,7 +164,7 @@ func (h *Handler) ReservationsWhere(keep func(store.Reservation) bool) []types.N
 // NodeDevices returns a node's DRA devices (total, allocated, free; by DeviceClass and by
 // pool); false when the devices store is off or no resource pool reaches the node.
 func (h *Handler) NodeDevices(name string) (store.NodeDevices, bool) {
-	s, ok := lookup[deviceQuerier](h, stores.DeviceStoreName)
+	s, ok := lookup[*devicestore.Store](h, stores.DeviceStoreName)
 	if !ok {
 		return store.NodeDevices{}, false
 	}
@@ -171,7 +176,7 @@ func (h *Handler) NodeDevices(name string) (store.NodeDevices, bool) {
 // PodGroups returns, under one read lock, the groups of keys the cache holds, in the order
 // of keys; a key it does not hold is skipped.
 func (h *Handler) PodGroups(keys []types.NamespacedName) []store.PodGroup {
-	s, ok := lookup[podGroupQuerier](h, stores.PodGroupStoreName)
+	s, ok := lookup[*podgroupstore.Store](h, stores.PodGroupStoreName)
 	if !ok || len(keys) == 0 {
 		return nil
 	}

@@ -48,17 +48,6 @@ func BuiltIn() Registry {
 	}
 }
 
-// The built-in optional stores implement the interfaces through which the handler reaches
-// them (optional.go).
-var (
-	_ podGroupQuerier    = (*podgroupstore.Store)(nil)
-	_ pdbQuerier         = (*pdbstore.Store)(nil)
-	_ movementQuerier    = (*movementstore.Store)(nil)
-	_ reservationQuerier = (*reservationstore.Store)(nil)
-	_ placeKeeper        = (*reservationstore.Store)(nil)
-	_ reaper             = (*reservationstore.Store)(nil)
-)
-
 // With returns a copy of r with more stores, inserted in the order given just before the
 // PodStore: like every store, they still read a pod's previous state during a pod event. A
 // name must be a DNS label (it is a flag value and a metric label) not already taken, and

@@ -48,8 +48,8 @@ func TestSnapshot_IncrementalUpdateEqualsTheCacheAtOneGeneration(t *testing.T) {
 	if n9, _ := snap.Nodes().Get("n9"); n9 != untouched || n9.Generation != untouchedGen {
 		t.Error("an unchanged node was replaced or copied")
 	}
-	if !snap.Pods().IsAssumed(store.PodKey(p)) {
-		t.Error("snapshot misses the assumed pod")
+	if st, _ := snap.PodState(store.PodKey(p)); st.State != store.PodAssumed {
+		t.Errorf("snapshot holds the assumed pod as %q, want %q", st.State, store.PodAssumed)
 	}
 	if g, _ := snap.PodGroups().Get(types.NamespacedName{Namespace: "ns", Name: "gang"}); g.Counts.Scheduled != 1 {
 		t.Errorf("snapshot group counts %+v, want 1 scheduled", g.Counts)
@@ -63,8 +63,8 @@ func TestSnapshot_IncrementalUpdateEqualsTheCacheAtOneGeneration(t *testing.T) {
 
 	// The snapshot does not follow the cache until it is updated again.
 	must(t, h.ForgetPod(p))
-	if !snap.Pods().IsAssumed(store.PodKey(p)) {
-		t.Error("the snapshot changed without UpdateSnapshot")
+	if st, _ := snap.PodState(store.PodKey(p)); st.State != store.PodAssumed {
+		t.Errorf("the snapshot changed without UpdateSnapshot: the pod is %q", st.State)
 	}
 }
 

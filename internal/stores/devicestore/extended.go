@@ -96,21 +96,6 @@ func (s *Store) ExtendedResourceClass(name corev1.ResourceName) (string, bool) {
 	return s.extended.class(name)
 }
 
-// ServedByDRA reports whether a pod's request for a resource is DRA's on a node with this
-// allocatable, as kube-scheduler's NodeResourcesFit decides it (shouldDelegateResourceToDRA):
-// the node does not list the resource (or lists none of it) and some DeviceClass serves it.
-// Such a request is allocated devices of that class, through the claim kube-scheduler
-// creates for the pod (pod.status.extendedResourceClaimStatus names it), which the store
-// counts like any claim; the NodeStore charges it there, not to the node's allocatable.
-// Where the node lists the resource, a device plugin serves it as before, even if a class
-// names it too.
-func (s *Store) ServedByDRA(allocatable corev1.ResourceList, name corev1.ResourceName) (string, bool) {
-	if q, ok := allocatable[name]; ok && q.Sign() > 0 {
-		return "", false
-	}
-	return s.ExtendedResourceClass(name)
-}
-
 // AddPod records the extended-resource claim of a bound, running pod.
 func (s *Store) AddPod(pod *corev1.Pod) {
 	st := pod.Status.ExtendedResourceClaimStatus

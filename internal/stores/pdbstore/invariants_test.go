@@ -6,8 +6,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
-	"github.com/seed0f91f25e/multicache/internal/stores/storetest"
 	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
+	"github.com/seed0f91f25e/multicache/internal/testsupport/invariants"
 	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
@@ -17,14 +17,14 @@ import (
 func TestCheckInvariants_FindsEveryCorruption(t *testing.T) {
 	web := store.OwnerKey{Type: v1alpha1.OwnerReplicaSet, Namespace: "ns", Name: "web"}
 	budget := types.NamespacedName{Namespace: "ns", Name: "web-pdb"}
-	storetest.CheckCorruptions(t, func(t *testing.T) *Store {
+	invariants.CheckCorruptions(t, func(t *testing.T) *Store {
 		s := newStore(t)
 		s.AddOwner(ts.MakeOwner(v1alpha1.OwnerReplicaSet, "ns", "web", "app", "web"))
 		s.AddOwner(ts.MakeOwner(v1alpha1.OwnerReplicaSet, "ns", "db", "app", "db"))
 		s.AddPDB(ts.MakePDB("ns", "web-pdb", 1, "app", "web"))
 		s.AddOwner(ts.MakeOwner(v1alpha1.OwnerReplicaSet, "elsewhere", "api", "app", "api"))
 		return s
-	}, []storetest.Corruption[*Store]{
+	}, []invariants.Corruption[*Store]{
 		{Name: "a link only the budget holds", Corrupt: func(s *Store) func() {
 			o, _ := s.owners.Get(web)
 			delete(o.pdbs, budget)
@@ -80,9 +80,9 @@ func TestCheckInvariants_FindsEveryCorruption(t *testing.T) {
 func TestCheckInvariants_FindsOneSidedLinksOfWideBudgets(t *testing.T) {
 	owner := store.OwnerKey{Type: v1alpha1.OwnerReplicaSet, Namespace: "ns", Name: "rs-07"}
 	budget := types.NamespacedName{Namespace: "ns", Name: "all-03"}
-	storetest.CheckCorruptions(t, func(t *testing.T) *Store {
+	invariants.CheckCorruptions(t, func(t *testing.T) *Store {
 		return wideBudgets(t, 40, 40)
-	}, []storetest.Corruption[*Store]{
+	}, []invariants.Corruption[*Store]{
 		{Name: "the owner's link back dropped", Corrupt: func(s *Store) func() {
 			o, _ := s.owners.Get(owner)
 			delete(o.pdbs, budget)

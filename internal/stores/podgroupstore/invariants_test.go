@@ -9,7 +9,7 @@ import (
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
 	"github.com/seed0f91f25e/multicache/internal/stores"
-	"github.com/seed0f91f25e/multicache/internal/stores/storetest"
+	"github.com/seed0f91f25e/multicache/internal/testsupport/invariants"
 	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
@@ -18,7 +18,7 @@ import (
 // it: what the check reads under the lock is what it judges.
 func TestCheckInvariants_FindsEveryCorruption(t *testing.T) {
 	gang := types.NamespacedName{Namespace: "ns", Name: "gang"}
-	storetest.CheckCorruptions(t, func(t *testing.T) *Store {
+	invariants.CheckCorruptions(t, func(t *testing.T) *Store {
 		config, err := stores.NewCacheHandlerBuilder().Build()
 		if err != nil {
 			t.Fatal(err)
@@ -31,7 +31,7 @@ func TestCheckInvariants_FindsEveryCorruption(t *testing.T) {
 		s.AddPod(pod("b", "gang", ""))
 		s.TakeOutbox() // as the handler does after every call
 		return s
-	}, []storetest.Corruption[*Store]{
+	}, []invariants.Corruption[*Store]{
 		{Name: "counts off by one", Corrupt: func(s *Store) func() {
 			g, _ := s.groups.Get(gang)
 			g.counts.Running++

@@ -16,12 +16,6 @@ type Snapshot struct {
 // StoreName implements stores.Snapshot.
 func (s *Snapshot) StoreName() stores.Name { return stores.PodStoreName }
 
-// IsAssumed reports whether a pod was assumed when the snapshot was taken.
-func (s *Snapshot) IsAssumed(key types.NamespacedName) bool {
-	_, ok := s.assumed[key]
-	return ok
-}
-
 // Assumed returns the status of an assumed pod.
 func (s *Snapshot) Assumed(key types.NamespacedName) (store.PodStatus, bool) {
 	st, ok := s.assumed[key]

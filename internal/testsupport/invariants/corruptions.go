@@ -1,5 +1,7 @@
-// Package storetest helps the stores' tests check their invariant checks.
-package storetest
+// Package invariants helps the stores' tests check their invariant checks. It is a package
+// of its own, not part of testsupport, because a store's in-package test uses it and
+// testsupport imports a store (podgroupstore): that test could not import testsupport.
+package invariants
 
 import (
 	"strings"
