@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -10,10 +11,14 @@ import (
 )
 
 // Failover: after kill -9 of the leader, how long after its lease expired did the
-// new leader's first status write land? The lease expires LeaseDuration after the killed
-// leader's last renewal was sent (its renewTime is its clock at sending); the first write is
-// the first guarded write (a status patch, a reservation delete) the other replica sent after
-// the kill and the API accepted, timed by its answer.
+// new leader's first status write land? A standby judges the lease expired LeaseDuration
+// after it last saw the record change, and the record's renewTime carries whole seconds
+// (client-go's LeaderElectionRecord holds a metav1.Time, compared as JSON): the renewals
+// sent within one second look the same to it. So the lease expires LeaseDuration after the
+// first renewal the killed leader sent in the second of its last one (a renewal's
+// renewTime is its clock at sending). The first write is the first guarded write (a status
+// patch, a reservation delete) the other replica sent after the kill and the API accepted,
+// timed by its answer.
 
 // failoverWrite computes FaultResult.FailoverWrite of every kill -9 of the leader from the
 // write logs' entries.
@@ -22,7 +27,8 @@ func failoverWrite(entries []writelog.Entry, faults []*FaultResult, leaseName st
 		if f.Kind != KillLeader.Kind || f.killed == "" {
 			continue
 		}
-		var renewed, first time.Time
+		var renewals []time.Time
+		var first time.Time
 		for _, e := range entries {
 			if e.Start || !e.OK() {
 				continue
@@ -30,19 +36,24 @@ func failoverWrite(entries []writelog.Entry, faults []*FaultResult, leaseName st
 			res, _, name, sub := e.Resource()
 			switch {
 			case e.Replica == f.killed && res == "leases" && name == leaseName && e.Holder != "" && !e.Sent.After(f.killedAt):
-				if e.Sent.After(renewed) {
-					renewed = e.Sent
-				}
+				renewals = append(renewals, e.Sent)
 			case e.Replica != f.killed && !e.Sent.Before(f.killedAt) && guarded(e.Method, res, sub):
 				if first.IsZero() || e.Time.Before(first) {
 					first = e.Time
 				}
 			}
 		}
-		if renewed.IsZero() || first.IsZero() {
+		if len(renewals) == 0 || first.IsZero() {
 			continue
 		}
-		f.FailoverWrite = first.Sub(renewed.Add(lease))
+		last := slices.MaxFunc(renewals, time.Time.Compare)
+		seen := last
+		for _, r := range renewals {
+			if r.Truncate(time.Second).Equal(last.Truncate(time.Second)) && r.Before(seen) {
+				seen = r
+			}
+		}
+		f.FailoverWrite = first.Sub(seen.Add(lease))
 		f.failoverKnown = true
 		f.note("new leader's first status write after the lease expired", f.FailoverWrite.Round(time.Millisecond).String())
 	}
