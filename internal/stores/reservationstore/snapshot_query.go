@@ -2,7 +2,6 @@ package reservationstore
 
 import (
 	"sort"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -44,14 +43,9 @@ func MatchableIn(snap *Snapshot, pod *corev1.Pod, podState func(types.Namespaced
 			return nil // consumed one
 		}
 	}
-	node := pod.Spec.NodeName
-	var landed time.Time // zero: no landing constraint
-	if st, ok := podState(store.PodKey(pod)); ok && st.APIPod != nil && st.APIPod.Spec.NodeName != "" &&
-		(pod.UID == "" || st.APIPod.UID == "" || pod.UID == st.APIPod.UID) {
-		if node != "" && node != st.APIPod.Spec.NodeName {
-			return nil // bound elsewhere
-		}
-		node, landed = st.APIPod.Spec.NodeName, landedAt(st.APIPod)
+	node, landed, elsewhere := matchPlace(pod, podState)
+	if elsewhere {
+		return nil
 	}
 	var out []store.Reservation
 	for _, v := range items {

@@ -89,14 +89,9 @@ func (s *Store) MatchableFor(pod *corev1.Pod) []store.Reservation {
 	if _, consumed := s.consumedBy(pod); consumed {
 		return nil
 	}
-	node := pod.Spec.NodeName
-	var landed time.Time // zero: no landing constraint
-	if st, ok := s.h.GetPodState(store.PodKey(pod)); ok && st.APIPod != nil && st.APIPod.Spec.NodeName != "" &&
-		(pod.UID == "" || st.APIPod.UID == "" || pod.UID == st.APIPod.UID) {
-		if node != "" && node != st.APIPod.Spec.NodeName {
-			return nil // bound elsewhere
-		}
-		node, landed = st.APIPod.Spec.NodeName, landedAt(st.APIPod)
+	node, landed, elsewhere := matchPlace(pod, s.h.GetPodState)
+	if elsewhere {
+		return nil
 	}
 	var candidates []*entry
 	consider := func(e *entry) {
@@ -136,4 +131,21 @@ func (s *Store) CountByPhase() map[v1alpha1.ReservationPhase]int {
 // Each calls fn with every reservation's view (holds included) until fn returns false.
 func (s *Store) Each(fn func(store.Reservation) bool) {
 	s.rsvs.Range(func(_ types.NamespacedName, e *entry) bool { return fn(s.view(e)) })
+}
+
+// matchPlace is where a pod may consume a reservation: for a pod the API has not bound,
+// the node its spec names ("" for anywhere) with no landing constraint (landed zero); for
+// a pod the API bound, its node and the time it landed. elsewhere: the API bound it to
+// another node than its spec names, and it may consume none.
+func matchPlace(pod *corev1.Pod, podState func(types.NamespacedName) (store.PodStatus, bool)) (node string, landed time.Time, elsewhere bool) {
+	node = pod.Spec.NodeName
+	st, ok := podState(store.PodKey(pod))
+	if !ok || st.APIPod == nil || st.APIPod.Spec.NodeName == "" ||
+		(pod.UID != "" && st.APIPod.UID != "" && pod.UID != st.APIPod.UID) {
+		return node, time.Time{}, false
+	}
+	if node != "" && node != st.APIPod.Spec.NodeName {
+		return "", time.Time{}, true
+	}
+	return st.APIPod.Spec.NodeName, landedAt(st.APIPod), false
 }
