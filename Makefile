@@ -90,8 +90,8 @@ test: manifests generate verify-fmt vet envtest-assets kustomize helm kube-contr
 		example-check scheduler-check
 
 .PHONY: bench-differential
-bench-differential: ## Differential tests of the cache against kube-scheduler's (bench/, under the race detector).
-	cd bench && $(GO) test $(TEST_FLAGS) -run 'TestDifferential' .
+bench-differential: envtest-assets ## Differential tests of the cache against kube-scheduler's (bench/, under the race detector; one runs a real API server).
+	cd bench && KUBEBUILDER_ASSETS="$(K8S_ASSETS)" $(GO) test $(TEST_FLAGS) -run 'TestDifferential' .
 
 .PHONY: example-check
 example-check: envtest-assets ## Vet and test the examples (each its own module: out-of-tree, a custom store and sibling; descheduler, a sibling planning on forks) against the real API server.

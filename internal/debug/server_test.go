@@ -19,12 +19,12 @@ import (
 	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
 )
 
-// TestServer_DumpStreamsTheDocumentDumpBuilds: GET /debug/cache answers JSON that is the
-// document Handler.Dump builds, as json.Encoder writes it: compact for a program (the kubectl
-// plugin, Go's client), indented by two spaces for ?pretty=true and, as the API server
-// does, for curl, wget and browsers unless ?pretty=false; a pretty= that is no boolean is a
-// 400 that says what to write.
-func TestServer_DumpStreamsTheDocumentDumpBuilds(t *testing.T) {
+// TestServer_DumpStreamsWriteDumpInTheLayoutAsked: GET /debug/cache answers the document
+// Handler.WriteDump writes: compact for a program (the kubectl plugin, Go's client),
+// indented by two spaces for ?pretty=true and, as the API server does, for curl, wget and
+// browsers unless ?pretty=false; a pretty= that is no boolean is a 400 that says what to
+// write.
+func TestServer_DumpStreamsWriteDumpInTheLayoutAsked(t *testing.T) {
 	config, err := stores.NewCacheHandlerBuilder().Build()
 	if err != nil {
 		t.Fatal(err)

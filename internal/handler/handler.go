@@ -104,11 +104,11 @@ type Handler struct {
 	mu     *sync.RWMutex
 	log    logr.Logger
 
-	// stores are the enabled stores in fan-out order; byName finds one (optional stores are
-	// reached only through it, see lookup).
+	// stores are the enabled stores in fan-out order; byName finds one (the optional
+	// built-in stores are reached through it by their type, see lookup).
 	stores []store.Store
 	byName map[stores.Name]store.Store
-	// The required stores, the only ones the handler knows by type.
+	// The required stores, always enabled.
 	nodes *nodestore.Store
 	pods  *podstore.Store
 	// afterPart, when set (tests), runs between two parts of a read in parts (parts.go),

@@ -31,8 +31,9 @@ type Registration struct {
 
 // Registry lists the stores the handler can build, in fan-out order (the order events
 // reach them), the PodStore last. It is built in code, from BuiltIn and With: no init(),
-// nothing registered at a distance. The handler knows the two required stores (nodes, pods)
-// by type and every other store only through its registration.
+// nothing registered at a distance. A built-in name always holds the built-in store (With
+// refuses a name taken), so the handler reaches each built-in store by its type; a store
+// registered beyond them only through the contract.
 type Registry []Registration
 
 // BuiltIn returns the registry of multicache's own stores, in stores.FanOutOrder.

@@ -2,6 +2,7 @@ package handler
 
 import (
 	"fmt"
+	"maps"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -26,7 +27,8 @@ func rendered(ownerType string, key types.NamespacedName) string {
 // TestRangeVersions_ReadsEveryLastSeenObject: for every watched kind, more than a part of
 // pods, an assumed pod the API has not reported (left out) and owners of two types under
 // one name, RangeVersions produces each last-seen object once, and LastSeenVersion finds
-// each of them and nothing under another kind's or type's key.
+// each of them and nothing under another kind's or type's key; LastSeenVersions keys them as
+// the drift comparison renders keys.
 func TestRangeVersions_ReadsEveryLastSeenObject(t *testing.T) {
 	h, _ := populated(t, 20, podsPerHold+10)
 	must(t, h.AssumePod(ts.MakePod("ns", "assumed", ts.OnNode("n-0001"), ts.Requests("1", "1Gi"))))
@@ -47,6 +49,9 @@ func TestRangeVersions_ReadsEveryLastSeenObject(t *testing.T) {
 		}
 		if want := map[stores.Kind]int{stores.KindPod: podsPerHold + 10, stores.KindNode: 20, stores.KindOwner: 2, stores.KindPDB: 1}[kind]; len(got) != want {
 			t.Errorf("%s: RangeVersions read %d objects, want %d", kind, len(got), want)
+		}
+		if keyed := h.LastSeenVersions(kind); !maps.Equal(got, keyed) {
+			t.Errorf("%s: LastSeenVersions keys %d objects otherwise than the comparison does", kind, len(keyed))
 		}
 	}
 	if v, ok := h.LastSeenVersion(stores.KindOwner, string(v1alpha1.OwnerReplicaSet), types.NamespacedName{Namespace: "ns", Name: "web"}); !ok || v != "ReplicaSet" {

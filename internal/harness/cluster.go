@@ -1,4 +1,5 @@
-// Package harness is the driver the end-to-end benchmarks (bench/e2e) and the chaos suite
+// Package harness is the driver the tests against a real API server (through
+// internal/testsupport), the end-to-end benchmarks (bench/e2e) and the chaos suite
 // (test/chaos) share: it starts the control plane with multicache's CRDs, finds ports for
 // the programs under test (which run as controlplane.Process), reads their metrics and
 // writes objects in bulk.

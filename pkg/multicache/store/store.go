@@ -14,7 +14,9 @@ type Store interface {
 	Name() Name
 	// Len is the number of objects the store holds (the multicache_store_objects metric).
 	Len() int
-	// Dump returns a JSON-serialisable view of the store, for the debug server.
+	// Dump returns a JSON-serialisable view of the store, for the debug server. It is called
+	// with the handler's read lock held and encoded after the lock is released: return a
+	// copy that shares nothing the store changes, and keep it cheap (events wait meanwhile).
 	Dump() any
 	// CheckInvariants returns every invariant the store finds violated.
 	CheckInvariants() []error
