@@ -1,22 +1,33 @@
 package handler
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"io"
 	"slices"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/seed0f91f25e/multicache/internal/jsonstream"
 	"github.com/seed0f91f25e/multicache/internal/stores"
 	"github.com/seed0f91f25e/multicache/internal/stores/podstore"
 	"github.com/seed0f91f25e/multicache/internal/yield"
 	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
+
+// dumpDuty is the share of the wall time a dump (WriteDump) works: after each part it rests
+// (yield.Pacer) as long as it takes to bring the time it worked since its last rest down to
+// that share. A dump at 150,000 pods keeps a CPU busy for over a second; on a machine whose
+// CPUs are all taken (bench-e2e's two, shared with the API server and etcd) the event path
+// then waits for a CPU while the dump runs: in BenchmarkDumpLag the tail of the label
+// updates' lag was the updater's wake-up, not the lock nor the garbage collector. Resting
+// leaves the CPU to the rest of the machine between parts: the dump takes longer, the
+// events do not. The invariant check's parts rest the same way.
+//
+// The time blocked writing to the client is not work: BenchmarkDumpLag's "http-slow" (a
+// client at 16 MiB/s) completed as many dumps either way, the client's pace bounding both,
+// with no change of the lag beyond the noise.
+var dumpDuty = 0.5
 
 // DumpLayout is how WriteDump lays the document out.
 type DumpLayout int
@@ -47,21 +58,19 @@ const (
 // A dump gives way to the events: it rests between parts (dumpDuty), so that it leaves the
 // CPU it would take to the rest of the machine half of the time.
 func (h *Handler) WriteDump(ctx context.Context, w io.Writer, layout DumpLayout) error {
-	pace := newDumpPacer()
-	out := newJSONStream(pace.writer(w), layout == DumpIndented)
-	out.pace = pace
+	out := jsonstream.New(w, layout == DumpIndented, yield.NewPacer(dumpDuty))
 	h.mu.RLock()
 	generation := h.config.Generations().Current()
 	h.mu.RUnlock()
 
-	out.open()
-	out.field("generation", generation)
-	out.field("componentName", h.config.ComponentName())
-	out.field("schedulerName", h.config.SchedulerType())
+	out.Open()
+	out.Field("generation", generation)
+	out.Field("componentName", h.config.ComponentName())
+	out.Field("schedulerName", h.config.SchedulerType())
 	if h.config.SubClusterKey() != "" {
-		out.field("subCluster", h.config.SubClusterKey()+"="+h.config.SubCluster())
+		out.Field("subCluster", h.config.SubClusterKey()+"="+h.config.SubCluster())
 	}
-	out.field("stores", h.StoreNames())
+	out.Field("stores", h.StoreNames())
 
 	// The other stores are copied first, each under its own hold: a
 	// reservation is then never newer than the nodes that follow (a reader that checks a
@@ -90,16 +99,16 @@ func (h *Handler) WriteDump(ctx context.Context, w io.Writer, layout DumpLayout)
 		others = append(others, part{f.key, v})
 	}
 
-	out.key("nodes")
+	out.Key("nodes")
 	if err := h.writeNodes(ctx, out); err != nil {
 		return err
 	}
-	out.key("pods")
+	out.Key("pods")
 	if err := h.writePods(ctx, out); err != nil {
 		return err
 	}
 	for _, p := range others {
-		out.field(p.key, p.view)
+		out.Field(p.key, p.view)
 	}
 	var extensions []store.Store
 	for _, s := range h.stores {
@@ -109,15 +118,15 @@ func (h *Handler) WriteDump(ctx context.Context, w io.Writer, layout DumpLayout)
 	}
 	if len(extensions) > 0 {
 		slices.SortFunc(extensions, func(a, b store.Store) int { return strings.Compare(string(a.Name()), string(b.Name())) })
-		out.key("extensions")
-		out.open()
+		out.Key("extensions")
+		out.Open()
 		for _, s := range extensions {
-			out.field(string(s.Name()), h.dumpStore(s))
+			out.Field(string(s.Name()), h.dumpStore(s))
 		}
-		out.close()
+		out.Close()
 	}
-	out.close()
-	return out.end()
+	out.Close()
+	return out.End()
 }
 
 // dumpStore is the view of a store other than the NodeStore and the PodStore, built under a
@@ -129,7 +138,7 @@ func (h *Handler) dumpStore(s store.Store) any {
 }
 
 // writeNodes writes the NodeStore's view, nodesPerHold nodes per part.
-func (h *Handler) writeNodes(ctx context.Context, out *jsonStream) error {
+func (h *Handler) writeNodes(ctx context.Context, out *jsonstream.Stream) error {
 	h.mu.RLock()
 	names := h.nodes.Names()
 	h.mu.RUnlock()
@@ -137,7 +146,7 @@ func (h *Handler) writeNodes(ctx context.Context, out *jsonStream) error {
 	// One part's copies, reused from part to part (CopyInto reuses their slices).
 	clones := make([]store.NodeInfo, nodesPerHold)
 	n := 0
-	out.open()
+	out.Open()
 	err := h.nodesInParts(names, func(infos []*store.NodeInfo) {
 		if len(infos) > len(clones) {
 			clones = make([]store.NodeInfo, len(infos))
@@ -148,230 +157,33 @@ func (h *Handler) writeNodes(ctx context.Context, out *jsonStream) error {
 		n = len(infos)
 	}, func() error {
 		for i := range clones[:n] {
-			out.key(clones[i].Name)
-			out.node(&clones[i])
+			out.Key(clones[i].Name)
+			out.Node(&clones[i])
 		}
-		return out.flushPart(ctx)
+		return out.FlushPart(ctx)
 	})
-	out.close()
+	out.Close()
 	return err
 }
 
 // writePods writes the PodStore's view, podsPerHold pods per part.
-func (h *Handler) writePods(ctx context.Context, out *jsonStream) error {
+func (h *Handler) writePods(ctx context.Context, out *jsonstream.Stream) error {
 	statuses := make([]podstore.KeyedStatus, 0, podsPerHold)
 	var view podstore.PodDump
-	out.open()
+	out.Open()
 	err := h.podsInParts(h.podKeys(), func(key types.NamespacedName, e *podstore.Entry) {
 		statuses = append(statuses, podstore.KeyedStatus{Key: key, Status: e.PodStatus})
 	}, func() error {
 		for _, st := range statuses {
-			out.keyParts(st.Key.Namespace, "/", st.Key.Name)
+			out.KeyParts(st.Key.Namespace, "/", st.Key.Name)
 			// Through one pointer (encoded as the value): a value in an interface is
 			// allocated once per pod.
 			view = podstore.DumpPod(st.Status)
-			out.encode(&view)
+			out.Encode(&view)
 		}
 		statuses = statuses[:0]
-		return out.flushPart(ctx)
+		return out.FlushPart(ctx)
 	})
-	out.close()
+	out.Close()
 	return err
-}
-
-// jsonStream writes one JSON document an object member at a time, as json.Encoder writes a
-// whole value: compact, or indented as with SetIndent("", "  "). Writes go through a
-// bufio.Writer, whose first error flushPart and end return.
-type jsonStream struct {
-	w        *bufio.Writer
-	buf      bytes.Buffer
-	enc      *json.Encoder
-	indented bool
-	// members counts, for every object open, the members written so far.
-	members []int
-	// indents are the line prefixes by depth, built once.
-	indents []string
-	err     error
-	// pace, when not nil, rests after each part (flushPart).
-	pace *dumpPacer
-	// yield gives way to waiting goroutines as values are encoded (between parts, the
-	// lock released).
-	yield yield.Yielder
-	// scratch, pods and amounts are reused by the node writer (dumpnode.go).
-	scratch []byte
-	pods    []*corev1.Pod
-	amounts []amount
-}
-
-func newJSONStream(w io.Writer, indented bool) *jsonStream {
-	s := &jsonStream{w: bufio.NewWriterSize(w, 64<<10), indented: indented, scratch: make([]byte, 0, 64)}
-	s.enc = json.NewEncoder(&s.buf)
-	return s
-}
-
-// open starts an object (after a key, or as the document).
-func (s *jsonStream) open() {
-	s.w.WriteByte('{')
-	s.members = append(s.members, 0)
-}
-
-// close ends the innermost object.
-func (s *jsonStream) close() { s.closeWith('}') }
-
-// openArray starts an array (after a key, or as an element); element starts each element.
-func (s *jsonStream) openArray() {
-	s.w.WriteByte('[')
-	s.members = append(s.members, 0)
-}
-
-// closeArray ends the innermost array.
-func (s *jsonStream) closeArray() { s.closeWith(']') }
-
-// closeWith ends the innermost object or array with c.
-func (s *jsonStream) closeWith(c byte) {
-	n := s.members[len(s.members)-1]
-	s.members = s.members[:len(s.members)-1]
-	if n > 0 {
-		s.newline()
-	}
-	s.w.WriteByte(c)
-}
-
-// element starts an element of the innermost array (or a member of the innermost object:
-// its key follows); its value follows.
-func (s *jsonStream) element() {
-	last := len(s.members) - 1
-	if s.members[last] > 0 {
-		s.w.WriteByte(',')
-	}
-	s.members[last]++
-	s.newline()
-}
-
-// key starts a member of the innermost object; its value follows.
-func (s *jsonStream) key(k string) {
-	s.element()
-	s.writeString(k)
-	s.colon()
-}
-
-// colon ends a member's key.
-func (s *jsonStream) colon() {
-	if s.indented {
-		s.w.WriteString(": ")
-		return
-	}
-	s.w.WriteByte(':')
-}
-
-// keyParts starts a member keyed by the joined parts (a pod's "namespace/name"), without
-// building the key.
-func (s *jsonStream) keyParts(a, sep, b string) {
-	s.element()
-	s.writeParts(a, sep, b)
-	s.colon()
-}
-
-// writeParts writes the string a+sep+b as encoding/json does, building it only when a byte
-// needs escaping.
-func (s *jsonStream) writeParts(a, sep, b string) {
-	if !plainJSON(a) || !plainJSON(sep) || !plainJSON(b) {
-		s.encode(a + sep + b)
-		return
-	}
-	s.w.WriteByte('"')
-	s.w.WriteString(a)
-	s.w.WriteString(sep)
-	s.w.WriteString(b)
-	s.w.WriteByte('"')
-}
-
-// writeString writes k as encoding/json encodes a string: quoted as is when no byte needs
-// escaping (object names never do), else through the encoder.
-func (s *jsonStream) writeString(k string) {
-	if !plainJSON(k) {
-		s.encode(k)
-		return
-	}
-	s.w.WriteByte('"')
-	s.w.WriteString(k)
-	s.w.WriteByte('"')
-}
-
-// plainJSON reports whether encoding/json writes k between quotes unchanged: printable ASCII
-// but the quote, the backslash and what it escapes for HTML (<, >, &).
-func plainJSON(k string) bool {
-	for i := 0; i < len(k); i++ {
-		switch c := k[i]; {
-		case c < 0x20 || c > 0x7e, c == '"', c == '\\', c == '<', c == '>', c == '&':
-			return false
-		}
-	}
-	return true
-}
-
-// field writes a member whose value is encoded whole.
-func (s *jsonStream) field(k string, v any) {
-	s.key(k)
-	s.encode(v)
-}
-
-// encode writes v, its lines indented to the depth of the innermost object when the stream
-// is indented.
-func (s *jsonStream) encode(v any) {
-	s.yield.Step()
-	s.buf.Reset()
-	if s.indented {
-		s.enc.SetIndent(s.indent(), "  ")
-	}
-	if err := s.enc.Encode(v); err != nil && s.err == nil {
-		s.err = err
-	}
-	s.w.Write(bytes.TrimSuffix(s.buf.Bytes(), []byte("\n")))
-}
-
-// indent is the prefix of a line at the depth of the innermost object.
-func (s *jsonStream) indent() string {
-	for len(s.indents) <= len(s.members) {
-		s.indents = append(s.indents, strings.Repeat("  ", len(s.indents)))
-	}
-	return s.indents[len(s.members)]
-}
-
-func (s *jsonStream) newline() {
-	if !s.indented {
-		return
-	}
-	s.w.WriteByte('\n')
-	for range len(s.members) {
-		s.w.WriteString("  ")
-	}
-}
-
-// flushPart writes what is buffered (a bufio.Writer keeps its first error, returned here),
-// rests (pace) and reports the first error so far, or ctx's when it is done: the stream
-// stops there.
-func (s *jsonStream) flushPart(ctx context.Context) error {
-	if s.err != nil {
-		return s.err
-	}
-	if err := s.w.Flush(); err != nil {
-		return err
-	}
-	if s.pace != nil {
-		err := s.pace.rest(ctx)
-		s.yield.Reset() // a rest gave the P away already
-		return err
-	}
-	return ctx.Err()
-}
-
-// end finishes the document (a newline, as json.Encoder ends one) and writes what is
-// buffered.
-func (s *jsonStream) end() error {
-	s.w.WriteByte('\n')
-	if s.err != nil {
-		return s.err
-	}
-	return s.w.Flush()
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/seed0f91f25e/multicache/internal/metrics"
 	"github.com/seed0f91f25e/multicache/internal/stores"
 	"github.com/seed0f91f25e/multicache/internal/stores/podstore"
+	"github.com/seed0f91f25e/multicache/internal/yield"
 	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
@@ -98,11 +99,11 @@ func (h *Handler) checkInParts() []error {
 	errs = append(errs, h.checkAssumedClaimsLocked()...)
 	h.mu.RUnlock()
 
-	// Between two parts the check rests as a dump does (dumpPacer): run back to back over
+	// Between two parts the check rests as a dump does (dumpDuty): run back to back over
 	// the whole cache it keeps a CPU busy, and on a machine whose CPUs are all taken the
 	// event path waits for one.
-	pace := newDumpPacer()
-	rest := func() { _ = pace.rest(context.Background()) }
+	pace := yield.NewPacer(dumpDuty)
+	rest := func() { _ = pace.Rest(context.Background()) }
 	h.rangeNodesIn(checkNodesPerHold, func(infos []*store.NodeInfo) {
 		nodeCheck.CopyNodes(infos, func(node string, p *corev1.Pod) {
 			key := store.PodKey(p)

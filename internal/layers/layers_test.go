@@ -27,7 +27,7 @@ var layers = [][]string{
 	{"internal/handler"},
 	{"internal/drift", "internal/testsupport", "internal/harness"},
 	{"internal/stores"},
-	{"internal/controlplane", "internal/scheme", "internal/metrics", "internal/yield",
+	{"internal/controlplane", "internal/scheme", "internal/metrics", "internal/yield", "internal/jsonstream",
 		"internal/version", "internal/memlimit", "internal/reconnect", "internal/nodepods", "internal/wiretrim",
 		"internal/install", "internal/chartgen", "config"},
 	{"pkg/multicache/store", "api"},

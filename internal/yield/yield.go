@@ -7,6 +7,9 @@
 // collector marks, its idle workers take the other P and look only at their own queue. On
 // two CPUs a dump or a verify pass therefore delayed events by up to 10 ms at a time
 // (BenchmarkDumpLag's "wake"). runtime.Gosched every Interval bounds that wait.
+//
+// A Pacer goes further: between the loop's parts it rests, leaving the CPU to the rest of
+// the machine a share of the wall time.
 package yield
 
 import (

@@ -1,4 +1,4 @@
-package handler
+package jsonstream
 
 import (
 	"bytes"
@@ -6,10 +6,10 @@ import (
 	"testing"
 )
 
-// TestJSONStream_KeysAreWrittenAsEncodingJSONWritesThem: a key written without the encoder
+// TestStream_KeysAreWrittenAsEncodingJSONWritesThem: a key written without the encoder
 // (plain ones) or through it is what encoding/json writes for a map with that key, for
 // every byte that it escapes and for the ones it does not.
-func TestJSONStream_KeysAreWrittenAsEncodingJSONWritesThem(t *testing.T) {
+func TestStream_KeysAreWrittenAsEncodingJSONWritesThem(t *testing.T) {
 	keys := []string{"ns/p-1", "a.b-c_d:e/F9", "", "<tag>", "a&b", `quote"`, `back\slash`, "tab\t", "del\x7f", "é", "line\u2028sep", "~ !#$%'()*+,;=?@[]^`{|}"}
 	for _, k := range keys {
 		var want bytes.Buffer
@@ -19,18 +19,18 @@ func TestJSONStream_KeysAreWrittenAsEncodingJSONWritesThem(t *testing.T) {
 
 		for _, write := range []struct {
 			name string
-			key  func(s *jsonStream)
+			key  func(s *Stream)
 		}{
-			{"key", func(s *jsonStream) { s.key(k) }},
-			{"keyParts", func(s *jsonStream) { s.keyParts(k, "/", k) }},
+			{"key", func(s *Stream) { s.Key(k) }},
+			{"keyParts", func(s *Stream) { s.KeyParts(k, "/", k) }},
 		} {
 			var got bytes.Buffer
-			s := newJSONStream(&got, true)
-			s.open()
+			s := New(&got, true, nil)
+			s.Open()
 			write.key(s)
-			s.encode(1)
-			s.close()
-			must(t, s.end())
+			s.Encode(1)
+			s.Close()
+			must(t, s.End())
 			w := want.String()
 			if write.name == "keyParts" {
 				var kw bytes.Buffer
@@ -43,5 +43,13 @@ func TestJSONStream_KeysAreWrittenAsEncodingJSONWritesThem(t *testing.T) {
 				t.Errorf("%s(%q) wrote %q, encoding/json %q", write.name, k, got.String(), w)
 			}
 		}
+	}
+}
+
+// must fails the test on a non-nil error.
+func must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -1,4 +1,4 @@
-package handler
+package jsonstream
 
 import (
 	"bytes"
@@ -16,13 +16,13 @@ import (
 	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
-// TestWriteDump_NodeIsWhatDumpNodeEncodesTo: for nodes with every part of the view filled
+// TestStream_NodeIsWhatDumpNodeEncodesTo: for nodes with every part of the view filled
 // in turn (each source, every kind of amount including scalar resources that sort between
 // the built-in names, amounts in milli-units and odd byte counts, negative amounts, pods in
 // namespaces one the prefix of another, placeholders of reservations, names that need
-// escaping), the node writer writes, compact and indented at depth, byte for byte what
+// escaping), Node writes, compact and indented at depth, byte for byte what
 // json.Encoder writes of nodestore.DumpNode.
-func TestWriteDump_NodeIsWhatDumpNodeEncodesTo(t *testing.T) {
+func TestStream_NodeIsWhatDumpNodeEncodesTo(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	namespaces := []string{"a", "a-b", "ab", "a.b", "ns", "team", "team-x", "x<y>&"}
 	// Scalar amounts named like a built-in ("cpu", "pods") replace it, as in ResourceList;
@@ -79,15 +79,15 @@ func TestWriteDump_NodeIsWhatDumpNodeEncodesTo(t *testing.T) {
 		view := nodestore.DumpNode(info)
 		for _, indented := range []bool{false, true} {
 			var got, want bytes.Buffer
-			s := newJSONStream(&got, indented)
-			s.open()
-			s.key("nodes")
-			s.open()
-			s.key(info.Name)
-			s.node(info)
-			s.close()
-			s.close()
-			must(t, s.end())
+			s := New(&got, indented, nil)
+			s.Open()
+			s.Key("nodes")
+			s.Open()
+			s.Key(info.Name)
+			s.Node(info)
+			s.Close()
+			s.Close()
+			must(t, s.End())
 			enc := json.NewEncoder(&want)
 			if indented {
 				enc.SetIndent("", "  ")
@@ -117,4 +117,14 @@ func TestCompareJoined_IsTheOrderOfTheJoinedStrings(t *testing.T) {
 			}
 		}
 	}
+}
+
+// firstDifference describes where two documents part.
+func firstDifference(got, want []byte) string {
+	i := 0
+	for i < len(got) && i < len(want) && got[i] == want[i] {
+		i++
+	}
+	from := max(0, i-80)
+	return fmt.Sprintf("at byte %d:\n got  ...%s\n want ...%s", i, got[from:min(len(got), i+80)], want[from:min(len(want), i+80)])
 }

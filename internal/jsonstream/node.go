@@ -1,4 +1,4 @@
-package handler
+package jsonstream
 
 import (
 	"slices"
@@ -11,17 +11,17 @@ import (
 	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
-// node writes the view of a node, byte for byte what encoding nodestore.DumpNode(info)
+// Node writes the view of a node, byte for byte what encoding nodestore.DumpNode(info)
 // writes, without building it. The view holds seven resource lists (maps of Quantity,
 // encoded through reflection) and a "namespace/name" string per pod: at 5,000 nodes that
 // was 26 of the 31 MB one dump allocated, and on two CPUs each collection a dump brings
 // closer is what the events wait for (BenchmarkDumpLag: with one collection in ten seconds
 // instead of three to five, the lag p99 during dumps fell from 14–16 ms to 6–8 ms).
-// TestWriteDump_NodeIsWhatDumpNodeEncodesTo keeps the bytes the same.
-func (s *jsonStream) node(info *store.NodeInfo) {
+// TestStream_NodeIsWhatDumpNodeEncodesTo keeps the bytes the same.
+func (s *Stream) Node(info *store.NodeInfo) {
 	s.yield.Step()
-	s.open()
-	s.key("sources")
+	s.Open()
+	s.Key("sources")
 	s.openArray()
 	for _, src := range []struct {
 		name string
@@ -41,12 +41,12 @@ func (s *jsonStream) node(info *store.NodeInfo) {
 		{"bestEffortAllocatable", &info.BestEffortAllocatable}, {"bestEffortRequested", &info.BestEffortRequested},
 		{"reserved", &info.Reserved}, {"draRequested", &info.DRARequested},
 	} {
-		s.key(r.key)
+		s.Key(r.key)
 		s.resources(r.res)
 	}
-	s.key("pods")
+	s.Key("pods")
 	s.podKeys(info.Pods)
-	s.key("reservations")
+	s.Key("reservations")
 	reservations := make([]string, 0, len(info.Placeholders)) // few: nodes rarely hold any
 	for _, p := range info.Placeholders {
 		key, _ := store.PlaceholderOf(p)
@@ -59,14 +59,14 @@ func (s *jsonStream) node(info *store.NodeInfo) {
 		s.writeString(r)
 	}
 	s.closeArray()
-	s.key("generation")
+	s.Key("generation")
 	s.w.Write(strconv.AppendInt(s.scratch[:0], info.Generation, 10))
-	s.close()
+	s.Close()
 }
 
 // podKeys writes the pods' "namespace/name" keys as a sorted array of strings, sorting a
 // reused copy of the pointers by the keys they would join to.
-func (s *jsonStream) podKeys(pods []*corev1.Pod) {
+func (s *Stream) podKeys(pods []*corev1.Pod) {
 	s.pods = append(s.pods[:0], pods...)
 	slices.SortFunc(s.pods, func(a, b *corev1.Pod) int {
 		if a.Namespace == b.Namespace {
@@ -126,7 +126,7 @@ type amount struct {
 
 // resources writes r as encoding r.ResourceList() writes it: an object of its non-zero
 // amounts sorted by name, each the Quantity's canonical string.
-func (s *jsonStream) resources(r *store.Resources) {
+func (s *Stream) resources(r *store.Resources) {
 	list := s.amounts[:0]
 	for _, a := range []amount{
 		{corev1.ResourceCPU, r.MilliCPU, true, resource.DecimalSI},
@@ -146,9 +146,9 @@ func (s *jsonStream) resources(r *store.Resources) {
 		}
 	}
 	slices.SortFunc(list, func(a, b amount) int { return strings.Compare(string(a.name), string(b.name)) })
-	s.open()
+	s.Open()
 	for _, a := range list {
-		s.key(string(a.name))
+		s.Key(string(a.name))
 		var q resource.Quantity
 		if a.milli {
 			q = *resource.NewMilliQuantity(a.value, a.format)
@@ -162,6 +162,6 @@ func (s *jsonStream) resources(r *store.Resources) {
 		s.w.Write(suffix)
 		s.w.WriteByte('"')
 	}
-	s.close()
+	s.Close()
 	s.amounts = list[:0]
 }
