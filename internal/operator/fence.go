@@ -1,7 +1,9 @@
 package operator
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
@@ -28,9 +30,12 @@ type renewalLock struct {
 	now func() time.Time
 
 	mu sync.Mutex
-	// lastRenew is when the last successful write naming this replica was sent; zero when
-	// this replica does not hold the lease (never did, released it, or read another holder).
+	// lastRenew is when the first successful write of the record this replica wrote last
+	// was sent; zero when this replica does not hold the lease (never did, released it, or
+	// read another holder).
 	lastRenew time.Time
+	// lastRecord is that record as JSON, as a standby compares it.
+	lastRecord []byte
 	// lastReadHolder is the holder of the lease as last read or successfully written.
 	lastReadHolder string
 }
@@ -72,7 +77,7 @@ func (l *renewalLock) Get(ctx context.Context) (*resourcelock.LeaderElectionReco
 		l.mu.Lock()
 		l.lastReadHolder = ler.HolderIdentity
 		if ler.HolderIdentity != l.Identity() {
-			l.lastRenew = time.Time{}
+			l.lastRenew, l.lastRecord = time.Time{}, nil
 		}
 		l.mu.Unlock()
 	}
@@ -109,18 +114,24 @@ func (l *renewalLock) Update(ctx context.Context, ler resourcelock.LeaderElectio
 // written remembers a successful write of the lease. A renewal counts from when it was sent,
 // not from when its answer came: the API server may have applied it just before this process
 // was paused, and the answer be read after the pause, when another replica has long taken
-// over (the chaos suite saw 295 writes so).
+// over (the chaos suite saw 295 writes so). And it counts only when a standby can see it: a
+// standby's lease runs from when it saw the record change, and the record's times carry
+// whole seconds (client-go compares it as JSON), so a renewal that writes the record this
+// replica wrote last (one in the same second) leaves the fence counting from the first.
 func (l *renewalLock) written(err error, ler resourcelock.LeaderElectionRecord, sent time.Time) {
 	if err != nil {
 		return
 	}
+	record, _ := json.Marshal(ler)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if ler.HolderIdentity == l.Identity() {
+	switch {
+	case ler.HolderIdentity != l.Identity():
+		l.lastRenew, record = time.Time{}, nil
+	case l.lastRenew.IsZero() || !bytes.Equal(record, l.lastRecord):
 		l.lastRenew = sent
-	} else {
-		l.lastRenew = time.Time{}
 	}
+	l.lastRecord = record
 	l.lastReadHolder = ler.HolderIdentity
 }
 

@@ -57,7 +57,7 @@ func TestRenewalLock_TheFenceIsOpenOnlyWithinTheRenewDeadlineOfTheLastRenewal(t 
 	l, inner, clk := newFakeRenewalLock(0)
 	ctx := context.Background()
 	wantFenceError(t, l, "before acquiring", "not writing: this replica does not hold the leader-election lease ns/lease")
-	if err := l.Create(ctx, resourcelock.LeaderElectionRecord{HolderIdentity: "me"}); err != nil {
+	if err := l.Create(ctx, mine(clk)); err != nil {
 		t.Fatal(err)
 	}
 	acquired := clk.now
@@ -71,7 +71,7 @@ func TestRenewalLock_TheFenceIsOpenOnlyWithinTheRenewDeadlineOfTheLastRenewal(t 
 	clk.now = clk.now.Add(time.Millisecond) // as after SIGSTOP: nothing renewed since
 	wantFenceError(t, l, "past the renew deadline",
 		"not writing: this replica's lease ns/lease may have passed to another (last renewal sent 10.001s ago, renew deadline 10s)")
-	if err := l.Update(ctx, resourcelock.LeaderElectionRecord{HolderIdentity: "me"}); err != nil {
+	if err := l.Update(ctx, mine(clk)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := l.Fence(); err != nil {
@@ -83,13 +83,41 @@ func TestRenewalLock_TheFenceIsOpenOnlyWithinTheRenewDeadlineOfTheLastRenewal(t 
 	}
 	wantFenceError(t, l, "having read another holder, within the renew deadline", "does not hold")
 	inner.holder = "me"
-	if err := l.Update(ctx, resourcelock.LeaderElectionRecord{HolderIdentity: "me"}); err != nil {
+	if err := l.Update(ctx, mine(clk)); err != nil {
 		t.Fatal(err)
 	}
 	if err := l.Update(ctx, resourcelock.LeaderElectionRecord{}); err != nil { // released on exit
 		t.Fatal(err)
 	}
 	wantFenceError(t, l, "released", "does not hold")
+}
+
+// mine is the record the elector writes to renew the lease as "me" now.
+func mine(clk *fakeClock) resourcelock.LeaderElectionRecord {
+	return resourcelock.LeaderElectionRecord{HolderIdentity: "me", LeaseDurationSeconds: 15,
+		AcquireTime: metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), RenewTime: metav1.NewTime(clk.now)}
+}
+
+// TestRenewalLock_ARenewalAStandbyCannotSeeDoesNotMoveTheFence: the record's times carry
+// whole seconds, so a renewal in the second of the last one writes a record a standby cannot
+// tell from it, and its lease runs from the first: so does the fence. The next second's
+// renewal moves it.
+func TestRenewalLock_ARenewalAStandbyCannotSeeDoesNotMoveTheFence(t *testing.T) {
+	l, _, clk := newFakeRenewalLock(0)
+	ctx := context.Background()
+	for _, c := range []struct {
+		at, openFrom time.Duration
+	}{{100 * time.Millisecond, 100 * time.Millisecond}, {800 * time.Millisecond, 100 * time.Millisecond},
+		{1200 * time.Millisecond, 1200 * time.Millisecond}, {1700 * time.Millisecond, 1200 * time.Millisecond}} {
+		clk.now = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(c.at)
+		if err := l.Update(ctx, mine(clk)); err != nil {
+			t.Fatal(err)
+		}
+		want := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(c.openFrom + 10*time.Second)
+		if until, err := l.Fence(); err != nil || !until.Equal(want) {
+			t.Errorf("renewed at %v: open until %v (%v), want %v", c.at, until, err, want)
+		}
+	}
 }
 
 // TestRenewalLock_ARenewalCountsFromWhenItWasSent: a renewal answered only after the renew

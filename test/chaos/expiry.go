@@ -10,8 +10,8 @@ import (
 
 // checkLeaseExpiry checks every write a leader makes (the guarded status writes and
 // reservation deletes, and Events) against its own lease by time: a write the API answered
-// after the writer's lease expired (the request of its last renewal + leaseDuration, the
-// earliest moment a standby may take over) is a violation, reported through fail once per
+// after the writer's lease expired (leaseDuration after the renewal a standby last saw change
+// the record, seenRenewal: the earliest moment it may take over) is a violation, reported through fail once per
 // process. A write whose request and answer straddle a SIGSTOP of its process or a
 // partition of its path (held) is left out: the API may have taken it before. Writes of a process that never renewed are
 // the revision check's (readWrites). It returns how many writes it checked.
@@ -47,7 +47,7 @@ func checkLeaseExpiry(entries []writelog.Entry, leaseName string, leaseDuration 
 			continue
 		}
 		checked++
-		expired := r[i-1].Add(leaseDuration)
+		expired := seenRenewal(r, i).Add(leaseDuration)
 		if !e.Time.After(expired) || straddles(e, held) {
 			continue
 		}
@@ -68,7 +68,7 @@ func checkLeaseExpiry(entries []writelog.Entry, leaseName string, leaseDuration 
 			objs = append(objs, o)
 		}
 		sort.Strings(objs)
-		fail("lease-expired", "replica %s (pid %d): the API took %d writes after its lease expired (last renewal + %v), from %s to %s, "+
+		fail("lease-expired", "replica %s (pid %d): the API took %d writes after its lease expired (the renewal a standby saw + %v), from %s to %s, "+
 			"up to %v late; e.g. %s", k.replica, k.pid, l.n, leaseDuration, l.first.Time.Format("15:04:05.000"),
 			l.last.Time.Format("15:04:05.000"), l.worst.Round(time.Millisecond), strings.Join(objs[:min(3, len(objs))], ", "))
 	}

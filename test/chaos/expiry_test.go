@@ -10,8 +10,9 @@ import (
 )
 
 // TestLeaseExpiry_AWriteTakenAfterTheWritersLeaseExpiredIsAViolation: a leader's status
-// write answered after its last renewal + the lease duration counts; one answered before,
-// one straddling a SIGSTOP of the writer, and a write no leader must fence do not.
+// write answered after the lease duration from the renewal a standby saw (the first of the
+// last renewal's whole second) counts; one answered before, one straddling a SIGSTOP of the
+// writer, and a write no leader must fence do not.
 func TestLeaseExpiry_AWriteTakenAfterTheWritersLeaseExpiredIsAViolation(t *testing.T) {
 	t0 := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
 	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
@@ -25,7 +26,7 @@ func TestLeaseExpiry_AWriteTakenAfterTheWritersLeaseExpiredIsAViolation(t *testi
 	}
 	status := "/apis/cache.multicache.dev/v1alpha1/namespaces/ns/reservations/r1/status"
 	entries := []writelog.Entry{
-		renew(0), renew(2),
+		renew(0), renew(2), renew(2.7), // 2.7 s writes the record of 2 s: the lease runs from 2 s
 		write(status, "PATCH", 3, 7.9),                                 // 2 + 6 s: in time
 		write(status, "PATCH", 7, 8.5),                                 // late by 0.5 s
 		write("/api/v1/namespaces/ns/events", "POST", 8, 8.2),          // late: an Event is a leader's write too

@@ -46,17 +46,24 @@ func failoverWrite(entries []writelog.Entry, faults []*FaultResult, leaseName st
 		if len(renewals) == 0 || first.IsZero() {
 			continue
 		}
-		last := slices.MaxFunc(renewals, time.Time.Compare)
-		seen := last
-		for _, r := range renewals {
-			if r.Truncate(time.Second).Equal(last.Truncate(time.Second)) && r.Before(seen) {
-				seen = r
-			}
-		}
-		f.FailoverWrite = first.Sub(seen.Add(lease))
+		slices.SortFunc(renewals, time.Time.Compare)
+		f.FailoverWrite = first.Sub(seenRenewal(renewals, len(renewals)).Add(lease))
 		f.failoverKnown = true
 		f.note("new leader's first status write after the lease expired", f.FailoverWrite.Round(time.Millisecond).String())
 	}
+}
+
+// seenRenewal is the renewal a standby's lease runs from when renewals[i-1] is a holder's
+// last (renewals sorted, sent by one process): the first it sent in the whole second of
+// renewals[i-1]. The lease's renewTime carries whole seconds, so the later ones of that
+// second change nothing a standby sees.
+func seenRenewal(renewals []time.Time, i int) time.Time {
+	second := renewals[i-1].Truncate(time.Second)
+	j := i - 1
+	for j > 0 && renewals[j-1].Truncate(time.Second).Equal(second) {
+		j--
+	}
+	return renewals[j]
 }
 
 // guarded reports whether a request is one only the leader makes: a status write of a
