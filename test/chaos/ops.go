@@ -160,8 +160,11 @@ func (w *Workload) deletePod(ctx context.Context) error {
 		return nil
 	}
 	if p.Class == "target" {
+		// Only once its reservation was seen Matched: the check at the end expects Matched
+		// of a reservation whose pod lives (a status not yet seen, as while the suite's
+		// reflector relists after an API server restart, is not one).
 		st, ok := w.rec.ReservationStatus(w.ns + "/" + p.Rsv)
-		if ok && st.Phase != v1alpha1.ReservationMatched {
+		if !ok || st.Phase != v1alpha1.ReservationMatched {
 			return nil
 		}
 	}
