@@ -66,16 +66,6 @@ func writeDump(t testing.TB, h *Handler) []byte {
 	return buf.Bytes()
 }
 
-// firstDifference describes where two documents part.
-func firstDifference(got, want []byte) string {
-	i := 0
-	for i < len(got) && i < len(want) && got[i] == want[i] {
-		i++
-	}
-	from := max(0, i-80)
-	return fmt.Sprintf("at byte %d:\n got  ...%s\n want ...%s", i, got[from:min(len(got), i+80)], want[from:min(len(want), i+80)])
-}
-
 // TestWriteDump_WritesTheDocumentTheStoresDumpsEncodeTo: on a cache at rest, with more than
 // one part of nodes and of pods, namespaces one the prefix of another (whose keys sort
 // otherwise than the namespaces do), a sub-cluster and every store holding something, the
@@ -97,13 +87,13 @@ func TestWriteDump_WritesTheDocumentTheStoresDumpsEncodeTo(t *testing.T) {
 
 	got, want := writeDump(t, h), encodeReference(t, h, true)
 	if !bytes.Equal(got, want) {
-		t.Fatalf("the stream is not the stores' document %s", firstDifference(got, want))
+		t.Fatalf("the stream is not the stores' document %s", ts.FirstDifference(got, want))
 	}
 	// Compact: what json.Encoder writes without SetIndent.
 	var compact bytes.Buffer
 	must(t, h.WriteDump(context.Background(), &compact, DumpCompact))
 	if wantCompact := encodeReference(t, h, false); !bytes.Equal(compact.Bytes(), wantCompact) {
-		t.Fatalf("the compact stream is not the stores' document %s", firstDifference(compact.Bytes(), wantCompact))
+		t.Fatalf("the compact stream is not the stores' document %s", ts.FirstDifference(compact.Bytes(), wantCompact))
 	}
 	if len(compact.Bytes()) >= len(got) {
 		t.Errorf("the compact document is %d bytes, the indented one %d", len(compact.Bytes()), len(got))

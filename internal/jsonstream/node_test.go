@@ -94,7 +94,7 @@ func TestStream_NodeIsWhatDumpNodeEncodesTo(t *testing.T) {
 			}
 			must(t, enc.Encode(map[string]map[string]nodestore.NodeDump{"nodes": {info.Name: view}}))
 			if !bytes.Equal(got.Bytes(), want.Bytes()) {
-				t.Fatalf("node %d (indented %v): %s", i, indented, firstDifference(got.Bytes(), want.Bytes()))
+				t.Fatalf("node %d (indented %v): %s", i, indented, ts.FirstDifference(got.Bytes(), want.Bytes()))
 			}
 		}
 	}
@@ -117,14 +117,4 @@ func TestCompareJoined_IsTheOrderOfTheJoinedStrings(t *testing.T) {
 			}
 		}
 	}
-}
-
-// firstDifference describes where two documents part.
-func firstDifference(got, want []byte) string {
-	i := 0
-	for i < len(got) && i < len(want) && got[i] == want[i] {
-		i++
-	}
-	from := max(0, i-80)
-	return fmt.Sprintf("at byte %d:\n got  ...%s\n want ...%s", i, got[from:min(len(got), i+80)], want[from:min(len(want), i+80)])
 }
