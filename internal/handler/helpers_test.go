@@ -63,15 +63,15 @@ func must(t testing.TB, err error) {
 }
 
 // checkInvariants fails the test on any violated invariant.
-// The check in parts must agree with the check under one hold of the lock on a cache at
+// The check in parts must agree with the whole check (checkWhole) on a cache at
 // rest, or it would hide violations (or take the long hold for nothing).
 func checkInvariants(t testing.TB, h *Handler) {
 	t.Helper()
 	for _, err := range h.CheckInvariants() {
 		t.Error("invariant:", err)
 	}
-	if parts, once := errorSet(h.checkInParts()), errorSet(h.checkAtOnce()); !slices.Equal(parts, once) {
-		t.Errorf("the check in parts found %q, the check at once %q", parts, once)
+	if parts, once := errorSet(h.checkInParts()), errorSet(h.checkWhole()); !slices.Equal(parts, once) {
+		t.Errorf("the check in parts found %q, the whole check %q", parts, once)
 	}
 }
 

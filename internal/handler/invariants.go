@@ -3,6 +3,7 @@ package handler
 import (
 	"context"
 	"fmt"
+	"math"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -20,21 +21,22 @@ import (
 // Violations are counted in multicache_invariant_violations_total and returned.
 //
 // At 150,000 pods one check reads every pod, and an event needs the write lock, so the
-// check never holds the read lock for all of it: the NodeStore and the PodStore are checked
-// in parts (checkInParts), checkNodesPerHold nodes or checkPodsPerHold pods per hold, and what
-// costs most (sums, recomputed requests) runs after the lock is released
-// (stores.DeferredChecker). A part sees each node and each pod whole, but an event may come
-// between two parts; so when the parts find anything, the whole check runs again under one
-// hold of the lock (checkAtOnce) and its findings are the ones reported
-// (multicache_invariant_rechecks_total counts how often, and whether it cleared the parts'
-// findings). A healthy cache, the usual case, never takes the long hold. When the violations
-// are confirmed, the stores that keep totals as events change them and found them wrong
-// rebuild them from their objects (rebuildTotals): the miscount is reported once, not
-// served until a restart.
+// check never holds the read lock for all of it (check): the NodeStore and the PodStore are
+// read in parts, checkNodesPerHold nodes or checkPodsPerHold pods per hold, each other store
+// under a hold of its own, and what costs most (sums, recomputed requests) runs after the
+// lock is released (stores.DeferredChecker). Every finding compares what one hold saw, but
+// an event between two parts of the nodes can make a finding false (a pod deleted, then
+// created on another node, is seen on two). So when the parts find anything, the check runs
+// again with the nodes under one hold and the pods under one hold, and its findings are the
+// ones reported (multicache_invariant_rechecks_total counts how often, and whether it cleared
+// the parts' findings). A healthy cache, the usual case, never takes the long holds. When
+// the violations are confirmed, the stores that keep totals as events change them and found
+// them wrong rebuild them from their objects (rebuildTotals): the miscount is reported once,
+// not served until a restart.
 func (h *Handler) CheckInvariants() []error {
 	errs := h.checkInParts()
 	if len(errs) > 0 {
-		errs = h.checkAtOnce()
+		errs = h.checkWhole()
 		result := metrics.RecheckCleared
 		if len(errs) > 0 {
 			result = metrics.RecheckConfirmed
@@ -71,18 +73,18 @@ func (h *Handler) rebuildTotals() {
 	}
 }
 
-// checkAtOnce runs the whole check under one hold of the read lock (the costly part after
-// it is released).
-func (h *Handler) checkAtOnce() []error {
-	h.mu.RLock()
-	finish := h.checkLocked()
-	h.mu.RUnlock()
-	return finish()
+// checkInParts is the usual check: short holds, resting between them.
+func (h *Handler) checkInParts() []error {
+	return h.check(checkNodesPerHold, checkPodsPerHold, yield.NewPacer(dumpDuty))
 }
 
-// checkInParts checks the NodeStore and the PodStore in parts, each under its own hold of
-// the read lock (rangeNodesIn, rangePods), and each other store under a hold of its own.
-func (h *Handler) checkInParts() []error {
+// checkWhole is the recheck: the nodes under one hold, the pods under one hold.
+func (h *Handler) checkWhole() []error { return h.check(math.MaxInt, math.MaxInt, nil) }
+
+// check runs the whole check, nodesEach nodes and podsEach pods per hold of the read lock,
+// each other store under a hold of its own; between two parts it rests as pace says (nil:
+// not at all).
+func (h *Handler) check(nodesEach, podsEach int, pace *yield.Pacer) []error {
 	var errs []error
 	var later []func() []error
 	for _, s := range h.stores {
@@ -90,7 +92,7 @@ func (h *Handler) checkInParts() []error {
 			continue
 		}
 		h.mu.RLock()
-		later = append(later, h.checkStoresLocked(func(other store.Store) bool { return other == s }))
+		later = append(later, checkStoreLocked(s))
 		h.mu.RUnlock()
 	}
 	h.mu.RLock()
@@ -102,9 +104,11 @@ func (h *Handler) checkInParts() []error {
 	// Between two parts the check rests as a dump does (dumpDuty): run back to back over
 	// the whole cache it keeps a CPU busy, and on a machine whose CPUs are all taken the
 	// event path waits for one.
-	pace := yield.NewPacer(dumpDuty)
-	rest := func() { _ = pace.Rest(context.Background()) }
-	h.rangeNodesIn(checkNodesPerHold, func(infos []*store.NodeInfo) {
+	var rest func()
+	if pace != nil {
+		rest = func() { _ = pace.Rest(context.Background()) }
+	}
+	h.rangeNodesIn(nodesEach, func(infos []*store.NodeInfo) {
 		nodeCheck.CopyNodes(infos, func(node string, p *corev1.Pod) {
 			key := store.PodKey(p)
 			switch e, ok := h.pods.Entry(key); {
@@ -115,7 +119,7 @@ func (h *Handler) checkInParts() []error {
 			}
 		})
 	}, rest)
-	h.rangePodsIn(checkPodsPerHold, func(key types.NamespacedName, e *podstore.Entry) {
+	h.rangePodsIn(podsEach, func(key types.NamespacedName, e *podstore.Entry) {
 		for _, err := range h.pods.CheckEntry(key, e) {
 			errs = append(errs, fmt.Errorf("%s: %w", stores.PodStoreName, err))
 		}
@@ -139,90 +143,19 @@ func (h *Handler) checkInParts() []error {
 	return errs
 }
 
-// checkLocked runs, with the read lock held, the part of the check that reads the stores,
-// and returns the rest.
-func (h *Handler) checkLocked() func() []error {
-	finishStores := h.checkStoresLocked(func(store.Store) bool { return true })
-	podsOnNodes := h.checkPodsOnNodesDeferred()
-	claims := h.checkAssumedClaimsLocked()
-	return func() []error {
-		return append(append(finishStores(), podsOnNodes()...), claims...)
-	}
-}
-
-// checkStoresLocked runs, with the read lock held, the check of each store include accepts
-// (the costly part of a stores.DeferredChecker is returned), and returns the rest.
-func (h *Handler) checkStoresLocked(include func(store.Store) bool) func() []error {
-	var errs []error
-	type deferred struct {
-		name   stores.Name
-		finish func() []error
-	}
-	var later []deferred
-	for _, s := range h.stores {
-		if !include(s) {
-			continue
-		}
-		if d, ok := s.(store.DeferredChecker); ok {
-			later = append(later, deferred{s.Name(), d.CheckInvariantsDeferred()})
-			continue
-		}
-		for _, err := range s.CheckInvariants() {
-			errs = append(errs, fmt.Errorf("%s: %w", s.Name(), err))
-		}
-	}
-	return func() []error {
-		for _, d := range later {
-			for _, err := range d.finish() {
-				errs = append(errs, fmt.Errorf("%s: %w", d.name, err))
-			}
+// checkStoreLocked runs, with the read lock held, the check of s (the costly part of a
+// stores.DeferredChecker is returned), and returns the rest.
+func checkStoreLocked(s store.Store) func() []error {
+	named := func(errs []error) []error {
+		for i, err := range errs {
+			errs[i] = fmt.Errorf("%s: %w", s.Name(), err)
 		}
 		return errs
 	}
-}
-
-// podEntry is what the cross-store check copies of a PodStore entry.
-type podEntry struct {
-	key   types.NamespacedName
-	pod   *corev1.Pod
-	state store.PodState
-}
-
-// checkPodsOnNodesDeferred copies, under the lock, the pods charged to nodes and the
-// PodStore's entries; the function it returns compares them.
-func (h *Handler) checkPodsOnNodesDeferred() func() []error {
-	var charged []*corev1.Pod
-	h.nodes.Range(func(info *store.NodeInfo) bool {
-		charged = append(charged, info.Pods...)
-		return true
-	})
-	entries := make([]podEntry, 0, h.pods.Len())
-	h.pods.Range(func(key types.NamespacedName, e *podstore.Entry) bool {
-		entries = append(entries, podEntry{key, e.Pod, e.State})
-		return true
-	})
-	return func() []error {
-		var errs []error
-		onNodes := make(map[types.NamespacedName]*corev1.Pod, len(charged))
-		for _, p := range charged {
-			onNodes[store.PodKey(p)] = p
-		}
-		for _, e := range entries {
-			chargeable := e.pod.Spec.NodeName != "" && !store.IsTerminal(e.pod)
-			p, isCharged := onNodes[e.key]
-			switch {
-			case chargeable && !isCharged:
-				errs = append(errs, fmt.Errorf("pod %s (%s) is not charged to node %s", e.key, e.state, e.pod.Spec.NodeName))
-			case !chargeable && isCharged:
-				errs = append(errs, fmt.Errorf("pod %s is charged to node %s but should not be", e.key, p.Spec.NodeName))
-			case isCharged && p != e.pod:
-				errs = append(errs, fmt.Errorf("pod %s: the node holds another copy than the pod store", e.key))
-			}
-			delete(onNodes, e.key)
-		}
-		for key, p := range onNodes {
-			errs = append(errs, fmt.Errorf("pod %s is charged to node %s but unknown to the pod store", key, p.Spec.NodeName))
-		}
-		return errs
+	if d, ok := s.(store.DeferredChecker); ok {
+		finish := d.CheckInvariantsDeferred()
+		return func() []error { return named(finish()) }
 	}
+	errs := named(s.CheckInvariants())
+	return func() []error { return errs }
 }

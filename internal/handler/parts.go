@@ -50,7 +50,7 @@ func (h *Handler) nodesInParts(names []string, copy func(infos []*store.NodeInfo
 
 // nodesInPartsOf is nodesInParts with size nodes per hold.
 func (h *Handler) nodesInPartsOf(size int, names []string, copy func(infos []*store.NodeInfo), use func() error) error {
-	infos := make([]*store.NodeInfo, 0, size)
+	infos := make([]*store.NodeInfo, 0, min(size, len(names)))
 	return inParts(h, names, size, func(chunk []string) {
 		infos = infos[:0]
 		for _, name := range chunk {
