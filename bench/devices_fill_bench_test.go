@@ -71,15 +71,15 @@ func newLargeDRA() *largeDRA {
 // fill feeds the objects to a new multicache with every store, as its feeds do (Sync*).
 func (w *largeDRA) fill(b *testing.B) *handler.Handler {
 	h := NewMulticache(nil)
-	mustB(b, h.SyncDeviceClass(w.class.Name, w.class))
+	mustB(b, h.Sync(types.NamespacedName{Name: w.class.Name}, w.class, true, handler.Current))
 	for _, n := range w.nodes {
-		mustB(b, h.SyncNode(n.Name, n))
+		mustB(b, h.Sync(types.NamespacedName{Name: n.Name}, n, true, handler.Current))
 	}
 	for _, s := range w.slices {
-		mustB(b, h.SyncResourceSlice(s.Name, s))
+		mustB(b, h.Sync(types.NamespacedName{Name: s.Name}, s, true, handler.Current))
 	}
 	for _, c := range w.claims {
-		mustB(b, h.SyncResourceClaim(types.NamespacedName{Namespace: c.Namespace, Name: c.Name}, c))
+		mustB(b, h.Sync(types.NamespacedName{Namespace: c.Namespace, Name: c.Name}, c, true, handler.Current))
 	}
 	return h
 }

@@ -33,7 +33,7 @@ import (
 //   - an event handler registered on the kind's informer before the manager starts it
 //     applies every notification at once, in the informer's delivery goroutine, with the
 //     informer's own object (no copy) or its tombstone; the handler derives the edge from
-//     what the stores hold (Handler.Sync*), so a resync or a relist of an unchanged object
+//     what the stores hold (Handler.Sync), so a resync or a relist of an unchanged object
 //     changes nothing; an update of the same version that still asks to be applied (the
 //     pod feed takes a relist's new object) goes to the queue at low priority instead;
 //   - the feed's controller (a workqueue of keys) applies again what failed, what the
@@ -439,6 +439,6 @@ func syncAs[T client.Object](log logr.Logger, kind stores.Kind, sync func(types.
 // delivered is the Sync of a kind the handler holds as the informer's type.
 func delivered[T client.Object](h *handler.Handler) func(types.NamespacedName, T, handler.Delivery) error {
 	return func(key types.NamespacedName, obj T, d handler.Delivery) error {
-		return h.SyncDelivered(key, obj, true, d)
+		return h.Sync(key, obj, true, d)
 	}
 }

@@ -123,7 +123,7 @@ func TestFeed_ARepairTakesTheInformersOlderVersion(t *testing.T) {
 	f.ctx = context.Background()
 	n := ts.MakeNode("n1", "8", "16Gi")
 	n.ResourceVersion = "500"
-	if err := h.SyncNode("n1", n); err != nil {
+	if err := h.Sync(types.NamespacedName{Name: "n1"}, n, true, handler.Current); err != nil {
 		t.Fatal(err)
 	}
 	restored := ts.MakeNode("n1", "4", "8Gi")

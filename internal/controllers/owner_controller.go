@@ -34,12 +34,12 @@ type ownerSync[T client.Object] struct {
 // syncer returns the feed's apply for this workload kind.
 func (o ownerSync[T]) syncer(h *handler.Handler) func(types.NamespacedName, T, handler.Delivery) error {
 	return func(key types.NamespacedName, obj T, d handler.Delivery) error {
-		ownerKey := store.OwnerKey{Type: o.ownerType, Namespace: key.Namespace, Name: key.Name}
 		var gone T
 		if any(obj) == any(gone) {
-			return h.SyncOwner(ownerKey, nil)
+			// A delete that names no UID drops whatever the cache holds under the key.
+			return h.Sync(key, &store.Owner{Type: o.ownerType, Namespace: key.Namespace, Name: key.Name}, true, handler.Deleted)
 		}
-		return h.SyncDelivered(key, o.toOwner(obj), true, d)
+		return h.Sync(key, o.toOwner(obj), true, d)
 	}
 }
 

@@ -21,7 +21,7 @@ import (
 // podSync applies pods to the cache. It is the feed of the other kinds plus the assumed-pod
 // state: for a pod a scheduler assumed, what the API reports is compared with the API's last
 // copy (PodStatus.APIPod), and a pod the API reports bound confirms the assumption. The
-// decision and the event are one step of the handler (Handler.SyncPod), so a ForgetPod or an
+// decision and the event are one step of the handler (Handler.Sync), so a ForgetPod or an
 // expiry cannot come between reading the pod's state and applying it.
 type podSync struct {
 	handler *handler.Handler
@@ -42,7 +42,7 @@ func (r *podSync) apply(ctx context.Context, key types.NamespacedName, obj clien
 	if d == handler.Deleted {
 		// The pod a delete notification names goes, if it is the one cached (not filtered:
 		// whatever scope it had, the cache must not keep it).
-		return 0, r.report(r.handler.SyncDelivered(key, apiPod, true, d))
+		return 0, r.report(r.handler.Sync(key, apiPod, true, d))
 	}
 	if apiPod == nil && r.vanished != nil {
 		pod, retry, err := r.vanished(ctx, key)
@@ -57,7 +57,7 @@ func (r *podSync) apply(ctx context.Context, key types.NamespacedName, obj clien
 			// Out of the shard (its node left, or it was bound to another shard's node):
 			// decided now, without a read that could fail and have the retry take the pod,
 			// which Vanished forgets once reported, for deleted.
-			return 0, r.report(r.handler.SyncPod(key, pod, false))
+			return 0, r.report(r.handler.Sync(key, pod, false, handler.Current))
 		}
 	}
 	inScope := true
@@ -70,9 +70,9 @@ func (r *podSync) apply(ctx context.Context, key types.NamespacedName, obj clien
 		inScope = keep
 	}
 	if apiPod == nil {
-		return 0, r.report(r.handler.SyncPod(key, nil, inScope))
+		return 0, r.report(r.handler.Sync(key, (*corev1.Pod)(nil), inScope, handler.Current))
 	}
-	return 0, r.report(r.handler.SyncDelivered(key, apiPod, inScope, d))
+	return 0, r.report(r.handler.Sync(key, apiPod, inScope, d))
 }
 
 // report returns a rejection worth a retry and logs the others.

@@ -125,10 +125,10 @@ func podGroupSourceFeeds(log logr.Logger, h *handler.Handler, opts Options) []so
 			}
 			storeKey := podgroupstore.Key(fs.source, key.Namespace, key.Name)
 			if pg == nil {
-				report(log, stores.KindPodGroup, h.SyncPodGroup(storeKey, nil))
+				report(log, stores.KindPodGroup, h.Sync(storeKey, (*v1alpha1.PodGroup)(nil), true, handler.Current))
 				return 0, nil
 			}
-			report(log, stores.KindPodGroup, h.SyncDelivered(storeKey, pg, true, d))
+			report(log, stores.KindPodGroup, h.Sync(storeKey, pg, true, d))
 			return 0, nil
 		}
 		out = append(out, sourceFeedSpec{name: podGroupSourceFeedName(fs.source), obj: fs.newObj(), apply: apply})

@@ -68,12 +68,12 @@ func TestAssumeClaim_CountsAtOnceUntilTheAPIShowsTheAllocation(t *testing.T) {
 		t.Errorf("dump: %s\nwant the assumed claim with its devices, and n1's 2 assumed devices", got)
 	}
 
-	must(t, h.SyncResourceClaim(keyOf(created), created))
+	must(t, h.Sync(keyOf(created), created, true, Current))
 	wantDevices(t, h, "the API's claim before the allocation", 2, 2)
 	wantAssumed(t, h, pending, true)
 
 	allocated := atVersion(draClaim("c", "n1", "gpu0", "gpu1"), "11")
-	must(t, h.SyncResourceClaim(keyOf(allocated), allocated))
+	must(t, h.Sync(keyOf(allocated), allocated, true, Current))
 	wantDevices(t, h, "the API shows the allocation", 2, 0)
 	wantAssumed(t, h, pending, false)
 	if got, _ := h.LastSeenResourceClaim(keyOf(allocated)); got != allocated {
@@ -84,7 +84,7 @@ func TestAssumeClaim_CountsAtOnceUntilTheAPIShowsTheAllocation(t *testing.T) {
 	}
 	wantDevices(t, h, "after a refused forget", 2, 0)
 
-	must(t, h.SyncResourceClaim(keyOf(allocated), nil))
+	must(t, h.Sync(keyOf(allocated), (*resourcev1.ResourceClaim)(nil), true, Current))
 	wantDevices(t, h, "the claim deleted", 0, 0)
 }
 
@@ -97,7 +97,7 @@ func TestAssumeClaim_AfterTheAPICallIsEndedByTheSameVersion(t *testing.T) {
 	returned := atVersion(draClaim("c", "n1", "gpu0"), "11")
 	must(t, h.AssumeClaim(returned))
 	wantDevices(t, h, "assumed", 1, 1)
-	must(t, h.SyncResourceClaim(keyOf(returned), atVersion(draClaim("c", "n1", "gpu0"), "11")))
+	must(t, h.Sync(keyOf(returned), atVersion(draClaim("c", "n1", "gpu0"), "11"), true, Current))
 	wantDevices(t, h, "the informer delivered it", 1, 0)
 	wantAssumed(t, h, returned, false)
 
@@ -138,7 +138,7 @@ func TestAssumeClaim_TheAPIDeletingTheClaimEndsTheAssumption(t *testing.T) {
 	h := claimsWorld(t)
 	must(t, h.AddResourceClaim(atVersion(draClaim("c", "n1"), "3")))
 	must(t, h.AssumeClaim(atVersion(draClaim("c", "n1", "gpu2"), "3")))
-	must(t, h.SyncResourceClaim(keyOf(draClaim("c", "n1")), nil))
+	must(t, h.Sync(keyOf(draClaim("c", "n1")), (*resourcev1.ResourceClaim)(nil), true, Current))
 	wantDevices(t, h, "the claim deleted while assumed", 0, 0)
 	wantAssumed(t, h, draClaim("c", "n1"), false)
 }
@@ -256,10 +256,10 @@ func TestAssumeClaim_NewerVersionsWithoutTheAllocation(t *testing.T) {
 	must(t, h.AssumeClaim(pending))
 	labelled := atVersion(draClaim("pending", "n1"), "11")
 	labelled.Labels = map[string]string{"team": "a"}
-	must(t, h.SyncResourceClaim(keyOf(labelled), labelled))
+	must(t, h.Sync(keyOf(labelled), labelled, true, Current))
 	wantAssumed(t, h, pending, true)
 	wantDevices(t, h, "the pending assumption after another writer's version", 1, 1)
-	must(t, h.SyncResourceClaim(keyOf(labelled), atVersion(draClaim("pending", "n1", "gpu0"), "12")))
+	must(t, h.Sync(keyOf(labelled), atVersion(draClaim("pending", "n1", "gpu0"), "12"), true, Current))
 	wantAssumed(t, h, pending, false)
 	wantDevices(t, h, "the allocation written", 1, 0)
 
@@ -267,7 +267,7 @@ func TestAssumeClaim_NewerVersionsWithoutTheAllocation(t *testing.T) {
 	written := atVersion(draClaim("written", "n1", "gpu1"), "21")
 	must(t, h.AssumeClaim(written))
 	wantDevices(t, h, "the written claim assumed", 2, 1)
-	must(t, h.SyncResourceClaim(keyOf(written), atVersion(draClaim("written", "n1"), "22")))
+	must(t, h.Sync(keyOf(written), atVersion(draClaim("written", "n1"), "22"), true, Current))
 	wantAssumed(t, h, written, false)
 	wantDevices(t, h, "a newer version, deallocated", 1, 0)
 }
@@ -290,7 +290,7 @@ func TestAssumeClaim_ConcurrentWithTheFeed(t *testing.T) {
 			if i%2 == 0 {
 				c = atVersion(draClaim("api", "n1", "gpu3"), fmt.Sprint(2*i+1))
 			}
-			check(h.SyncResourceClaim(keyOf(c), c))
+			check(h.Sync(keyOf(c), c, true, Current))
 		}
 	}()
 	var wg sync.WaitGroup
@@ -321,7 +321,7 @@ func TestAssumeClaim_OfAClaimTheCacheHasNotSeenEndsAtANewerVersion(t *testing.T)
 	written := atVersion(draClaim("c", "n1", "gpu0", "gpu1"), "11")
 	must(t, h.AssumeClaim(written))
 	dealloc := atVersion(draClaim("c", "n1"), "12")
-	must(t, h.SyncResourceClaim(keyOf(dealloc), dealloc))
+	must(t, h.Sync(keyOf(dealloc), dealloc, true, Current))
 	wantDevices(t, h, "API shows the claim deallocated at a newer version", 0, 0)
 	wantAssumed(t, h, written, false)
 }
@@ -336,7 +336,7 @@ func TestAssumeClaim_TheStatusUpdatesClaimAfterThePendingOneCountsAsWritten(t *t
 	written := atVersion(draClaim("c", "n1", "gpu0"), "11")
 	must(t, h.AssumeClaim(written))
 	dealloc := atVersion(draClaim("c", "n1"), "12")
-	must(t, h.SyncResourceClaim(keyOf(dealloc), dealloc))
+	must(t, h.Sync(keyOf(dealloc), dealloc, true, Current))
 	wantAssumed(t, h, written, false)
 	wantDevices(t, h, "a newer version after the written assumption", 0, 0)
 }

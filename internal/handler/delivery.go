@@ -29,35 +29,40 @@ const (
 	Backwards
 )
 
-// SyncDelivered is the Sync method of obj's kind for a delivery d. obj is the handler's type
-// of the kind (a pod group of another API converted, a workload as *stores.Owner); key is
-// the cache's key of it (the owner's comes from the object). inScope is SyncPod's.
-func (h *Handler) SyncDelivered(key types.NamespacedName, obj any, inScope bool, d Delivery) error {
+// Sync brings the stores to obj, the object of its kind under key as a feed came by it (d;
+// see sync.go): a typed nil when the object is gone. obj is the handler's type of the kind
+// (a pod group of another API converted, a workload as *store.Owner); key is the cache's
+// key of it (an owner's comes from the object: a gone owner is an Owner naming only its
+// type, namespace and name, delivered as Deleted). inScope is for pods (see syncPod).
+func (h *Handler) Sync(key types.NamespacedName, obj any, inScope bool, d Delivery) error {
 	switch o := obj.(type) {
 	case *corev1.Pod:
-		return h.syncPodAs(key, o, inScope, d)
+		return h.syncPod(key, o, inScope, d)
 	case *corev1.Node:
-		return syncObjectAs(h, h.nodeKind, key.Name, o, rvOf[*corev1.Node], d)
+		return syncObject(h, h.nodeKind, key.Name, o, rvOf[*corev1.Node], d)
 	case *v1alpha1.NMNode:
-		return syncObjectAs(h, h.nmNodeKind, key.Name, o, rvOf[*v1alpha1.NMNode], d)
+		return syncObject(h, h.nmNodeKind, key.Name, o, rvOf[*v1alpha1.NMNode], d)
 	case *v1alpha1.CustomNodeResource:
-		return syncObjectAs(h, h.cnrKind, key.Name, o, rvOf[*v1alpha1.CustomNodeResource], d)
+		return syncObject(h, h.cnrKind, key.Name, o, rvOf[*v1alpha1.CustomNodeResource], d)
 	case *v1alpha1.PodGroup:
-		return syncObjectAs(h, h.podGroupKind, key, o, rvOf[*v1alpha1.PodGroup], d)
+		return syncObject(h, h.podGroupKind, key, o, rvOf[*v1alpha1.PodGroup], d)
 	case *policyv1.PodDisruptionBudget:
-		return syncObjectAs(h, h.pdbKind, key, o, rvOf[*policyv1.PodDisruptionBudget], d)
+		return syncObject(h, h.pdbKind, key, o, rvOf[*policyv1.PodDisruptionBudget], d)
 	case *store.Owner:
-		return syncObjectAs(h, h.ownerKind, o.Key(), o, func(o *store.Owner) string { return o.ResourceVersion }, d)
+		if o == nil {
+			return fmt.Errorf("%w: a gone owner is an Owner naming its type, namespace and name, delivered as Deleted", stores.ErrInvalidObject)
+		}
+		return syncObject(h, h.ownerKind, o.Key(), o, func(o *store.Owner) string { return o.ResourceVersion }, d)
 	case *v1alpha1.Movement:
-		return syncObjectAs(h, h.movementKind, key.Name, o, rvOf[*v1alpha1.Movement], d)
+		return syncObject(h, h.movementKind, key.Name, o, rvOf[*v1alpha1.Movement], d)
 	case *v1alpha1.Reservation:
-		return syncObjectAs(h, h.rsvKind, key, o, rvOf[*v1alpha1.Reservation], d)
+		return syncObject(h, h.rsvKind, key, o, rvOf[*v1alpha1.Reservation], d)
 	case *resourcev1.ResourceSlice:
-		return syncObjectAs(h, h.sliceKind, key.Name, o, rvOf[*resourcev1.ResourceSlice], d)
+		return syncObject(h, h.sliceKind, key.Name, o, rvOf[*resourcev1.ResourceSlice], d)
 	case *resourcev1.ResourceClaim:
-		return syncObjectAs(h, h.claimKind, key, o, rvOf[*resourcev1.ResourceClaim], d)
+		return syncObject(h, h.claimKind, key, o, rvOf[*resourcev1.ResourceClaim], d)
 	case *resourcev1.DeviceClass:
-		return syncObjectAs(h, h.classKind, key.Name, o, rvOf[*resourcev1.DeviceClass], d)
+		return syncObject(h, h.classKind, key.Name, o, rvOf[*resourcev1.DeviceClass], d)
 	}
 	return fmt.Errorf("%w: the cache does not hold a %T", stores.ErrInvalidObject, obj)
 }

@@ -1,6 +1,7 @@
 package handler
 
 import (
+	"errors"
 	"slices"
 	"testing"
 
@@ -12,14 +13,15 @@ import (
 	"github.com/seed0f91f25e/multicache/internal/metrics"
 	"github.com/seed0f91f25e/multicache/internal/stores"
 	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
-// TestSyncDelivered_ALateDeleteLeavesThePodThatReplacedIt: a StatefulSet's web-0 (UID a)
+// TestSync_ALateDeleteLeavesThePodThatReplacedIt: a StatefulSet's web-0 (UID a)
 // is deleted and created again (UID b); a reconcile read b from the informer's store, which
 // runs ahead of its notifications, and applied it (a's place kept for b, b added). Then a's
 // delete notification arrives: it names a, so b stays, charged once, and no place is kept
 // for b but the one a left and b took.
-func TestSyncDelivered_ALateDeleteLeavesThePodThatReplacedIt(t *testing.T) {
+func TestSync_ALateDeleteLeavesThePodThatReplacedIt(t *testing.T) {
 	h, _ := newHandler(t)
 	must(t, h.AddNode(ts.MakeNode("n1", "8", "16Gi")))
 	owner := ts.MakeOwner(v1alpha1.OwnerStatefulSet, "ns", "web", "app", "web")
@@ -31,12 +33,12 @@ func TestSyncDelivered_ALateDeleteLeavesThePodThatReplacedIt(t *testing.T) {
 	b := a.DeepCopy()
 	b.UID, b.ResourceVersion = "b", "20"
 	key := types.NamespacedName{Namespace: "ns", Name: "web-0"}
-	must(t, h.SyncPod(key, a, true))
-	must(t, h.SyncPod(key, b, true))
+	must(t, h.Sync(key, a, true, Current))
+	must(t, h.Sync(key, b, true, Current))
 	before := counterValue(t, metrics.FeedReordersTotal.WithLabelValues(string(stores.KindPod), metrics.ReorderLateDelete))
 	holdsBefore := h.ReservationHolds() // a's, which b consumed
 
-	must(t, h.SyncDelivered(key, a, true, Deleted))
+	must(t, h.Sync(key, a, true, Deleted))
 
 	st, ok := h.PodState(key)
 	if !ok || st.Pod.UID != "b" {
@@ -52,7 +54,7 @@ func TestSyncDelivered_ALateDeleteLeavesThePodThatReplacedIt(t *testing.T) {
 		t.Errorf("late deletes counted: %v, want 1", got)
 	}
 	// b's own delete removes it and keeps its place.
-	must(t, h.SyncDelivered(key, b, true, Deleted))
+	must(t, h.Sync(key, b, true, Deleted))
 	if _, ok := h.PodState(key); ok {
 		t.Error("b's delete left it in the cache")
 	}
@@ -61,51 +63,79 @@ func TestSyncDelivered_ALateDeleteLeavesThePodThatReplacedIt(t *testing.T) {
 	}
 }
 
-// TestSyncDelivered_ALateDeleteOfAnotherKindChangesNothing: the same rule for every kind the
+// TestSync_ALateDeleteOfAnotherKindChangesNothing: the same rule for every kind the
 // handler holds (a Node deleted and registered again under its name).
-func TestSyncDelivered_ALateDeleteOfAnotherKindChangesNothing(t *testing.T) {
+func TestSync_ALateDeleteOfAnotherKindChangesNothing(t *testing.T) {
 	h, _ := newHandler(t)
 	old := ts.MakeNode("n1", "8", "16Gi")
 	old.UID, old.ResourceVersion = "old", "1"
 	cur := ts.MakeNode("n1", "16", "32Gi")
 	cur.UID, cur.ResourceVersion = "cur", "5"
-	must(t, h.SyncNode("n1", old))
-	must(t, h.SyncNode("n1", cur))
-	must(t, h.SyncDelivered(types.NamespacedName{Name: "n1"}, old, true, Deleted))
+	must(t, h.Sync(types.NamespacedName{Name: "n1"}, old, true, Current))
+	must(t, h.Sync(types.NamespacedName{Name: "n1"}, cur, true, Current))
+	must(t, h.Sync(types.NamespacedName{Name: "n1"}, old, true, Deleted))
 	if info, ok := h.NodeInfo("n1"); !ok || info.Node == nil || info.Node.UID != "cur" {
 		t.Fatalf("after the old node's late delete: %+v (present %v), want the current node", info, ok)
 	}
-	must(t, h.SyncDelivered(types.NamespacedName{Name: "n1"}, cur, true, Deleted))
+	must(t, h.Sync(types.NamespacedName{Name: "n1"}, cur, true, Deleted))
 	if _, ok := h.LastSeenNode("n1"); ok {
 		t.Error("the current node's delete left it in the cache")
 	}
 	// A delete of something the cache never held changes nothing and is no error.
-	must(t, h.SyncDelivered(types.NamespacedName{Name: "n2"}, ts.MakeNode("n2", "1", "1Gi"), true, Deleted))
-	if err := h.SyncDelivered(types.NamespacedName{Name: "x"}, &corev1.Service{}, true, Deleted); err == nil {
+	must(t, h.Sync(types.NamespacedName{Name: "n2"}, ts.MakeNode("n2", "1", "1Gi"), true, Deleted))
+	if err := h.Sync(types.NamespacedName{Name: "x"}, &corev1.Service{}, true, Deleted); err == nil {
 		t.Error("a kind the cache does not hold was accepted")
 	}
 }
 
-// TestSyncDelivered_VersionsThatWentBackwardsAreTaken: after an etcd restore without
+// TestSync_AGoneObjectIsATypedNilOrADeleteWithoutAUID: a feed hands a gone object as a
+// typed nil; an owner, whose key comes from the object, as an Owner naming only its key
+// delivered as Deleted. A nil Owner names nothing and is refused, changing nothing.
+func TestSync_AGoneObjectIsATypedNilOrADeleteWithoutAUID(t *testing.T) {
+	h, _ := newHandler(t)
+	n := ts.MakeNode("n1", "8", "16Gi")
+	n.UID, n.ResourceVersion = "u1", "1"
+	must(t, h.Sync(types.NamespacedName{Name: "n1"}, n, true, Current))
+	must(t, h.Sync(types.NamespacedName{Name: "n1"}, (*corev1.Node)(nil), true, Current))
+	if _, ok := h.LastSeenNode("n1"); ok {
+		t.Error("a typed nil left the node in the cache")
+	}
+
+	rs := &store.Owner{Type: v1alpha1.OwnerReplicaSet, Namespace: "ns", Name: "rs", UID: "u2", ResourceVersion: "1"}
+	key := types.NamespacedName{Namespace: "ns", Name: "rs"}
+	must(t, h.Sync(key, rs, true, Current))
+	if err := h.Sync(key, (*store.Owner)(nil), true, Current); !errors.Is(err, stores.ErrInvalidObject) {
+		t.Errorf("a nil owner: %v, want ErrInvalidObject", err)
+	}
+	if _, ok := h.LastSeenOwner(rs.Key()); !ok {
+		t.Fatal("the refused nil owner dropped the cached one")
+	}
+	must(t, h.Sync(key, &store.Owner{Type: rs.Type, Namespace: "ns", Name: "rs"}, true, Deleted))
+	if _, ok := h.LastSeenOwner(rs.Key()); ok {
+		t.Error("a delete naming the owner's key left it in the cache")
+	}
+}
+
+// TestSync_VersionsThatWentBackwardsAreTaken: after an etcd restore without
 // --bump-revision every version is older than the cache's. A Current delivery of such an
 // object is left alone (it may be a late notification); a Backwards one (the informer saw
 // the version go backwards, or the verify loop found the key drifted) is taken and counted.
-func TestSyncDelivered_VersionsThatWentBackwardsAreTaken(t *testing.T) {
+func TestSync_VersionsThatWentBackwardsAreTaken(t *testing.T) {
 	h, _ := newHandler(t)
 	must(t, h.AddNode(ts.MakeNode("n1", "8", "16Gi")))
 	key := types.NamespacedName{Namespace: "ns", Name: "p"}
 	p := ts.MakePod("ns", "p", ts.Requests("1", "1Gi"), ts.OnNode("n1"), ts.WithResourceVersion("100"))
 	p.UID = "p"
-	must(t, h.SyncPod(key, p, true))
+	must(t, h.Sync(key, p, true, Current))
 	restored := p.DeepCopy()
 	restored.ResourceVersion = "40"
 	restored.Spec.Containers[0].Resources.Requests = ts.MakePod("x", "x", ts.Requests("2", "1Gi")).Spec.Containers[0].Resources.Requests
-	must(t, h.SyncPod(key, restored, true))
+	must(t, h.Sync(key, restored, true, Current))
 	if st, _ := h.PodState(key); st.APIPod.ResourceVersion != "100" {
 		t.Fatalf("a Current delivery of an older version was taken: %s", st.APIPod.ResourceVersion)
 	}
 	before := counterValue(t, metrics.FeedReordersTotal.WithLabelValues(string(stores.KindPod), metrics.ReorderVersionBackwards))
-	must(t, h.SyncDelivered(key, restored, true, Backwards))
+	must(t, h.Sync(key, restored, true, Backwards))
 	if st, _ := h.PodState(key); st.APIPod.ResourceVersion != "40" {
 		t.Fatalf("a Backwards delivery was not taken: the cache holds version %s", st.APIPod.ResourceVersion)
 	}
@@ -118,14 +148,14 @@ func TestSyncDelivered_VersionsThatWentBackwardsAreTaken(t *testing.T) {
 	// The same for a kind other than Pod.
 	n := ts.MakeNode("n2", "8", "16Gi")
 	n.ResourceVersion = "90"
-	must(t, h.SyncNode("n2", n))
+	must(t, h.Sync(types.NamespacedName{Name: "n2"}, n, true, Current))
 	back := ts.MakeNode("n2", "4", "16Gi")
 	back.ResourceVersion = "30"
-	must(t, h.SyncNode("n2", back))
+	must(t, h.Sync(types.NamespacedName{Name: "n2"}, back, true, Current))
 	if got, _ := h.LastSeenNode("n2"); got.ResourceVersion != "90" {
 		t.Fatalf("a Current delivery of an older node was taken")
 	}
-	must(t, h.SyncDelivered(types.NamespacedName{Name: "n2"}, back, true, Backwards))
+	must(t, h.Sync(types.NamespacedName{Name: "n2"}, back, true, Backwards))
 	if got, _ := h.LastSeenNode("n2"); got.ResourceVersion != "30" {
 		t.Errorf("a Backwards node was not taken: %s", got.ResourceVersion)
 	}

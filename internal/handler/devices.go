@@ -14,7 +14,7 @@ import (
 
 // DeviceEventsHandler is the edge form of the DRA kinds, as ClusterEventsHandler's
 // Add/Update/Delete are of the others (an update is previous-cached and current object, a
-// delete carries the last-seen object); the feeds call the level form, SyncDelivered.
+// delete carries the last-seen object); the feeds call the level form, Sync.
 type DeviceEventsHandler interface {
 	AddResourceSlice(slice *resourcev1.ResourceSlice) error
 	UpdateResourceSlice(oldSlice, newSlice *resourcev1.ResourceSlice) error
@@ -121,20 +121,4 @@ func (h *Handler) LastSeenResourceClaim(key types.NamespacedName) (*resourcev1.R
 // LastSeenDeviceClass returns the DeviceClass the stores are charged with.
 func (h *Handler) LastSeenDeviceClass(name string) (*resourcev1.DeviceClass, bool) {
 	return lastSeen(h, h.classKind, name)
-}
-
-// SyncResourceSlice brings the stores to the ResourceSlice named name (nil: gone); see
-// sync.go.
-func (h *Handler) SyncResourceSlice(name string, slice *resourcev1.ResourceSlice) error {
-	return syncObject(h, h.sliceKind, name, slice, rvOf[*resourcev1.ResourceSlice])
-}
-
-// SyncResourceClaim brings the stores to the ResourceClaim under key (nil: gone).
-func (h *Handler) SyncResourceClaim(key types.NamespacedName, claim *resourcev1.ResourceClaim) error {
-	return syncObject(h, h.claimKind, key, claim, rvOf[*resourcev1.ResourceClaim])
-}
-
-// SyncDeviceClass brings the stores to the DeviceClass named name (nil: gone).
-func (h *Handler) SyncDeviceClass(name string, class *resourcev1.DeviceClass) error {
-	return syncObject(h, h.classKind, name, class, rvOf[*resourcev1.DeviceClass])
 }

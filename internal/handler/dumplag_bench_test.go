@@ -51,7 +51,7 @@ func dumpLagWindow(b *testing.B) time.Duration {
 
 // BenchmarkDumpLag is bench-e2e's "label update while /debug/cache is read back to back" in
 // process, on bench-e2e's large cache (fillWorld: 5,000 nodes, 150,000 pods) at the steady
-// GC percent: one goroutine applies pod label updates at 60/s (SyncPod, as the pod feed
+// GC percent: one goroutine applies pod label updates at 60/s (Sync, as the pod feed
 // does) while, in the dumping cases, another dumps back to back into io.Discard ("discard")
 // or through an HTTP server whose client reads the body ("http"; "http-slow": at 16 MiB/s);
 // "-before" dumps as WriteDump did before it rested between parts (dumpDuty 1), "-quarter"
@@ -60,7 +60,7 @@ func dumpLagWindow(b *testing.B) time.Duration {
 // read of /metrics?name[]=multicache_events_total every 2 ms (eventsScraper). The cases
 // alternate, a window each, round after round. Each reports, per update, the lag (from the
 // moment the update was due to the handler having applied it), the wake (due to the updater
-// running again: the scheduling of its goroutine and thread), the apply (SyncPod alone: the
+// running again: the scheduling of its goroutine and thread), the apply (Sync alone: the
 // wait for the lock and the work) and, when scraped, seen (due to the middle of the first
 // read showing it: bench-e2e's lag, less the informer), p50, p99 and max; the dumps (or
 // verify passes) completed; and over its windows the garbage collections, their
@@ -292,7 +292,7 @@ func httpDumperReading(b *testing.B, write func(context.Context, io.Writer) erro
 }
 
 // dumpLagRun is what one window measured: per update, the lag (due to applied), the apply
-// (SyncPod) and the wake (due to the updater running again); the dumps completed.
+// (Sync) and the wake (due to the updater running again); the dumps completed.
 type dumpLagRun struct {
 	lags, applies, wakes []time.Duration
 	// seen is, when the counter is read, from the moment the update was due to the middle
@@ -366,7 +366,7 @@ func dumpLag(b *testing.B, h *Handler, pod *corev1.Pod, window time.Duration, du
 		next.ResourceVersion = fmt.Sprint(dumpLagVersion.Add(1))
 		time.Sleep(time.Until(due))
 		begin := time.Now()
-		if err := h.SyncPod(key, next, true); err != nil {
+		if err := h.Sync(key, next, true, Current); err != nil {
 			b.Fatal(err)
 		}
 		end := time.Now()

@@ -136,21 +136,21 @@ func newFillWorld() *fillWorld {
 // fillObjects feeds everything but the pods to h, as the feeds do (Sync*).
 func (w *fillWorld) fillObjects(b *testing.B, h *Handler) {
 	for i, n := range w.nodes {
-		must(b, h.SyncNode(n.Name, n))
-		must(b, h.SyncNMNode(n.Name, w.nmNodes[i]))
-		must(b, h.SyncCNR(n.Name, w.cnrs[i]))
+		must(b, h.Sync(types.NamespacedName{Name: n.Name}, n, true, Current))
+		must(b, h.Sync(types.NamespacedName{Name: n.Name}, w.nmNodes[i], true, Current))
+		must(b, h.Sync(types.NamespacedName{Name: n.Name}, w.cnrs[i], true, Current))
 	}
 	for _, r := range w.reservations {
-		must(b, h.SyncReservation(types.NamespacedName{Namespace: r.Namespace, Name: r.Name}, r))
+		must(b, h.Sync(types.NamespacedName{Namespace: r.Namespace, Name: r.Name}, r, true, Current))
 	}
 	for _, o := range w.owners {
-		must(b, h.SyncOwner(o.Key(), o))
+		must(b, h.Sync(types.NamespacedName{Namespace: o.Key().Namespace, Name: o.Key().Name}, o, true, Current))
 	}
 	for _, pg := range w.groups {
-		must(b, h.SyncPodGroup(types.NamespacedName{Namespace: pg.Namespace, Name: pg.Name}, pg))
+		must(b, h.Sync(types.NamespacedName{Namespace: pg.Namespace, Name: pg.Name}, pg, true, Current))
 	}
 	for _, p := range w.pdbs {
-		must(b, h.SyncPDB(types.NamespacedName{Namespace: p.Namespace, Name: p.Name}, p))
+		must(b, h.Sync(types.NamespacedName{Namespace: p.Namespace, Name: p.Name}, p, true, Current))
 	}
 }
 
@@ -158,7 +158,7 @@ func (w *fillWorld) fillObjects(b *testing.B, h *Handler) {
 // a stack walk per pod).
 func (w *fillWorld) fillPods(b *testing.B, h *Handler) {
 	for _, p := range w.pods {
-		if err := h.SyncPod(types.NamespacedName{Namespace: p.Namespace, Name: p.Name}, p, true); err != nil {
+		if err := h.Sync(types.NamespacedName{Namespace: p.Namespace, Name: p.Name}, p, true, Current); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -173,7 +173,7 @@ func rusageCPU(b *testing.B) time.Duration {
 }
 
 // BenchmarkFill_Pods is the in-process part of a large cold start's pods: 150,000 pods of
-// bench-e2e's shape through the handler's pod feed entry (SyncPod) with every store, onto a
+// bench-e2e's shape through the handler's pod feed entry (Sync) with every store, onto a
 // cache that already holds the nodes, owners, PodGroups and PDBs. ns/op, B/op and allocs/op
 // are per fill; cpu-ns/pod is the process's CPU per pod (the garbage collector's included),
 // the figure a cold start's CPU to full is made of, less the informers' decoding. Run:

@@ -30,8 +30,8 @@ import (
 // ClusterEventsHandler is the one door into the cache, in two forms that meet in one
 // validation and fan-out per kind (objectEventLocked, and the pod state machine for pods):
 //
-//   - the level form, Sync<Kind>(key, current object or nil), which the operator's feeds
-//     call: the handler derives the edge from the last-seen object (sync.go);
+//   - the level form, Sync(key, current object or a typed nil, delivery), which the
+//     operator's feeds call: the handler derives the edge from the last-seen object;
 //   - the edge form, Add/Update/Delete<Kind>, for a caller that knows the exact edge (an
 //     update is previous-cached and current object, a delete carries the last-seen object):
 //     the seed's informer handlers, tests and in-process embedders.
@@ -39,21 +39,9 @@ import (
 // Sibling schedulers call AssumePod, FinishBinding and ForgetPod. Every method is safe for
 // concurrent use.
 type ClusterEventsHandler interface {
-	SyncPod(key types.NamespacedName, apiPod *corev1.Pod, inScope bool) error
-	SyncNode(name string, node *corev1.Node) error
-	SyncNMNode(name string, nm *v1alpha1.NMNode) error
-	SyncCNR(name string, cnr *v1alpha1.CustomNodeResource) error
-	SyncPodGroup(key types.NamespacedName, pg *v1alpha1.PodGroup) error
-	SyncPDB(key types.NamespacedName, pdb *policyv1.PodDisruptionBudget) error
-	SyncOwner(key store.OwnerKey, owner *store.Owner) error
-	SyncMovement(name string, m *v1alpha1.Movement) error
-	SyncReservation(key types.NamespacedName, r *v1alpha1.Reservation) error
-	SyncResourceSlice(name string, slice *resourcev1.ResourceSlice) error
-	SyncResourceClaim(key types.NamespacedName, claim *resourcev1.ResourceClaim) error
-	SyncDeviceClass(name string, class *resourcev1.DeviceClass) error
-	// SyncDelivered is Sync<Kind> for a watch's delivery d of obj (a delete naming its
-	// object, a version gone backwards): the feeds' one entry.
-	SyncDelivered(key types.NamespacedName, obj any, inScope bool, d Delivery) error
+	// Sync brings the stores to the object of any kind under key as a feed came by it:
+	// the feeds' one entry (sync.go, delivery.go).
+	Sync(key types.NamespacedName, obj any, inScope bool, d Delivery) error
 
 	AddPod(pod *corev1.Pod) error
 	UpdatePod(oldPod, newPod *corev1.Pod) error

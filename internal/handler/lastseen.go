@@ -9,7 +9,7 @@ import (
 	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
-// The last-seen objects are what the stores are charged with: the Sync methods derive the
+// The last-seen objects are what the stores are charged with: Sync derives the
 // edge of an event from them (sync.go); the drift comparison reads their versions. For pods,
 // PodState carries the same (Pod and APIPod).
 

@@ -188,7 +188,7 @@ func runOwners(t *testing.T, r *rand.Rand, length int) jobStats {
 			}
 			pod := ts.MakePod("ns", name, opts...)
 			w.pods[name] = pod
-			must(t, h.SyncPod(store.PodKey(pod), pod, true))
+			must(t, h.Sync(store.PodKey(pod), pod, true, Current))
 			did = fmt.Sprintf("pod %s created on %q", name, pod.Spec.NodeName)
 		case k <= 5: // a pod bound, or finished
 			pod := pickPod(r, w)
@@ -208,7 +208,7 @@ func runOwners(t *testing.T, r *rand.Rand, length int) jobStats {
 				did = "finished " + upd.Name
 			}
 			w.pods[upd.Name] = upd
-			must(t, h.SyncPod(store.PodKey(upd), upd, true))
+			must(t, h.Sync(store.PodKey(upd), upd, true, Current))
 			if upd.Status.Phase == corev1.PodSucceeded && upd.OwnerReferences[0].Kind == "Job" && w.job != nil && !store.IsTerminal(pod) {
 				// The Job controller counts the completion.
 				j := w.job.DeepCopy()
@@ -230,11 +230,11 @@ func runOwners(t *testing.T, r *rand.Rand, length int) jobStats {
 				upd := pod.DeepCopy()
 				upd.DeletionTimestamp, upd.DeletionGracePeriodSeconds = ptr.To(metav1.NewTime(clk.Now().Add(30*time.Second))), ptr.To[int64](30)
 				w.pods[upd.Name] = upd
-				must(t, h.SyncPod(store.PodKey(upd), upd, true))
+				must(t, h.Sync(store.PodKey(upd), upd, true, Current))
 				did = "deleting " + upd.Name
 			} else {
 				delete(w.pods, pod.Name)
-				must(t, h.SyncPod(store.PodKey(pod), nil, true))
+				must(t, h.Sync(store.PodKey(pod), (*corev1.Pod)(nil), true, Current))
 				did = "deleted " + pod.Name
 			}
 		case k == 8: // the leader's Reservations take the holds over

@@ -95,7 +95,7 @@ func relist(t testing.TB, objs []object, order []int, end time.Time, desc func()
 		case o.rsv != nil:
 			err = h.AddReservation(o.rsv)
 		default:
-			err = h.SyncPod(store.PodKey(o.pod), o.pod, true)
+			err = h.Sync(store.PodKey(o.pod), o.pod, true, Current)
 		}
 		if err != nil {
 			t.Fatalf("relist: %v\n%s", err, desc())
@@ -181,7 +181,7 @@ func canonicalDump(t testing.TB, h *Handler) string {
 }
 
 // history plays a random life of a small cluster on a live handler, fed as the reconcilers
-// (SyncPod, reservation events), a scheduler (assume, forget, finish binding), the status
+// (Sync, reservation events), a scheduler (assume, forget, finish binding), the status
 // writer and the housekeeping loop would feed it, and returns the objects the API holds at
 // the end. Several reservations share a selector on a node; pods land before and after
 // them.
@@ -225,7 +225,7 @@ func history(t testing.TB, r *rand.Rand) *world {
 			desc = fmt.Sprintf("node=%q app=%s phase=%s created=%s landed=%s", pod.Spec.NodeName, pod.Labels["app"],
 				pod.Status.Phase, pod.CreationTimestamp.Format(time.TimeOnly), landed(pod))
 		}
-		do(h.SyncPod(types.NamespacedName{Namespace: "ns", Name: name}, pod, true), "API pod %s %s", name, desc)
+		do(h.Sync(types.NamespacedName{Namespace: "ns", Name: name}, pod, true, Current), "API pod %s %s", name, desc)
 	}
 	bind := func(p *corev1.Pod, node string) *corev1.Pod {
 		c := p.DeepCopy()

@@ -28,7 +28,7 @@ func newSyncFixture(t testing.TB, h *Handler, name, node string) syncFixture {
 	pending := ts.MakePod("ns", name, ts.Requests("100m", "128Mi"), ts.WithLabels("app", "web"),
 		ts.CreatedAt(t0.Add(-time.Hour)), ts.WithResourceVersion("1"))
 	f := syncFixture{key: store.PodKey(pending), pending: pending}
-	must(t, h.SyncPod(f.key, pending, true))
+	must(t, h.Sync(f.key, pending, true, Current))
 	f.assumed = pending.DeepCopy()
 	f.assumed.Spec.NodeName = node
 	must(t, h.AssumePod(f.assumed))
@@ -62,7 +62,7 @@ func expectBound(t testing.TB, h *Handler, f syncFixture) {
 // TestSyncPod_TheGapBetweenReadingTheStateAndApplyingTheEvent shows the failure mode of
 // deciding the event from a state read before the lock is taken again (the pod reconciler
 // used to call PodState, then AddPod): a ForgetPod or an expiry in between turns the
-// confirmation into an already_added rejection and the bound pod stays uncharged. SyncPod
+// confirmation into an already_added rejection and the bound pod stays uncharged. Sync
 // reads and applies under one hold of the lock: after the same forget or expiry it applies
 // the binding.
 func TestSyncPod_TheGapBetweenReadingTheStateAndApplyingTheEvent(t *testing.T) {
@@ -94,15 +94,15 @@ func TestSyncPod_TheGapBetweenReadingTheStateAndApplyingTheEvent(t *testing.T) {
 				t.Fatalf("the rejected binding changed the cache: %+v", st)
 			}
 
-			// SyncPod reads the state the gap left and applies the binding.
-			must(t, h.SyncPod(f.key, f.apiPod, true))
+			// Sync reads the state the gap left and applies the binding.
+			must(t, h.Sync(f.key, f.apiPod, true, Current))
 			expectBound(t, h, f)
 			checkInvariants(t, h)
 		})
 	}
 }
 
-// TestSyncPod_EveryBranchOfThePodFeed checks the event SyncPod derives from the pod's state
+// TestSyncPod_EveryBranchOfThePodFeed checks the event Sync derives from the pod's state
 // and the API's object, one case per branch.
 func TestSyncPod_EveryBranchOfThePodFeed(t *testing.T) {
 	key := types.NamespacedName{Namespace: "ns", Name: "p"}
@@ -137,7 +137,7 @@ func TestSyncPod_EveryBranchOfThePodFeed(t *testing.T) {
 			if tc.before != nil {
 				tc.before(h)
 			}
-			must(t, h.SyncPod(key, tc.apiPod, tc.inScope))
+			must(t, h.Sync(key, tc.apiPod, tc.inScope, Current))
 			st, ok := h.PodState(key)
 			switch {
 			case tc.state == "" && ok:
@@ -150,17 +150,17 @@ func TestSyncPod_EveryBranchOfThePodFeed(t *testing.T) {
 	}
 	t.Run("an API pod of another key is invalid", func(t *testing.T) {
 		h, _ := newHandler(t)
-		err := h.SyncPod(types.NamespacedName{Namespace: "ns", Name: "q"}, pending, true)
+		err := h.Sync(types.NamespacedName{Namespace: "ns", Name: "q"}, pending, true, Current)
 		if !errors.Is(err, stores.ErrInvalidObject) || Retryable(err) {
 			t.Errorf("error %v (retryable %v), want invalid_object, not retryable", err, Retryable(err))
 		}
 	})
 }
 
-// TestSyncPod_ConcurrentForgetAndExpiryNeverLoseABinding races the pod feed (SyncPod of
+// TestSyncPod_ConcurrentForgetAndExpiryNeverLoseABinding races the pod feed (Sync of
 // the bound API pod, as the reconciler calls it once per resource version) with schedulers
 // forgetting the same pods and the housekeeping loop expiring them. Whatever wins, every
-// bound pod ends Added on its node, charged there once, and SyncPod never fails. Run with
+// bound pod ends Added on its node, charged there once, and Sync never fails. Run with
 // -race. The race is run a few rounds: one round catches a read-then-apply feed about half
 // the time.
 func TestSyncPod_ConcurrentForgetAndExpiryNeverLoseABinding(t *testing.T) {
@@ -194,7 +194,7 @@ func raceSyncWithForgetAndExpiry(t *testing.T) {
 			defer wg.Done()
 			<-start
 			for i := g; i < pods; i += syncers {
-				if err := h.SyncPod(fixtures[i].key, fixtures[i].apiPod, true); err != nil {
+				if err := h.Sync(fixtures[i].key, fixtures[i].apiPod, true, Current); err != nil {
 					errs <- err
 				}
 			}
@@ -225,7 +225,7 @@ func raceSyncWithForgetAndExpiry(t *testing.T) {
 	wg.Wait()
 	close(errs)
 	for err := range errs {
-		t.Error("SyncPod:", err)
+		t.Error("Sync:", err)
 	}
 	for _, f := range fixtures {
 		expectBound(t, h, f)

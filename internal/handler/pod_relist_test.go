@@ -17,9 +17,9 @@ func TestSyncPod_ARelistedPodOfTheSameVersionReplacesTheCachedObject(t *testing.
 	must(t, h.AddNode(ts.MakeNode("n1", "4", "8Gi")))
 	first := ts.MakePod("ns", "p", ts.OnNode("n1"), ts.Requests("1", "1Gi"), ts.WithUID("u1"), ts.WithResourceVersion("7"))
 	key := types.NamespacedName{Namespace: "ns", Name: "p"}
-	must(t, h.SyncPod(key, first, true))
+	must(t, h.Sync(key, first, true, Current))
 	relisted := first.DeepCopy()
-	must(t, h.SyncPod(key, relisted, true))
+	must(t, h.Sync(key, relisted, true, Current))
 	st, _ := h.PodState(key)
 	if st.APIPod != relisted || st.Pod != relisted {
 		t.Fatal("the cache still holds the object of before the relist")
@@ -30,7 +30,7 @@ func TestSyncPod_ARelistedPodOfTheSameVersionReplacesTheCachedObject(t *testing.
 	}
 	// The same object again (a resync, a re-feed) is no event at all.
 	updates := eventsTotal(t, string(stores.KindPod), string(stores.OpUpdate), "ok")
-	must(t, h.SyncPod(key, relisted, true))
+	must(t, h.Sync(key, relisted, true, Current))
 	if got := eventsTotal(t, string(stores.KindPod), string(stores.OpUpdate), "ok"); got != updates {
 		t.Errorf("re-feeding the same object made %v update events", got-updates)
 	}

@@ -67,7 +67,7 @@ func (h *Handler) podEventLocked(op stores.Op, oldPod, pod *corev1.Pod) error {
 	return nil
 }
 
-// SyncPod brings the cache in line with what the API reports of one pod, atomically: it
+// syncPod brings the cache in line with what the API reports of one pod, atomically: it
 // reads the pod's state and applies the event derived from it under one hold of the lock,
 // so a ForgetPod or an expiry cannot slip in between and turn a binding into a rejected
 // event. apiPod is the API's current object, nil when it is not found; inScope is false
@@ -84,13 +84,10 @@ func (h *Handler) podEventLocked(op stores.Op, oldPod, pod *corev1.Pod) error {
 //     or a relist decoded it again): update from the API's last copy.
 //
 // Errors are typed (stores.Err*); see Retryable for which are worth a retry.
-func (h *Handler) SyncPod(key types.NamespacedName, apiPod *corev1.Pod, inScope bool) error {
-	return h.syncPodAs(key, apiPod, inScope, Current)
-}
-
-// syncPodAs is SyncPod for a delivery d (see Delivery): a Deleted pod removes the cached
-// one only when it is the same pod (UID); a Backwards pod is taken though older.
-func (h *Handler) syncPodAs(key types.NamespacedName, apiPod *corev1.Pod, inScope bool, d Delivery) error {
+//
+// As delivered (d, see Delivery): a Deleted pod removes the cached one only when it is the
+// same pod (UID); a Backwards pod is taken though older.
+func (h *Handler) syncPod(key types.NamespacedName, apiPod *corev1.Pod, inScope bool, d Delivery) error {
 	if apiPod != nil && store.PodKey(apiPod) != key {
 		return h.rejectUnlocked(stores.KindPod, stores.OpUpdate, key.String(),
 			fmt.Errorf("%w: API pod %s reported for %s", stores.ErrInvalidObject, store.PodKey(apiPod), key))

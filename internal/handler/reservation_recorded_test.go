@@ -54,10 +54,10 @@ func TestReservation_TwoStatusesRecordingOnePodKeepOnlyTheOldest(t *testing.T) {
 			landed := clk.Now()
 			b := ts.MakePod("ns", "b", ts.Requests("500m", "512Mi"), ts.WithLabels("app", "web"), ts.CreatedAt(created), ts.OnNode("n0"), ts.ScheduledAt(landed), ts.WithResourceVersion("10"))
 			a := ts.MakePod("ns", "a", ts.Requests("500m", "512Mi"), ts.WithLabels("app", "web"), ts.CreatedAt(created), ts.OnNode("n0"), ts.ScheduledAt(landed.Add(500*time.Millisecond)), ts.WithResourceVersion("11"))
-			must(t, h.SyncPod(store.PodKey(b), b, true))
+			must(t, h.Sync(store.PodKey(b), b, true, Current))
 			v1, _ := h.Reservation(nsKey("r1"))
 			st1 := persistedStatus(r1.Status, v1)
-			must(t, h.SyncPod(store.PodKey(a), a, true))
+			must(t, h.Sync(store.PodKey(a), a, true, Current))
 			v2, _ := h.Reservation(nsKey("r2"))
 			st2 := persistedStatus(r2.Status, v2)
 			if st1.CurrentOwner == nil || st1.CurrentOwner.Name != "b" || st2.CurrentOwner == nil || st2.CurrentOwner.Name != "b" {
@@ -117,7 +117,7 @@ func TestReservation_ARecordedMatchWinsOverALocalExpiry(t *testing.T) {
 	if reaped := h.ReapReservations(); len(reaped) != 1 {
 		t.Fatalf("setup: the new leader's reaper should expire r, reaped %v", reaped)
 	}
-	must(t, h.SyncPod(store.PodKey(p), p, true))
+	must(t, h.Sync(store.PodKey(p), p, true, Current))
 	r2 := r.DeepCopy()
 	r2.Status = ts.MatchedStatus(p, created)
 	r2.ResourceVersion = "6"
@@ -134,7 +134,7 @@ func TestReservation_ARecordedMatchWinsOverALocalExpiry(t *testing.T) {
 	fclk.SetTime(clk.Now())
 	must(t, fresh.AddNode(ts.MakeNode("n0", "8", "16Gi")))
 	must(t, fresh.AddReservation(r2))
-	must(t, fresh.SyncPod(store.PodKey(p), p, true))
+	must(t, fresh.Sync(store.PodKey(p), p, true, Current))
 	if got, want := canonicalDump(t, h), canonicalDump(t, fresh); got != want {
 		t.Errorf("the new leader differs from a restart:\n%s\nwant:\n%s", got, want)
 	}
@@ -235,7 +235,7 @@ func staleWrites(t *testing.T, seed uint64) {
 		case k == 0 && len(pods) > 0:
 			p := pods[0].pod
 			pods = pods[1:]
-			must(t, h.SyncPod(store.PodKey(p), p, true))
+			must(t, h.Sync(store.PodKey(p), p, true, Current))
 			check("pod %s landed %s", p.Name, p.Status.Conditions[0].LastTransitionTime.Format(time.TimeOnly))
 		case k == 1:
 			inflight = append(inflight, view(names[r.IntN(len(names))]))

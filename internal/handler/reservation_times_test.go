@@ -175,7 +175,7 @@ func TestReservation_AMatchedReservationKeepsTheReservedAtTheLeaderRecorded(t *t
 	clk.Step(2 * time.Second)
 	pod := ts.MakePod("ns", "p", ts.Requests("500m", "512Mi"), ts.WithLabels("app", "web"), ts.CreatedAt(t0),
 		ts.OnNode("n1"), ts.ScheduledAt(clk.Now()), ts.WithResourceVersion("10"))
-	must(t, h.SyncPod(store.PodKey(pod), pod, true))
+	must(t, h.Sync(store.PodKey(pod), pod, true, Current))
 	if phase, owner := ownerName(h, "r"); phase != v1alpha1.ReservationMatched || owner != "p" {
 		t.Fatalf("%s by %q, want Matched by p", phase, owner)
 	}
@@ -240,7 +240,7 @@ func TestReservation_AMatchRecordedWhileAwaitingTheNodeKeepsTheLeadersTimes(t *t
 	recorded.Status = ts.MatchedStatus(pod, leaders)
 	must(t, h.UpdateReservation(r, recorded))
 	must(t, h.AddNode(ts.MakeNode("n1", "8", "16Gi")))
-	must(t, h.SyncPod(store.PodKey(pod), pod, true))
+	must(t, h.Sync(store.PodKey(pod), pod, true, Current))
 
 	v, _ := h.Reservation(nsKey("r"))
 	wantExpiry := leaders.Add(h.Config().ReservationDefaultTTL())

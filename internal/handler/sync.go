@@ -3,19 +3,14 @@ package handler
 import (
 	"fmt"
 
-	corev1 "k8s.io/api/core/v1"
-	policyv1 "k8s.io/api/policy/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/resourceversion"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/seed0f91f25e/multicache/api/v1alpha1"
 	"github.com/seed0f91f25e/multicache/internal/stores"
-	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
-// The Sync methods are how the feeds hand the cache what an informer holds: the current
-// object under a key, or nil when it is gone. The handler derives the edge from what the
+// Sync is how the feeds hand the cache what an informer holds: the current object under a
+// key, or nil when it is gone. The handler derives the edge from what the
 // stores are charged with (the last-seen object), under the one lock, so that nothing
 // moves between deciding and applying:
 //
@@ -30,7 +25,7 @@ import (
 // (resource versions of one resource are comparable integers since Kubernetes 1.35); a
 // version it cannot compare counts as newer, as before that rule existed.
 //
-// Two deliveries of a feed differ from "the current object" (SyncDelivered):
+// Two deliveries of a feed differ from "the current object" (Delivery):
 //
 //   - a watch's delete notification names the object it deletes: the cache drops what it
 //     holds under the key only when it is that object (same UID). The informer's store runs
@@ -42,55 +37,9 @@ import (
 //
 // Both are counted in multicache_feed_reorders_total.
 
-// SyncNode brings the stores to the Node named name (nil: gone).
-func (h *Handler) SyncNode(name string, node *corev1.Node) error {
-	return syncObject(h, h.nodeKind, name, node, rvOf[*corev1.Node])
-}
-
-// SyncNMNode brings the stores to the NMNode named name (nil: gone).
-func (h *Handler) SyncNMNode(name string, nm *v1alpha1.NMNode) error {
-	return syncObject(h, h.nmNodeKind, name, nm, rvOf[*v1alpha1.NMNode])
-}
-
-// SyncCNR brings the stores to the CustomNodeResource named name (nil: gone).
-func (h *Handler) SyncCNR(name string, cnr *v1alpha1.CustomNodeResource) error {
-	return syncObject(h, h.cnrKind, name, cnr, rvOf[*v1alpha1.CustomNodeResource])
-}
-
-// SyncPodGroup brings the stores to the PodGroup under key (nil: gone); a group of another
-// API comes converted, under its source's key (podgroupstore.Key).
-func (h *Handler) SyncPodGroup(key types.NamespacedName, pg *v1alpha1.PodGroup) error {
-	return syncObject(h, h.podGroupKind, key, pg, rvOf[*v1alpha1.PodGroup])
-}
-
-// SyncPDB brings the stores to the PodDisruptionBudget under key (nil: gone).
-func (h *Handler) SyncPDB(key types.NamespacedName, pdb *policyv1.PodDisruptionBudget) error {
-	return syncObject(h, h.pdbKind, key, pdb, rvOf[*policyv1.PodDisruptionBudget])
-}
-
-// SyncOwner brings the stores to the workload owner under key (nil: gone).
-func (h *Handler) SyncOwner(key store.OwnerKey, owner *store.Owner) error {
-	return syncObject(h, h.ownerKind, key, owner, func(o *store.Owner) string { return o.ResourceVersion })
-}
-
-// SyncMovement brings the stores to the Movement named name (nil: gone).
-func (h *Handler) SyncMovement(name string, m *v1alpha1.Movement) error {
-	return syncObject(h, h.movementKind, name, m, rvOf[*v1alpha1.Movement])
-}
-
-// SyncReservation brings the stores to the Reservation under key (nil: gone).
-func (h *Handler) SyncReservation(key types.NamespacedName, r *v1alpha1.Reservation) error {
-	return syncObject(h, h.rsvKind, key, r, rvOf[*v1alpha1.Reservation])
-}
-
-// syncObject derives and applies the edge between the last-seen object of key and obj (the
-// zero T: gone), in one hold of the lock.
-func syncObject[K comparable, T comparable](h *Handler, k *objectKind[K, T], key K, obj T, rv func(T) string) error {
-	return syncObjectAs(h, k, key, obj, rv, Current)
-}
-
-// syncObjectAs is syncObject for a delivery d (see Delivery).
-func syncObjectAs[K comparable, T comparable](h *Handler, k *objectKind[K, T], key K, obj T, rv func(T) string, d Delivery) error {
+// syncObject derives and applies, in one hold of the lock, the edge between the last-seen
+// object of key and obj (the zero T: gone) as delivered (d).
+func syncObject[K comparable, T comparable](h *Handler, k *objectKind[K, T], key K, obj T, rv func(T) string, d Delivery) error {
 	var zero T
 	h.mu.Lock()
 	defer h.mu.Unlock()

@@ -10,7 +10,7 @@ import (
 )
 
 // TestSync_DerivesTheEdgeFromWhatTheStoresHold feeds one Node's informer states through
-// SyncNode and checks what the stores are charged with after each: an add, a resync (same
+// Sync and checks what the stores are charged with after each: an add, a resync (same
 // version) and a notification older than what is held change nothing, a newer version
 // updates, another UID replaces, gone deletes.
 func TestSync_DerivesTheEdgeFromWhatTheStoresHold(t *testing.T) {
@@ -42,7 +42,7 @@ func TestSync_DerivesTheEdgeFromWhatTheStoresHold(t *testing.T) {
 		{"gone", nil, -1, ""},
 		{"gone again", nil, -1, ""},
 	} {
-		if err := h.SyncNode("n1", step.node); err != nil {
+		if err := h.Sync(types.NamespacedName{Name: "n1"}, step.node, true, Current); err != nil {
 			t.Fatalf("%s: %v", step.name, err)
 		}
 		if got := allocatable(); got != step.wantCPU {
@@ -71,9 +71,9 @@ func TestSyncPod_ALateNotificationOfADeletedPodDoesNotBringItBack(t *testing.T) 
 	late := a.DeepCopy()
 	late.ResourceVersion = "15"
 	key := types.NamespacedName{Namespace: "ns", Name: "web-0"}
-	must(t, h.SyncPod(key, a, true))
-	must(t, h.SyncPod(key, b, true))
-	must(t, h.SyncPod(key, late, true))
+	must(t, h.Sync(key, a, true, Current))
+	must(t, h.Sync(key, b, true, Current))
+	must(t, h.Sync(key, late, true, Current))
 	st, ok := h.PodState(key)
 	if !ok || st.Pod.UID != "b" {
 		t.Fatalf("after the late notification: %v (present %v), want b", st.Pod.UID, ok)

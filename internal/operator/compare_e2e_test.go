@@ -4,9 +4,11 @@ import (
 	"context"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/seed0f91f25e/multicache/internal/drift"
+	"github.com/seed0f91f25e/multicache/internal/handler"
 	"github.com/seed0f91f25e/multicache/internal/stores"
 	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
 )
@@ -26,7 +28,7 @@ func TestCompare_APodTheCacheLostIsReportedWithItsAPIVersion(t *testing.T) {
 	consistent(t, op)
 
 	key := types.NamespacedName{Namespace: ns, Name: "lost"}
-	if err := op.Cache.SyncPod(key, nil, true); err != nil {
+	if err := op.Cache.Sync(key, (*corev1.Pod)(nil), true, handler.Current); err != nil {
 		t.Fatal(err)
 	}
 	diffs, err := op.Debug.Compare(context.Background())

@@ -53,7 +53,7 @@ func (c *cluster) must(err error) {
 // sync is the pod feed reporting what the API holds of a pod (nil: gone).
 func (c *cluster) sync(key types.NamespacedName, pod *corev1.Pod) {
 	c.t.Helper()
-	c.must(c.h.SyncPod(key, pod, true))
+	c.must(c.h.Sync(key, pod, true, handler.Current))
 }
 
 // expect checks n1's requested and reserved CPU (millicores) and every invariant.
