@@ -24,14 +24,7 @@ var (
 // NewMulticache returns an empty handler with the given stores enabled (nil: the default,
 // every store) on clk (nil: the real clock).
 func NewMulticache(clk clock.WithTicker, enabled ...stores.Name) *handler.Handler {
-	b := stores.NewCacheHandlerBuilder()
-	if enabled != nil {
-		b.EnabledStores(enabled...)
-	}
-	if clk != nil {
-		b.Clock(clk)
-	}
-	config, err := b.Build()
+	config, err := stores.NewCacheHandler(stores.Config{EnabledStores: enabled, Clock: clk})
 	if err != nil {
 		panic(fmt.Sprintf("multicache configuration: %v", err))
 	}

@@ -48,8 +48,10 @@ func TestDifferential_DRANodeAllocatableResourcesMatchKubeScheduler(t *testing.T
 }
 
 func nodeAllocatableRun(t *testing.T, gate bool) {
-	cfg, err := stores.NewCacheHandlerBuilder().EnabledStores(stores.NodeStoreName, stores.PodStoreName).
-		Accounting(store.Accounting{DRANodeAllocatableResources: gate}).Build()
+	cfg, err := stores.NewCacheHandler(stores.Config{
+		EnabledStores: []stores.Name{stores.NodeStoreName, stores.PodStoreName},
+		Accounting:    store.Accounting{DRANodeAllocatableResources: gate},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,7 +35,7 @@ import (
 //	for i in 1 2 3 4 5 6; do /tmp/controllers.test -test.run '^$' -test.bench BenchmarkFeed_RelistOf150000Pods \
 //	  -test.benchmem -test.benchtime 1x; done | benchstat -col /feed -
 func BenchmarkFeed_RelistOf150000Pods(b *testing.B) {
-	config, err := stores.NewCacheHandlerBuilder().Build()
+	config, err := stores.NewCacheHandler(stores.Config{})
 	if err != nil {
 		b.Fatal(err)
 	}

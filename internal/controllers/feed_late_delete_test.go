@@ -24,7 +24,7 @@ import (
 // b's add notified. The delete names a: b must stay cached, charged once, with no place kept
 // for it (the leader would create a Reservation for a running pod and charge its node twice).
 func TestFeed_ALateDeleteDoesNotRemoveThePodThatReplacedIt(t *testing.T) {
-	config, err := stores.NewCacheHandlerBuilder().Build()
+	config, err := stores.NewCacheHandler(stores.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func TestFeed_ALateDeleteDoesNotRemoveThePodThatReplacedIt(t *testing.T) {
 // --bump-revision the informer relists older versions of what it held; the update it
 // notifies goes backwards, and the cache takes it rather than keep the lost version.
 func TestFeed_ARelistWhoseVersionsWentBackwardsIsTaken(t *testing.T) {
-	config, err := stores.NewCacheHandlerBuilder().Build()
+	config, err := stores.NewCacheHandler(stores.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func TestFeed_ARelistWhoseVersionsWentBackwardsIsTaken(t *testing.T) {
 // a reconcile of the key as a repair takes the informer's object, where a plain reconcile
 // leaves a version it cannot tell from a late notification.
 func TestFeed_ARepairTakesTheInformersOlderVersion(t *testing.T) {
-	config, err := stores.NewCacheHandlerBuilder().Build()
+	config, err := stores.NewCacheHandler(stores.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,7 @@ import (
 //	go test -run '^$' -bench BenchmarkFeed_AChangeBehindARelistOf30000Pods -benchtime 5x ./internal/controllers
 func BenchmarkFeed_AChangeBehindARelistOf30000Pods(b *testing.B) {
 	const nodes, pods = 1000, 30000
-	config, err := stores.NewCacheHandlerBuilder().Build()
+	config, err := stores.NewCacheHandler(stores.Config{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -27,7 +27,7 @@ func TestPodSync_AForgetOrExpiryDuringTheApplyDoesNotLoseTheBinding(t *testing.T
 	for _, name := range []string{"forget", "expiry"} {
 		t.Run(name, func(t *testing.T) {
 			clk := clocktesting.NewFakeClock(t0)
-			config, err := stores.NewCacheHandlerBuilder().Clock(clk).PodAssumedTTL(30 * time.Second).Build()
+			config, err := stores.NewCacheHandler(stores.Config{Clock: clk, PodAssumedTTL: 30 * time.Second})
 			if err != nil {
 				t.Fatal(err)
 			}

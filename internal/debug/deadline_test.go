@@ -35,7 +35,7 @@ func (l smallBuffers) Accept() (net.Conn, error) {
 // cacheOf returns a handler holding nodes nodes and pods pods.
 func cacheOf(t *testing.T, nodes, pods int) *handler.Handler {
 	t.Helper()
-	config, err := stores.NewCacheHandlerBuilder().Build()
+	config, err := stores.NewCacheHandler(stores.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,7 @@ import (
 // the document WriteDump writes decodes into Dump with no field left over, at any depth, and
 // every part Dump names (but the extensions, absent without one) is written.
 func TestDump_IsTheSchemaOfWhatWriteDumpWrites(t *testing.T) {
-	config, err := stores.NewCacheHandlerBuilder().SubCluster("multicache.dev/shard", "a").Build()
+	config, err := stores.NewCacheHandler(stores.Config{SubClusterKey: "multicache.dev/shard", SubCluster: "a"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,7 +25,7 @@ import (
 // browsers unless ?pretty=false; a pretty= that is no boolean is a 400 that says what to
 // write.
 func TestServer_DumpStreamsWriteDumpInTheLayoutAsked(t *testing.T) {
-	config, err := stores.NewCacheHandlerBuilder().Build()
+	config, err := stores.NewCacheHandler(stores.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,7 @@ func do(t *testing.T, req *http.Request) (int, string, []byte) {
 // 429 with an error that says to retry; once it ends, dumps are served again, one after the
 // other.
 func TestServer_OneDumpAtATime(t *testing.T) {
-	config, err := stores.NewCacheHandlerBuilder().Build()
+	config, err := stores.NewCacheHandler(stores.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -87,7 +87,7 @@ type mapsOnly struct{ Cache }
 
 func newCache(t testing.TB) *handler.Handler {
 	t.Helper()
-	config, err := stores.NewCacheHandlerBuilder().Build()
+	config, err := stores.NewCacheHandler(stores.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

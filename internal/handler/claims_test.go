@@ -223,7 +223,7 @@ func TestAssumeClaim_NeverExpires(t *testing.T) {
 }
 
 func TestAssumeClaim_WithoutTheDevicesStoreIsRefused(t *testing.T) {
-	h, _ := newHandler(t, func(b *stores.CacheHandlerBuilder) { b.EnabledStores(stores.PodGroupStoreName) })
+	h, _ := newHandler(t, func(c *stores.Config) { c.EnabledStores = []stores.Name{stores.PodGroupStoreName} })
 	err := h.AssumeClaim(atVersion(draClaim("c", "n1", "gpu0"), "1"))
 	if !errors.Is(err, stores.ErrNoDeviceStore) || !strings.Contains(err.Error(), `enable the "devices" store`) {
 		t.Errorf("assuming with the devices store off: %v, want ErrNoDeviceStore saying what to enable", err)

@@ -104,7 +104,7 @@ func TestDevices_EventsReachTheDeviceStoreValidated(t *testing.T) {
 }
 
 func TestDevices_DisabledStoreLeavesTheKindsUnwatched(t *testing.T) {
-	h, _ := newHandler(t, func(b *stores.CacheHandlerBuilder) { b.EnabledStores(stores.PodGroupStoreName) })
+	h, _ := newHandler(t, func(c *stores.Config) { c.EnabledStores = []stores.Name{stores.PodGroupStoreName} })
 	for _, k := range []stores.Kind{stores.KindResourceSlice, stores.KindResourceClaim, stores.KindDeviceClass} {
 		if slices.Contains(h.WatchedKinds(), k) {
 			t.Errorf("kind %s watched although no enabled store handles it", k)

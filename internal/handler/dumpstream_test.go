@@ -71,7 +71,7 @@ func writeDump(t testing.TB, h *Handler) []byte {
 // otherwise than the namespaces do), a sub-cluster and every store holding something, the
 // stream is byte for byte what encoding/json writes of every store's Dump taken at once.
 func TestWriteDump_WritesTheDocumentTheStoresDumpsEncodeTo(t *testing.T) {
-	h, _ := newQuietHandler(t, func(b *stores.CacheHandlerBuilder) { b.SubCluster("multicache.dev/shard", "a") })
+	h, _ := newQuietHandler(t, func(c *stores.Config) { c.SubClusterKey, c.SubCluster = "multicache.dev/shard", "a" })
 	nodes := 2*nodesPerHold + 10
 	for i := range nodes {
 		must(t, h.AddNode(ts.MakeNode(fmt.Sprintf("n-%04d", i), "64", "256Gi")))

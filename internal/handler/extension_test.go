@@ -113,7 +113,7 @@ func newExtended(t *testing.T, enabled ...stores.Name) *handler.Handler {
 	if enabled == nil {
 		enabled = reg.Names()
 	}
-	config, err := stores.NewCacheHandlerBuilder().KnownStores(reg.Names()...).EnabledStores(enabled...).Build()
+	config, err := stores.NewCacheHandler(stores.Config{KnownStores: reg.Names(), EnabledStores: enabled})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +217,7 @@ func TestRegistry_ADisabledCustomStoreIsNotBuilt(t *testing.T) {
 }
 
 func TestRegistry_BadRegistrationsAreErrorsNamingTheStore(t *testing.T) {
-	if _, err := stores.NewCacheHandlerBuilder().EnabledStores("teams").Build(); err == nil ||
+	if _, err := stores.NewCacheHandler(stores.Config{EnabledStores: []stores.Name{"teams"}}); err == nil ||
 		!strings.Contains(err.Error(), `unknown store "teams"`) {
 		t.Errorf("an unregistered store enabled: %v", err)
 	}
@@ -236,7 +236,7 @@ func TestRegistry_BadRegistrationsAreErrorsNamingTheStore(t *testing.T) {
 		"pods not last": {append(handler.BuiltIn(), handler.Registration{Name: "teams", New: teamsFactory}), `"pods" store must come last`},
 	} {
 		t.Run(name, func(t *testing.T) {
-			config, err := stores.NewCacheHandlerBuilder().KnownStores(tc.reg.Names()...).EnabledStores(tc.reg.Names()...).Build()
+			config, err := stores.NewCacheHandler(stores.Config{KnownStores: tc.reg.Names(), EnabledStores: tc.reg.Names()})
 			must(t, err)
 			if _, err := handler.NewFromRegistry(config, tc.reg, logr.Discard()); err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error %v, want it to say %q", err, tc.want)
@@ -246,7 +246,7 @@ func TestRegistry_BadRegistrationsAreErrorsNamingTheStore(t *testing.T) {
 }
 
 func TestRegistry_BuiltInBuilds(t *testing.T) {
-	config, err := stores.NewCacheHandlerBuilder().Build()
+	config, err := stores.NewCacheHandler(stores.Config{})
 	must(t, err)
 	if _, err := handler.NewFromRegistry(config, handler.BuiltIn(), logr.Discard()); err != nil {
 		t.Fatal(err)

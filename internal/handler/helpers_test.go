@@ -22,8 +22,8 @@ import (
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // newHandler returns a handler with every store enabled on a fake clock, logging to the
-// test; configure tweaks the builder.
-func newHandler(t testing.TB, configure ...func(*stores.CacheHandlerBuilder)) (*Handler, *clocktesting.FakeClock) {
+// test; configure tweaks the config.
+func newHandler(t testing.TB, configure ...func(*stores.Config)) (*Handler, *clocktesting.FakeClock) {
 	t.Helper()
 	var log logr.Logger
 	if tt, ok := t.(*testing.T); ok {
@@ -35,19 +35,19 @@ func newHandler(t testing.TB, configure ...func(*stores.CacheHandlerBuilder)) (*
 }
 
 // newQuietHandler is newHandler without logs, for tests that reject events by the thousand.
-func newQuietHandler(t testing.TB, configure ...func(*stores.CacheHandlerBuilder)) (*Handler, *clocktesting.FakeClock) {
+func newQuietHandler(t testing.TB, configure ...func(*stores.Config)) (*Handler, *clocktesting.FakeClock) {
 	t.Helper()
 	return newHandlerWithLog(t, logr.Discard(), configure...)
 }
 
-func newHandlerWithLog(t testing.TB, log logr.Logger, configure ...func(*stores.CacheHandlerBuilder)) (*Handler, *clocktesting.FakeClock) {
+func newHandlerWithLog(t testing.TB, log logr.Logger, configure ...func(*stores.Config)) (*Handler, *clocktesting.FakeClock) {
 	t.Helper()
 	clk := clocktesting.NewFakeClock(t0)
-	b := stores.NewCacheHandlerBuilder().Clock(clk).PodAssumedTTL(30 * time.Second).ReservationTTL(time.Minute)
-	for _, c := range configure {
-		c(b)
+	c := stores.Config{Clock: clk, PodAssumedTTL: 30 * time.Second, ReservationTTL: time.Minute}
+	for _, f := range configure {
+		f(&c)
 	}
-	config, err := b.Build()
+	config, err := stores.NewCacheHandler(c)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -91,7 +91,7 @@ func TestCheckInvariants_AConfirmedMiscountOfKeptTotalsIsRebuiltAndCounted(t *te
 	if err != nil {
 		t.Fatal(err)
 	}
-	config, err := stores.NewCacheHandlerBuilder().KnownStores(reg.Names()...).EnabledStores(reg.Names()...).Build()
+	config, err := stores.NewCacheHandler(stores.Config{KnownStores: reg.Names(), EnabledStores: reg.Names()})
 	if err != nil {
 		t.Fatal(err)
 	}

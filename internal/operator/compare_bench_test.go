@@ -45,7 +45,7 @@ import (
 //	go test ./internal/operator/ -run '^$' -bench BenchmarkCompare_API -benchtime 3x -count 5
 func BenchmarkCompare_API(b *testing.B) {
 	const nodes, pods = 5000, 150000
-	config, err := stores.NewCacheHandlerBuilder().Build()
+	config, err := stores.NewCacheHandler(stores.Config{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -301,26 +301,23 @@ func newCache(mgr manager.Manager, opts Options, sources []store.PodGroupSource)
 	if err := mgr.Add(stop); err != nil {
 		return nil, err
 	}
-	b := stores.NewCacheHandlerBuilder().
-		StopCh(stop).
-		ComponentName(opts.ComponentName).
-		SchedulerType(opts.SchedulerName).
-		KnownStores(opts.registry().Names()...).
-		EnabledStores(enabled...).
-		PodAssumedTTL(opts.PodAssumedTTL).
-		Period(opts.Period).
-		ReservationTTL(opts.ReservationTTL).
-		ReservationDefaultTTL(opts.ReservationDefaultTTL).
-		Accounting(store.Accounting{DRANodeAllocatableResources: opts.DRANodeAllocatableResources}).
-		PodReader(mgr.GetClient()).
-		PodGroupSources(sources...)
-	if opts.SubClusterKey != "" {
-		b.SubCluster(opts.SubClusterKey, opts.SubCluster)
-	}
-	if opts.Clock != nil {
-		b.Clock(opts.Clock)
-	}
-	cfg, err := b.Build()
+	cfg, err := stores.NewCacheHandler(stores.Config{
+		ComponentName:         opts.ComponentName,
+		SchedulerType:         opts.SchedulerName,
+		SubClusterKey:         opts.SubClusterKey,
+		SubCluster:            opts.SubCluster,
+		EnabledStores:         enabled,
+		KnownStores:           opts.registry().Names(),
+		PodAssumedTTL:         opts.PodAssumedTTL,
+		Period:                opts.Period,
+		ReservationTTL:        opts.ReservationTTL,
+		ReservationDefaultTTL: opts.ReservationDefaultTTL,
+		Accounting:            store.Accounting{DRANodeAllocatableResources: opts.DRANodeAllocatableResources},
+		StopCh:                stop,
+		PodReader:             mgr.GetClient(),
+		Clock:                 opts.Clock,
+		PodGroupSources:       sources,
+	})
 	if err != nil {
 		return nil, fmt.Errorf("configuring the cache: %w", err)
 	}

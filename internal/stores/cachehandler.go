@@ -1,8 +1,10 @@
 package stores
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -14,11 +16,55 @@ import (
 	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
+// Config configures a CacheHandler. A zero field takes the default its comment names.
+type Config struct {
+	// ComponentName names this component in Movement status and logs ("": "multicache").
+	ComponentName string
+	// SchedulerType is the scheduler this cache serves, its schedulerName
+	// ("": "default-scheduler").
+	SchedulerType string
+	// SubClusterKey is the node label that splits the cluster into sub-clusters ("": none).
+	// With it, the cache holds only the nodes labelled SubClusterKey=SubCluster.
+	SubClusterKey string
+	// SubCluster is the value of SubClusterKey this replica serves: set both or neither.
+	SubCluster string
+	// EnabledStores are the stores built (nil: every built-in store, FanOutOrder; empty:
+	// none but the required ones, which are always built).
+	EnabledStores []Name
+	// KnownStores are the names EnabledStores may use (nil: FanOutOrder): the handler's
+	// registry, when stores are registered beyond the built-in ones.
+	KnownStores []Name
+	// PodAssumedTTL is how long an assumed pod lives after FinishBinding without the API
+	// confirming it (0: 15m).
+	PodAssumedTTL time.Duration
+	// Period is how often assumed pods are checked for expiry (0: 1s).
+	Period time.Duration
+	// ReservationTTL is the seed's ReservationTTL: how long a deleted pod annotated
+	// reserve-on-delete keeps its place on its node (a placeholder, then the Reservation the
+	// leader creates for its replacement) with no replacement consuming it (0: 10m).
+	ReservationTTL time.Duration
+	// ReservationDefaultTTL is how long a reservation without ttlSeconds stays Reserved
+	// unmatched (0: ReservationTTL, the one setting both had before they were two).
+	ReservationDefaultTTL time.Duration
+	// Accounting is how pods are charged to nodes, the feature gates the flags mirror (zero:
+	// kube-scheduler's default gates). The NodeStore charges Accounting.PodRequests.
+	Accounting store.Accounting
+	// StopCh is closed when the operator stops, its manager's context ending (nil: never).
+	StopCh <-chan struct{}
+	// PodReader reads pods from the manager's informer cache (nil: none).
+	PodReader client.Reader
+	// Clock is the time source of TTLs and deadlines (nil: the real clock; tests use a fake).
+	Clock clock.WithTicker
+	// PodGroupSources are the PodGroup sources the PodGroupStore follows (nil: every one;
+	// empty: none). A pod is counted only into the groups of enabled sources.
+	PodGroupSources []store.PodGroupSource
+}
+
 // CacheHandler is the configuration every store receives and the callbacks through which
 // stores read each other (node infos, pod states). What a store asks of the others or of
 // the status writers goes out through its Outbox, never through here.
-// It is built once, from flags, with a CacheHandlerBuilder; only the callbacks are wired
-// after that, by the handler, before any event arrives.
+// NewCacheHandler builds it once, from flags; only the callbacks are wired after that, by
+// the handler, before any event arrives.
 //
 // Where Gödel's CacheHandler hands out client-go listers, this one hands out a
 // controller-runtime client.Reader backed by the manager's informer cache (PodReader):
@@ -28,25 +74,9 @@ import (
 // (PublicHandle), without the rest: the lock, the Set* wiring and the reservation
 // settings are for the handler and the built-in stores.
 type CacheHandler struct {
-	componentName  string
-	schedulerType  string
-	subClusterKey  string
-	subCluster     string
-	enabled        map[Name]bool
-	podAssumedTTL  time.Duration
-	period         time.Duration
-	reservationTTL time.Duration
-	// reservationDefaultTTL is the lifetime of a Reservation without ttlSeconds.
-	reservationDefaultTTL time.Duration
-	stopCh                <-chan struct{}
-	mu                    *sync.RWMutex
-	podReader             client.Reader
-	clock                 clock.WithTicker
-	generations           *store.Generations
-	// podGroupSources are the enabled PodGroup sources; nil enables every one.
-	podGroupSources map[store.PodGroupSource]bool
-	// accounting are the feature gates of kube-scheduler's charge the flags mirror.
-	accounting store.Accounting
+	cfg         Config // every default filled in
+	mu          sync.RWMutex
+	generations store.Generations
 
 	getNodeInfo func(name string) (*store.NodeInfo, bool)
 	getPodState func(key types.NamespacedName) (store.PodStatus, bool)
@@ -57,55 +87,103 @@ type CacheHandler struct {
 
 var _ store.Handle = (*CacheHandler)(nil)
 
-// ComponentName names this component (in Movement status and logs).
-func (h *CacheHandler) ComponentName() string { return h.componentName }
+// NewCacheHandler fills c's zero fields with their defaults and returns its CacheHandler.
+// A negative duration, an unknown store name or half a sub-cluster is an error naming it;
+// every one found is reported.
+func NewCacheHandler(c Config) (*CacheHandler, error) {
+	var errs []error
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"pod assumed TTL", c.PodAssumedTTL}, {"period", c.Period}, {"reservation TTL", c.ReservationTTL}, {"reservation default TTL", c.ReservationDefaultTTL}} {
+		if d.v < 0 {
+			errs = append(errs, fmt.Errorf("%s must not be negative (0 takes the default), got %v", d.name, d.v))
+		}
+	}
+	if (c.SubClusterKey == "") != (c.SubCluster == "") {
+		errs = append(errs, errors.New("a sub-cluster needs both a label key and a value"))
+	}
+	if c.EnabledStores == nil {
+		c.EnabledStores = FanOutOrder
+	}
+	if c.KnownStores == nil {
+		c.KnownStores = FanOutOrder
+	}
+	for _, n := range c.EnabledStores {
+		if !slices.Contains(c.KnownStores, n) {
+			errs = append(errs, fmt.Errorf("unknown store %q (known: %v)", n, c.KnownStores))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	c.ComponentName = cmp.Or(c.ComponentName, "multicache")
+	c.SchedulerType = cmp.Or(c.SchedulerType, "default-scheduler")
+	c.PodAssumedTTL = cmp.Or(c.PodAssumedTTL, 15*time.Minute)
+	c.Period = cmp.Or(c.Period, time.Second)
+	c.ReservationTTL = cmp.Or(c.ReservationTTL, 10*time.Minute)
+	c.ReservationDefaultTTL = cmp.Or(c.ReservationDefaultTTL, c.ReservationTTL)
+	if c.StopCh == nil {
+		c.StopCh = make(chan struct{})
+	}
+	if c.Clock == nil {
+		c.Clock = clock.RealClock{}
+	}
+	c.EnabledStores, c.PodGroupSources = slices.Clone(c.EnabledStores), slices.Clone(c.PodGroupSources)
+	return &CacheHandler{cfg: c}, nil
+}
 
-// SchedulerType is the scheduler this cache serves (its schedulerName).
-func (h *CacheHandler) SchedulerType() string { return h.schedulerType }
+// ComponentName is Config.ComponentName.
+func (h *CacheHandler) ComponentName() string { return h.cfg.ComponentName }
 
-// SubClusterKey is the node label that splits the cluster into sub-clusters ("" for none).
-func (h *CacheHandler) SubClusterKey() string { return h.subClusterKey }
+// SchedulerType is Config.SchedulerType.
+func (h *CacheHandler) SchedulerType() string { return h.cfg.SchedulerType }
 
-// SubCluster is the value of SubClusterKey this replica serves ("" for the whole cluster).
-func (h *CacheHandler) SubCluster() string { return h.subCluster }
+// SubClusterKey is Config.SubClusterKey.
+func (h *CacheHandler) SubClusterKey() string { return h.cfg.SubClusterKey }
+
+// SubCluster is Config.SubCluster.
+func (h *CacheHandler) SubCluster() string { return h.cfg.SubCluster }
 
 // IsStoreEnabled reports whether a store is built. Required stores are always enabled.
-func (h *CacheHandler) IsStoreEnabled(name Name) bool { return Required(name) || h.enabled[name] }
+func (h *CacheHandler) IsStoreEnabled(name Name) bool {
+	return Required(name) || slices.Contains(h.cfg.EnabledStores, name)
+}
 
-// PodAssumedTTL is how long an assumed pod lives after FinishBinding without the API
-// confirming it.
-func (h *CacheHandler) PodAssumedTTL() time.Duration { return h.podAssumedTTL }
+// IsPodGroupSourceEnabled reports whether the PodGroupStore follows a source.
+func (h *CacheHandler) IsPodGroupSourceEnabled(s store.PodGroupSource) bool {
+	return h.cfg.PodGroupSources == nil || slices.Contains(h.cfg.PodGroupSources, s)
+}
 
-// Period is how often assumed pods are checked for expiry.
-func (h *CacheHandler) Period() time.Duration { return h.period }
+// PodAssumedTTL is Config.PodAssumedTTL.
+func (h *CacheHandler) PodAssumedTTL() time.Duration { return h.cfg.PodAssumedTTL }
 
-// ReservationTTL is the seed's ReservationTTL: how long a deleted pod annotated
-// reserve-on-delete keeps its place on its node (a placeholder, then the Reservation the
-// leader creates for its replacement) with no replacement consuming it.
-func (h *CacheHandler) ReservationTTL() time.Duration { return h.reservationTTL }
+// Period is Config.Period.
+func (h *CacheHandler) Period() time.Duration { return h.cfg.Period }
 
-// ReservationDefaultTTL is how long a reservation without ttlSeconds stays Reserved
-// unmatched.
-func (h *CacheHandler) ReservationDefaultTTL() time.Duration { return h.reservationDefaultTTL }
+// ReservationTTL is Config.ReservationTTL.
+func (h *CacheHandler) ReservationTTL() time.Duration { return h.cfg.ReservationTTL }
 
-// StopCh is closed when the operator stops (its manager's context ends).
-func (h *CacheHandler) StopCh() <-chan struct{} { return h.stopCh }
+// ReservationDefaultTTL is Config.ReservationDefaultTTL.
+func (h *CacheHandler) ReservationDefaultTTL() time.Duration { return h.cfg.ReservationDefaultTTL }
+
+// StopCh is Config.StopCh.
+func (h *CacheHandler) StopCh() <-chan struct{} { return h.cfg.StopCh }
 
 // Mutex is the handler lock: every event holds it for writing, every read for reading.
-func (h *CacheHandler) Mutex() *sync.RWMutex { return h.mu }
+func (h *CacheHandler) Mutex() *sync.RWMutex { return &h.mu }
 
-// PodReader reads pods from the manager's informer cache (nil when not configured).
-func (h *CacheHandler) PodReader() client.Reader { return h.podReader }
+// PodReader is Config.PodReader.
+func (h *CacheHandler) PodReader() client.Reader { return h.cfg.PodReader }
 
-// Clock is the time source of TTLs and deadlines (a fake one in tests).
-func (h *CacheHandler) Clock() clock.WithTicker { return h.clock }
+// Clock is Config.Clock.
+func (h *CacheHandler) Clock() clock.WithTicker { return h.cfg.Clock }
 
 // Generations hands out the generation numbers that incremental snapshots rely on.
-func (h *CacheHandler) Generations() *store.Generations { return h.generations }
+func (h *CacheHandler) Generations() *store.Generations { return &h.generations }
 
-// Accounting is how pods are charged to nodes (the feature gates the flags mirror): what
-// the NodeStore charges and checks is Accounting().PodRequests.
-func (h *CacheHandler) Accounting() store.Accounting { return h.accounting }
+// Accounting is Config.Accounting.
+func (h *CacheHandler) Accounting() store.Accounting { return h.cfg.Accounting }
 
 // GetNodeInfo returns the NodeStore's live NodeInfo of a node. Callers hold the handler
 // lock and must not modify it.
@@ -163,155 +241,4 @@ func (h *CacheHandler) ExtendedResourcesChanged(names ...corev1.ResourceName) {
 // SetExtendedResourcesChangedFunc wires ExtendedResourcesChanged to the NodeStore.
 func (h *CacheHandler) SetExtendedResourcesChangedFunc(fn func(names []corev1.ResourceName)) {
 	h.extendedResourcesChanged = fn
-}
-
-// CacheHandlerBuilder builds a CacheHandler. The zero value is not usable: start with
-// NewCacheHandlerBuilder, whose defaults are documented on each setter.
-type CacheHandlerBuilder struct {
-	h      CacheHandler
-	stores []Name
-	known  []Name
-	// defaultTTLSet: ReservationDefaultTTL was set, so ReservationTTL no longer sets it.
-	defaultTTLSet bool
-}
-
-// NewCacheHandlerBuilder starts a CacheHandler with every store enabled and the defaults:
-// component "multicache", scheduler "default-scheduler", PodAssumedTTL 15m,
-// Period 1s, ReservationTTL and ReservationDefaultTTL 10m, the real clock.
-func NewCacheHandlerBuilder() *CacheHandlerBuilder {
-	return &CacheHandlerBuilder{
-		h: CacheHandler{
-			componentName:         "multicache",
-			schedulerType:         "default-scheduler",
-			podAssumedTTL:         15 * time.Minute,
-			period:                time.Second,
-			reservationTTL:        10 * time.Minute,
-			reservationDefaultTTL: 10 * time.Minute,
-			clock:                 clock.RealClock{},
-		},
-		stores: append([]Name(nil), FanOutOrder...),
-		known:  FanOutOrder,
-	}
-}
-
-// ComponentName sets ComponentName.
-func (b *CacheHandlerBuilder) ComponentName(name string) *CacheHandlerBuilder {
-	b.h.componentName = name
-	return b
-}
-
-// SchedulerType sets SchedulerType.
-func (b *CacheHandlerBuilder) SchedulerType(name string) *CacheHandlerBuilder {
-	b.h.schedulerType = name
-	return b
-}
-
-// SubCluster restricts the cache to the nodes labelled key=value.
-func (b *CacheHandlerBuilder) SubCluster(key, value string) *CacheHandlerBuilder {
-	b.h.subClusterKey, b.h.subCluster = key, value
-	return b
-}
-
-// EnabledStores sets which stores are built (required ones are added).
-func (b *CacheHandlerBuilder) EnabledStores(names ...Name) *CacheHandlerBuilder {
-	b.stores = names
-	return b
-}
-
-// KnownStores sets the names EnabledStores may use (default FanOutOrder, the built-in
-// stores): the handler's registry, when stores are registered beyond the built-in ones.
-func (b *CacheHandlerBuilder) KnownStores(names ...Name) *CacheHandlerBuilder {
-	b.known = names
-	return b
-}
-
-// PodAssumedTTL sets PodAssumedTTL.
-func (b *CacheHandlerBuilder) PodAssumedTTL(d time.Duration) *CacheHandlerBuilder {
-	b.h.podAssumedTTL = d
-	return b
-}
-
-// Period sets Period.
-func (b *CacheHandlerBuilder) Period(d time.Duration) *CacheHandlerBuilder {
-	b.h.period = d
-	return b
-}
-
-// ReservationTTL sets ReservationTTL and, unless ReservationDefaultTTL is set (before or
-// after), ReservationDefaultTTL too: the one setting both had before they were two.
-func (b *CacheHandlerBuilder) ReservationTTL(d time.Duration) *CacheHandlerBuilder {
-	b.h.reservationTTL = d
-	if !b.defaultTTLSet {
-		b.h.reservationDefaultTTL = d
-	}
-	return b
-}
-
-// ReservationDefaultTTL sets ReservationDefaultTTL.
-func (b *CacheHandlerBuilder) ReservationDefaultTTL(d time.Duration) *CacheHandlerBuilder {
-	b.h.reservationDefaultTTL, b.defaultTTLSet = d, true
-	return b
-}
-
-// Accounting sets Accounting (default: kube-scheduler v1.37.1's default feature gates).
-func (b *CacheHandlerBuilder) Accounting(a store.Accounting) *CacheHandlerBuilder {
-	b.h.accounting = a
-	return b
-}
-
-// StopCh sets StopCh.
-func (b *CacheHandlerBuilder) StopCh(ch <-chan struct{}) *CacheHandlerBuilder {
-	b.h.stopCh = ch
-	return b
-}
-
-// PodReader sets PodReader.
-func (b *CacheHandlerBuilder) PodReader(pods client.Reader) *CacheHandlerBuilder {
-	b.h.podReader = pods
-	return b
-}
-
-// Clock sets the time source.
-func (b *CacheHandlerBuilder) Clock(c clock.WithTicker) *CacheHandlerBuilder {
-	b.h.clock = c
-	return b
-}
-
-// Build validates the configuration and returns the CacheHandler. An unknown store name or a
-// non-positive duration is an error naming it.
-func (b *CacheHandlerBuilder) Build() (*CacheHandler, error) {
-	h := b.h
-	var errs []error
-	known := map[Name]bool{}
-	for _, n := range b.known {
-		known[n] = true
-	}
-	h.enabled = map[Name]bool{}
-	for _, n := range b.stores {
-		if !known[n] {
-			errs = append(errs, fmt.Errorf("unknown store %q (known: %v)", n, b.known))
-			continue
-		}
-		h.enabled[n] = true
-	}
-	for _, d := range []struct {
-		name string
-		v    time.Duration
-	}{{"pod assumed TTL", h.podAssumedTTL}, {"period", h.period}, {"reservation TTL", h.reservationTTL}, {"reservation default TTL", h.reservationDefaultTTL}} {
-		if d.v <= 0 {
-			errs = append(errs, fmt.Errorf("%s must be positive, got %v", d.name, d.v))
-		}
-	}
-	if (h.subClusterKey == "") != (h.subCluster == "") {
-		errs = append(errs, errors.New("a sub-cluster needs both a label key and a value"))
-	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
-	if h.stopCh == nil {
-		h.stopCh = make(chan struct{})
-	}
-	h.mu = &sync.RWMutex{}
-	h.generations = &store.Generations{}
-	return &h, nil
 }

@@ -90,8 +90,8 @@ func TestStores_GetAHandleWithoutTheLockOrTheWiring(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	config, err := stores.NewCacheHandlerBuilder().KnownStores(reg.Names()...).EnabledStores(reg.Names()...).
-		PodReader(fake.NewClientBuilder().Build()).Build() // the manager's client reads and writes
+	config, err := stores.NewCacheHandler(stores.Config{KnownStores: reg.Names(), EnabledStores: reg.Names(),
+		PodReader: fake.NewClientBuilder().Build()}) // the manager's client reads and writes
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,7 @@ func TestStores_GetAHandleWithoutTheLockOrTheWiring(t *testing.T) {
 
 func newHandler(t *testing.T) *handler.Handler {
 	t.Helper()
-	config, err := stores.NewCacheHandlerBuilder().Build()
+	config, err := stores.NewCacheHandler(stores.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 )
 
 func TestWatcher_ReportsNodesUnderTheThresholdAndFollowsChanges(t *testing.T) {
-	config, err := stores.NewCacheHandlerBuilder().Build()
+	config, err := stores.NewCacheHandler(stores.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

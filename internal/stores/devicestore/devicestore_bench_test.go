@@ -27,7 +27,7 @@ func BenchmarkDevices_LargeCluster(b *testing.B) {
 		var before, after runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)
-		config, err := stores.NewCacheHandlerBuilder().Build()
+		config, err := stores.NewCacheHandler(stores.Config{})
 		if err != nil {
 			b.Fatal(err)
 		}

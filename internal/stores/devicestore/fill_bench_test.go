@@ -70,7 +70,7 @@ func newE2EWorld() *e2eWorld {
 // fill feeds the world to a new store: the class, the nodes, the slices, the claims (the
 // informers of a cold start deliver them in parallel; the class is one object).
 func (w *e2eWorld) fill(b *testing.B) *devicestore.Store {
-	config, err := stores.NewCacheHandlerBuilder().Build()
+	config, err := stores.NewCacheHandler(stores.Config{})
 	if err != nil {
 		b.Fatal(err)
 	}

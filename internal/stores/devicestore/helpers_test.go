@@ -24,7 +24,7 @@ func newStore(t *testing.T) *devicestore.Store {
 
 func newStoreAndConfig(t *testing.T) (*devicestore.Store, *stores.CacheHandler) {
 	t.Helper()
-	config, err := stores.NewCacheHandlerBuilder().Build()
+	config, err := stores.NewCacheHandler(stores.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 // the cache's read lock for it.
 func BenchmarkClusterCounts(b *testing.B) {
 	const nodes, perNode, claims = 5000, 8, 20000
-	config, err := stores.NewCacheHandlerBuilder().Build()
+	config, err := stores.NewCacheHandler(stores.Config{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -19,7 +19,7 @@ var (
 
 func newStore(t *testing.T) *movementstore.Store {
 	t.Helper()
-	config, err := stores.NewCacheHandlerBuilder().Build()
+	config, err := stores.NewCacheHandler(stores.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,7 +30,7 @@ func withNodeAllocatableClaim(cpu, memory string) ts.PodOption {
 
 func TestNodes_DRANodeAllocatableResourcesChargesWhatComponentHelpersDoesWithTheOption(t *testing.T) {
 	for _, on := range []bool{false, true} {
-		cfg, err := stores.NewCacheHandlerBuilder().Accounting(store.Accounting{DRANodeAllocatableResources: on}).Build()
+		cfg, err := stores.NewCacheHandler(stores.Config{Accounting: store.Accounting{DRANodeAllocatableResources: on}})
 		if err != nil {
 			t.Fatal(err)
 		}

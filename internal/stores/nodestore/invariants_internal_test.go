@@ -22,7 +22,7 @@ import (
 func TestCheckInvariants_RecomputesEveryChargeWithinItsRotation(t *testing.T) {
 	defer func(n int) { recomputedPerCheck = n }(recomputedPerCheck)
 	recomputedPerCheck = 3
-	h, err := stores.NewCacheHandlerBuilder().Build()
+	h, err := stores.NewCacheHandler(stores.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestCheckInvariants_RecomputesEveryChargeWithinItsRotation(t *testing.T) {
 // remembered charge as the node decides now, so a node whose sums kept an old decision (a
 // class came and the node was not re-split) is reported.
 func TestCheckInvariants_FindsADRAChargeThatDoesNotFollowTheDecision(t *testing.T) {
-	h, err := stores.NewCacheHandlerBuilder().Build()
+	h, err := stores.NewCacheHandler(stores.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func TestCheckInvariants_FindsAPodOnTwoNodes(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			defer func(f func(*maphash.Hash, *corev1.Pod) uint64) { podKeyHash = f }(podKeyHash)
 			podKeyHash = tc.hash
-			h, err := stores.NewCacheHandlerBuilder().Build()
+			h, err := stores.NewCacheHandler(stores.Config{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -18,7 +18,7 @@ var config *stores.CacheHandler
 func newStore(t *testing.T) *nodestore.Store {
 	t.Helper()
 	var err error
-	if config, err = stores.NewCacheHandlerBuilder().Build(); err != nil {
+	if config, err = stores.NewCacheHandler(stores.Config{}); err != nil {
 		t.Fatal(err)
 	}
 	return nodestore.New(config)

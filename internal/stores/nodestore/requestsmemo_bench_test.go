@@ -25,7 +25,7 @@ func BenchmarkRequestsMemo_Fill150000Pods(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				b.StopTimer()
-				cfg, err := stores.NewCacheHandlerBuilder().Build()
+				cfg, err := stores.NewCacheHandler(stores.Config{})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -27,7 +27,7 @@ func BenchmarkCheckInvariants_WideBudgets(b *testing.B) {
 // newStore is an empty store (the package's own tests read its fields).
 func newStore(t testing.TB) *Store {
 	t.Helper()
-	config, err := stores.NewCacheHandlerBuilder().Build()
+	config, err := stores.NewCacheHandler(stores.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

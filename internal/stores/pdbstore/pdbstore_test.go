@@ -15,7 +15,7 @@ import (
 
 func newStore(t *testing.T) *pdbstore.Store {
 	t.Helper()
-	config, err := stores.NewCacheHandlerBuilder().Build()
+	config, err := stores.NewCacheHandler(stores.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

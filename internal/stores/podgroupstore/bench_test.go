@@ -13,7 +13,7 @@ import (
 // BenchmarkPodGroup_UpdatePod is the store's cost of one pod update, the hot event: for a pod
 // of no group (most pods) and for a member moving from Pending to Running.
 func BenchmarkPodGroup_UpdatePod(b *testing.B) {
-	config, err := stores.NewCacheHandlerBuilder().Build()
+	config, err := stores.NewCacheHandler(stores.Config{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -19,7 +19,7 @@ import (
 func TestCheckInvariants_FindsEveryCorruption(t *testing.T) {
 	gang := types.NamespacedName{Namespace: "ns", Name: "gang"}
 	invariants.CheckCorruptions(t, func(t *testing.T) *Store {
-		config, err := stores.NewCacheHandlerBuilder().Build()
+		config, err := stores.NewCacheHandler(stores.Config{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -25,7 +25,7 @@ var (
 // changed (its Outbox) since the last call.
 func newStore(t *testing.T) (*podgroupstore.Store, func() []types.NamespacedName) {
 	t.Helper()
-	config, err := stores.NewCacheHandlerBuilder().Build()
+	config, err := stores.NewCacheHandler(stores.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -124,7 +124,7 @@ func TestPodGroupSources_MemberMovesBetweenSources(t *testing.T) {
 }
 
 func TestPodGroupSources_DisabledSourceCountsNothing(t *testing.T) {
-	config, err := stores.NewCacheHandlerBuilder().PodGroupSources(store.PodGroupSourceMulticache).Build()
+	config, err := stores.NewCacheHandler(stores.Config{PodGroupSources: []store.PodGroupSource{store.PodGroupSourceMulticache}})
 	if err != nil {
 		t.Fatal(err)
 	}

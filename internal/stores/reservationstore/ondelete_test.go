@@ -34,7 +34,7 @@ type cluster struct {
 func newCluster(t *testing.T) *cluster {
 	t.Helper()
 	clk := clocktesting.NewFakeClock(t0)
-	cfg, err := stores.NewCacheHandlerBuilder().Clock(clk).ReservationTTL(holdTTL).ReservationDefaultTTL(time.Hour).Build()
+	cfg, err := stores.NewCacheHandler(stores.Config{Clock: clk, ReservationTTL: holdTTL, ReservationDefaultTTL: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,11 +23,11 @@ func WithClock(c clock.WithTicker) Option {
 // flags' default durations, the real clock) and no other store: GetNodeInfo and
 // GetPodState answer nothing, as before the first event.
 func NewHandle(opts ...Option) store.Handle {
-	o := options{clock: clock.RealClock{}}
+	var o options
 	for _, opt := range opts {
 		opt(&o)
 	}
-	h, err := stores.NewCacheHandlerBuilder().Clock(o.clock).Build()
+	h, err := stores.NewCacheHandler(stores.Config{Clock: o.clock})
 	if err != nil {
 		panic("storetest: multicache's defaults do not build: " + err.Error()) // they are valid
 	}
