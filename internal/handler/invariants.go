@@ -24,15 +24,15 @@ import (
 // check never holds the read lock for all of it (check): the NodeStore and the PodStore are
 // read in parts, checkNodesPerHold nodes or checkPodsPerHold pods per hold, each other store
 // under a hold of its own, and what costs most (sums, recomputed requests) runs after the
-// lock is released (stores.DeferredChecker). Every finding compares what one hold saw, but
-// an event between two parts of the nodes can make a finding false (a pod deleted, then
-// created on another node, is seen on two). So when the parts find anything, the check runs
-// again with the nodes under one hold and the pods under one hold, and its findings are the
-// ones reported (multicache_invariant_rechecks_total counts how often, and whether it cleared
-// the parts' findings). A healthy cache, the usual case, never takes the long holds. When
-// the violations are confirmed, the stores that keep totals as events change them and found
-// them wrong rebuild them from their objects (rebuildTotals): the miscount is reported once,
-// not served until a restart.
+// lock is released (stores.DeferredChecker). Every finding but a pod on two nodes compares
+// what one hold saw; that one an event between two parts of the nodes can make false (a pod
+// deleted, then created on another node, is seen on two). So when the parts find anything,
+// the check runs again with the nodes under one hold and the pods under one hold, and its
+// findings are the ones reported (multicache_invariant_rechecks_total counts how often, and
+// whether it cleared the parts' findings). A healthy cache, the usual case, never takes the
+// long holds. When the violations are confirmed, the stores that keep totals as events
+// change them and found them wrong rebuild them from their objects (rebuildTotals): the
+// miscount is reported once, not served until a restart.
 func (h *Handler) CheckInvariants() []error {
 	errs := h.checkInParts()
 	if len(errs) > 0 {
@@ -127,7 +127,8 @@ func (h *Handler) check(nodesEach, podsEach int, pace *yield.Pacer) []error {
 			return
 		}
 		chargeable := e.Pod.Spec.NodeName != "" && !store.IsTerminal(e.Pod)
-		switch charged := h.nodes.Holds(e.Pod); {
+		// Charged by key: a node holding another copy is the node part's finding.
+		switch charged := h.nodes.Holds(e.Pod) || h.nodes.HoldsKey(e.Pod.Spec.NodeName, key); {
 		case chargeable && !charged:
 			errs = append(errs, fmt.Errorf("pod %s (%s) is not charged to node %s", key, e.State, e.Pod.Spec.NodeName))
 		case !chargeable && charged:

@@ -13,6 +13,7 @@ import (
 	"github.com/seed0f91f25e/multicache/internal/stores"
 	"github.com/seed0f91f25e/multicache/internal/stores/nodestore"
 	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // populated returns a handler holding nodes nodes and pods pods spread over them: more than
@@ -42,20 +43,25 @@ func TestCheckInvariants_InPartsFindsWhatTheWholeCheckFinds(t *testing.T) {
 		name    string
 		corrupt func(h *Handler, last *corev1.Pod)
 		want    string
+		// findings is how many violations CheckInvariants reports: one per thing wrong.
+		findings int
 	}{
 		{"a pod no node charges", func(h *Handler, last *corev1.Pod) { h.nodes.DeletePod(last) },
-			"is not charged to node"},
+			"is not charged to node", 1},
 		{"a pod charged that the pod store does not know", func(h *Handler, last *corev1.Pod) {
 			h.nodes.AddPod(ts.MakePod("ns", "stranger", ts.OnNode(last.Spec.NodeName), ts.Requests("1", "1Gi")))
-		}, "pod ns/stranger is charged to node " + fmt.Sprintf("n-%04d", (pods-1)%nodes) + " but unknown to the pod store"},
+		}, "pod ns/stranger is charged to node " + fmt.Sprintf("n-%04d", (pods-1)%nodes) + " but unknown to the pod store", 1},
 		{"a node holding another copy", func(h *Handler, last *corev1.Pod) {
 			h.nodes.DeletePod(last)
 			h.nodes.AddPod(last.DeepCopy())
-		}, "the node holds another copy than the pod store"},
+		}, "the node holds another copy than the pod store", 1},
 		{"a terminal pod still charged", func(h *Handler, last *corev1.Pod) {
-			// The object both stores hold ends (stores never mutate one; a corruption may).
-			last.Status.Phase = corev1.PodSucceeded
-		}, "is charged to node " + fmt.Sprintf("n-%04d", (pods-1)%nodes) + " but should not be"},
+			// The pod store took the ended pod; the node kept the running copy (two findings).
+			done := last.DeepCopy()
+			done.Status.Phase = corev1.PodSucceeded
+			e, _ := h.pods.Entry(store.PodKey(last))
+			e.Pod, e.APIPod = done, done
+		}, "is charged to node " + fmt.Sprintf("n-%04d", (pods-1)%nodes) + " but should not be", 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h, held := populated(t, nodes, pods)
@@ -72,8 +78,12 @@ func TestCheckInvariants_InPartsFindsWhatTheWholeCheckFinds(t *testing.T) {
 			if !strings.Contains(fmt.Sprint(errs), tc.want) {
 				t.Errorf("CheckInvariants() = %v, want a violation containing %q", errs, tc.want)
 			}
-			if got, want := errorSet(errs), errorSet(h.checkWhole()); !slices.Equal(got, want) {
-				t.Errorf("CheckInvariants() = %q, the whole check %q", got, want)
+			if len(errs) != tc.findings {
+				t.Errorf("CheckInvariants() = %q, want %d findings", errorSet(errs), tc.findings)
+			}
+			// Nothing moves meanwhile: the parts find what the whole check finds.
+			if parts, whole := errorSet(h.checkInParts()), errorSet(h.checkWhole()); !slices.Equal(parts, whole) {
+				t.Errorf("the check in parts found %q, the whole check %q", parts, whole)
 			}
 		})
 	}

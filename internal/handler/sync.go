@@ -10,7 +10,7 @@ import (
 )
 
 // Sync is how the feeds hand the cache what an informer holds: the current object under a
-// key, or nil when it is gone. The handler derives the edge from what the
+// key, or a typed nil when it is gone. The handler derives the edge from what the
 // stores are charged with (the last-seen object), under the one lock, so that nothing
 // moves between deciding and applying:
 //

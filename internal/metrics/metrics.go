@@ -71,13 +71,13 @@ var (
 		Help: "Invariant violations found when the cache checked itself.",
 	})
 
-	// InvariantRechecksTotal counts the checks in parts that found something and ran again
-	// under one hold of the read lock, by result: cleared (the whole check found nothing:
+	// InvariantRechecksTotal counts the checks in parts that found something and ran again,
+	// all nodes under one hold of the read lock and all pods under another, by result: cleared (the whole check found nothing:
 	// events came between two parts) or confirmed (it found violations). Its rate is how
-	// often a verify run takes the long hold that checking in parts avoids.
+	// often a verify run takes the long holds that checking in parts avoids.
 	InvariantRechecksTotal = counterVec(prometheus.CounterOpts{
 		Namespace: namespace, Name: "invariant_rechecks_total",
-		Help: "Self-checks in parts that suspected a violation and ran again under one hold of the lock, by result (cleared: events between two parts; confirmed).",
+		Help: "Self-checks in parts that suspected a violation and ran again with all nodes in one hold of the lock and all pods in another, by result (cleared: events between two parts; confirmed).",
 	}, []string{"result"})
 )
 

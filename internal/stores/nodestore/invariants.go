@@ -143,6 +143,16 @@ func (s *Store) Holds(pod *corev1.Pod) bool {
 	return ok
 }
 
+// HoldsKey reports, with the handler's read lock held, whether a node holds a pod of this
+// key, this very object or another copy (a walk of the node's pods).
+func (s *Store) HoldsKey(node string, key types.NamespacedName) bool {
+	info, ok := s.nodes.Get(node)
+	if !ok {
+		return false
+	}
+	return slices.ContainsFunc(info.Pods, func(p *corev1.Pod) bool { return p.Namespace == key.Namespace && p.Name == key.Name })
+}
+
 // Finish checks, without the lock, what the copies hold: the sums, the recomputed
 // requests, no pod on two nodes, every pod bound to its node and not terminal.
 func (chk *Check) Finish() []error {
