@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -146,7 +147,9 @@ func checkSamples(t *testing.T, name string, writes int) {
 
 // checkAPICosts checks what the harness read of the API server: every subject streamed
 // every pod, and multicache and kube-scheduler asked for pods in the encoding the informer
-// asks for (protobuf: the same bytes per event).
+// asks for (protobuf: about the same bytes per event; JSON would be half as much again).
+// Not exactly: a pod that changes while a subject starts adds an event of another size (an
+// exact comparison failed on a loaded machine, 1569 bytes against 1569 rounded).
 func checkAPICosts(t *testing.T, res *Result) {
 	t.Helper()
 	var informerBytes float64
@@ -163,8 +166,8 @@ func checkAPICosts(t *testing.T, res *Result) {
 		if pods.WatchEvents < res.Config.Size.Pods || pods.StreamedLists != 1 {
 			t.Errorf("%s: %d pod watch events in %d streamed lists; want at least %d in one", c.Subject, pods.WatchEvents, pods.StreamedLists, res.Config.Size.Pods)
 		}
-		if got := pods.BytesPerEvent(); got != informerBytes {
-			t.Errorf("%s: %.0f bytes per pod event, the protobuf informer %.0f: it asks for another encoding", c.Subject, got, informerBytes)
+		if got := pods.BytesPerEvent(); math.Abs(got-informerBytes) > 0.05*informerBytes {
+			t.Errorf("%s: %.1f bytes per pod event, the protobuf informer %.1f: it asks for another encoding", c.Subject, got, informerBytes)
 		}
 		if c.API.APIServerCPU <= 0 {
 			t.Errorf("%s: no API server CPU during its start", c.Subject)
