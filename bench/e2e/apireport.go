@@ -18,7 +18,7 @@ func writeAPICosts(p func(string, ...any), res *Result) {
 	p("From just before the subject's process starts to the poll that found it full: the CPU of kube-apiserver and etcd (`/proc/<pid>/stat`), ")
 	p("and the differences of the API server's own metrics. Watches are left out of the requests (one is counted when it ends; the subject's own are open until it is stopped, and counted apart). ")
 	p("With client-go's streaming lists (WatchListClient, on by default since 1.35, in every subject) the initial list is sent as watch events. ")
-	p("Bytes per pod event show the encoding the client asked for: JSON is about 1.5 times protobuf's size (`-informer-json` adds a subject that reads JSON). ")
+	p("Bytes per pod event show the encoding the client asked for: JSON is about 1.5 times protobuf's size. ")
 	p("multicache's CRDs are served as JSON only.\n\n")
 	p("The API server's idle CPU is measured over the pause before each start (no subject running); net of idle is its CPU less that rate times the window.\n\n")
 	p("| round | subject | window (s) | API server CPU (s) | idle (cores) | net of idle (s) | etcd CPU (s) | requests ended | time serving them (s) | watch events | watch MiB | B / pod event | streamed lists (s) | open watches |\n")

@@ -21,7 +21,7 @@ import (
 type APIServer struct {
 	// APIServerPid and EtcdPid are the processes' ids.
 	APIServerPid, EtcdPid int
-	host, metricsURL      string
+	metricsURL            string
 	client                *http.Client
 }
 
@@ -68,8 +68,7 @@ func NewAPIServer(cfg *rest.Config) (*APIServer, error) {
 	for i, f := range apiServerFamilies {
 		q[i] = "name[]=" + f
 	}
-	a.host = strings.TrimSuffix(cfg.Host, "/")
-	a.metricsURL = a.host + "/metrics?" + strings.Join(q, "&")
+	a.metricsURL = strings.TrimSuffix(cfg.Host, "/") + "/metrics?" + strings.Join(q, "&")
 	return a, nil
 }
 
@@ -136,12 +135,6 @@ func (a *APIServer) Metrics(ctx context.Context, s *APISnapshot) error {
 	}
 	s.Metrics = harness.ParseMetrics(body, apiServerSeries...)
 	return nil
-}
-
-// CPUProfile returns a CPU profile of the API server over the next seconds
-// (/debug/pprof/profile; kube-apiserver serves it with --profiling, on by default).
-func (a *APIServer) CPUProfile(ctx context.Context, seconds int) ([]byte, error) {
-	return a.get(ctx, fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", a.host, seconds), time.Duration(seconds)*time.Second+harness.RequestTimeout)
 }
 
 // get returns the body of the API server's url, read as the administrator.

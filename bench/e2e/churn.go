@@ -42,7 +42,7 @@ type ChurnResult struct {
 	// Lag is from an API write returning to multicache counting its event as applied.
 	// Floor is the same for the harness's own bare informer (the watch alone, no reading).
 	// InformerLag is the bare informer's (cmd/informer, its own process) read exactly as
-	// multicache's is: its pod event counters read every Poll (zero without one).
+	// multicache's is: its pod event counters read every Poll.
 	Lag, Floor, InformerLag Quantiles
 	// InformerMissing writes the bare informer never showed (within the drain timeout).
 	InformerMissing int
@@ -194,11 +194,6 @@ type Churn struct {
 	DrainTimeout time.Duration
 	// Pause between phases.
 	Pause time.Duration
-	// Samples, when not empty, is a directory that gets, per phase, every write's lags
-	// (lag-<rate>-<operation>[-dump].tsv): when each write returned, after multicache
-	// started, and its lag in multicache and in the informer, to set against what
-	// multicache did then (GODEBUG=gctrace=1 in its log, say).
-	Samples string
 }
 
 // ChurnReport is the churn's phases and what reading multicache's counters costs it.
@@ -230,8 +225,8 @@ func cpuOver(pid int, d time.Duration) (float64, error) {
 
 // Run drives the steps against the multicache instance mc, three phases each, then calls
 // settled (multicache's memory is read there), then runs the phase during which the dump is
-// read back to back. inf, when not nil, is a bare informer (InformerSubject) running
-// alongside, whose lag is read the same way as multicache's in every phase.
+// read back to back. inf is a bare informer (InformerSubject) running alongside, whose lag
+// is read the same way as multicache's in every phase.
 func (c Churn) Run(ctx context.Context, cl *harness.Cluster, size Size, rsUID types.UID, mc, inf *Instance, log io.Writer,
 	settled func() error) (*ChurnReport, error) {
 	ch := &churner{c: cl.Client, size: size, rsUID: rsUID}
@@ -258,10 +253,8 @@ func (c Churn) Run(ctx context.Context, cl *harness.Cluster, size Size, rsUID ty
 	if rep.PolledCPU, err = cpuOver(mc.Pid(), overheadWindow); err != nil {
 		return rep, err
 	}
-	if inf != nil {
-		pollers.inf = &eventPoller{url: inf.MetricsURL, family: informerEvents, interval: c.Poll}
-		go pollers.inf.run(pollCtx)
-	}
+	pollers.inf = &eventPoller{url: inf.MetricsURL, family: informerEvents, interval: c.Poll}
+	go pollers.inf.run(pollCtx)
 	fmt.Fprintf(log, "  multicache idle: %.3f cores; reading its event counters (%d bytes) every %v: %.3f cores\n",
 		rep.IdleCPU, rep.ScrapeBytes, c.Poll, rep.PolledCPU)
 
@@ -275,7 +268,7 @@ func (c Churn) Run(ctx context.Context, cl *harness.Cluster, size Size, rsUID ty
 			if op == opDelete {
 				count = len(created)
 			}
-			r, writes, err := c.runPhase(ctx, step, op, count, do, pollers, floor, mc, "")
+			r, writes, err := c.runPhase(ctx, step, op, count, do, pollers, floor, mc)
 			if err != nil {
 				return rep, err
 			}
@@ -312,7 +305,7 @@ func (c Churn) duringDump(ctx context.Context, ch *churner, step ChurnStep, poll
 	dumps := make(chan []EndpointCost, 1)
 	go func() { dumps <- dumpsDuring(dumpCtx, mc, log) }()
 	n := int(step.Rate * step.Duration.Seconds())
-	r, _, err := c.runPhase(ctx, step, opUpdate, n, ch.phase(opUpdate, n, nil), pollers, floor, mc, "-dump")
+	r, _, err := c.runPhase(ctx, step, opUpdate, n, ch.phase(opUpdate, n, nil), pollers, floor, mc)
 	stopDumps()
 	rep.Dumps = <-dumps
 	if err != nil {
@@ -327,25 +320,21 @@ func (c Churn) duringDump(ctx context.Context, ch *churner, step ChurnStep, poll
 	return nil
 }
 
-// lagPollers read the pod event counters of multicache and, when one runs alongside, of
-// the bare informer (inf, else nil).
+// lagPollers read the pod event counters of multicache and of the bare informer alongside.
 type lagPollers struct{ mc, inf *eventPoller }
 
-// runPhase issues one phase's writes, waits until multicache (and the bare informer) have
-// applied them (or DrainTimeout passes) and computes the lags; samplesSuffix ends the name
-// of its samples file (Samples).
+// runPhase issues one phase's writes, waits until multicache and the bare informer have
+// applied them (or DrainTimeout passes) and computes the lags.
 func (c Churn) runPhase(ctx context.Context, step ChurnStep, op, n int, do writeFunc, pollers lagPollers, floor *watchFloor,
-	mc *Instance, samplesSuffix string) (ChurnResult, []write, error) {
+	mc *Instance) (ChurnResult, []write, error) {
 	poller := pollers.mc
 	base, err := poller.waitLast(ctx, time.Now(), c.DrainTimeout)
 	if err != nil {
 		return ChurnResult{}, nil, err
 	}
-	var infBase eventSample
-	if pollers.inf != nil {
-		if infBase, err = pollers.inf.waitLast(ctx, time.Now(), c.DrainTimeout); err != nil {
-			return ChurnResult{}, nil, err
-		}
+	infBase, err := pollers.inf.waitLast(ctx, time.Now(), c.DrainTimeout)
+	if err != nil {
+		return ChurnResult{}, nil, err
 	}
 	cpu0, err := ReadCPU(mc.Pid())
 	if err != nil {
@@ -364,12 +353,8 @@ func (c Churn) runPhase(ctx context.Context, step ChurnStep, op, n int, do write
 	deadline := time.Now().Add(c.DrainTimeout)
 	for {
 		s, _ := poller.last()
-		done := s.applied[op]-base.applied[op] >= want
-		if pollers.inf != nil {
-			si, _ := pollers.inf.last()
-			done = done && si.applied[op]-infBase.applied[op] >= want
-		}
-		if done || time.Now().After(deadline) {
+		si, _ := pollers.inf.last()
+		if s.applied[op]-base.applied[op] >= want && si.applied[op]-infBase.applied[op] >= want || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(c.Poll)
@@ -378,19 +363,8 @@ func (c Churn) runPhase(ctx context.Context, step ChurnStep, op, n int, do write
 	samples := poller.since(base.at)
 	lags, missing := matchLags(returns, samples, op, base.applied[op])
 	r.Lag, r.Missing = quantiles(lags), missing
-	if pollers.inf != nil {
-		infLags, infMissing := matchLags(returns, pollers.inf.since(infBase.at), op, infBase.applied[op])
-		r.InformerLag, r.InformerMissing = quantiles(infLags), infMissing
-	}
-	if c.Samples != "" {
-		var infLags []time.Duration
-		if pollers.inf != nil {
-			infLags, _ = matchLags(returns, pollers.inf.since(infBase.at), op, infBase.applied[op])
-		}
-		if err := writeSamples(c.Samples, step, op, samplesSuffix, returns, lags, infLags, mc.Started); err != nil {
-			return ChurnResult{}, nil, err
-		}
-	}
+	infLags, infMissing := matchLags(returns, pollers.inf.since(infBase.at), op, infBase.applied[op])
+	r.InformerLag, r.InformerMissing = quantiles(infLags), infMissing
 	if i := slices.Index(lags, r.Lag.Max); i >= 0 && r.Lag.N > 0 {
 		r.WorstAt = returns[i].Sub(mc.Started)
 	}

@@ -23,19 +23,6 @@ func MulticacheKindsInformerSubject(bin string) Subject {
 	return informerSubject("informer-mc-kinds", bin, true, "-kinds=multicache")
 }
 
-// JSONInformerSubject is InformerSubject reading JSON: the size of a pod's watch event in
-// JSON, against which the other subjects' show what they ask for. (JSON must be asked for:
-// client-go's typed clients prefer protobuf when the content type is left unset.)
-func JSONInformerSubject(bin string) Subject {
-	return informerSubject("informer-json", bin, false, "-content-type=application/json")
-}
-
-// UncompressedInformerSubject is InformerSubject without gzip: what the API server's
-// compression of streamed lists (WatchListCompression) costs it and saves on the wire.
-func UncompressedInformerSubject(bin string) Subject {
-	return informerSubject("informer-nogzip", bin, false, "-disable-compression")
-}
-
 func informerSubject(name, bin string, multicacheKinds bool, extra ...string) Subject {
 	return Subject{Name: name, Start: func(env Env, logPath string) (*Instance, error) {
 		port, err := harness.FreePort()

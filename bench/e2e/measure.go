@@ -3,11 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
-
-	"github.com/seed0f91f25e/multicache/internal/harness"
 )
 
 // ColdStart is one cold start of one subject.
@@ -41,9 +37,6 @@ type Timing struct {
 	Timeout time.Duration
 	// Settle is how long the process runs after full before its memory is read.
 	Settle time.Duration
-	// ProfileDir, when set, receives each subject's heap profile after the forced
-	// collection (heap-<subject>-<round>.pb.gz, for go tool pprof).
-	ProfileDir string
 }
 
 // Watch polls a running instance until it is full, or fails when the process exits or
@@ -107,19 +100,6 @@ func Settle(ctx context.Context, in *Instance, timing Timing, cs *ColdStart) err
 		return fmt.Errorf("heap after GC: %w", err)
 	}
 	cs.HeapAfterGC = heap
-	if timing.ProfileDir != "" {
-		body, err := harness.Get(ctx, in.PprofURL+"/heap", harness.RequestTimeout)
-		if err != nil {
-			return fmt.Errorf("heap profile: %w", err)
-		}
-		name := fmt.Sprintf("heap-%s-%d.pb.gz", cs.Subject, cs.Round)
-		if cs.Round < 0 {
-			name = fmt.Sprintf("heap-%s.pb.gz", cs.Subject)
-		}
-		if err := os.WriteFile(filepath.Join(timing.ProfileDir, name), body, 0o644); err != nil {
-			return err
-		}
-	}
 	return nil
 }
 

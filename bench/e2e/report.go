@@ -161,7 +161,7 @@ func WriteReport(w io.Writer, res *Result, machine string) {
 		p("Each rate in three phases of %v: pod creates, label updates of populated pods, deletes of the created pods. ", cfg.Churn.Steps[0].Duration)
 		p("Lag: API write answered -> multicache's `multicache_events_total{kind=\"Pod\"}` counter shows it applied (read every %v). ", cfg.Churn.Poll)
 		p("Floor: API write answered -> a bare informer in the harness receives the event (no reading). ")
-		p("Informer: the bare informer of pods and nodes (its own process, alongside multicache), its pod event counters read exactly as multicache's are: the informer's own lag at the same rate, measured the same way (- when not run).\n\n")
+		p("Informer: the bare informer of pods and nodes (its own process, alongside multicache), its pod event counters read exactly as multicache's are: the informer's own lag at the same rate, measured the same way.\n\n")
 		p("| rate (writes/s) | operation | achieved | writes | API write p50 (ms) | lag p50 (ms) | lag p99 (ms) | lag max (ms) | floor p50 (ms) | floor p99 (ms) | informer p50 (ms) | informer p99 (ms) | lag p99 / informer p99 | drain (ms) | multicache CPU (cores) | kept up |\n")
 		p("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|:---:|\n")
 		for _, r := range res.Churn.Phases {

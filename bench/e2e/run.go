@@ -24,10 +24,10 @@ type Config struct {
 	Subjects []Subject
 	// Multicache is the subject the churn runs against (usually also in Subjects).
 	Multicache Subject
-	// ChurnInformer, when set, runs alongside multicache during the churn (InformerSubject),
-	// its pod event counters read as multicache's are: the informer's own lag at the same
-	// rate, measured the same way.
-	ChurnInformer *Subject
+	// ChurnInformer runs alongside multicache during the churn (InformerSubject), its pod
+	// event counters read as multicache's are: the informer's own lag at the same rate,
+	// measured the same way.
+	ChurnInformer Subject
 	// Assets holds kube-apiserver and etcd; RepoRoot is the main module (for its CRDs).
 	Assets, RepoRoot string
 	// Dir receives the logs, the kubeconfig and the subjects' configuration.
@@ -40,9 +40,6 @@ type Config struct {
 	Cooldown time.Duration
 	// Churn steps against multicache; none skips the churn.
 	Churn Churn
-	// CPUProfileSeconds, when positive, adds one more start of every subject after the
-	// rounds, with a CPU profile of its first CPUProfileSeconds (cpu-<subject>.pb.gz in Dir).
-	CPUProfileSeconds int
 	// Shards, when not empty (each one of ShardSplits), measures after the rounds a
 	// whole-cluster replica and then the replicas of every sub-cluster of each split
 	// (ShardSubject), each alone, ShardRounds times (at least once).
@@ -136,10 +133,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	// multicache writes the status of every PodGroup and Reservation on its first start;
 	// later starts find them written. The warm-up keeps that one-off cost out of the samples.
 	fmt.Fprintf(log, "warm-up: multicache writes the initial statuses\n")
-	warmUp := cfg.Timing
-	warmUp.ProfileDir = ""
 	idle := env.API.Pause(cfg.Cooldown)
-	if res.WarmUp, err = MeasureColdStart(ctx, cfg.Multicache, env, -1, warmUp, filepath.Join(cfg.Dir, "multicache-warmup.log"), checkStores); err != nil {
+	if res.WarmUp, err = MeasureColdStart(ctx, cfg.Multicache, env, -1, cfg.Timing, filepath.Join(cfg.Dir, "multicache-warmup.log"), checkStores); err != nil {
 		return res, err
 	}
 	if res.WarmUp.API != nil {
@@ -176,17 +171,6 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		res.ShardRun, err = runShards(ctx, cfg, env, log)
 		if err != nil {
 			return res, err
-		}
-	}
-
-	if cfg.CPUProfileSeconds > 0 {
-		for _, s := range cfg.Subjects {
-			time.Sleep(cfg.Cooldown)
-			if err := ProfileColdStart(ctx, s, env, cfg.Timing, cfg.CPUProfileSeconds, cfg.Dir); err != nil {
-				return res, err
-			}
-			fmt.Fprintf(log, "  CPU profile of %s's first %ds: %s, the API server's: %s\n", s.Name, cfg.CPUProfileSeconds,
-				filepath.Join(cfg.Dir, "cpu-"+s.Name+".pb.gz"), filepath.Join(cfg.Dir, "apiserver-cpu-"+s.Name+".pb.gz"))
 		}
 	}
 
@@ -227,18 +211,16 @@ func runChurn(ctx context.Context, cfg Config, cl *harness.Cluster, env Env, res
 	if _, err := Watch(ctx, in, env.Want, cfg.Timing, logPath); err != nil {
 		return fmt.Errorf("multicache for the churn: %w", err)
 	}
-	var inf *Instance
-	if cfg.ChurnInformer != nil {
-		infLog := filepath.Join(cfg.Dir, cfg.ChurnInformer.Name+"-churn.log")
-		if inf, err = cfg.ChurnInformer.Start(env, infLog); err != nil {
-			return err
-		}
-		defer inf.Stop(10 * time.Second)
-		if _, err := Watch(ctx, inf, env.Want, cfg.Timing, infLog); err != nil {
-			return fmt.Errorf("%s for the churn: %w", cfg.ChurnInformer.Name, err)
-		}
-		fmt.Fprintf(log, "churn alongside %s (pid %d), read alike\n", cfg.ChurnInformer.Name, inf.Pid())
+	infLog := filepath.Join(cfg.Dir, cfg.ChurnInformer.Name+"-churn.log")
+	inf, err := cfg.ChurnInformer.Start(env, infLog)
+	if err != nil {
+		return err
 	}
+	defer inf.Stop(10 * time.Second)
+	if _, err := Watch(ctx, inf, env.Want, cfg.Timing, infLog); err != nil {
+		return fmt.Errorf("%s for the churn: %w", cfg.ChurnInformer.Name, err)
+	}
+	fmt.Fprintf(log, "churn alongside %s (pid %d), read alike\n", cfg.ChurnInformer.Name, inf.Pid())
 	fmt.Fprintf(log, "churn against multicache (pid %d)\n", in.Pid())
 	// multicache's memory after the churn is read before the debug endpoints are (their
 	// answers are tens of megabytes of garbage).

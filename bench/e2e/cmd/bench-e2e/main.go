@@ -46,39 +46,32 @@ func main() {
 
 func run() error {
 	var (
-		sizeName     = flag.String("size", "small", "cluster size: small (100 nodes / 3,000 pods), medium (1,000 / 30,000), large (5,000 / 150,000) or NODES/PODS")
-		rounds       = flag.Int("rounds", 3, "rounds of cold starts (medians are reported)")
-		assets       = flag.String("assets", os.Getenv("KUBEBUILDER_ASSETS"), "directory with kube-apiserver and etcd (bin/k8s)")
-		repo         = flag.String("repo", "../..", "the main module's directory (CRDs, commit)")
-		mcBin        = flag.String("multicache", "", "the multicache binary (go build -o bin/multicache . in the main module)")
-		schedBin     = flag.String("kube-scheduler", "", "the kube-scheduler binary (default: kube-scheduler in -assets); the subject is skipped when it is missing")
-		dir          = flag.String("dir", "", "directory for logs, kubeconfig and the informer binary (default: a new temporary directory)")
-		out          = flag.String("out", "", "also write the markdown report to this file")
-		writers      = flag.Int("writers", 16, "parallel writers populating the cluster")
-		poll         = flag.Duration("poll", 100*time.Millisecond, "how often a starting subject's metrics are read")
-		settle       = flag.Duration("settle", 5*time.Second, "how long a subject runs after it is full before its memory is read")
-		cooldown     = flag.Duration("cooldown", 3*time.Second, "pause between two cold starts")
-		timeout      = flag.Duration("timeout", 0, "how long a cold start may take (default by size)")
-		rates        = flag.String("churn-rates", "60,150,450", "churn steps, writes per second (a third each creates, label updates, deletes); empty skips the churn")
-		churnDur     = flag.Duration("churn-duration", 0, "how long each churn step lasts (default by size)")
-		churnPoll    = flag.Duration("churn-poll", 10*time.Millisecond, "how often multicache's event counters are read during the churn")
-		churnSamples = flag.Bool("churn-samples", false, "write every churn write's lags into -dir (lag-<rate>-<operation>.tsv), to set against multicache's log (e.g. run with GODEBUG=gctrace=1)")
-		profiles     = flag.Bool("profiles", true, "save each subject's heap profile after GC into -dir (heap-<subject>-<round>.pb.gz)")
-		cpuProfile   = flag.Int("cpuprofile", 0, "when positive, start every subject once more after the rounds with a CPU profile of its first N seconds and one of the API server over the same seconds (cpu-<subject>.pb.gz, apiserver-cpu-<subject>.pb.gz in -dir)")
-		baseline     = flag.String("multicache-baseline", "", "another multicache binary (e.g. built from main before a change), started as the subject multicache-baseline in the same rounds: a before/after on one cluster")
-		mcArgs       = flag.String("multicache-args", "", "extra flags of multicache, space-separated (e.g. --verify-period=0)")
-		churnWorks   = flag.Int("churn-workers", 32, "writers per churn operation")
-		churnInf     = flag.Bool("churn-informer", true, "run the bare informer of pods and nodes alongside multicache during the churn and read its pod event counters as multicache's are: the informer's own lag, measured the same way")
-		mcKinds      = flag.Bool("informer-mc-kinds", true, "also cold-start informer-mc-kinds, a bare informer of every kind multicache watches")
-		jsonInf      = flag.Bool("informer-json", false, "also cold-start informer-json, the bare informer of pods and nodes reading JSON: the size of a JSON pod event, to read the encoding the others ask for")
-		noGzipInf    = flag.Bool("informer-nogzip", false, "also cold-start informer-nogzip, the bare informer of pods and nodes not accepting gzip: what compressing streamed lists costs the API server")
-		devices      = flag.Bool("devices", false, "also populate DRA objects (resource.k8s.io/v1): a DeviceClass, a ResourceSlice of -devices-per-node devices per node, -claims-per-node allocated ResourceClaims per node")
-		devPerNode   = flag.Int("devices-per-node", e2e.DefaultDevicesPerNode, "devices per node with -devices")
-		claimsNode   = flag.Int("claims-per-node", e2e.DefaultClaimsPerNode, "allocated claims per node with -devices (each takes one device of its node)")
-		baseRun      = flag.String("baseline", "", "the -dir (or its "+e2e.RecordFile+") of an earlier run, e.g. without -devices: the report adds the differences of the medians and their cost per added device or claim")
-		pods         = flag.String("pods", "", "the populated pods: realistic (created by the ReplicaSet controller's field manager, status by the kubelet's: what a running cluster serves) or synthetic (small, no status); default realistic at large, synthetic elsewhere")
-		shards       = flag.String("shards", "", fmt.Sprintf("comma-separated splits out of %v (e.g. 4,8): also start a whole-cluster multicache and then the replica of every sub-cluster of each split, each alone (node i is labelled %s=s<i mod k>)", e2e.ShardSplits, "bench.multicache.dev/shard-of-<k>"))
-		shardRounds  = flag.Int("shard-rounds", 1, "rounds of the shard mode (a whole-cluster replica and every sub-cluster's each round)")
+		sizeName    = flag.String("size", "small", "cluster size: small (100 nodes / 3,000 pods), medium (1,000 / 30,000), large (5,000 / 150,000) or NODES/PODS")
+		rounds      = flag.Int("rounds", 3, "rounds of cold starts (medians are reported)")
+		assets      = flag.String("assets", os.Getenv("KUBEBUILDER_ASSETS"), "directory with kube-apiserver and etcd (bin/k8s)")
+		repo        = flag.String("repo", "../..", "the main module's directory (CRDs, commit)")
+		mcBin       = flag.String("multicache", "", "the multicache binary (go build -o bin/multicache . in the main module)")
+		schedBin    = flag.String("kube-scheduler", "", "the kube-scheduler binary (default: kube-scheduler in -assets); the subject is skipped when it is missing")
+		dir         = flag.String("dir", "", "directory for logs, kubeconfig and the informer binary (default: a new temporary directory)")
+		out         = flag.String("out", "", "also write the markdown report to this file")
+		writers     = flag.Int("writers", 16, "parallel writers populating the cluster")
+		poll        = flag.Duration("poll", 100*time.Millisecond, "how often a starting subject's metrics are read")
+		settle      = flag.Duration("settle", 5*time.Second, "how long a subject runs after it is full before its memory is read")
+		cooldown    = flag.Duration("cooldown", 3*time.Second, "pause between two cold starts")
+		timeout     = flag.Duration("timeout", 0, "how long a cold start may take (default by size)")
+		rates       = flag.String("churn-rates", "60,150,450", "churn steps, writes per second (a third each creates, label updates, deletes); empty skips the churn")
+		churnDur    = flag.Duration("churn-duration", 0, "how long each churn step lasts (default by size)")
+		churnPoll   = flag.Duration("churn-poll", 10*time.Millisecond, "how often multicache's event counters are read during the churn")
+		mcArgs      = flag.String("multicache-args", "", "extra flags of multicache, space-separated (e.g. --verify-period=0)")
+		churnWorks  = flag.Int("churn-workers", 32, "writers per churn operation")
+		mcKinds     = flag.Bool("informer-mc-kinds", true, "also cold-start informer-mc-kinds, a bare informer of every kind multicache watches")
+		devices     = flag.Bool("devices", false, "also populate DRA objects (resource.k8s.io/v1): a DeviceClass, a ResourceSlice of -devices-per-node devices per node, -claims-per-node allocated ResourceClaims per node")
+		devPerNode  = flag.Int("devices-per-node", e2e.DefaultDevicesPerNode, "devices per node with -devices")
+		claimsNode  = flag.Int("claims-per-node", e2e.DefaultClaimsPerNode, "allocated claims per node with -devices (each takes one device of its node)")
+		baseRun     = flag.String("baseline", "", "the -dir (or its "+e2e.RecordFile+") of an earlier run, e.g. without -devices: the report adds the differences of the medians and their cost per added device or claim")
+		pods        = flag.String("pods", "", "the populated pods: realistic (created by the ReplicaSet controller's field manager, status by the kubelet's: what a running cluster serves) or synthetic (small, no status); default realistic at large, synthetic elsewhere")
+		shards      = flag.String("shards", "", fmt.Sprintf("comma-separated splits out of %v (e.g. 4,8): also start a whole-cluster multicache and then the replica of every sub-cluster of each split, each alone (node i is labelled %s=s<i mod k>)", e2e.ShardSplits, "bench.multicache.dev/shard-of-<k>"))
+		shardRounds = flag.Int("shard-rounds", 1, "rounds of the shard mode (a whole-cluster replica and every sub-cluster's each round)")
 	)
 	flag.Parse()
 	// The commit is read now, when the Makefile has just built the binaries: the tree may
@@ -145,29 +138,13 @@ func run() error {
 	if *mcKinds {
 		subjects = append(subjects, e2e.MulticacheKindsInformerSubject(informerBin))
 	}
-	if *jsonInf {
-		subjects = append(subjects, e2e.JSONInformerSubject(informerBin))
-	}
-	if *noGzipInf {
-		subjects = append(subjects, e2e.UncompressedInformerSubject(informerBin))
-	}
 	if _, err := os.Stat(*schedBin); err == nil {
 		subjects = append(subjects, e2e.SchedulerSubject(*schedBin))
 	} else {
 		fmt.Fprintf(os.Stderr, "kube-scheduler skipped: %v (make kube-scheduler builds it)\n", err)
 	}
-	if *baseline != "" {
-		b := e2e.MulticacheSubject(*baseline, strings.Fields(*mcArgs)...)
-		b.Name = "multicache-baseline"
-		subjects = append(subjects, b)
-	}
 	subjects = append(subjects, mc)
 
-	var churnInformer *e2e.Subject
-	if *churnInf {
-		s := e2e.InformerSubject(informerBin)
-		churnInformer = &s
-	}
 	var steps []e2e.ChurnStep
 	for _, r := range strings.Split(*rates, ",") {
 		if r = strings.TrimSpace(r); r == "" {
@@ -180,27 +157,19 @@ func run() error {
 		steps = append(steps, e2e.ChurnStep{Rate: v, Duration: *churnDur})
 	}
 
-	profileDir := ""
-	if *profiles {
-		profileDir = *dir
-	}
-	samplesDir := ""
-	if *churnSamples {
-		samplesDir = *dir
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	fmt.Fprintf(os.Stderr, "bench-e2e: logs in %s\n", *dir)
 	res, err := e2e.Run(ctx, e2e.Config{
-		Size: size, Rounds: *rounds, Subjects: subjects, Multicache: mc, ChurnInformer: churnInformer,
+		Size: size, Rounds: *rounds, Subjects: subjects, Multicache: mc, ChurnInformer: e2e.InformerSubject(informerBin),
 		Assets: *assets, RepoRoot: *repo, Dir: *dir, Writers: *writers,
-		Timing:   e2e.Timing{Poll: *poll, Timeout: *timeout, Settle: *settle, ProfileDir: profileDir},
-		Cooldown: *cooldown, CPUProfileSeconds: *cpuProfile,
-		Shards: splits, ShardRounds: *shardRounds, Baseline: base,
+		Timing:   e2e.Timing{Poll: *poll, Timeout: *timeout, Settle: *settle},
+		Cooldown: *cooldown,
+		Shards:   splits, ShardRounds: *shardRounds, Baseline: base,
 		ShardSubject: func(key, shard string) e2e.Subject {
 			return e2e.MulticacheSubject(*mcBin, append(strings.Fields(*mcArgs), "--sub-cluster-key="+key, "--sub-cluster="+shard)...)
 		},
-		Churn: e2e.Churn{Steps: steps, Workers: *churnWorks, Poll: *churnPoll, DrainTimeout: time.Minute, Pause: 2 * time.Second, Samples: samplesDir},
+		Churn: e2e.Churn{Steps: steps, Workers: *churnWorks, Poll: *churnPoll, DrainTimeout: time.Minute, Pause: 2 * time.Second},
 		Log:   e2e.NewElapsedWriter(os.Stderr),
 	})
 	if res == nil || res.Population == nil {

@@ -69,18 +69,15 @@ func (c *opCounter) handler() toolscache.ResourceEventHandlerFuncs {
 func main() {
 	kubeconfig := flag.String("kubeconfig", "", "kubeconfig of the cluster")
 	addr := flag.String("addr", "127.0.0.1:0", "address of the metrics and pprof server")
-	contentType := flag.String("content-type", "application/vnd.kubernetes.protobuf",
-		`wire format: protobuf, as kube-scheduler and controller-runtime (multicache) use for built-in kinds; "application/json" for JSON; "" for client-go's default (since v0.35 its typed clients prefer protobuf too)`)
 	kinds := flag.String("kinds", kindsPodsNodes, `the kinds watched: "pods,nodes", or "multicache" for every kind multicache's default stores watch`)
-	noGzip := flag.Bool("disable-compression", false, "do not accept gzip: the API server then sends streamed lists uncompressed (WatchListCompression, beta and on in 1.37)")
 	flag.Parse()
-	if err := run(*kubeconfig, *addr, *contentType, *kinds, *noGzip); err != nil {
+	if err := run(*kubeconfig, *addr, *kinds); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 }
 
-func run(kubeconfig, addr, contentType, kinds string, noGzip bool) error {
+func run(kubeconfig, addr, kinds string) error {
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		return err
@@ -91,8 +88,8 @@ func run(kubeconfig, addr, contentType, kinds string, noGzip bool) error {
 		cfg.QPS, cfg.Burst = 20, 30
 	}
 	crdConfig := rest.CopyConfig(cfg) // multicache's CRDs are served as JSON only
-	cfg.ContentType = contentType
-	cfg.DisableCompression = noGzip
+	// Protobuf, as kube-scheduler and controller-runtime (multicache) read built-in kinds.
+	cfg.ContentType = "application/vnd.kubernetes.protobuf"
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return err
