@@ -154,7 +154,6 @@ func WriteReport(w io.Writer, res *Result, machine string) {
 		p("\n**multicache's stores differ from the population:** %s\n", strings.Join(res.StoreCheck, "; "))
 	}
 	writeAPICosts(p, res)
-	writeBaseline(p, res)
 
 	if res.Churn != nil {
 		p("\n### Pod churn against multicache\n\n")

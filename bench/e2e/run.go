@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -48,10 +47,6 @@ type Config struct {
 	// ShardSubject is the multicache replica of one sub-cluster (--sub-cluster-key=key
 	// --sub-cluster=shard).
 	ShardSubject func(key, shard string) Subject
-	// Baseline, when set, is an earlier run on a cluster of another population (e.g.
-	// without devices): the report gives the differences of the medians and their cost per
-	// added device and claim (baseline.go).
-	Baseline *Record
 	// Log receives progress.
 	Log io.Writer
 }
@@ -162,10 +157,6 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			res.ColdStarts = append(res.ColdStarts, cs)
 		}
 	}
-	if err := writeColdStarts(cfg.Dir, res); err != nil {
-		return res, err
-	}
-
 	if len(cfg.Shards) > 0 {
 		fmt.Fprintf(log, "shards: %d round(s) of a whole-cluster replica, then the replicas of %v sub-clusters\n", max(1, cfg.ShardRounds), cfg.Shards)
 		res.ShardRun, err = runShards(ctx, cfg, env, log)
@@ -291,19 +282,10 @@ func logColdStart(log io.Writer, cs ColdStart) {
 		mib(cs.HeapAfterGC), api, cs.Detail)
 }
 
-// writeColdStarts writes the run's cluster size and every cold start, the API server's
-// request mix included, as JSON into dir/cold-starts.json: the -baseline of a later run
-// (ReadRecord).
-func writeColdStarts(dir string, res *Result) error {
-	data, err := json.MarshalIndent(Record{Size: res.Config.Size, WarmUp: res.WarmUp, ColdStarts: res.ColdStarts}, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(dir, RecordFile), data, 0o644)
-}
-
 // mib formats bytes in MiB.
 func mib(b int64) string { return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20)) }
+
+func mibf(b int64) float64 { return float64(b) / (1 << 20) }
 
 // Problems lists what makes the run incorrect, whatever its speed: a store of multicache
 // that does not hold the population, a churn write multicache never showed or rejected, a

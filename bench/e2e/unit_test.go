@@ -2,13 +2,11 @@ package e2e
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
-	"strings"
 	"testing"
 	"time"
 
@@ -216,36 +214,6 @@ func TestSizeWithDevices(t *testing.T) {
 		if !published {
 			t.Fatalf("claim %d: device %s not published by its node's slice", k, id)
 		}
-	}
-}
-
-func TestBaselinePerDevice(t *testing.T) {
-	small := Sizes["small"]
-	withDevices, err := small.WithDevices(8, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	run := func(subject string, full time.Duration, rss int64) ColdStart {
-		return ColdStart{Subject: subject, Full: full, CPU: full, SettledRSS: rss, PeakRSS: rss}
-	}
-	mc := Subject{Name: "multicache"}
-	res := &Result{
-		Config: Config{Size: withDevices, Subjects: []Subject{{Name: "kube-scheduler"}, mc}, Multicache: mc,
-			Baseline: &Record{Size: small, ColdStarts: []ColdStart{run("kube-scheduler", 2*time.Second, 200<<20), run("multicache", time.Second, 100<<20)}}},
-		ColdStarts: []ColdStart{run("kube-scheduler", 4*time.Second, 300<<20), run("multicache", 1800*time.Millisecond, 100<<20+800*1000)},
-	}
-	var b strings.Builder
-	writeBaseline(func(f string, a ...any) { fmt.Fprintf(&b, f, a...) }, res)
-	out := b.String()
-	// 800 devices: +0.8 s is 1,000 µs per device, +800,000 B is 1,000 B per device.
-	for _, want := range []string{"Added: 800 devices (in 100 ResourceSlices), 0 allocated claims", "per device:", "| multicache | 1.00 → 1.80 (+0.80) |", " 1000.0, 1000.0, 1000, 0 |",
-		"time to full 0.50x → 0.45x", "settled RSS 0.50x → 0.34x"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("report lacks %q:\n%s", want, out)
-		}
-	}
-	if _, err := ReadRecord(t.TempDir()); err == nil || !strings.Contains(err.Error(), RecordFile) {
-		t.Errorf("a directory without %s: %v, want an error naming it", RecordFile, err)
 	}
 }
 

@@ -68,7 +68,6 @@ func run() error {
 		devices     = flag.Bool("devices", false, "also populate DRA objects (resource.k8s.io/v1): a DeviceClass, a ResourceSlice of -devices-per-node devices per node, -claims-per-node allocated ResourceClaims per node")
 		devPerNode  = flag.Int("devices-per-node", e2e.DefaultDevicesPerNode, "devices per node with -devices")
 		claimsNode  = flag.Int("claims-per-node", e2e.DefaultClaimsPerNode, "allocated claims per node with -devices (each takes one device of its node)")
-		baseRun     = flag.String("baseline", "", "the -dir (or its "+e2e.RecordFile+") of an earlier run, e.g. without -devices: the report adds the differences of the medians and their cost per added device or claim")
 		pods        = flag.String("pods", "", "the populated pods: realistic (created by the ReplicaSet controller's field manager, status by the kubelet's: what a running cluster serves) or synthetic (small, no status); default realistic at large, synthetic elsewhere")
 		shards      = flag.String("shards", "", fmt.Sprintf("comma-separated splits out of %v (e.g. 4,8): also start a whole-cluster multicache and then the replica of every sub-cluster of each split, each alone (node i is labelled %s=s<i mod k>)", e2e.ShardSplits, "bench.multicache.dev/shard-of-<k>"))
 		shardRounds = flag.Int("shard-rounds", 1, "rounds of the shard mode (a whole-cluster replica and every sub-cluster's each round)")
@@ -86,12 +85,6 @@ func run() error {
 	}
 	if *devices {
 		if size, err = size.WithDevices(*devPerNode, *claimsNode); err != nil {
-			return err
-		}
-	}
-	var base *e2e.Record
-	if *baseRun != "" {
-		if base, err = e2e.ReadRecord(*baseRun); err != nil {
 			return err
 		}
 	}
@@ -165,7 +158,7 @@ func run() error {
 		Assets: *assets, RepoRoot: *repo, Dir: *dir, Writers: *writers,
 		Timing:   e2e.Timing{Poll: *poll, Timeout: *timeout, Settle: *settle},
 		Cooldown: *cooldown,
-		Shards:   splits, ShardRounds: *shardRounds, Baseline: base,
+		Shards:   splits, ShardRounds: *shardRounds,
 		ShardSubject: func(key, shard string) e2e.Subject {
 			return e2e.MulticacheSubject(*mcBin, append(strings.Fields(*mcArgs), "--sub-cluster-key="+key, "--sub-cluster="+shard)...)
 		},
