@@ -5,10 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -61,95 +59,56 @@ func btoi(b bool) int {
 // then the replica of every sub-cluster of each split, each started alone on the same
 // cluster.
 type ShardRun struct {
-	// Wholes and WholeMem: the whole-cluster replica in each round, and where its
-	// resident memory went when settled.
-	Wholes   []ColdStart
-	WholeMem []MemSplit
-	Splits   []SplitRun
+	// Wholes is the whole-cluster replica in each round.
+	Wholes []ColdStart
+	Splits []SplitRun
 }
 
 // SplitRun is one split's replicas: Shards[round][s] is sub-cluster s's cold start in that
-// round, Mem[round][s] where its memory went.
+// round.
 type SplitRun struct {
 	K      int
 	Shards [][]ColdStart
-	Mem    [][]MemSplit
 }
 
 // runShards measures, cfg.ShardRounds times, the whole-cluster replica and then the
-// replicas of every sub-cluster of each split in cfg.Shards.
+// replicas of every sub-cluster of each split in cfg.Shards. The API server's costs are not
+// read (the report has none for replicas).
 func runShards(ctx context.Context, cfg Config, env Env, log io.Writer) (*ShardRun, error) {
+	env.API = nil
 	run := &ShardRun{}
 	for _, k := range cfg.Shards {
 		run.Splits = append(run.Splits, SplitRun{K: k})
 	}
 	for round := range max(1, cfg.ShardRounds) {
 		time.Sleep(cfg.Cooldown)
-		whole, mem, err := measureReplica(ctx, cfg.Multicache, env, cfg.Timing, filepath.Join(cfg.Dir, fmt.Sprintf("multicache-whole-%d.log", round)), nil)
+		whole, err := MeasureColdStart(ctx, cfg.Multicache, env, round, cfg.Timing, filepath.Join(cfg.Dir, fmt.Sprintf("multicache-whole-%d.log", round)), nil)
 		if err != nil {
 			return run, err
 		}
-		whole.Subject, whole.Round = "multicache (whole cluster)", round
+		whole.Subject = "multicache (whole cluster)"
 		logColdStart(log, whole)
-		run.Wholes, run.WholeMem = append(run.Wholes, whole), append(run.WholeMem, mem)
+		run.Wholes = append(run.Wholes, whole)
 		for i := range run.Splits {
 			sp := &run.Splits[i]
 			var starts []ColdStart
-			var mems []MemSplit
 			for s := range sp.K {
 				time.Sleep(cfg.Cooldown)
 				senv := env
 				senv.Want = ShardWant(cfg.Size, sp.K, s)
 				sub := cfg.ShardSubject(ShardLabel(sp.K), ShardOf(s, sp.K))
 				sub.Name = fmt.Sprintf("multicache-shard-%d-of-%d", s, sp.K)
-				cs, mem, err := measureReplica(ctx, sub, senv, cfg.Timing, filepath.Join(cfg.Dir, fmt.Sprintf("%s-%d.log", sub.Name, round)), compareEmpty)
+				cs, err := MeasureColdStart(ctx, sub, senv, round, cfg.Timing, filepath.Join(cfg.Dir, fmt.Sprintf("%s-%d.log", sub.Name, round)), compareEmpty)
 				if err != nil {
 					return run, err
 				}
-				cs.Round = round
 				logColdStart(log, cs)
-				starts, mems = append(starts, cs), append(mems, mem)
+				starts = append(starts, cs)
 			}
-			sp.Shards, sp.Mem = append(sp.Shards, starts), append(sp.Mem, mems)
+			sp.Shards = append(sp.Shards, starts)
 		}
 	}
 	return run, nil
-}
-
-// measureReplica is MeasureColdStart with the memory split read when settled, right
-// before the settled RSS (and before Settle's forced collection).
-func measureReplica(ctx context.Context, s Subject, env Env, timing Timing, logPath string,
-	check func(context.Context, *Instance) error) (ColdStart, MemSplit, error) {
-	in, err := s.Start(env, logPath)
-	if err != nil {
-		return ColdStart{}, MemSplit{}, err
-	}
-	defer in.Stop(10 * time.Second)
-	cs, err := Watch(ctx, in, env.Want, timing, logPath)
-	if err != nil {
-		return ColdStart{}, MemSplit{}, fmt.Errorf("%s: %w", s.Name, err)
-	}
-	cs.Subject, cs.Round = s.Name, -1
-	select {
-	case <-ctx.Done():
-		return cs, MemSplit{}, ctx.Err()
-	case <-time.After(timing.Settle):
-	}
-	mem, err := ReadMemSplit(ctx, in)
-	if err != nil {
-		return cs, mem, fmt.Errorf("%s: %w", s.Name, err)
-	}
-	now := timing
-	now.Settle = 0
-	if err := Settle(ctx, in, now, &cs); err != nil {
-		return cs, mem, fmt.Errorf("%s: %w", s.Name, err)
-	}
-	if check != nil {
-		if err := check(ctx, in); err != nil {
-			return cs, mem, fmt.Errorf("%s: %w", s.Name, err)
-		}
-	}
-	return cs, mem, nil
 }
 
 // compareEmpty fails unless the replica's /debug/cache/compare is empty.
@@ -168,9 +127,8 @@ func compareEmpty(ctx context.Context, in *Instance) error {
 	return nil
 }
 
-// writeShards renders the shard mode's tables: per split, each replica's medians over the
-// rounds against the whole replica's, every start, and where the memory of the last round's
-// replicas went.
+// writeShards renders the shard mode: every start of the whole replica, then per split
+// each replica's medians over the rounds against the whole replica's, and every start.
 func writeShards(w io.Writer, res *Result) {
 	r := res.ShardRun
 	if r == nil || len(r.Wholes) == 0 {
@@ -183,6 +141,7 @@ func writeShards(w io.Writer, res *Result) {
 	heap := func(c ColdStart) int64 { return c.HeapAfterGC }
 	whole := r.Wholes
 	size := res.Config.Size
+	fmt.Fprintf(w, "\n### Shards\n\n%s, every start (time to full / settled RSS): %s.\n", whole[0].Subject, startsList(whole))
 	for _, sp := range r.Splits {
 		if len(sp.Shards) == 0 || len(sp.Shards[0]) < sp.K {
 			continue // the run stopped before this split's first round was whole
@@ -201,28 +160,8 @@ func writeShards(w io.Writer, res *Result) {
 			row(sp.Shards[0][s].Subject, ShardWant(size, sp.K, s), column(sp.Shards, s))
 		}
 		fmt.Fprint(w, "\nEvery start, time to full / settled RSS:\n\n")
-		fmt.Fprintf(w, "- whole: %s\n", startsList(whole))
 		for s := range sp.K {
 			fmt.Fprintf(w, "- s%d: %s\n", s, startsList(column(sp.Shards, s)))
-		}
-	}
-	if len(r.Splits) == 0 || len(r.WholeMem) == 0 {
-		return
-	}
-	last := len(r.WholeMem) - 1
-	fmt.Fprint(w, "\nWhere the settled RSS goes in the last round (read just before it, from /proc/<pid>/status and runtime.MemStats):\n\n")
-	fmt.Fprintln(w, "| replica | RSS | file-backed (binary) | anonymous | heap in use | heap free, not returned | stacks | runtime metadata | heap goal |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
-	split := func(name string, m MemSplit) {
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", name, mib(m.RSSAnon+m.RSSFile), mib(m.RSSFile), mib(m.RSSAnon),
-			mib(m.HeapInuse), mib(m.HeapRetained), mib(m.Stacks), mib(m.Runtime), mib(m.NextGC))
-	}
-	split(whole[last].Subject, r.WholeMem[last])
-	for _, sp := range r.Splits {
-		if last < len(sp.Mem) && last < len(sp.Shards) {
-			for s, m := range sp.Mem[last] {
-				split(sp.Shards[last][s].Subject, m)
-			}
 		}
 	}
 }
@@ -245,73 +184,4 @@ func startsList(cs []ColdStart) string {
 		parts[i] = fmt.Sprintf("%.2f s / %s", c.Full.Seconds(), mib(c.SettledRSS))
 	}
 	return strings.Join(parts, ", ")
-}
-
-// MemSplit is where a process's resident memory goes: the kernel's file-backed and
-// anonymous pages, and the Go runtime's own accounts of the anonymous part.
-type MemSplit struct {
-	// RSSFile (mostly the binary's text and data) and RSSAnon, from /proc/<pid>/status.
-	RSSFile, RSSAnon int64
-	// HeapInuse: spans holding objects, live or not yet collected. HeapRetained: free spans
-	// not returned to the OS (HeapIdle - HeapReleased). Stacks: StackInuse.
-	HeapInuse, HeapRetained, Stacks int64
-	// Runtime is the runtime's metadata: span and mcache structures, GC metadata, profiling
-	// buckets and the rest (MSpanSys + MCacheSys + BuckHashSys + GCSys + OtherSys).
-	Runtime int64
-	// NextGC is the heap size at which the next collection starts.
-	NextGC int64
-}
-
-// ReadMemSplit reads in's MemSplit now, without a collection (the runtime.MemStats that
-// /debug/pprof/heap?debug=1 prints).
-func ReadMemSplit(ctx context.Context, in *Instance) (MemSplit, error) {
-	var m MemSplit
-	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", in.Pid()))
-	if err != nil {
-		return m, err
-	}
-	kb := func(key string) int64 {
-		for _, line := range strings.Split(string(status), "\n") {
-			if k, v, ok := strings.Cut(line, ":"); ok && k == key {
-				n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-				return n << 10
-			}
-		}
-		return 0
-	}
-	m.RSSFile, m.RSSAnon = kb("RssFile"), kb("RssAnon")
-	body, err := harness.Get(ctx, in.PprofURL+"/heap?debug=1", harness.RequestTimeout)
-	if err != nil {
-		return m, err
-	}
-	if err := m.parseMemStats(body); err != nil {
-		return m, fmt.Errorf("%s/heap?debug=1: %w", in.PprofURL, err)
-	}
-	return m, nil
-}
-
-// parseMemStats fills m's Go runtime figures from a heap profile in text (debug=1), which
-// ends with runtime.MemStats as "# Name = value" or "# Name = inuse / sys" lines.
-func (m *MemSplit) parseMemStats(body []byte) error {
-	stats := map[string][2]int64{}
-	for _, line := range strings.Split(string(body), "\n") {
-		k, v, ok := strings.Cut(strings.TrimPrefix(line, "# "), " = ")
-		if !ok || !strings.HasPrefix(line, "# ") {
-			continue
-		}
-		var pair [2]int64
-		for i, f := range strings.SplitN(v, " / ", 2) {
-			pair[i], _ = strconv.ParseInt(strings.TrimSpace(f), 10, 64)
-		}
-		stats[k] = pair
-	}
-	if _, ok := stats["HeapInuse"]; !ok {
-		return fmt.Errorf("no runtime.MemStats")
-	}
-	m.HeapInuse = stats["HeapInuse"][0]
-	m.HeapRetained = stats["HeapIdle"][0] - stats["HeapReleased"][0]
-	m.Stacks = stats["Stack"][0]
-	m.Runtime = stats["MSpan"][1] + stats["MCache"][1] + stats["BuckHashSys"][0] + stats["GCSys"][0] + stats["OtherSys"][0]
-	m.NextGC = stats["NextGC"][0]
-	return nil
 }
