@@ -40,10 +40,9 @@ type ChurnResult struct {
 	// Writes succeeded; Errors failed (not counted in the lags).
 	Writes, Errors int
 	// Lag is from an API write returning to multicache counting its event as applied.
-	// Floor is the same for the harness's own bare informer (the watch alone, no reading).
 	// InformerLag is the bare informer's (cmd/informer, its own process) read exactly as
 	// multicache's is: its pod event counters read every Poll.
-	Lag, Floor, InformerLag Quantiles
+	Lag, InformerLag Quantiles
 	// InformerMissing writes the bare informer never showed (within the drain timeout).
 	InformerMissing int
 	// WorstAt is when the write with the largest lag was answered, from multicache's start
@@ -230,12 +229,6 @@ func cpuOver(pid int, d time.Duration) (float64, error) {
 func (c Churn) Run(ctx context.Context, cl *harness.Cluster, size Size, rsUID types.UID, mc, inf *Instance, log io.Writer,
 	settled func() error) (*ChurnReport, error) {
 	ch := &churner{c: cl.Client, size: size, rsUID: rsUID}
-	floorCtx, stopFloor := context.WithCancel(ctx)
-	defer stopFloor()
-	floor, err := startWatchFloor(floorCtx, cl.Config)
-	if err != nil {
-		return nil, err
-	}
 	rep := &ChurnReport{}
 	body, err := harness.Get(ctx, harness.FilterURL(mc.MetricsURL, "multicache_events_total"), harness.RequestTimeout)
 	if err != nil {
@@ -268,7 +261,7 @@ func (c Churn) Run(ctx context.Context, cl *harness.Cluster, size Size, rsUID ty
 			if op == opDelete {
 				count = len(created)
 			}
-			r, writes, err := c.runPhase(ctx, step, op, count, do, pollers, floor, mc)
+			r, writes, err := c.runPhase(ctx, step, op, count, do, pollers, mc)
 			if err != nil {
 				return rep, err
 			}
@@ -279,9 +272,9 @@ func (c Churn) Run(ctx context.Context, cl *harness.Cluster, size Size, rsUID ty
 					}
 				}
 			}
-			fmt.Fprintf(log, "  churn %4.0f/s %-12s achieved %4.0f/s, %5d writes (%d failed), applied %5d, lag p50 %v p99 %v max %v (watch floor p50 %v p99 %v; informer read alike p50 %v p99 %v), drain %v, missing %d, kept up %v\n",
+			fmt.Fprintf(log, "  churn %4.0f/s %-12s achieved %4.0f/s, %5d writes (%d failed), applied %5d, lag p50 %v p99 %v max %v (informer read alike p50 %v p99 %v), drain %v, missing %d, kept up %v\n",
 				step.Rate, opNames[op], r.Achieved, r.Writes, r.Errors, r.Applied, ms(r.Lag.P50), ms(r.Lag.P99), ms(r.Lag.Max),
-				ms(r.Floor.P50), ms(r.Floor.P99), ms(r.InformerLag.P50), ms(r.InformerLag.P99), ms(r.Drain), r.Missing, r.KeptUp)
+				ms(r.InformerLag.P50), ms(r.InformerLag.P99), ms(r.Drain), r.Missing, r.KeptUp)
 			fmt.Fprintf(log, "    worst lag at +%.1fs after multicache started\n", r.WorstAt.Seconds())
 			rep.Phases = append(rep.Phases, r)
 		}
@@ -290,7 +283,7 @@ func (c Churn) Run(ctx context.Context, cl *harness.Cluster, size Size, rsUID ty
 		return rep, err
 	}
 	if len(c.Steps) > 0 {
-		if err := c.duringDump(ctx, ch, c.Steps[0], pollers, floor, mc, rep, log); err != nil {
+		if err := c.duringDump(ctx, ch, c.Steps[0], pollers, mc, rep, log); err != nil {
 			return rep, err
 		}
 	}
@@ -298,22 +291,22 @@ func (c Churn) Run(ctx context.Context, cl *harness.Cluster, size Size, rsUID ty
 }
 
 // duringDump runs a phase of label updates while /debug/cache is read back to back.
-func (c Churn) duringDump(ctx context.Context, ch *churner, step ChurnStep, pollers lagPollers, floor *watchFloor,
-	mc *Instance, rep *ChurnReport, log io.Writer) error {
+func (c Churn) duringDump(ctx context.Context, ch *churner, step ChurnStep, pollers lagPollers, mc *Instance,
+	rep *ChurnReport, log io.Writer) error {
 	time.Sleep(c.Pause)
 	dumpCtx, stopDumps := context.WithCancel(ctx)
 	dumps := make(chan []EndpointCost, 1)
 	go func() { dumps <- dumpsDuring(dumpCtx, mc, log) }()
 	n := int(step.Rate * step.Duration.Seconds())
-	r, _, err := c.runPhase(ctx, step, opUpdate, n, ch.phase(opUpdate, n, nil), pollers, floor, mc)
+	r, _, err := c.runPhase(ctx, step, opUpdate, n, ch.phase(opUpdate, n, nil), pollers, mc)
 	stopDumps()
 	rep.Dumps = <-dumps
 	if err != nil {
 		return err
 	}
 	rep.DuringDump = &r
-	fmt.Fprintf(log, "  churn %4.0f/s label update while /debug/cache is read back to back (%d dumps): lag p50 %v p99 %v max %v (watch floor p99 %v; informer read alike p99 %v), kept up %v\n",
-		step.Rate, len(rep.Dumps), ms(r.Lag.P50), ms(r.Lag.P99), ms(r.Lag.Max), ms(r.Floor.P99), ms(r.InformerLag.P99), r.KeptUp)
+	fmt.Fprintf(log, "  churn %4.0f/s label update while /debug/cache is read back to back (%d dumps): lag p50 %v p99 %v max %v (informer read alike p99 %v), kept up %v\n",
+		step.Rate, len(rep.Dumps), ms(r.Lag.P50), ms(r.Lag.P99), ms(r.Lag.Max), ms(r.InformerLag.P99), r.KeptUp)
 	if len(rep.Dumps) > 0 {
 		logEndpoint(log, slices.MaxFunc(rep.Dumps, func(a, b EndpointCost) int { return cmp.Compare(a.Took, b.Took) }))
 	}
@@ -325,7 +318,7 @@ type lagPollers struct{ mc, inf *eventPoller }
 
 // runPhase issues one phase's writes, waits until multicache and the bare informer have
 // applied them (or DrainTimeout passes) and computes the lags.
-func (c Churn) runPhase(ctx context.Context, step ChurnStep, op, n int, do writeFunc, pollers lagPollers, floor *watchFloor,
+func (c Churn) runPhase(ctx context.Context, step ChurnStep, op, n int, do writeFunc, pollers lagPollers,
 	mc *Instance) (ChurnResult, []write, error) {
 	poller := pollers.mc
 	base, err := poller.waitLast(ctx, time.Now(), c.DrainTimeout)
@@ -359,7 +352,7 @@ func (c Churn) runPhase(ctx context.Context, step ChurnStep, op, n int, do write
 		}
 		time.Sleep(c.Poll)
 	}
-	time.Sleep(2 * c.Poll) // a sample after the last event, and the floor's last events
+	time.Sleep(2 * c.Poll) // a sample after the last event
 	samples := poller.since(base.at)
 	lags, missing := matchLags(returns, samples, op, base.applied[op])
 	r.Lag, r.Missing = quantiles(lags), missing
@@ -377,7 +370,7 @@ func (c Churn) runPhase(ctx context.Context, step ChurnStep, op, n int, do write
 		j := slices.IndexFunc(samples, func(s eventSample) bool { return s.applied[op]-base.applied[op] >= want })
 		r.Drain = max(0, samples[j].at.Sub(returns[len(returns)-1]))
 	}
-	summarise(&r, op, writes, floor)
+	summarise(&r, writes)
 	cpu1, err := ReadCPU(mc.Pid())
 	if err != nil {
 		return ChurnResult{}, nil, err
@@ -387,9 +380,9 @@ func (c Churn) runPhase(ctx context.Context, step ChurnStep, op, n int, do write
 	return r, writes, nil
 }
 
-// summarise counts the writes and computes their API latency, achieved rate and floor.
-func summarise(r *ChurnResult, op int, writes []write, floor *watchFloor) {
-	var apiLat, floorLat []time.Duration
+// summarise counts the writes and computes their API latency and achieved rate.
+func summarise(r *ChurnResult, writes []write) {
+	var apiLat []time.Duration
 	var first, last time.Time
 	for _, w := range writes {
 		if w.err != nil {
@@ -404,15 +397,12 @@ func summarise(r *ChurnResult, op int, writes []write, floor *watchFloor) {
 		if w.issued.After(last) {
 			last = w.issued
 		}
-		if l, ok := floor.lag(op, w.key, w.returned); ok {
-			floorLat = append(floorLat, l)
-		}
 	}
 	if r.Writes > 1 {
 		// n writes issued over [first, last] span n-1 intervals.
 		r.Achieved = float64(r.Writes-1) / last.Sub(first).Seconds()
 	}
-	r.Write, r.Floor = quantiles(apiLat), quantiles(floorLat)
+	r.Write = quantiles(apiLat)
 }
 
 // ms rounds a duration for the log.
