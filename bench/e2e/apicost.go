@@ -43,8 +43,6 @@ type RequestMix struct {
 	// it ends, and the subject's own are open until it is stopped (OpenWatches counts them).
 	Requests int
 	Seconds  float64
-	// ResponseBytes is the size of the answers to GET and LIST (apiserver_response_sizes).
-	ResponseBytes float64
 	// WatchEvents and WatchBytes are the events the API server sent on watches of the
 	// resource, and their encoded size (apiserver_watch_events_total, _sizes): with
 	// client-go's streaming lists, the initial list is sent that way. Bytes per event show
@@ -97,21 +95,17 @@ func NewAPICost(before, after APISnapshot) APICost {
 			if labels["verb"] == "WATCH" {
 				row("WATCH", resourceOf(labels)).OpenWatches += int(d)
 			}
-		case "apiserver_request_total", "apiserver_request_duration_seconds_sum", "apiserver_response_sizes_sum":
+		case "apiserver_request_total", "apiserver_request_duration_seconds_sum":
 			if labels["verb"] == "WATCH" {
 				// A watch that ends in the window is not the subject's (its own are open until
 				// it is stopped): the API server's own informers re-open theirs every 5-10
 				// minutes, and its duration is the watch's lifetime.
 				continue
 			}
-			r := row(labels["verb"], resourceOf(labels))
-			switch name {
-			case "apiserver_request_total":
+			if r := row(labels["verb"], resourceOf(labels)); name == "apiserver_request_total" {
 				r.Requests += int(d)
-			case "apiserver_request_duration_seconds_sum":
+			} else {
 				r.Seconds += d
-			default:
-				r.ResponseBytes += d
 			}
 		case "apiserver_watch_events_total":
 			row("WATCH", resourceOf(labels)).WatchEvents += int(d)

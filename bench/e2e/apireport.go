@@ -3,11 +3,10 @@ package e2e
 import (
 	"fmt"
 	"slices"
-	"strings"
 )
 
-// writeAPICosts reports what every cold start cost the API server and etcd: one line per
-// run, then each subject's request mix, round by round.
+// writeAPICosts reports what every cold start cost the API server and etcd, one line per
+// run.
 func writeAPICosts(p func(string, ...any), res *Result) {
 	runs := append([]ColdStart{res.WarmUp}, res.ColdStarts...)
 	runs = slices.DeleteFunc(runs, func(c ColdStart) bool { return c.API == nil })
@@ -36,66 +35,6 @@ func writeAPICosts(p func(string, ...any), res *Result) {
 			requests, seconds, events, eventBytes/(1<<20),
 			a.Row("WATCH", "pods").BytesPerEvent(), lists, listSeconds, watches)
 	}
-
-	var subjects []string
-	for _, c := range runs {
-		if !slices.Contains(subjects, c.Subject) {
-			subjects = append(subjects, c.Subject)
-		}
-	}
-	p("\nRequest mix per subject (each cell: requests ended and the time serving them; watch events, their mean size, the streamed lists and their time, the watches open at full):\n")
-	for _, s := range subjects {
-		var mine []ColdStart
-		for _, c := range runs {
-			if c.Subject == s {
-				mine = append(mine, c)
-			}
-		}
-		var keys [][2]string
-		for _, c := range mine {
-			for _, r := range c.API.Mix {
-				if k := [2]string{r.Verb, r.Resource}; !slices.Contains(keys, k) {
-					keys = append(keys, k)
-				}
-			}
-		}
-		p("\n**%s**\n\n| verb | resource |", s)
-		for _, c := range mine {
-			p(" round %s |", roundName(c.Round))
-		}
-		p("\n|---|---|%s\n", strings.Repeat("---|", len(mine)))
-		for _, k := range keys {
-			p("| %s | %s |", k[0], k[1])
-			for _, c := range mine {
-				p(" %s |", mixCell(c.API.Row(k[0], k[1])))
-			}
-			p("\n")
-		}
-	}
-}
-
-// mixCell writes one row of a request mix in a table cell.
-func mixCell(r RequestMix) string {
-	var parts []string
-	if r.Requests > 0 {
-		parts = append(parts, fmt.Sprintf("%d req %.3f s", r.Requests, r.Seconds))
-		if r.ResponseBytes > 0 {
-			parts[len(parts)-1] += fmt.Sprintf(" %.1f MiB", r.ResponseBytes/(1<<20))
-		}
-	}
-	if r.WatchEvents > 0 {
-		parts = append(parts, fmt.Sprintf("%d ev × %.0f B", r.WatchEvents, r.BytesPerEvent()))
-	}
-	if r.StreamedLists > 0 {
-		parts = append(parts, fmt.Sprintf("%d list %.3f s", r.StreamedLists, r.StreamedListSeconds))
-	}
-	if r.OpenWatches > 0 {
-		parts = append(parts, fmt.Sprintf("%d open", r.OpenWatches))
-	}
-	if len(parts) == 0 {
-		return "-"
-	}
-	return strings.Join(parts, "; ")
 }
 
 func roundName(round int) string {

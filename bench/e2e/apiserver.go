@@ -31,7 +31,6 @@ type APIServer struct {
 var apiServerFamilies = []string{
 	"apiserver_request_total",
 	"apiserver_request_duration_seconds",
-	"apiserver_response_sizes",
 	"apiserver_watch_events_total",
 	"apiserver_watch_events_sizes",
 	"apiserver_watch_list_duration_seconds",
@@ -42,7 +41,6 @@ var apiServerFamilies = []string{
 var apiServerSeries = []string{
 	"apiserver_request_total{",
 	"apiserver_request_duration_seconds_sum{",
-	"apiserver_response_sizes_sum{",
 	"apiserver_watch_events_total{",
 	"apiserver_watch_events_sizes_sum{",
 	"apiserver_watch_list_duration_seconds_sum{",

@@ -141,11 +141,7 @@ func WriteReport(w io.Writer, res *Result, machine string) {
 	p("\nEvery round (time to full s / CPU s / peak MiB / settled MiB / heap MiB):\n\n")
 	p("| round | subject | full | CPU | peak | settled | heap | counts at full |\n|---:|---|---:|---:|---:|---:|---:|---|\n")
 	for _, c := range append([]ColdStart{res.WarmUp}, res.ColdStarts...) {
-		round := fmt.Sprint(c.Round)
-		if c.Round < 0 {
-			round = "warm-up"
-		}
-		p("| %s | %s | %.2f | %.2f | %.0f | %.0f | %.1f | %s |\n", round, c.Subject, c.Full.Seconds(), c.CPU.Seconds(),
+		p("| %s | %s | %.2f | %.2f | %.0f | %.0f | %.1f | %s |\n", roundName(c.Round), c.Subject, c.Full.Seconds(), c.CPU.Seconds(),
 			float64(c.PeakRSS)/(1<<20), float64(c.SettledRSS)/(1<<20), float64(c.HeapAfterGC)/(1<<20), c.Detail)
 	}
 	if len(res.StoreCheck) == 0 {
