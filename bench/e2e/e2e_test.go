@@ -44,7 +44,7 @@ func TestSmall(t *testing.T) {
 	mc := MulticacheSubject(mcBin)
 	subjects := []Subject{InformerSubject(informerBin), MulticacheKindsInformerSubject(informerBin)}
 	if sched := filepath.Join(assets, "kube-scheduler"); fileExists(sched) {
-		subjects = append(subjects, SchedulerSubject(sched))
+		subjects = append(subjects, SchedulerFlagsSubject(StockSchedulerName, sched, 0))
 	} else {
 		t.Logf("kube-scheduler is not in %s: its subject is skipped (make kube-scheduler builds it)", assets)
 	}

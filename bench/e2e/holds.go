@@ -139,7 +139,7 @@ func RunHolds(ctx context.Context, cfg HoldsConfig) (*HoldsResult, error) {
 	if _, err := Watch(ctx, mc, env.Want, Timing{Poll: 100 * time.Millisecond, Timeout: 2 * time.Minute}, mcLog); err != nil {
 		return nil, fmt.Errorf("multicache: %w", err)
 	}
-	sched, err := SchedulerSubject(cfg.Scheduler).Start(env, filepath.Join(cfg.Dir, "kube-scheduler.log"))
+	sched, err := SchedulerFlagsSubject(StockSchedulerName, cfg.Scheduler, 0).Start(env, filepath.Join(cfg.Dir, "kube-scheduler.log"))
 	if err != nil {
 		return nil, err
 	}

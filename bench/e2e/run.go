@@ -18,7 +18,7 @@ type Config struct {
 	Size Size
 	// Rounds of cold starts; the subjects' order rotates every round.
 	Rounds int
-	// Subjects to cold-start (InformerSubject, SchedulerSubject, MulticacheSubject); the
+	// Subjects to cold-start (InformerSubject, SchedulerFlagsSubject, MulticacheSubject); the
 	// multicache one is also the subject of the churn.
 	Subjects []Subject
 	// Multicache is the subject the churn runs against (usually also in Subjects).

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"time"
 
@@ -19,7 +18,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
-	"github.com/seed0f91f25e/multicache/internal/controlplane"
 	"github.com/seed0f91f25e/multicache/internal/harness"
 )
 
@@ -98,36 +96,6 @@ type SchedBenchResult struct {
 	Config  SchedBenchConfig
 	Started time.Time
 	Runs    []SchedRun
-}
-
-// SchedulerFlagsSubject is a kube-scheduler binary (the stock one or the multicache
-// scheduler) started as users start it, with flags and no configuration file:
-// --kubeconfig, --leader-elect=false, the secure port on a free localhost port (anonymous
-// reads of /metrics and /debug/pprof allowed) and, when qps > 0, --kube-api-qps=qps and
-// --kube-api-burst=2*qps (else kube-scheduler's defaults, 50 and 100). It is up when its
-// cache-size gauge counts every node (SchedulerSubject's Full; up to a second late).
-func SchedulerFlagsSubject(name, bin string, qps int, extra ...string) Subject {
-	return Subject{Name: name, Start: func(env Env, logPath string) (*Instance, error) {
-		port, err := harness.FreePort()
-		if err != nil {
-			return nil, err
-		}
-		args := []string{
-			"--kubeconfig=" + env.Kubeconfig,
-			"--leader-elect=false",
-			"--bind-address=127.0.0.1",
-			"--secure-port=" + strconv.Itoa(port),
-			"--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics,/debug/pprof/*",
-		}
-		if qps > 0 {
-			args = append(args, "--kube-api-qps="+strconv.Itoa(qps), "--kube-api-burst="+strconv.Itoa(2*qps))
-		}
-		p, err := controlplane.StartProcess(filepath.Base(bin), bin, append(args, extra...), nil, logPath)
-		if err != nil {
-			return nil, err
-		}
-		return schedulerInstance(p, port), nil
-	}}
 }
 
 // labelSchedBench marks the pending pods of bench-scheduler (the harness watches only those).

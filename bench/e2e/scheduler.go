@@ -9,40 +9,32 @@ import (
 	"github.com/seed0f91f25e/multicache/internal/harness"
 )
 
-// schedulerConfig is kube-scheduler's configuration: the default profile (every default
-// plugin; none needs anything this cluster lacks), no leader election.
-const schedulerConfig = `apiVersion: kubescheduler.config.k8s.io/v1
-kind: KubeSchedulerConfiguration
-clientConnection:
-  kubeconfig: %q
-leaderElection:
-  leaderElect: false
-`
-
-// SchedulerSubject is the real kube-scheduler (bin/k8s/kube-scheduler, built from
-// k8s.io/kubernetes by `make kube-scheduler`). It is full when its cache-size gauge,
-// scheduler_cache_size{type="pods"|"nodes"}, counts every object. kube-scheduler refreshes
-// that gauge once a second (pkg/scheduler/backend/cache, updateMetricsPeriod), so its
-// times are up to a second late.
-//
-// Its metrics and /debug/pprof are on the secure port; anonymous requests may read them
-// (--authorization-always-allow-paths) and the certificate is self-signed.
-func SchedulerSubject(bin string) Subject {
-	return Subject{Name: "kube-scheduler", Start: func(env Env, logPath string) (*Instance, error) {
+// SchedulerFlagsSubject is a kube-scheduler binary (the real one, bin/k8s/kube-scheduler
+// built by `make kube-scheduler`, or the multicache scheduler) started as users start it,
+// with flags and no configuration file: --kubeconfig, --leader-elect=false (the default
+// profile), the secure port on a free localhost port (anonymous reads of /metrics and
+// /debug/pprof allowed; the certificate is self-signed) and, when qps > 0,
+// --kube-api-qps=qps and --kube-api-burst=2*qps (else kube-scheduler's defaults, 50 and
+// 100). It is full when its cache-size gauge, scheduler_cache_size{type="pods"|"nodes"},
+// counts every object. kube-scheduler refreshes that gauge once a second
+// (pkg/scheduler/backend/cache, updateMetricsPeriod), so its times are up to a second late.
+func SchedulerFlagsSubject(name, bin string, qps int) Subject {
+	return Subject{Name: name, Start: func(env Env, logPath string) (*Instance, error) {
 		port, err := harness.FreePort()
 		if err != nil {
 			return nil, err
 		}
-		cfg, err := writeFile(env.Dir, "kube-scheduler.yaml", fmt.Sprintf(schedulerConfig, env.Kubeconfig))
-		if err != nil {
-			return nil, err
-		}
-		p, err := controlplane.StartProcess(filepath.Base(bin), bin, []string{
-			"--config=" + cfg,
+		args := []string{
+			"--kubeconfig=" + env.Kubeconfig,
+			"--leader-elect=false",
 			"--bind-address=127.0.0.1",
 			"--secure-port=" + strconv.Itoa(port),
 			"--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics,/debug/pprof/*",
-		}, nil, logPath)
+		}
+		if qps > 0 {
+			args = append(args, "--kube-api-qps="+strconv.Itoa(qps), "--kube-api-burst="+strconv.Itoa(2*qps))
+		}
+		p, err := controlplane.StartProcess(filepath.Base(bin), bin, args, nil, logPath)
 		if err != nil {
 			return nil, err
 		}

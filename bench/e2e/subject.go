@@ -3,9 +3,7 @@ package e2e
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/seed0f91f25e/multicache/internal/controlplane"
@@ -16,7 +14,7 @@ import (
 type Env struct {
 	// Kubeconfig reaches the cluster as an administrator.
 	Kubeconfig string
-	// Dir holds the subjects' logs and configuration files.
+	// Dir holds the subjects' logs.
 	Dir string
 	// Want is the object counts a full cache holds.
 	Want Want
@@ -85,13 +83,4 @@ func logTail(path string, lines int) string {
 		all = all[len(all)-lines:]
 	}
 	return strings.Join(all, "\n")
-}
-
-// writeFile writes a subject's configuration file into dir and returns its path.
-func writeFile(dir, name, content string) (string, error) {
-	p := filepath.Join(dir, name)
-	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
-		return "", fmt.Errorf("writing %s: %w", p, err)
-	}
-	return p, nil
 }

@@ -132,7 +132,7 @@ func run() error {
 		subjects = append(subjects, e2e.MulticacheKindsInformerSubject(informerBin))
 	}
 	if _, err := os.Stat(*schedBin); err == nil {
-		subjects = append(subjects, e2e.SchedulerSubject(*schedBin))
+		subjects = append(subjects, e2e.SchedulerFlagsSubject(e2e.StockSchedulerName, *schedBin, 0))
 	} else {
 		fmt.Fprintf(os.Stderr, "kube-scheduler skipped: %v (make kube-scheduler builds it)\n", err)
 	}
