@@ -15,7 +15,6 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
 	"github.com/seed0f91f25e/multicache/internal/harness"
@@ -66,9 +65,6 @@ type SchedRun struct {
 	// Latency: per pod, the harness's clock from the create call's return to the first
 	// watch event that showed the pod bound (sub-millisecond resolution).
 	Latency Quantiles
-	// APILatency: per pod, the PodScheduled condition's lastTransitionTime minus the
-	// creationTimestamp, as the API server wrote them (both whole seconds).
-	APILatency Quantiles
 	// CPU is the scheduler's CPU (user + system, /proc) from the first create to the last
 	// binding seen.
 	CPU time.Duration
@@ -247,9 +243,6 @@ func schedRun(ctx context.Context, cfg SchedBenchConfig, s Subject, round int) (
 		}
 	}
 	run.Latency = quantiles(lat)
-	if run.APILatency, err = apiLatency(ctx, cl.Client); err != nil {
-		return run, err
-	}
 
 	cs0 := ColdStart{Subject: s.Name, Round: round}
 	if err := Settle(ctx, in, Timing{Settle: cfg.Settle}, &cs0); err != nil {
@@ -288,24 +281,6 @@ func operatorRun(ctx context.Context, cfg SchedBenchConfig, op Subject, env Env,
 
 // ReplicaSetNamespaceIndex is the index of ReplicaSet r's namespace (ReplicaSetNamespace).
 func ReplicaSetNamespaceIndex(r int) int { return r * PodsPerReplicaSet / PodsPerNamespace }
-
-// apiLatency lists the bench's pods and returns the quantiles of their PodScheduled
-// condition's lastTransitionTime minus their creationTimestamp (whole seconds each).
-func apiLatency(ctx context.Context, c client.Client) (Quantiles, error) {
-	var pods corev1.PodList
-	if err := c.List(ctx, &pods, client.MatchingLabels{labelSchedBench: "pending"}); err != nil {
-		return Quantiles{}, err
-	}
-	var lat []time.Duration
-	for _, p := range pods.Items {
-		for _, cond := range p.Status.Conditions {
-			if cond.Type == corev1.PodScheduled && cond.Status == corev1.ConditionTrue {
-				lat = append(lat, max(0, cond.LastTransitionTime.Sub(p.CreationTimestamp.Time)))
-			}
-		}
-	}
-	return quantiles(lat), nil
-}
 
 // bindWatch records when the harness first saw each bench pod bound (spec.nodeName set).
 type bindWatch struct {

@@ -97,19 +97,18 @@ func WriteSchedBenchReport(w io.Writer, res *SchedBenchResult, machine string) {
 		"created by %d parallel writers at once. "+
 		"*Span*: first create sent to last binding seen; *pods/s* = pods / span. "+
 		"*p50/p99*: per pod, the harness's clock from the create call's return to the watch event showing it bound. "+
-		"*p99 API*: PodScheduled's lastTransitionTime − creationTimestamp (whole seconds). "+
 		"*CPU*: the scheduler's user+system CPU over the span (/proc); *up*: process start until its cache held every node. "+
 		"*RSS*: VmRSS %v after the last binding; *peak*: VmHWM since the start.\n\n",
 		cfg.Nodes, cfg.Pods, ceilDiv(cfg.Pods, PodsPerReplicaSet), cfg.Writers, cfg.Settle)
-	p("| round | scheduler | up (s) | CPU to up (s) | create (s) | span (s) | pods/s | p50 (ms) | p99 (ms) | p99 API (s) | CPU (s) | kube-apiserver CPU (s) | etcd CPU (s) | RSS settled (MiB) | peak RSS (MiB) | heap after GC (MiB) |\n")
-	p("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	p("| round | scheduler | up (s) | CPU to up (s) | create (s) | span (s) | pods/s | p50 (ms) | p99 (ms) | CPU (s) | kube-apiserver CPU (s) | etcd CPU (s) | RSS settled (MiB) | peak RSS (MiB) | heap after GC (MiB) |\n")
+	p("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range res.Runs {
-		p("| %d | %s | %.1f | %.1f | %.1f | %.1f | %.0f | %.0f | %.0f | %.0f | %.1f | %s | %s | %.0f | %.0f | %.0f |\n",
+		p("| %d | %s | %.1f | %.1f | %.1f | %.1f | %.0f | %.0f | %.0f | %.1f | %s | %s | %.0f | %.0f | %.0f |\n",
 			r.Round+1, r.Subject, r.Up.Seconds(), r.CPUUp.Seconds(), r.Create.Seconds(), r.Span.Seconds(), r.PodsPerSecond(),
-			msf(r.Latency.P50), msf(r.Latency.P99), r.APILatency.P99.Seconds(), r.CPU.Seconds(),
+			msf(r.Latency.P50), msf(r.Latency.P99), r.CPU.Seconds(),
 			cpuCell(r.APIServerCPU), cpuCell(r.EtcdCPU), mibf(r.SettledRSS), mibf(r.PeakRSS), mibf(r.HeapAfterGC))
 		if op := r.Operator; op != nil {
-			p("| %d | %s alone | %.1f | %.1f | – | – | – | – | – | – | – | – | – | %.0f | %.0f | %.0f |\n",
+			p("| %d | %s alone | %.1f | %.1f | – | – | – | – | – | – | – | – | %.0f | %.0f | %.0f |\n",
 				r.Round+1, op.Subject, op.Full.Seconds(), op.CPU.Seconds(), mibf(op.SettledRSS), mibf(op.PeakRSS), mibf(op.HeapAfterGC))
 		}
 	}

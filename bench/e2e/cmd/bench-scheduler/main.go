@@ -49,7 +49,6 @@ func run() error {
 		settle  = flag.Duration("settle", 10*time.Second, "how long a scheduler runs after the last binding before its RSS is read")
 		dir     = flag.String("dir", "", "directory for logs (default: a new temporary directory)")
 		out     = flag.String("out", "", "also write the markdown report to this file")
-		only    = flag.String("only", "", "measure only this scheduler (kube-scheduler or multicache-scheduler)")
 	)
 	flag.Parse()
 	// The commit is read now, when the Makefile has just built the binaries: the tree may
@@ -76,18 +75,6 @@ func run() error {
 	subjects := []e2e.Subject{
 		e2e.SchedulerFlagsSubject(e2e.StockSchedulerName, *stock, *qps),
 		e2e.SchedulerFlagsSubject(e2e.MulticacheSchedulerName, *mcBin, *qps),
-	}
-	if *only != "" {
-		var kept []e2e.Subject
-		for _, s := range subjects {
-			if s.Name == *only {
-				kept = append(kept, s)
-			}
-		}
-		if len(kept) == 0 {
-			return fmt.Errorf("-only: %q is neither %s nor %s", *only, e2e.StockSchedulerName, e2e.MulticacheSchedulerName)
-		}
-		subjects = kept
 	}
 	var operator *e2e.Subject
 	if *opBin != "" {
