@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"sync"
@@ -103,4 +104,20 @@ func dumpsDuring(ctx context.Context, in *Instance, log io.Writer) []EndpointCos
 func logEndpoint(log io.Writer, c EndpointCost) {
 	fmt.Fprintf(log, "  GET %s: %.2fs, %.2f CPU s, %d bytes, RSS %s -> max %s (+%.1f%%) -> %s\n", c.Path, c.Took.Seconds(),
 		c.CPU.Seconds(), c.Bytes, mib(c.RSSBefore), mib(c.RSSMax), 100*c.RSSUp(), mib(c.RSSAfter))
+}
+
+// readCompare returns the differences in a multicache instance's /debug/cache/compare: in
+// body when it was read already, else in a GET of it.
+func readCompare(ctx context.Context, in *Instance, body []byte) ([]json.RawMessage, error) {
+	var err error
+	if body == nil {
+		if body, err = harness.Get(ctx, DebugURL(in)+"/debug/cache/compare", 5*time.Minute); err != nil {
+			return nil, err
+		}
+	}
+	var diffs []json.RawMessage
+	if err := json.Unmarshal(body, &diffs); err != nil {
+		return nil, fmt.Errorf("/debug/cache/compare: %w: %.200s", err, body)
+	}
+	return diffs, nil
 }

@@ -3,11 +3,9 @@ package e2e
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"slices"
 	"strings"
-	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -40,13 +38,9 @@ func readHoldsEnd(ctx context.Context, c client.Client, mc *Instance, res *Holds
 			res.Reservations[string(r.Status.Phase)]++
 		}
 	}
-	body, err := harness.Get(ctx, DebugURL(mc)+"/debug/cache/compare", 5*time.Minute)
+	diffs, err := readCompare(ctx, mc, nil)
 	if err != nil {
 		return err
-	}
-	var diffs []json.RawMessage
-	if err := json.Unmarshal(body, &diffs); err != nil {
-		return fmt.Errorf("/debug/cache/compare: %w: %.200s", err, body)
 	}
 	res.Compare = len(diffs)
 	if len(diffs) > 0 {

@@ -263,8 +263,8 @@ func runChurn(ctx context.Context, cfg Config, cl *harness.Cluster, env Env, res
 	if err := floor(); err != nil {
 		return err
 	}
-	if err := json.Unmarshal(body, &res.Compare); err != nil {
-		return fmt.Errorf("/debug/cache/compare: %w: %.200s", err, body)
+	if res.Compare, err = readCompare(ctx, in, body); err != nil {
+		return err
 	}
 	fmt.Fprintf(log, "after churn: RSS %s, heap after GC %s, /debug/cache/compare: %d differences\n",
 		mib(res.AfterChurn.SettledRSS), mib(res.AfterChurn.HeapAfterGC), len(res.Compare))

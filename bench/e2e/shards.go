@@ -2,15 +2,12 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/seed0f91f25e/multicache/internal/harness"
 )
 
 // ShardSplits are the ways the bench's nodes are split into sub-clusters: for each k, node
@@ -113,13 +110,9 @@ func runShards(ctx context.Context, cfg Config, env Env, log io.Writer) (*ShardR
 
 // compareEmpty fails unless the replica's /debug/cache/compare is empty.
 func compareEmpty(ctx context.Context, in *Instance) error {
-	body, err := harness.Get(ctx, DebugURL(in)+"/debug/cache/compare", 5*time.Minute)
+	diffs, err := readCompare(ctx, in, nil)
 	if err != nil {
 		return err
-	}
-	var diffs []json.RawMessage
-	if err := json.Unmarshal(body, &diffs); err != nil {
-		return fmt.Errorf("/debug/cache/compare: %w: %.200s", err, body)
 	}
 	if len(diffs) > 0 {
 		return fmt.Errorf("/debug/cache/compare: %d differences, e.g. %s", len(diffs), diffs[0])
