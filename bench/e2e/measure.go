@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/seed0f91f25e/multicache/internal/controlplane"
 )
 
 // ColdStart is one cold start of one subject.
@@ -50,7 +52,7 @@ func Watch(ctx context.Context, in *Instance, want Want, timing Timing, logPath 
 	var lastErr error
 	for {
 		if exited, err := in.Exited(); exited {
-			return ColdStart{}, fmt.Errorf("%w (%v); log:\n%s", errExited, err, logTail(logPath, 20))
+			return ColdStart{}, fmt.Errorf("%w (%v); log:\n%s", errExited, err, controlplane.Tail(logPath, 20))
 		}
 		full, d, err := in.Poll(ctx, want)
 		if err == nil {
@@ -72,7 +74,7 @@ func Watch(ctx context.Context, in *Instance, want Want, timing Timing, logPath 
 		}
 		if time.Now().After(deadline) {
 			return ColdStart{}, fmt.Errorf("not full after %v: last counts %q, last error %v; log:\n%s",
-				timing.Timeout, detail, lastErr, logTail(logPath, 20))
+				timing.Timeout, detail, lastErr, controlplane.Tail(logPath, 20))
 		}
 		select {
 		case <-ctx.Done():

@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
+	"github.com/seed0f91f25e/multicache/internal/controlplane"
 	"github.com/seed0f91f25e/multicache/internal/harness"
 )
 
@@ -360,13 +361,13 @@ func (w *bindWatch) waitAll(ctx context.Context, n int, timeout time.Duration, i
 			return last, nil
 		}
 		if exited, err := in.Exited(); exited {
-			return time.Time{}, fmt.Errorf("%w (%v) with %d of %d pods bound; log:\n%s", errExited, err, got, n, logTail(logPath, 20))
+			return time.Time{}, fmt.Errorf("%w (%v) with %d of %d pods bound; log:\n%s", errExited, err, got, n, controlplane.Tail(logPath, 20))
 		}
 		select {
 		case <-ctx.Done():
 			return time.Time{}, ctx.Err()
 		case <-deadline:
-			return time.Time{}, fmt.Errorf("%d of %d pods bound after %v; log:\n%s", got, n, timeout, logTail(logPath, 20))
+			return time.Time{}, fmt.Errorf("%d of %d pods bound after %v; log:\n%s", got, n, timeout, controlplane.Tail(logPath, 20))
 		case <-w.changed:
 		case <-tick.C:
 		}

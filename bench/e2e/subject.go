@@ -3,8 +3,6 @@ package e2e
 import (
 	"context"
 	"errors"
-	"os"
-	"strings"
 
 	"github.com/seed0f91f25e/multicache/internal/controlplane"
 	"github.com/seed0f91f25e/multicache/internal/harness"
@@ -71,16 +69,3 @@ func count(m harness.Metrics, key string) int {
 
 // errExited is returned when a subject ends before it was asked to.
 var errExited = errors.New("process exited")
-
-// logTail returns the last lines of a subject's log, for errors.
-func logTail(path string, lines int) string {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return ""
-	}
-	all := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	if len(all) > lines {
-		all = all[len(all)-lines:]
-	}
-	return strings.Join(all, "\n")
-}

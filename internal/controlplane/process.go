@@ -58,7 +58,7 @@ func StartProcess(name, bin string, args, env []string, logPath string) (*Proces
 func (p *Process) Survives(d time.Duration) error {
 	select {
 	case <-p.done:
-		return fmt.Errorf("%s exited at start (%v); its log %s ends:\n%s", p.Name, p.err, p.Log, tail(p.Log, 15))
+		return fmt.Errorf("%s exited at start (%v); its log %s ends:\n%s", p.Name, p.err, p.Log, Tail(p.Log, 15))
 	case <-time.After(d):
 		return nil
 	}
@@ -105,8 +105,9 @@ func (p *Process) Stop(timeout time.Duration) error {
 	}
 }
 
-// tail returns the last n lines of a file ("" when it cannot be read).
-func tail(path string, n int) string {
+// Tail returns the last n lines of a file ("" when it cannot be read): a log's end, for
+// errors.
+func Tail(path string, n int) string {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return ""
