@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/seed0f91f25e/multicache/internal/harness"
 )
 
 // TestReaperScaling measures a reaper tick (DuePerTick due) for every size of ReaperSizes
@@ -44,5 +46,5 @@ func TestReaperScaling(t *testing.T) {
 			math.Log(float64(n))/math.Log(float64(ReaperSizes[0])))
 	}
 	fmt.Printf("\n## Reaper tick: %d due per tick, %d reservations per node\n\n", DuePerTick, ReservationsPerNode)
-	fmt.Printf("%s; %d ticks per round, %d rounds (medians).\n\n%s\n", Machine(), iterations(ReaperTicks), *roundsFlag, table.String())
+	fmt.Printf("%s; %d ticks per round, %d rounds (medians).\n\n%s\n", harness.Machine(".."), iterations(ReaperTicks), *roundsFlag, table.String())
 }

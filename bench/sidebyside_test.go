@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"testing"
+
+	"github.com/seed0f91f25e/multicache/internal/harness"
 )
 
 // TestSideBySide measures every operation on every variant in this one process, round
@@ -42,7 +44,7 @@ func TestSideBySide(t *testing.T) {
 
 	fmt.Printf("\n## Side by side: multicache / kube-scheduler cache\n\n")
 	fmt.Printf("%d nodes, %d pods; %s; %d rounds, iterations per round scaled by %g.\n\n",
-		NumNodes, NumPods, Machine(), *roundsFlag, *scaleFlag)
+		NumNodes, NumPods, harness.Machine(".."), *roundsFlag, *scaleFlag)
 	WriteTable(os.Stdout, rows, *roundsFlag)
 	fmt.Println()
 	for _, op := range append(Ops, HeapOp) {

@@ -81,7 +81,7 @@ func TestSmall(t *testing.T) {
 		t.Fatal(err)
 	}
 	var report strings.Builder
-	WriteReport(&report, res, Machine(repo))
+	WriteReport(&report, res, harness.Machine(repo))
 	t.Log("\n" + report.String())
 
 	if got := len(res.ColdStarts); got != len(subjects) {

@@ -75,7 +75,7 @@ func run() error {
 	flag.Parse()
 	// The commit is read now, when the Makefile has just built the binaries: the tree may
 	// move on during a long run.
-	machine := e2e.Machine(*repo)
+	machine := harness.Machine(*repo)
 	size, err := e2e.ParseSize(*sizeName)
 	if err != nil {
 		return err

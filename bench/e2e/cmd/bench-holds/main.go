@@ -23,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/seed0f91f25e/multicache/bench/e2e"
+	"github.com/seed0f91f25e/multicache/internal/harness"
 )
 
 func main() {
@@ -61,7 +62,7 @@ func run() error {
 	flag.Parse()
 	// The commit is read now, when the Makefile has just built the binaries: the tree may
 	// move on during a long run.
-	machine := e2e.Machine(*repo)
+	machine := harness.Machine(*repo)
 	if *assets == "" || *mcBin == "" {
 		return fmt.Errorf("-assets (or KUBEBUILDER_ASSETS) and -multicache are required; run it with `make bench-holds`")
 	}

@@ -24,6 +24,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/seed0f91f25e/multicache/bench/e2e"
+	"github.com/seed0f91f25e/multicache/internal/harness"
 )
 
 func main() {
@@ -53,7 +54,7 @@ func run() error {
 	flag.Parse()
 	// The commit is read now, when the Makefile has just built the binaries: the tree may
 	// move on during a long run.
-	machine := e2e.Machine(*repo)
+	machine := harness.Machine(*repo)
 	ctrllog.SetLogger(logr.Discard()) // envtest logs through controller-runtime; progress goes to stderr
 	if *assets == "" || *mcBin == "" {
 		return fmt.Errorf("-assets (or KUBEBUILDER_ASSETS) and -multicache-scheduler are required; run it with `make bench-scheduler`")

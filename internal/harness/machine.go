@@ -1,4 +1,4 @@
-package e2e
+package harness
 
 import (
 	"bufio"
@@ -9,7 +9,7 @@ import (
 	"strings"
 )
 
-// Machine describes where a run happened: CPUs, their model, memory, Go and the commit of
+// Machine describes where a benchmark ran: CPUs, their model, memory, Go and the commit of
 // the main module at repoRoot (with "+dirty" when its working tree has changes).
 func Machine(repoRoot string) string {
 	model, memKB := "unknown CPU", int64(0)
@@ -33,5 +33,6 @@ func Machine(repoRoot string) string {
 			commit += "+dirty"
 		}
 	}
-	return fmt.Sprintf("%d CPUs (%s), %.0f GiB, %s, multicache %s", runtime.NumCPU(), model, float64(memKB)/(1<<20), runtime.Version(), commit)
+	return fmt.Sprintf("%d CPUs (%s), %.0f GiB, %s %s/%s, multicache %s", runtime.NumCPU(), model, float64(memKB)/(1<<20),
+		runtime.Version(), runtime.GOOS, runtime.GOARCH, commit)
 }
