@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/seed0f91f25e/multicache/internal/harness"
 )
 
 // HoldsGoneWithin is the run's bound: no hold is charged this long after the last
@@ -188,7 +190,7 @@ func WriteHoldsReport(w io.Writer, res *HoldsResult, machine string) {
 		pf("- %d samples failed; the last: %v.\n", res.SampleErrors, res.LastSampleErr)
 	}
 	pf("\n`multicache_reserve_on_delete_total` at the end: %s. Replacement Reservations in the API at the end: %s. Kubelet writes retried: %d.\n",
-		counts(res.Counters), countsInt(res.Reservations), res.KubeletErrors)
+		harness.Counts(res.Counters), harness.Counts(res.Reservations), res.KubeletErrors)
 	if len(res.Evidence) > 0 {
 		pf("\nSamples with an excess were kept: %s.\n", strings.Join(res.Evidence, "; "))
 	}
@@ -210,28 +212,4 @@ func check(ok bool, what string) string {
 		return "PASS " + what
 	}
 	return "FAIL " + what
-}
-
-func counts(m map[string]float64) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	parts := make([]string, 0, len(keys))
-	for _, k := range keys {
-		parts = append(parts, fmt.Sprintf("%s %.0f", k, m[k]))
-	}
-	if len(parts) == 0 {
-		return "none"
-	}
-	return strings.Join(parts, ", ")
-}
-
-func countsInt(m map[string]int) string {
-	f := make(map[string]float64, len(m))
-	for k, v := range m {
-		f[k] = float64(v)
-	}
-	return counts(f)
 }

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/seed0f91f25e/multicache/internal/harness"
 )
 
 // Markdown renders the results: the table per fault kind, the targets, the figures and
@@ -27,7 +29,7 @@ func (r *Results) Markdown() string {
 		}
 	}
 	fmt.Fprintf(&b, "Faults: %d in %v (after setup). Violations: %d new, %d instances of known defects (%s).\n\n",
-		len(r.Faults), r.Took.Round(time.Second), unknown, sum(known), ints(known))
+		len(r.Faults), r.Took.Round(time.Second), unknown, sum(known), harness.Counts(known))
 	b.WriteString("| fault | count | recovery to an empty comparison: min / median / max | takeover (max) | status settled after (max) | violations |\n")
 	b.WriteString("|---|---:|---|---:|---:|---:|\n")
 	for _, k := range kinds {
@@ -83,11 +85,11 @@ func (r *Results) Markdown() string {
 	}
 	b.WriteString(failoverSummary(r.Faults))
 	fmt.Fprintf(&b, "- multicache_invariant_violations_total over every process: %v.\n", r.Invariants)
-	fmt.Fprintf(&b, "- multicache_drift_total by kind over every process: %s.\n", floats(r.Drift))
+	fmt.Fprintf(&b, "- multicache_drift_total by kind over every process: %s.\n", harness.Counts(r.Drift))
 	fmt.Fprintf(&b, "- Status writes and reservation deletes per replica: %s; by a replica that did not hold the lease: %d.\n",
-		ints(r.Writes), r.LateWrites)
-	fmt.Fprintf(&b, "- Checked: %s.\n", ints(r.Observed))
-	fmt.Fprintf(&b, "- The suite's own reflectors relisted (after a 410 or a broken watch): %s.\n", ints(r.Relists))
+		harness.Counts(r.Writes), r.LateWrites)
+	fmt.Fprintf(&b, "- Checked: %s.\n", harness.Counts(r.Observed))
+	fmt.Fprintf(&b, "- The suite's own reflectors relisted (after a 410 or a broken watch): %s.\n", harness.Counts(r.Relists))
 	for _, bu := range r.Bursts {
 		fmt.Fprintf(&b, "- Burst %s: %d reservations set to expire at %s.\n", bu.ID, bu.Count, bu.Expiry.Format("15:04:05"))
 	}
@@ -132,30 +134,6 @@ func met(ok bool) string {
 		return "met"
 	}
 	return "NOT met"
-}
-
-func floats(m map[string]float64) string {
-	if len(m) == 0 {
-		return "none"
-	}
-	var parts []string
-	for k, v := range m {
-		parts = append(parts, fmt.Sprintf("%s %v", k, v))
-	}
-	sort.Strings(parts)
-	return strings.Join(parts, ", ")
-}
-
-func ints(m map[string]int) string {
-	if len(m) == 0 {
-		return "none"
-	}
-	var parts []string
-	for k, v := range m {
-		parts = append(parts, fmt.Sprintf("%s %d", k, v))
-	}
-	sort.Strings(parts)
-	return strings.Join(parts, ", ")
 }
 
 func sum(m map[string]int) int {

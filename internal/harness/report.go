@@ -3,9 +3,11 @@ package harness
 import (
 	"bufio"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strings"
 )
 
@@ -35,4 +37,17 @@ func Machine(repoRoot string) string {
 	}
 	return fmt.Sprintf("%d CPUs (%s), %.0f GiB, %s %s/%s, multicache %s", runtime.NumCPU(), model, float64(memKB)/(1<<20),
 		runtime.Version(), runtime.GOOS, runtime.GOARCH, commit)
+}
+
+// Counts writes m as "key value, ..." in the keys' order, or "none" when it is empty: the
+// counters a report lists.
+func Counts[V int | float64](m map[string]V) string {
+	if len(m) == 0 {
+		return "none"
+	}
+	parts := make([]string, 0, len(m))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, fmt.Sprintf("%s %v", k, m[k]))
+	}
+	return strings.Join(parts, ", ")
 }
