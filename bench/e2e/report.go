@@ -2,11 +2,14 @@ package e2e
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -264,4 +267,29 @@ func EmitReport(cmd, report string, runErr error, out string) error {
 		fmt.Fprintf(os.Stderr, "%s: report written to %s\n", cmd, out)
 	}
 	return runErr
+}
+
+// StartCommand begins a bench command's run: dir, when empty, becomes a new temporary
+// directory (said on stderr); the context ends on SIGINT or SIGTERM.
+func StartCommand(cmd string, dir *string) (context.Context, context.CancelFunc, error) {
+	if *dir == "" {
+		var err error
+		if *dir, err = os.MkdirTemp("", cmd+"-"); err != nil {
+			return nil, nil, err
+		}
+	}
+	fmt.Fprintf(os.Stderr, "%s: logs in %s\n", cmd, *dir)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	return ctx, stop, nil
+}
+
+// NeedBinaries fails on the first of bins (a path and the make target that builds it) that
+// is missing; an empty path is an optional binary not asked for.
+func NeedBinaries(bins ...[2]string) error {
+	for _, b := range bins {
+		if _, err := os.Stat(b[0]); b[0] != "" && err != nil {
+			return fmt.Errorf("%w (make %s builds it)", err, b[1])
+		}
+	}
+	return nil
 }

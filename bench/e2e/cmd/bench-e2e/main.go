@@ -6,16 +6,13 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -114,11 +111,11 @@ func run() error {
 	if *assets == "" || *mcBin == "" {
 		return fmt.Errorf("-assets (or KUBEBUILDER_ASSETS) and -multicache are required; run it with `make bench-e2e`")
 	}
-	if *dir == "" {
-		if *dir, err = os.MkdirTemp("", "bench-e2e-"); err != nil {
-			return err
-		}
+	ctx, stop, err := e2e.StartCommand("bench-e2e", dir)
+	if err != nil {
+		return err
 	}
+	defer stop()
 	if *schedBin == "" {
 		*schedBin = filepath.Join(*assets, "kube-scheduler")
 	}
@@ -131,10 +128,10 @@ func run() error {
 	if *mcKinds {
 		subjects = append(subjects, e2e.MulticacheKindsInformerSubject(informerBin))
 	}
-	if _, err := os.Stat(*schedBin); err == nil {
+	if err := e2e.NeedBinaries([2]string{*schedBin, "kube-scheduler"}); err == nil {
 		subjects = append(subjects, e2e.SchedulerFlagsSubject(e2e.StockSchedulerName, *schedBin, 0))
 	} else {
-		fmt.Fprintf(os.Stderr, "kube-scheduler skipped: %v (make kube-scheduler builds it)\n", err)
+		fmt.Fprintf(os.Stderr, "kube-scheduler skipped: %v\n", err)
 	}
 	subjects = append(subjects, mc)
 
@@ -150,9 +147,6 @@ func run() error {
 		steps = append(steps, e2e.ChurnStep{Rate: v, Duration: *churnDur})
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	fmt.Fprintf(os.Stderr, "bench-e2e: logs in %s\n", *dir)
 	res, err := e2e.Run(ctx, e2e.Config{
 		Size: size, Rounds: *rounds, Subjects: subjects, Multicache: mc, ChurnInformer: e2e.InformerSubject(informerBin),
 		Assets: *assets, RepoRoot: *repo, Dir: *dir, Writers: *writers,

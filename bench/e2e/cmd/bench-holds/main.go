@@ -9,14 +9,11 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -91,20 +88,14 @@ func run() error {
 	if *kcmBin == "" {
 		*kcmBin = filepath.Join(*assets, "kube-controller-manager")
 	}
-	for _, b := range []struct{ bin, make string }{{*schedBin, "kube-scheduler"}, {*kcmBin, "kube-controller-manager"}, {*mcBin, "build"}} {
-		if _, err := os.Stat(b.bin); err != nil {
-			return fmt.Errorf("%w (make %s builds it)", err, b.make)
-		}
+	if err := e2e.NeedBinaries([2]string{*schedBin, "kube-scheduler"}, [2]string{*kcmBin, "kube-controller-manager"}, [2]string{*mcBin, "build"}); err != nil {
+		return err
 	}
-	var err error
-	if *dir == "" {
-		if *dir, err = os.MkdirTemp("", "bench-holds-"); err != nil {
-			return err
-		}
+	ctx, stop, err := e2e.StartCommand("bench-holds", dir)
+	if err != nil {
+		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	fmt.Fprintf(os.Stderr, "bench-holds: logs in %s\n", *dir)
 	res, err := e2e.RunHolds(ctx, e2e.HoldsConfig{
 		Assets: *assets, RepoRoot: *repo, Dir: *dir,
 		Multicache: *mcBin, MulticacheArgs: append([]string{"--verify-period=" + verify.String()}, strings.Fields(*mcArgs)...), Scheduler: *schedBin, ControllerManager: *kcmBin,

@@ -11,13 +11,10 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -65,13 +62,8 @@ func run() error {
 	if *stock == "" {
 		*stock = *assets + "/kube-scheduler"
 	}
-	for _, b := range []struct{ bin, make string }{{*stock, "kube-scheduler"}, {*mcBin, "scheduler"}, {*opBin, "build"}} {
-		if b.bin == "" {
-			continue
-		}
-		if _, err := os.Stat(b.bin); err != nil {
-			return fmt.Errorf("%w (make %s builds it)", err, b.make)
-		}
+	if err := e2e.NeedBinaries([2]string{*stock, "kube-scheduler"}, [2]string{*mcBin, "scheduler"}, [2]string{*opBin, "build"}); err != nil {
+		return err
 	}
 	subjects := []e2e.Subject{
 		e2e.SchedulerFlagsSubject(e2e.StockSchedulerName, *stock, *qps),
@@ -82,15 +74,11 @@ func run() error {
 		s := e2e.MulticacheSubject(*opBin, "--leader-elect=false")
 		operator = &s
 	}
-	var err error
-	if *dir == "" {
-		if *dir, err = os.MkdirTemp("", "bench-scheduler-"); err != nil {
-			return err
-		}
+	ctx, stop, err := e2e.StartCommand("bench-scheduler", dir)
+	if err != nil {
+		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	fmt.Fprintf(os.Stderr, "bench-scheduler: logs in %s\n", *dir)
 	res, err := e2e.RunSchedBench(ctx, e2e.SchedBenchConfig{
 		Assets: *assets, RepoRoot: *repo, Dir: *dir, Schedulers: subjects, Operator: operator,
 		Nodes: *nodes, Pods: *pods, Rounds: *rounds, Writers: *writers,
