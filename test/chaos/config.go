@@ -82,8 +82,8 @@ func Long() Config {
 
 // FromEnv returns Short, or Long when CHAOS_LONG=true, changed by the CHAOS_* variables:
 // CHAOS_TIME, CHAOS_MIN_FAULTS, CHAOS_NODES, CHAOS_PODS, CHAOS_RESERVATIONS,
-// CHAOS_BURST_RESERVATIONS, CHAOS_BURST_PODS, CHAOS_RATE, CHAOS_WORKERS, CHAOS_SEED,
-// CHAOS_RACE, CHAOS_OUT, CHAOS_REPORT, CHAOS_RECOVERY_BOUND, CHAOS_OPERATOR_ARGS.
+// CHAOS_BURST_RESERVATIONS, CHAOS_BURST_PODS, CHAOS_RATE, CHAOS_SEED, CHAOS_RACE,
+// CHAOS_OUT, CHAOS_REPORT, CHAOS_OPERATOR_ARGS.
 func FromEnv() (Config, error) {
 	c := Short()
 	if os.Getenv("CHAOS_LONG") == "true" {
@@ -117,8 +117,6 @@ func FromEnv() (Config, error) {
 	num("CHAOS_RESERVATIONS", &c.BaseReservations)
 	num("CHAOS_BURST_RESERVATIONS", &c.BurstReservations)
 	num("CHAOS_BURST_PODS", &c.BurstPods)
-	num("CHAOS_WORKERS", &c.Workers)
-	dur("CHAOS_RECOVERY_BOUND", &c.RecoveryBound)
 	if v := os.Getenv("CHAOS_RATE"); v != "" {
 		r, err := strconv.ParseFloat(v, 64)
 		if err != nil || r <= 0 {
@@ -140,9 +138,6 @@ func FromEnv() (Config, error) {
 	c.OperatorArgs = strings.Fields(os.Getenv("CHAOS_OPERATOR_ARGS"))
 	if c.Nodes < 4 {
 		errs = append(errs, "CHAOS_NODES: want at least 4 nodes")
-	}
-	if c.Workers < 1 {
-		c.Workers = 1
 	}
 	if len(errs) > 0 {
 		return c, fmt.Errorf("chaos configuration: %s", strings.Join(errs, "; "))

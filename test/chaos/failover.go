@@ -33,11 +33,11 @@ func failoverWrite(entries []writelog.Entry, faults []*FaultResult, leaseName st
 			if e.Start || !e.OK() {
 				continue
 			}
-			res, _, name, sub := e.Resource()
+			res, _, name, _ := e.Resource()
 			switch {
 			case e.Replica == f.killed && res == "leases" && name == leaseName && e.Holder != "" && !e.Sent.After(f.killedAt):
 				renewals = append(renewals, e.Sent)
-			case e.Replica != f.killed && !e.Sent.Before(f.killedAt) && guarded(e.Method, res, sub):
+			case e.Replica != f.killed && !e.Sent.Before(f.killedAt) && guardedWrite(e):
 				if first.IsZero() || e.Time.Before(first) {
 					first = e.Time
 				}
@@ -64,18 +64,6 @@ func seenRenewal(renewals []time.Time, i int) time.Time {
 		j--
 	}
 	return renewals[j]
-}
-
-// guarded reports whether a request is one only the leader makes: a status write of a
-// Reservation, PodGroup or Movement, or a reservation delete.
-func guarded(method, resource, sub string) bool {
-	switch {
-	case sub == "status" && (method == "PATCH" || method == "PUT"):
-		return resource == "reservations" || resource == "podgroups" || resource == "movements"
-	case method == "DELETE":
-		return resource == "reservations"
-	}
-	return false
 }
 
 // failoverSummary renders the failover figures of the run: min / median / max over the

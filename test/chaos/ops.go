@@ -3,6 +3,7 @@ package chaos
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -61,24 +62,30 @@ func (w *Workload) randomOp(ctx context.Context) {
 	}
 }
 
-// pickPod returns a random pod whose class is one of classes, or "".
-func (w *Workload) pickPod(classes ...string) *PodIntent {
+// pickKey returns a random key of m (read under w.mu) whose value keep accepts, or "" when
+// there is none. The keys are sorted first, so that a seed picks the same.
+func pickKey[V any](w *Workload, m map[string]V, keep func(V) bool) string {
 	w.mu.Lock()
 	var names []string
-	for name, p := range w.pods {
-		for _, c := range classes {
-			if p.Class == c {
-				names = append(names, name)
-				break
-			}
+	for name, v := range m {
+		if keep(v) {
+			names = append(names, name)
 		}
 	}
 	w.mu.Unlock()
 	if len(names) == 0 {
-		return nil
+		return ""
 	}
 	sort.Strings(names)
-	name := names[w.intn(len(names))]
+	return names[w.intn(len(names))]
+}
+
+// pickPod returns a copy of a random pod whose class is one of classes, or nil.
+func (w *Workload) pickPod(classes ...string) *PodIntent {
+	name := pickKey(w, w.pods, func(p *PodIntent) bool { return slices.Contains(classes, p.Class) })
+	if name == "" {
+		return nil
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if p, ok := w.pods[name]; ok {
@@ -307,19 +314,10 @@ func (w *Workload) createContend(ctx context.Context) error {
 }
 
 func (w *Workload) deleteRsv(ctx context.Context) error {
-	w.mu.Lock()
-	var names []string
-	for name, r := range w.rsvs {
-		if !r.Deleted && !r.Pinned && r.Class != "burst" {
-			names = append(names, name)
-		}
-	}
-	w.mu.Unlock()
-	if len(names) == 0 {
+	name := pickKey(w, w.rsvs, func(r *RsvIntent) bool { return !r.Deleted && !r.Pinned && r.Class != "burst" })
+	if name == "" {
 		return nil
 	}
-	sort.Strings(names)
-	name := names[w.intn(len(names))]
 	obj := &v1alpha1.Reservation{}
 	obj.Namespace, obj.Name = w.ns, name
 	if err := w.deleteNow(ctx, obj); err != nil {
@@ -383,19 +381,10 @@ func (w *Workload) createGroup(ctx context.Context, name, class string, minMembe
 }
 
 func (w *Workload) deleteGroup(ctx context.Context) error {
-	w.mu.Lock()
-	var names []string
-	for name, g := range w.groups {
-		if !g.Deleted {
-			names = append(names, name)
-		}
-	}
-	w.mu.Unlock()
-	if len(names) == 0 {
+	name := pickKey(w, w.groups, func(g *GroupIntent) bool { return !g.Deleted })
+	if name == "" {
 		return nil
 	}
-	sort.Strings(names)
-	name := names[w.intn(len(names))]
 	pg := &v1alpha1.PodGroup{}
 	pg.Namespace, pg.Name = w.ns, name
 	if err := w.deleteNow(ctx, pg); err != nil {
@@ -465,17 +454,10 @@ func (w *Workload) createExtraNode(ctx context.Context) error {
 }
 
 func (w *Workload) deleteExtraNode(ctx context.Context) error {
-	w.mu.Lock()
-	var names []string
-	for n := range w.extra {
-		names = append(names, n)
-	}
-	w.mu.Unlock()
-	if len(names) == 0 {
+	name := pickKey(w, w.extra, func(bool) bool { return true })
+	if name == "" {
 		return nil
 	}
-	sort.Strings(names)
-	name := names[w.intn(len(names))]
 	w.mu.Lock()
 	delete(w.extra, name)
 	w.deleted[name] = true
