@@ -55,7 +55,7 @@ func TestDifferential_NodeChargeMatchesKubeScheduler(t *testing.T) {
 	for i := range nodes {
 		nodes[i] = fmt.Sprintf("node-%03d", i)
 		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: nodes[i], UID: types.UID("uid-" + nodes[i])}}
-		if err := h.AddNode(node); err != nil {
+		if err := h.Add(node); err != nil {
 			t.Fatal(err)
 		}
 		kube[nodes[i]] = framework.NewNodeInfo()
@@ -81,7 +81,7 @@ func TestDifferential_NodeChargeMatchesKubeScheduler(t *testing.T) {
 		pods[i] = pod
 		name := pod.Spec.NodeName
 		mcBefore, kubeBefore := mcRequested(t, h, name), kubeRequested(kube[name])
-		if err := h.AddPod(pod); err != nil {
+		if err := h.Add(pod); err != nil {
 			t.Fatalf("multicache rejected %s: %v", pod.Name, err)
 		}
 		// kube-scheduler gets its own copy: the helper it calls grows a pod's inf.Dec-backed
@@ -101,7 +101,7 @@ func TestDifferential_NodeChargeMatchesKubeScheduler(t *testing.T) {
 		updates++
 		name := pod.Spec.NodeName
 		mcBefore, kubeBefore := mcRequested(t, h, name), kubeRequested(kube[name])
-		if err := h.UpdatePod(old, pod); err != nil {
+		if err := h.Update(old, pod); err != nil {
 			t.Fatalf("multicache rejected the update of %s: %v", pod.Name, err)
 		}
 		if err := kube[name].RemovePod(logr.Discard(), old); err != nil {

@@ -21,6 +21,7 @@ import (
 	"github.com/seed0f91f25e/multicache/internal/handler"
 	"github.com/seed0f91f25e/multicache/internal/stores"
 	"github.com/seed0f91f25e/multicache/internal/stores/devicestore"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 const devAssumeDiffCases = 60
@@ -46,13 +47,13 @@ func TestDifferential_AssumedClaimsMatchKubeSchedulersInFlightAllocations(t *tes
 		w := newDeviceWorld(r, "")
 		h := NewMulticache(nil, stores.NodeStoreName, stores.DeviceStoreName, stores.PodStoreName)
 		for _, n := range w.nodes {
-			must(t, h.AddNode(n))
+			must(t, h.Add(n))
 		}
 		for _, s := range w.slices {
-			must(t, h.AddResourceSlice(s))
+			must(t, h.Add(s))
 		}
 		for _, dc := range w.classes {
-			must(t, h.AddDeviceClass(dc))
+			must(t, h.Add(dc))
 		}
 		// The API's claims first, then the assumptions: a claim multicache refuses to assume
 		// stays unallocated on both sides, as the scheduler would not write an allocation
@@ -62,10 +63,10 @@ func TestDifferential_AssumedClaimsMatchKubeSchedulersInFlightAllocations(t *tes
 			claim = claim.DeepCopy()
 			claim.ResourceVersion = "1"
 			if r.IntN(2) == 0 {
-				must(t, h.AddResourceClaim(claim))
+				must(t, h.Add(claim))
 				api = append(api, claim)
 			} else {
-				must(t, h.AddResourceClaim(unallocatedCopy(claim)))
+				must(t, h.Add(unallocatedCopy(claim)))
 				pending = append(pending, claim)
 			}
 		}
@@ -76,7 +77,7 @@ func TestDifferential_AssumedClaimsMatchKubeSchedulersInFlightAllocations(t *tes
 			switch err := h.AssumeClaim(claim); {
 			case err == nil:
 				inFlight = append(inFlight, claim)
-			case errors.Is(err, stores.ErrDeviceInUse):
+			case errors.Is(err, store.ErrDeviceInUse):
 				refusedChecked++
 			default:
 				t.Fatalf("case %d: assuming %s: %v", c, claim.Name, err)

@@ -95,7 +95,7 @@ func extendedRun(t *testing.T, r *rand.Rand, run int) (checks, delegated, listed
 	for i := range extNodes {
 		n := w.node(fmt.Sprintf("r%d-n%d", run, i))
 		w.nodes[n.Name] = n
-		must(t, h.AddNode(n))
+		must(t, h.Add(n))
 		w.kube[n.Name] = framework.NewNodeInfo()
 		w.kube[n.Name].SetNode(n)
 	}
@@ -171,7 +171,7 @@ func (w *extWorld) addPod(name string) {
 	// kube-scheduler records the claim it made for the pod's extended resources (which this
 	// run does not create: the claims' side is the devices differentials').
 	pod.Status.ExtendedResourceClaimStatus = &corev1.PodExtendedResourceClaimStatus{ResourceClaimName: name + "-extended-resources-abcde"}
-	must(w.t, w.h.AddPod(pod))
+	must(w.t, w.h.Add(pod))
 	w.kube[pod.Spec.NodeName].AddPod(pod.DeepCopy())
 	w.pods = append(w.pods, pod)
 }
@@ -180,7 +180,7 @@ func (w *extWorld) deletePod() {
 	i := w.r.IntN(len(w.pods))
 	pod := w.pods[i]
 	w.pods = slices.Delete(w.pods, i, i+1)
-	must(w.t, w.h.DeletePod(pod))
+	must(w.t, w.h.Delete(pod))
 	if err := w.kube[pod.Spec.NodeName].RemovePod(klog.Background(), pod); err != nil {
 		w.t.Fatal(err)
 	}
@@ -198,15 +198,15 @@ func (w *extWorld) changeClass() {
 	old, exists := w.class[name]
 	switch {
 	case !exists:
-		must(w.t, w.h.AddDeviceClass(dc))
+		must(w.t, w.h.Add(dc))
 		w.classes.OnAdd(dc, false)
 		w.class[name] = dc
 	case w.r.IntN(3) == 0:
-		must(w.t, w.h.DeleteDeviceClass(old))
+		must(w.t, w.h.Delete(old))
 		w.classes.OnDelete(old)
 		delete(w.class, name)
 	default:
-		must(w.t, w.h.UpdateDeviceClass(old, dc))
+		must(w.t, w.h.Update(old, dc))
 		w.classes.OnUpdate(old, dc)
 		w.class[name] = dc
 	}
@@ -221,7 +221,7 @@ func (w *extWorld) changeNode() {
 	slices.Sort(names)
 	old := w.nodes[names[w.r.IntN(len(names))]]
 	n := w.node(old.Name)
-	must(w.t, w.h.UpdateNode(old, n))
+	must(w.t, w.h.Update(old, n))
 	w.kube[n.Name].SetNode(n)
 	w.nodes[n.Name] = n
 }

@@ -37,39 +37,39 @@ func feedDevices(t *testing.T, r *rand.Rand, w *deviceWorld) devView {
 	h := NewMulticache(nil, stores.NodeStoreName, stores.DeviceStoreName, stores.PodStoreName)
 	var adds, churn []func() error
 	for _, n := range w.nodes {
-		adds = append(adds, func() error { return h.AddNode(n) })
+		adds = append(adds, func() error { return h.Add(n) })
 		relabelled := n.DeepCopy()
 		relabelled.Labels["rack"] = "c"
 		churn = append(churn,
-			func() error { return errors.Join(h.UpdateNode(n, relabelled), h.UpdateNode(relabelled, n)) },
-			func() error { return errors.Join(h.DeleteNode(n), h.AddNode(n)) })
+			func() error { return errors.Join(h.Update(n, relabelled), h.Update(relabelled, n)) },
+			func() error { return errors.Join(h.Delete(n), h.Add(n)) })
 	}
 	for _, s := range w.slices {
-		adds = append(adds, func() error { return h.AddResourceSlice(s) })
+		adds = append(adds, func() error { return h.Add(s) })
 		changed := s.DeepCopy()
 		changed.Spec.Pool.Generation++
 		changed.Spec.Devices = changed.Spec.Devices[:len(changed.Spec.Devices)-1]
 		churn = append(churn,
-			func() error { return errors.Join(h.UpdateResourceSlice(s, changed), h.UpdateResourceSlice(changed, s)) },
-			func() error { return errors.Join(h.DeleteResourceSlice(s), h.AddResourceSlice(s)) })
+			func() error { return errors.Join(h.Update(s, changed), h.Update(changed, s)) },
+			func() error { return errors.Join(h.Delete(s), h.Add(s)) })
 	}
 	for _, c := range w.claims {
-		adds = append(adds, func() error { return h.AddResourceClaim(c) })
+		adds = append(adds, func() error { return h.Add(c) })
 		deallocated := c.DeepCopy()
 		deallocated.Status.Allocation = nil
 		churn = append(churn,
 			func() error {
-				return errors.Join(h.UpdateResourceClaim(c, deallocated), h.UpdateResourceClaim(deallocated, c))
+				return errors.Join(h.Update(c, deallocated), h.Update(deallocated, c))
 			},
-			func() error { return errors.Join(h.DeleteResourceClaim(c), h.AddResourceClaim(c)) })
+			func() error { return errors.Join(h.Delete(c), h.Add(c)) })
 	}
 	for _, c := range w.classes {
-		adds = append(adds, func() error { return h.AddDeviceClass(c) })
+		adds = append(adds, func() error { return h.Add(c) })
 		other := c.DeepCopy()
 		other.Spec.Selectors = []resourcev1.DeviceSelector{{CEL: &resourcev1.CELDeviceSelector{Expression: `device.driver == "nic.example.com"`}}}
 		churn = append(churn,
-			func() error { return errors.Join(h.UpdateDeviceClass(c, other), h.UpdateDeviceClass(other, c)) },
-			func() error { return errors.Join(h.DeleteDeviceClass(c), h.AddDeviceClass(c)) })
+			func() error { return errors.Join(h.Update(c, other), h.Update(other, c)) },
+			func() error { return errors.Join(h.Delete(c), h.Add(c)) })
 	}
 	r.Shuffle(len(adds), func(i, j int) { adds[i], adds[j] = adds[j], adds[i] })
 	r.Shuffle(len(churn), func(i, j int) { churn[i], churn[j] = churn[j], churn[i] })

@@ -42,14 +42,14 @@ func sharedForkWorld(b *testing.B, nodes, perNode int) *forkWorld {
 		h := NewMulticache(nil)
 		kube := map[string]*framework.NodeInfo{}
 		for _, n := range w.Nodes {
-			if err := h.AddNode(n); err != nil {
+			if err := h.Add(n); err != nil {
 				panic(err)
 			}
 			kube[n.Name] = framework.NewNodeInfo()
 			kube[n.Name].SetNode(n)
 		}
 		for _, p := range w.Versions[0] {
-			if err := h.AddPod(p); err != nil {
+			if err := h.Add(p); err != nil {
 				panic(err)
 			}
 			kube[p.Spec.NodeName].AddPod(p)
@@ -137,14 +137,14 @@ func TestFork_TheBenchmarksSequenceAgreesWithKubeScheduler(t *testing.T) {
 	h := NewMulticache(nil)
 	kube := map[string]*framework.NodeInfo{}
 	for _, n := range w.Nodes {
-		if err := h.AddNode(n); err != nil {
+		if err := h.Add(n); err != nil {
 			t.Fatal(err)
 		}
 		kube[n.Name] = framework.NewNodeInfo()
 		kube[n.Name].SetNode(n)
 	}
 	for _, p := range w.Versions[0] {
-		if err := h.AddPod(p); err != nil {
+		if err := h.Add(p); err != nil {
 			t.Fatal(err)
 		}
 		kube[p.Spec.NodeName].AddPod(p)

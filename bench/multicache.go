@@ -38,18 +38,18 @@ func NewMulticacheCache(enabled ...stores.Name) Cache {
 }
 
 // AddNode implements Cache.
-func (m *multicache) AddNode(node *corev1.Node) error { return m.h.AddNode(node) }
+func (m *multicache) AddNode(node *corev1.Node) error { return m.h.Add(node) }
 
 // AddPod implements Cache.
-func (m *multicache) AddPod(pod *corev1.Pod) error { return m.h.AddPod(pod) }
+func (m *multicache) AddPod(pod *corev1.Pod) error { return m.h.Add(pod) }
 
 // UpdatePod implements Cache.
 func (m *multicache) UpdatePod(oldPod, newPod *corev1.Pod) error {
-	return m.h.UpdatePod(oldPod, newPod)
+	return m.h.Update(oldPod, newPod)
 }
 
 // RemovePod implements Cache with DeletePod.
-func (m *multicache) RemovePod(pod *corev1.Pod) error { return m.h.DeletePod(pod) }
+func (m *multicache) RemovePod(pod *corev1.Pod) error { return m.h.Delete(pod) }
 
 // AssumePod implements Cache: AssumePod, then FinishBinding.
 func (m *multicache) AssumePod(pod *corev1.Pod) error {

@@ -63,7 +63,7 @@ func nodeAllocatableRun(t *testing.T, gate bool) {
 	for i := range nodes {
 		nodes[i] = fmt.Sprintf("na-node-%02d", i)
 		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: nodes[i], UID: types.UID("uid-" + nodes[i])}}
-		must(t, h.AddNode(node))
+		must(t, h.Add(node))
 		kube[nodes[i]] = framework.NewNodeInfo()
 		kube[nodes[i]].SetNode(node)
 	}
@@ -88,7 +88,7 @@ func nodeAllocatableRun(t *testing.T, gate bool) {
 		pods[i] = lists.sharePod(pod)
 		name := pod.Spec.NodeName
 		mcBefore, kubeBefore := mcRequested(t, h, name), kubeRequested(kube[name])
-		must(t, h.AddPod(pod))
+		must(t, h.Add(pod))
 		kube[name].AddPod(pod.DeepCopy())
 		check("add of", pod, mcBefore, kubeBefore)
 	}
@@ -107,7 +107,7 @@ func nodeAllocatableRun(t *testing.T, gate bool) {
 		lists.sharePod(pod)
 		name := pod.Spec.NodeName
 		mcBefore, kubeBefore := mcRequested(t, h, name), kubeRequested(kube[name])
-		must(t, h.UpdatePod(old, pod))
+		must(t, h.Update(old, pod))
 		if err := kube[name].RemovePod(logr.Discard(), old); err != nil {
 			t.Fatal(err)
 		}

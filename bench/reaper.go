@@ -72,7 +72,7 @@ func NewReaperFixture(n int, pauseGC bool) (*ReaperFixture, error) {
 		rsvs:  make([]*v1alpha1.Reservation, n),
 	}
 	for i := 0; i < f.Nodes; i++ {
-		if err := f.H.AddNode(MakeNode(i)); err != nil {
+		if err := f.H.Add(MakeNode(i)); err != nil {
 			return nil, err
 		}
 	}
@@ -87,7 +87,7 @@ func NewReaperFixture(n int, pauseGC bool) (*ReaperFixture, error) {
 // add creates reservation i with the given TTL, charged from now.
 func (f *ReaperFixture) add(i int, ttlSeconds int64) error {
 	r := makeReservation(i, fmt.Sprintf("node-%05d", i%f.Nodes), ttlSeconds, f.Clock.Now())
-	if err := f.H.AddReservation(r); err != nil {
+	if err := f.H.Add(r); err != nil {
 		return err
 	}
 	f.rsvs[i] = r
@@ -102,7 +102,7 @@ func (f *ReaperFixture) Recycle(expired []reservationstore.Transition) error {
 		if err != nil {
 			return fmt.Errorf("reservation %s: %w", t.Key, err)
 		}
-		if err := f.H.DeleteReservation(f.rsvs[i]); err != nil {
+		if err := f.H.Delete(f.rsvs[i]); err != nil {
 			return err
 		}
 		if err := f.add(i, int64(f.N/DuePerTick)); err != nil {

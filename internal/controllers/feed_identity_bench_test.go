@@ -42,7 +42,7 @@ func BenchmarkFeed_RelistOf150000Pods(b *testing.B) {
 	h := handler.New(config, logr.Discard())
 	nodes, pods := ts.LargeCluster()
 	for _, n := range nodes {
-		if err := h.AddNode(n); err != nil {
+		if err := h.Add(n); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -35,10 +35,10 @@ func TestFeed_ALateDeleteDoesNotRemoveThePodThatReplacedIt(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	must(h.AddNode(ts.MakeNode("n1", "8", "16Gi")))
+	must(h.Add(ts.MakeNode("n1", "8", "16Gi")))
 	owner := ts.MakeOwner(v1alpha1.OwnerStatefulSet, "ns", "web", "app", "web")
 	owner.UID, owner.ReserveOnDelete, owner.ResourceVersion, owner.Replicas = "uid-web", "true", "1", ptr.To[int32](1)
-	must(h.AddOwner(owner))
+	must(h.Add(owner))
 
 	informer := toolscache.NewStore(toolscache.MetaNamespaceKeyFunc)
 	f := &feed{name: "pod-feed", kind: stores.KindPod, obj: &corev1.Pod{}, reader: storeReader{informer}, store: informer,
@@ -101,8 +101,8 @@ func TestFeed_ARelistWhoseVersionsWentBackwardsIsTaken(t *testing.T) {
 	restored := ts.MakeNode("n1", "4", "8Gi")
 	restored.ResourceVersion = "120"
 	f.onUpdate(n, restored)
-	if got, _ := h.LastSeenNode("n1"); got.ResourceVersion != "120" {
-		t.Fatalf("the cache kept version %s after the informer went back to 120", got.ResourceVersion)
+	if got, _ := h.LastSeenVersion(stores.KindNode, "", types.NamespacedName{Name: "n1"}); got != "120" {
+		t.Fatalf("the cache kept version %s after the informer went back to 120", got)
 	}
 }
 
@@ -133,15 +133,15 @@ func TestFeed_ARepairTakesTheInformersOlderVersion(t *testing.T) {
 	if _, err := f.Reconcile(context.Background(), req); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := h.LastSeenNode("n1"); got.ResourceVersion != "500" {
-		t.Fatalf("a plain reconcile took version %s", got.ResourceVersion)
+	if got, _ := h.LastSeenVersion(stores.KindNode, "", types.NamespacedName{Name: "n1"}); got != "500" {
+		t.Fatalf("a plain reconcile took version %s", got)
 	}
 	f.enqueueRepair(req.NamespacedName)
 	if _, err := f.Reconcile(context.Background(), req); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := h.LastSeenNode("n1"); got.ResourceVersion != "120" {
-		t.Fatalf("the repair left version %s, want the informer's 120", got.ResourceVersion)
+	if got, _ := h.LastSeenVersion(stores.KindNode, "", types.NamespacedName{Name: "n1"}); got != "120" {
+		t.Fatalf("the repair left version %s, want the informer's 120", got)
 	}
 	if len(f.repairs) != 0 {
 		t.Errorf("repairs left after the reconcile: %v", f.repairs)

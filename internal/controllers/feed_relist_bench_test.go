@@ -27,7 +27,7 @@ func BenchmarkFeed_AChangeBehindARelistOf30000Pods(b *testing.B) {
 	}
 	h := handler.New(config, logr.Discard())
 	for i := range nodes {
-		if err := h.AddNode(ts.MakeNode(fmt.Sprintf("n-%04d", i), "64", "256Gi")); err != nil {
+		if err := h.Add(ts.MakeNode(fmt.Sprintf("n-%04d", i), "64", "256Gi")); err != nil {
 			b.Fatal(err)
 		}
 	}

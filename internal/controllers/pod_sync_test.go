@@ -38,9 +38,9 @@ func TestPodSync_AForgetOrExpiryDuringTheApplyDoesNotLoseTheBinding(t *testing.T
 					t.Fatal(err)
 				}
 			}
-			must(h.AddNode(ts.MakeNode("n1", "8", "16Gi")))
+			must(h.Add(ts.MakeNode("n1", "8", "16Gi")))
 			pending := ts.MakePod("ns", "p", ts.Requests("1", "1Gi"), ts.WithResourceVersion("1"))
-			must(h.AddPod(pending))
+			must(h.Add(pending))
 			assumed := pending.DeepCopy()
 			assumed.Spec.NodeName = "n1"
 			must(h.AssumePod(assumed))

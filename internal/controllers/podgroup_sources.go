@@ -118,7 +118,7 @@ func podGroupSourceFeeds(log logr.Logger, h *handler.Handler, opts Options) []so
 					converted = &v1alpha1.PodGroup{}
 					converted.UID = obj.GetUID()
 				case err != nil:
-					report(log, stores.KindPodGroup, fmt.Errorf("%w: %w", stores.ErrInvalidObject, err))
+					report(log, stores.KindPodGroup, fmt.Errorf("%w: %w", store.ErrInvalidObject, err))
 					return 0, nil
 				}
 				pg = converted

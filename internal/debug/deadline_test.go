@@ -41,12 +41,12 @@ func cacheOf(t *testing.T, nodes, pods int) *handler.Handler {
 	}
 	h := handler.New(config, logr.Discard())
 	for i := range nodes {
-		if err := h.AddNode(ts.MakeNode(fmt.Sprintf("n-%03d", i), "8", "32Gi")); err != nil {
+		if err := h.Add(ts.MakeNode(fmt.Sprintf("n-%03d", i), "8", "32Gi")); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for i := range pods {
-		if err := h.AddPod(ts.MakePod("ns", fmt.Sprintf("p-%04d", i), ts.OnNode(fmt.Sprintf("n-%03d", i%nodes)), ts.Requests("10m", "16Mi"))); err != nil {
+		if err := h.Add(ts.MakePod("ns", fmt.Sprintf("p-%04d", i), ts.OnNode(fmt.Sprintf("n-%03d", i%nodes)), ts.Requests("10m", "16Mi"))); err != nil {
 			t.Fatal(err)
 		}
 	}

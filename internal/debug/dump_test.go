@@ -26,13 +26,13 @@ func TestDump_IsTheSchemaOfWhatWriteDumpWrites(t *testing.T) {
 	}
 	h := handler.New(config, logr.Discard())
 	for _, add := range []error{
-		h.AddNode(ts.MakeNode("n1", "8", "32Gi", "multicache.dev/shard", "a")),
-		h.AddPod(ts.MakePod("ns", "p1", ts.OnNode("n1"), ts.Requests("1", "1Gi"), ts.InGroup("g"))),
+		h.Add(ts.MakeNode("n1", "8", "32Gi", "multicache.dev/shard", "a")),
+		h.Add(ts.MakePod("ns", "p1", ts.OnNode("n1"), ts.Requests("1", "1Gi"), ts.InGroup("g"))),
 		h.AssumePod(ts.MakePod("ns", "p2", ts.OnNode("n1"), ts.Requests("1", "1Gi"))),
-		h.AddPodGroup(ts.MakePodGroup("ns", "g", 2)),
-		h.AddPDB(ts.MakePDB("ns", "budget", 1, "app", "x")),
-		h.AddReservation(ts.MakeReservation("ns", "r", "n1", "1", "1Gi", "app", "y")),
-		h.AddMovement(ts.MakeMovement("m", v1alpha1.OwnerInfo{Type: v1alpha1.OwnerReplicaSet, Namespace: "ns", Name: "web"}, "n1", 1)),
+		h.Add(ts.MakePodGroup("ns", "g", 2)),
+		h.Add(ts.MakePDB("ns", "budget", 1, "app", "x")),
+		h.Add(ts.MakeReservation("ns", "r", "n1", "1", "1Gi", "app", "y")),
+		h.Add(ts.MakeMovement("m", v1alpha1.OwnerInfo{Type: v1alpha1.OwnerReplicaSet, Namespace: "ns", Name: "web"}, "n1", 1)),
 	} {
 		if add != nil {
 			t.Fatal(add)

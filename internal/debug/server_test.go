@@ -31,12 +31,12 @@ func TestServer_DumpStreamsWriteDumpInTheLayoutAsked(t *testing.T) {
 	}
 	h := handler.New(config, logr.Discard())
 	for i := range 150 {
-		if err := h.AddNode(ts.MakeNode(fmt.Sprintf("n-%03d", i), "8", "32Gi")); err != nil {
+		if err := h.Add(ts.MakeNode(fmt.Sprintf("n-%03d", i), "8", "32Gi")); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for i := range 5000 {
-		if err := h.AddPod(ts.MakePod("ns", fmt.Sprintf("p-%04d", i), ts.OnNode(fmt.Sprintf("n-%03d", i%150)), ts.Requests("10m", "16Mi"))); err != nil {
+		if err := h.Add(ts.MakePod("ns", fmt.Sprintf("p-%04d", i), ts.OnNode(fmt.Sprintf("n-%03d", i%150)), ts.Requests("10m", "16Mi"))); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -111,7 +111,7 @@ func TestServer_OneDumpAtATime(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := handler.New(config, logr.Discard())
-	if err := h.AddNode(ts.MakeNode("n-0", "8", "32Gi")); err != nil {
+	if err := h.Add(ts.MakeNode("n-0", "8", "32Gi")); err != nil {
 		t.Fatal(err)
 	}
 	s := NewServer("", h, nil, nil, logr.Discard())

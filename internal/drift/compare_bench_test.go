@@ -21,7 +21,7 @@ func BenchmarkCompare_Informers(b *testing.B) {
 	for i := range nodes {
 		node := ts.MakeNode(fmt.Sprintf("n-%05d", i), "64", "256Gi")
 		node.ResourceVersion = "1"
-		if err := h.AddNode(node); err != nil {
+		if err := h.Add(node); err != nil {
 			b.Fatal(err)
 		}
 		inf.add(b, node)
@@ -29,7 +29,7 @@ func BenchmarkCompare_Informers(b *testing.B) {
 	for i := range pods {
 		pod := ts.MakePod(fmt.Sprintf("ns-%02d", i%50), fmt.Sprintf("p-%06d", i), ts.OnNode(fmt.Sprintf("n-%05d", i%nodes)),
 			ts.Requests("100m", "128Mi"), ts.WithResourceVersion(fmt.Sprint(i)))
-		if err := h.AddPod(pod); err != nil {
+		if err := h.Add(pod); err != nil {
 			b.Fatal(err)
 		}
 		inf.add(b, pod)

@@ -40,7 +40,7 @@ func TestCompare_ComparesTheInformersKindsOneAtATime(t *testing.T) {
 	inf := &countingInformers{fakeInformers: newFakeInformers()}
 	node := ts.MakeNode("n-0", "8", "32Gi")
 	inf.add(t, node, ts.MakePod("ns", "p", ts.OnNode("n-0"), ts.Requests("1", "1Gi")))
-	if err := h.AddNode(node); err != nil {
+	if err := h.Add(node); err != nil {
 		t.Fatal(err)
 	}
 	diffs, err := Compare(context.Background(), h, InformerSource{Informers: inf}, nil)

@@ -75,7 +75,7 @@ func TestCompare_AListingWhoseContinueTokenExpiresIsListedAgain(t *testing.T) {
 		if i == 0 {
 			cached.ResourceVersion = "1"
 		}
-		if err := h.AddPod(cached); err != nil {
+		if err := h.Add(cached); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -130,14 +130,14 @@ func TestCompare_WithInformersFindsWhatTheMapsFind(t *testing.T) {
 	inf := newFakeInformers()
 	for i := range 3 {
 		node := withRV(ts.MakeNode(fmt.Sprintf("n%d", i), "8", "32Gi"), "1")
-		must(h.AddNode(node))
+		must(h.Add(node))
 		inf.add(t, node)
 	}
 	inf.add(t, withRV(ts.MakeNode("new-node", "8", "32Gi"), "1")) // missing from the cache
 	for i := range 50 {
 		// Namespaces one the prefix of another: the sort by namespace, then name.
 		pod := ts.MakePod([]string{"a", "a-b", "ab"}[i%3], fmt.Sprintf("p%02d", i), ts.OnNode("n0"), ts.WithResourceVersion("1"))
-		must(h.AddPod(pod))
+		must(h.Add(pod))
 		switch i {
 		case 7: // stale in the cache
 			inf.add(t, withRV(pod.DeepCopy(), "2"))
@@ -147,9 +147,9 @@ func TestCompare_WithInformersFindsWhatTheMapsFind(t *testing.T) {
 		}
 	}
 	inf.add(t, ts.MakePod("a", "new", ts.OnNode("n1"), ts.WithResourceVersion("3")))
-	must(h.AddOwner(owner(v1alpha1.OwnerDeployment, "a", "web", "5")))
-	must(h.AddOwner(owner(v1alpha1.OwnerReplicaSet, "a", "web", "6")))
-	must(h.AddOwner(owner(v1alpha1.OwnerStatefulSet, "a", "db", "1")))
+	must(h.Add(owner(v1alpha1.OwnerDeployment, "a", "web", "5")))
+	must(h.Add(owner(v1alpha1.OwnerReplicaSet, "a", "web", "6")))
+	must(h.Add(owner(v1alpha1.OwnerStatefulSet, "a", "db", "1")))
 	inf.add(t, deployment("a", "web", "5"), replicaSet("a", "web", "7"), &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "web", ResourceVersion: "8"}})
 
 	src := InformerSource{Informers: inf}
@@ -186,7 +186,7 @@ func TestCompare_WithInformersAllocatesNothingPerObject(t *testing.T) {
 	inf := newFakeInformers()
 	for i := range 10000 {
 		pod := ts.MakePod(fmt.Sprintf("ns%d", i%10), fmt.Sprintf("p%05d", i), ts.OnNode("n"), ts.WithResourceVersion("1"))
-		if err := h.AddPod(pod); err != nil {
+		if err := h.Add(pod); err != nil {
 			t.Fatal(err)
 		}
 		inf.add(t, pod)
@@ -261,7 +261,7 @@ func TestCompare_AListingKeyedOtherwiseIsComparedThroughTheMaps(t *testing.T) {
 	h := newCache(t)
 	pg := ts.MakePodGroup("ns", "g", 1)
 	pg.ResourceVersion = "1"
-	if err := h.AddPodGroup(pg); err != nil {
+	if err := h.Add(pg); err != nil {
 		t.Fatal(err)
 	}
 	inf := newFakeInformers()

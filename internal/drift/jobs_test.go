@@ -27,9 +27,9 @@ func TestCompare_JobsAreComparedAsOwners(t *testing.T) {
 	job := func(name, rv string) *batchv1.Job {
 		return &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: name, ResourceVersion: rv}}
 	}
-	must(h.AddOwner(owner(v1alpha1.OwnerJob, "a", "train", "3")))
-	must(h.AddOwner(owner(v1alpha1.OwnerJob, "a", "done", "1")))
-	must(h.AddOwner(owner(v1alpha1.OwnerReplicaSet, "a", "new", "2")))
+	must(h.Add(owner(v1alpha1.OwnerJob, "a", "train", "3")))
+	must(h.Add(owner(v1alpha1.OwnerJob, "a", "done", "1")))
+	must(h.Add(owner(v1alpha1.OwnerReplicaSet, "a", "new", "2")))
 	inf := newFakeInformers()
 	inf.add(t, job("train", "4"), job("new", "5"), replicaSet("a", "new", "2"))
 

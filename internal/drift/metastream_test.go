@@ -205,13 +205,13 @@ func TestMetadataStream_FindsWhatTheInformersFind(t *testing.T) {
 	inf := newFakeInformers()
 	for i := range 3 {
 		node := withRV(ts.MakeNode(fmt.Sprintf("n%d", i), "8", "32Gi"), "1")
-		must(h.AddNode(node))
+		must(h.Add(node))
 		inf.add(t, node)
 	}
 	inf.add(t, withRV(ts.MakeNode("new-node", "8", "32Gi"), "1"))
 	for i := range 50 {
 		pod := ts.MakePod([]string{"a", "a-b", "ab"}[i%3], fmt.Sprintf("p%02d", i), ts.OnNode("n0"), ts.WithResourceVersion("1"))
-		must(h.AddPod(pod))
+		must(h.Add(pod))
 		switch i {
 		case 7:
 			inf.add(t, withRV(pod.DeepCopy(), "2"))
@@ -221,9 +221,9 @@ func TestMetadataStream_FindsWhatTheInformersFind(t *testing.T) {
 		}
 	}
 	inf.add(t, ts.MakePod("a", "new", ts.OnNode("n1"), ts.WithResourceVersion("3")))
-	must(h.AddOwner(owner(v1alpha1.OwnerDeployment, "a", "web", "5")))
-	must(h.AddOwner(owner(v1alpha1.OwnerReplicaSet, "a", "web", "6")))
-	must(h.AddOwner(owner(v1alpha1.OwnerStatefulSet, "a", "db", "1")))
+	must(h.Add(owner(v1alpha1.OwnerDeployment, "a", "web", "5")))
+	must(h.Add(owner(v1alpha1.OwnerReplicaSet, "a", "web", "6")))
+	must(h.Add(owner(v1alpha1.OwnerStatefulSet, "a", "db", "1")))
 	inf.add(t, deployment("a", "web", "5"), replicaSet("a", "web", "7"), &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "web", ResourceVersion: "8"}})
 
 	want, err := Compare(context.Background(), h, InformerSource{Informers: inf}, nil)
@@ -363,7 +363,7 @@ func TestMetadataStream_AllocatesAboutOnePerObject(t *testing.T) {
 	inf := newFakeInformers()
 	for i := range 10000 {
 		pod := ts.MakePod(fmt.Sprintf("ns%d", i%10), fmt.Sprintf("p%05d", i), ts.OnNode("n"), ts.WithResourceVersion("1"))
-		if err := h.AddPod(pod); err != nil {
+		if err := h.Add(pod); err != nil {
 			t.Fatal(err)
 		}
 		inf.add(t, pod)

@@ -22,7 +22,7 @@ func BenchmarkCompare_PageLatency(b *testing.B) {
 	inf := newFakeInformers()
 	for i := range 60000 {
 		pod := ts.MakePod(fmt.Sprintf("ns-%02d", i%50), fmt.Sprintf("p-%06d", i), ts.OnNode("n"), ts.WithResourceVersion(fmt.Sprint(i)))
-		if err := h.AddPod(pod); err != nil {
+		if err := h.Add(pod); err != nil {
 			b.Fatal(err)
 		}
 		inf.add(b, pod)

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/resourceversion"
 
 	"github.com/seed0f91f25e/multicache/internal/stores"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // A scheduler that allocates devices assumes the claim's allocation in process, as
@@ -36,7 +37,7 @@ import (
 //	API delete                   -> delete(assumed)
 //	forget                       -> update(assumed, API's claim) or delete(assumed)
 //
-// A store implementing stores.ResourceClaimAssumer (the devices store) takes an assumption
+// A store implementing store.ResourceClaimAssumer (the devices store) takes an assumption
 // through AssumeResourceClaim and may refuse it beforehand (a device another claim holds);
 // any other ResourceClaimHandler sees it as an add or update.
 
@@ -57,43 +58,43 @@ type claimAssumptions struct {
 // and the call does nothing); a device another claim holds (ErrDeviceInUse).
 func (h *Handler) AssumeClaim(claim *resourcev1.ResourceClaim) error {
 	if claim == nil {
-		return h.rejectUnlocked(stores.KindResourceClaim, stores.OpAssume, "<nil>", fmt.Errorf("%w: nil claim", stores.ErrInvalidObject))
+		return h.rejectUnlocked(stores.KindResourceClaim, stores.OpAssume, "<nil>", fmt.Errorf("%w: nil claim", store.ErrInvalidObject))
 	}
 	key := keyOf(claim)
 	switch {
 	case claim.Name == "" || claim.Namespace == "":
 		return h.rejectUnlocked(stores.KindResourceClaim, stores.OpAssume, key.String(),
-			fmt.Errorf("%w: a claim to assume needs a namespace and a name", stores.ErrInvalidObject))
+			fmt.Errorf("%w: a claim to assume needs a namespace and a name", store.ErrInvalidObject))
 	case claim.Status.Allocation == nil:
 		return h.rejectUnlocked(stores.KindResourceClaim, stores.OpAssume, key.String(),
-			fmt.Errorf("%w: claim %s has no status.allocation: assume the claim with the allocation the scheduler made", stores.ErrInvalidObject, key))
+			fmt.Errorf("%w: claim %s has no status.allocation: assume the claim with the allocation the scheduler made", store.ErrInvalidObject, key))
 	}
 	claim = claim.DeepCopy() // the caller's object may change after the call; the cache's never do
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	reject := func(err error) error { return h.reject(stores.KindResourceClaim, stores.OpAssume, key.String(), err) }
 	if len(h.claimKind.subs) == 0 {
-		return reject(fmt.Errorf("%w: enable the %q store to assume claims", stores.ErrNoDeviceStore, stores.DeviceStoreName))
+		return reject(fmt.Errorf("%w: enable the %q store to assume claims", store.ErrNoDeviceStore, stores.DeviceStoreName))
 	}
 	api, seen := h.claimKind.get(key)
 	a, assumed := h.claims.assumed[key]
 	prev := a.claim
 	switch {
 	case assumed && differentClaims(prev, claim):
-		return reject(fmt.Errorf("%w: claim %s is assumed with UID %s, this one has %s", stores.ErrUIDMismatch, key, prev.UID, claim.UID))
+		return reject(fmt.Errorf("%w: claim %s is assumed with UID %s, this one has %s", store.ErrUIDMismatch, key, prev.UID, claim.UID))
 	case assumed && older(claim.ResourceVersion, prev.ResourceVersion):
-		return reject(fmt.Errorf("%w: claim %s is assumed at version %s, this one is %s: assume the newer claim", stores.ErrClaimOutOfSync, key, prev.ResourceVersion, claim.ResourceVersion))
+		return reject(fmt.Errorf("%w: claim %s is assumed at version %s, this one is %s: assume the newer claim", store.ErrClaimOutOfSync, key, prev.ResourceVersion, claim.ResourceVersion))
 	case assumed:
 	case seen && differentClaims(api, claim):
-		return reject(fmt.Errorf("%w: the API's claim %s has UID %s, this one %s", stores.ErrUIDMismatch, key, api.UID, claim.UID))
+		return reject(fmt.Errorf("%w: the API's claim %s has UID %s, this one %s", store.ErrUIDMismatch, key, api.UID, claim.UID))
 	case seen && api.Status.Allocation != nil && !older(api.ResourceVersion, claim.ResourceVersion):
 		if equality.Semantic.DeepEqual(api.Status.Allocation, claim.Status.Allocation) {
 			h.accept(stores.KindResourceClaim, stores.OpAssume) // the API shows it: counted already
 			return nil
 		}
-		return reject(fmt.Errorf("%w: the API shows claim %s allocated otherwise at version %s (this one is %s)", stores.ErrClaimAllocated, key, api.ResourceVersion, claim.ResourceVersion))
+		return reject(fmt.Errorf("%w: the API shows claim %s allocated otherwise at version %s (this one is %s)", store.ErrClaimAllocated, key, api.ResourceVersion, claim.ResourceVersion))
 	case seen && older(claim.ResourceVersion, api.ResourceVersion):
-		return reject(fmt.Errorf("%w: the cache holds claim %s at version %s, this one is %s: read the claim again", stores.ErrClaimOutOfSync, key, api.ResourceVersion, claim.ResourceVersion))
+		return reject(fmt.Errorf("%w: the cache holds claim %s at version %s, this one is %s: read the claim again", store.ErrClaimOutOfSync, key, api.ResourceVersion, claim.ResourceVersion))
 	}
 	for _, check := range h.claims.checks {
 		if err := check(claim); err != nil {
@@ -137,7 +138,7 @@ func (h *Handler) AssumeClaim(claim *resourcev1.ResourceClaim) error {
 // the API has not shown the claim. A claim not assumed is refused (ErrClaimNotAssumed).
 func (h *Handler) ForgetClaim(claim *resourcev1.ResourceClaim) error {
 	if claim == nil {
-		return h.rejectUnlocked(stores.KindResourceClaim, stores.OpForget, "<nil>", fmt.Errorf("%w: nil claim", stores.ErrInvalidObject))
+		return h.rejectUnlocked(stores.KindResourceClaim, stores.OpForget, "<nil>", fmt.Errorf("%w: nil claim", store.ErrInvalidObject))
 	}
 	key := keyOf(claim)
 	h.mu.Lock()
@@ -146,7 +147,7 @@ func (h *Handler) ForgetClaim(claim *resourcev1.ResourceClaim) error {
 	prev := a.claim
 	if !assumed {
 		return h.reject(stores.KindResourceClaim, stores.OpForget, key.String(),
-			fmt.Errorf("%w: %s (never assumed, confirmed by the API, deleted or forgotten already)", stores.ErrClaimNotAssumed, key))
+			fmt.Errorf("%w: %s (never assumed, confirmed by the API, deleted or forgotten already)", store.ErrClaimNotAssumed, key))
 	}
 	delete(h.claims.assumed, key)
 	if api, seen := h.claimKind.get(key); seen {
@@ -162,7 +163,7 @@ func (h *Handler) ForgetClaim(claim *resourcev1.ResourceClaim) error {
 // it yet.
 func (h *Handler) IsAssumedClaim(claim *resourcev1.ResourceClaim) (bool, error) {
 	if claim == nil {
-		return false, fmt.Errorf("%w: nil claim", stores.ErrInvalidObject)
+		return false, fmt.Errorf("%w: nil claim", store.ErrInvalidObject)
 	}
 	h.mu.RLock()
 	defer h.mu.RUnlock()

@@ -28,8 +28,8 @@ func claimsWorld(t *testing.T) *Handler {
 func claimsWorldOnClock(t *testing.T) (*Handler, *clocktesting.FakeClock) {
 	t.Helper()
 	h, clk := newHandler(t)
-	must(t, h.AddNode(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", UID: "uid-n1"}}))
-	must(t, h.AddResourceSlice(draSlice("s", "n1", "gpu0", "gpu1", "gpu2", "gpu3")))
+	must(t, h.Add(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", UID: "uid-n1"}}))
+	must(t, h.Add(draSlice("s", "n1", "gpu0", "gpu1", "gpu2", "gpu3")))
 	return h, clk
 }
 
@@ -76,10 +76,10 @@ func TestAssumeClaim_CountsAtOnceUntilTheAPIShowsTheAllocation(t *testing.T) {
 	must(t, h.Sync(keyOf(allocated), allocated, true, Current))
 	wantDevices(t, h, "the API shows the allocation", 2, 0)
 	wantAssumed(t, h, pending, false)
-	if got, _ := h.LastSeenResourceClaim(keyOf(allocated)); got != allocated {
+	if got, _ := h.LastSeen(stores.KindResourceClaim, "", keyOf(allocated)); got != allocated {
 		t.Error("the last-seen claim is not the API's")
 	}
-	if err := h.ForgetClaim(pending); !errors.Is(err, stores.ErrClaimNotAssumed) {
+	if err := h.ForgetClaim(pending); !errors.Is(err, store.ErrClaimNotAssumed) {
 		t.Errorf("forgetting a confirmed claim: %v, want ErrClaimNotAssumed", err)
 	}
 	wantDevices(t, h, "after a refused forget", 2, 0)
@@ -93,7 +93,7 @@ func TestAssumeClaim_CountsAtOnceUntilTheAPIShowsTheAllocation(t *testing.T) {
 // delivered it, it is counted already and the call does nothing.
 func TestAssumeClaim_AfterTheAPICallIsEndedByTheSameVersion(t *testing.T) {
 	h := claimsWorld(t)
-	must(t, h.AddResourceClaim(atVersion(draClaim("c", "n1"), "10")))
+	must(t, h.Add(atVersion(draClaim("c", "n1"), "10")))
 	returned := atVersion(draClaim("c", "n1", "gpu0"), "11")
 	must(t, h.AssumeClaim(returned))
 	wantDevices(t, h, "assumed", 1, 1)
@@ -117,7 +117,7 @@ func TestAssumeClaim_ForgetReturnsToTheAPIsClaim(t *testing.T) {
 
 	// The API holds the claim allocated otherwise at an older version; the assumption
 	// (a newer version) replaces it; forgotten, the API's allocation counts again.
-	must(t, h.AddResourceClaim(atVersion(draClaim("c", "n1", "gpu3"), "6")))
+	must(t, h.Add(atVersion(draClaim("c", "n1", "gpu3"), "6")))
 	reallocated := atVersion(draClaim("c", "n1", "gpu0", "gpu1"), "7")
 	must(t, h.AssumeClaim(reallocated))
 	wantDevices(t, h, "reallocation assumed", 2, 2)
@@ -129,14 +129,14 @@ func TestAssumeClaim_ForgetReturnsToTheAPIsClaim(t *testing.T) {
 	if d := deviceList(t, h); !d["gpu3"] {
 		t.Errorf("devices held %v, want the API's gpu3 again", d)
 	}
-	if err := h.ForgetClaim(reallocated); !errors.Is(err, stores.ErrClaimNotAssumed) {
+	if err := h.ForgetClaim(reallocated); !errors.Is(err, store.ErrClaimNotAssumed) {
 		t.Errorf("forgetting twice: %v, want ErrClaimNotAssumed", err)
 	}
 }
 
 func TestAssumeClaim_TheAPIDeletingTheClaimEndsTheAssumption(t *testing.T) {
 	h := claimsWorld(t)
-	must(t, h.AddResourceClaim(atVersion(draClaim("c", "n1"), "3")))
+	must(t, h.Add(atVersion(draClaim("c", "n1"), "3")))
 	must(t, h.AssumeClaim(atVersion(draClaim("c", "n1", "gpu2"), "3")))
 	must(t, h.Sync(keyOf(draClaim("c", "n1")), (*resourcev1.ResourceClaim)(nil), true, Current))
 	wantDevices(t, h, "the claim deleted while assumed", 0, 0)
@@ -149,14 +149,14 @@ func TestAssumeClaim_ADeviceAnotherClaimHoldsIsRefused(t *testing.T) {
 	h := claimsWorld(t)
 	must(t, h.AssumeClaim(atVersion(draClaim("a", "n1", "gpu0"), "1")))
 	err := h.AssumeClaim(atVersion(draClaim("b", "n1", "gpu1", "gpu0"), "1"))
-	if !errors.Is(err, stores.ErrDeviceInUse) || !strings.Contains(err.Error(), "device gpu.example.com/n1/gpu0, which claim ns/a (assumed) holds") {
+	if !errors.Is(err, store.ErrDeviceInUse) || !strings.Contains(err.Error(), "device gpu.example.com/n1/gpu0, which claim ns/a (assumed) holds") {
 		t.Errorf("a second claim assuming gpu0: %v, want ErrDeviceInUse naming the device and ns/a", err)
 	}
 	wantDevices(t, h, "after the refusal", 1, 1)
 	wantAssumed(t, h, draClaim("b", "n1"), false)
 
-	must(t, h.AddResourceClaim(atVersion(draClaim("api", "n1", "gpu3"), "2")))
-	if err := h.AssumeClaim(atVersion(draClaim("b", "n1", "gpu3"), "3")); !errors.Is(err, stores.ErrDeviceInUse) ||
+	must(t, h.Add(atVersion(draClaim("api", "n1", "gpu3"), "2")))
+	if err := h.AssumeClaim(atVersion(draClaim("b", "n1", "gpu3"), "3")); !errors.Is(err, store.ErrDeviceInUse) ||
 		!strings.Contains(err.Error(), "which claim ns/api holds") {
 		t.Errorf("assuming a device the API's claim holds: %v, want ErrDeviceInUse naming ns/api", err)
 	}
@@ -170,24 +170,24 @@ func TestAssumeClaim_ADeviceAnotherClaimHoldsIsRefused(t *testing.T) {
 
 func TestAssumeClaim_BadCallsAreRefusedAndChangeNothing(t *testing.T) {
 	h := claimsWorld(t)
-	must(t, h.AddResourceClaim(atVersion(draClaim("c", "n1", "gpu0"), "20")))
-	must(t, h.AddResourceClaim(atVersion(draClaim("d", "n1"), "20")))
+	must(t, h.Add(atVersion(draClaim("c", "n1", "gpu0"), "20")))
+	must(t, h.Add(atVersion(draClaim("d", "n1"), "20")))
 	for _, tc := range []struct {
 		name  string
 		claim *resourcev1.ResourceClaim
 		want  error
 		says  string
 	}{
-		{"nil", nil, stores.ErrInvalidObject, "nil claim"},
-		{"no allocation", atVersion(draClaim("e", "n1"), "1"), stores.ErrInvalidObject, "has no status.allocation"},
-		{"no name", draClaim("", "n1", "gpu1"), stores.ErrInvalidObject, "needs a namespace and a name"},
-		{"older than the API's", atVersion(draClaim("d", "n1", "gpu1"), "19"), stores.ErrClaimOutOfSync, "read the claim again"},
-		{"the API allocated it otherwise", atVersion(draClaim("c", "n1", "gpu1"), "20"), stores.ErrClaimAllocated, "allocated otherwise at version 20"},
+		{"nil", nil, store.ErrInvalidObject, "nil claim"},
+		{"no allocation", atVersion(draClaim("e", "n1"), "1"), store.ErrInvalidObject, "has no status.allocation"},
+		{"no name", draClaim("", "n1", "gpu1"), store.ErrInvalidObject, "needs a namespace and a name"},
+		{"older than the API's", atVersion(draClaim("d", "n1", "gpu1"), "19"), store.ErrClaimOutOfSync, "read the claim again"},
+		{"the API allocated it otherwise", atVersion(draClaim("c", "n1", "gpu1"), "20"), store.ErrClaimAllocated, "allocated otherwise at version 20"},
 		{"another UID", func() *resourcev1.ResourceClaim {
 			c := atVersion(draClaim("d", "n1", "gpu1"), "21")
 			c.UID = "someone-else"
 			return c
-		}(), stores.ErrUIDMismatch, "this one someone-else"},
+		}(), store.ErrUIDMismatch, "this one someone-else"},
 	} {
 		err := h.AssumeClaim(tc.claim)
 		if !errors.Is(err, tc.want) || !strings.Contains(err.Error(), tc.says) {
@@ -201,13 +201,13 @@ func TestAssumeClaim_BadCallsAreRefusedAndChangeNothing(t *testing.T) {
 	wantAssumed(t, h, draClaim("c", "n1"), false)
 
 	must(t, h.AssumeClaim(atVersion(draClaim("d", "n1", "gpu1"), "21")))
-	if err := h.AssumeClaim(atVersion(draClaim("d", "n1", "gpu1"), "20")); !errors.Is(err, stores.ErrClaimOutOfSync) {
+	if err := h.AssumeClaim(atVersion(draClaim("d", "n1", "gpu1"), "20")); !errors.Is(err, store.ErrClaimOutOfSync) {
 		t.Errorf("assuming an older version than the assumption: %v, want ErrClaimOutOfSync", err)
 	}
-	if err := h.ForgetClaim(nil); !errors.Is(err, stores.ErrInvalidObject) {
+	if err := h.ForgetClaim(nil); !errors.Is(err, store.ErrInvalidObject) {
 		t.Errorf("forgetting nil: %v, want ErrInvalidObject", err)
 	}
-	if _, err := h.IsAssumedClaim(nil); !errors.Is(err, stores.ErrInvalidObject) {
+	if _, err := h.IsAssumedClaim(nil); !errors.Is(err, store.ErrInvalidObject) {
 		t.Errorf("IsAssumedClaim(nil): %v, want ErrInvalidObject", err)
 	}
 }
@@ -225,7 +225,7 @@ func TestAssumeClaim_NeverExpires(t *testing.T) {
 func TestAssumeClaim_WithoutTheDevicesStoreIsRefused(t *testing.T) {
 	h, _ := newHandler(t, func(c *stores.Config) { c.EnabledStores = []stores.Name{stores.PodGroupStoreName} })
 	err := h.AssumeClaim(atVersion(draClaim("c", "n1", "gpu0"), "1"))
-	if !errors.Is(err, stores.ErrNoDeviceStore) || !strings.Contains(err.Error(), `enable the "devices" store`) {
+	if !errors.Is(err, store.ErrNoDeviceStore) || !strings.Contains(err.Error(), `enable the "devices" store`) {
 		t.Errorf("assuming with the devices store off: %v, want ErrNoDeviceStore saying what to enable", err)
 	}
 }
@@ -251,7 +251,7 @@ func deviceList(t *testing.T, h *Handler) map[string]bool {
 // skipped the allocated version and shows the claim deallocated.
 func TestAssumeClaim_NewerVersionsWithoutTheAllocation(t *testing.T) {
 	h := claimsWorld(t)
-	must(t, h.AddResourceClaim(atVersion(draClaim("pending", "n1"), "10")))
+	must(t, h.Add(atVersion(draClaim("pending", "n1"), "10")))
 	pending := atVersion(draClaim("pending", "n1", "gpu0"), "10")
 	must(t, h.AssumeClaim(pending))
 	labelled := atVersion(draClaim("pending", "n1"), "11")
@@ -263,7 +263,7 @@ func TestAssumeClaim_NewerVersionsWithoutTheAllocation(t *testing.T) {
 	wantAssumed(t, h, pending, false)
 	wantDevices(t, h, "the allocation written", 1, 0)
 
-	must(t, h.AddResourceClaim(atVersion(draClaim("written", "n1"), "20")))
+	must(t, h.Add(atVersion(draClaim("written", "n1"), "20")))
 	written := atVersion(draClaim("written", "n1", "gpu1"), "21")
 	must(t, h.AssumeClaim(written))
 	wantDevices(t, h, "the written claim assumed", 2, 1)
@@ -331,7 +331,7 @@ func TestAssumeClaim_OfAClaimTheCacheHasNotSeenEndsAtANewerVersion(t *testing.T)
 // read) counts as written, also when the cache has seen no version in between.
 func TestAssumeClaim_TheStatusUpdatesClaimAfterThePendingOneCountsAsWritten(t *testing.T) {
 	h := claimsWorld(t)
-	must(t, h.AddResourceClaim(atVersion(draClaim("c", "n1"), "10")))
+	must(t, h.Add(atVersion(draClaim("c", "n1"), "10")))
 	must(t, h.AssumeClaim(atVersion(draClaim("c", "n1", "gpu0"), "10")))
 	written := atVersion(draClaim("c", "n1", "gpu0"), "11")
 	must(t, h.AssumeClaim(written))

@@ -63,24 +63,24 @@ func TestCollector_DeviceGaugesFollowEveryEvent(t *testing.T) {
 	}
 	want("no DRA object", map[string]float64{"/total": 0, "/allocated": 0, "/free": 0})
 
-	must(t, h.AddNode(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", UID: "uid-n1"}}))
-	must(t, h.AddNode(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n2", UID: "uid-n2"}}))
-	must(t, h.AddDeviceClass(deviceClass("gpus", `device.driver == "gpu.example.com"`)))
-	must(t, h.AddResourceSlice(draSlice("s1", "n1", "gpu0", "gpu1", "gpu2", "gpu3")))
-	must(t, h.AddResourceSlice(draSlice("s2", "n2", "gpu0", "gpu1")))
-	must(t, h.AddResourceClaim(draClaim("c1", "n1", "gpu0", "gpu1")))
+	must(t, h.Add(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", UID: "uid-n1"}}))
+	must(t, h.Add(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n2", UID: "uid-n2"}}))
+	must(t, h.Add(deviceClass("gpus", `device.driver == "gpu.example.com"`)))
+	must(t, h.Add(draSlice("s1", "n1", "gpu0", "gpu1", "gpu2", "gpu3")))
+	must(t, h.Add(draSlice("s2", "n2", "gpu0", "gpu1")))
+	must(t, h.Add(draClaim("c1", "n1", "gpu0", "gpu1")))
 	want("6 devices, 2 allocated", map[string]float64{"/total": 6, "/allocated": 2, "/free": 4, "gpus/total": 6, "gpus/allocated": 2, "gpus/free": 4})
 
 	must(t, h.AssumeClaim(atVersion(draClaim("c2", "n2", "gpu0"), "5")))
 	want("one more assumed", map[string]float64{"/total": 6, "/allocated": 3, "/free": 3, "gpus/total": 6, "gpus/allocated": 3, "gpus/free": 3})
 
 	must(t, h.ForgetClaim(atVersion(draClaim("c2", "n2", "gpu0"), "5")))
-	must(t, h.DeleteResourceClaim(draClaim("c1", "n1", "gpu0", "gpu1")))
-	must(t, h.DeleteResourceSlice(draSlice("s2", "n2", "gpu0", "gpu1")))
+	must(t, h.Delete(draClaim("c1", "n1", "gpu0", "gpu1")))
+	must(t, h.Delete(draSlice("s2", "n2", "gpu0", "gpu1")))
 	want("c2 forgotten, c1 and n2's slice gone", map[string]float64{"/total": 4, "/allocated": 0, "/free": 4, "gpus/total": 4, "gpus/allocated": 0, "gpus/free": 4})
 
-	must(t, h.AddDeviceClass(deviceClass("none", `false`)))
-	must(t, h.DeleteDeviceClass(deviceClass("gpus", `device.driver == "gpu.example.com"`)))
+	must(t, h.Add(deviceClass("none", `false`)))
+	must(t, h.Delete(deviceClass("gpus", `device.driver == "gpu.example.com"`)))
 	want("gpus removed, none added", map[string]float64{"/total": 4, "/allocated": 0, "/free": 4, "none/total": 0, "none/allocated": 0, "none/free": 0})
 	checkInvariants(t, h)
 }
@@ -90,7 +90,7 @@ func TestCollector_DeviceGaugesFollowEveryEvent(t *testing.T) {
 // waiting. The first sample received, the write lock is free and an event applies.
 func TestCollector_SendsWithTheLockReleased(t *testing.T) {
 	h, _ := newHandler(t)
-	must(t, h.AddNode(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", UID: "uid-n1"}}))
+	must(t, h.Add(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", UID: "uid-n1"}}))
 	ch := make(chan prometheus.Metric)
 	go func() {
 		defer close(ch)
@@ -101,7 +101,7 @@ func TestCollector_SendsWithTheLockReleased(t *testing.T) {
 		t.Fatal("the cache's lock is held while the collector waits for the registry")
 	}
 	h.mu.Unlock()
-	must(t, h.AddNode(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n2", UID: "uid-n2"}}))
+	must(t, h.Add(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n2", UID: "uid-n2"}}))
 	for range ch {
 	}
 }

@@ -4,11 +4,8 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
-	policyv1 "k8s.io/api/policy/v1"
-	resourcev1 "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/seed0f91f25e/multicache/api/v1alpha1"
 	"github.com/seed0f91f25e/multicache/internal/metrics"
 	"github.com/seed0f91f25e/multicache/internal/stores"
 	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
@@ -38,33 +35,16 @@ func (h *Handler) Sync(key types.NamespacedName, obj any, inScope bool, d Delive
 	switch o := obj.(type) {
 	case *corev1.Pod:
 		return h.syncPod(key, o, inScope, d)
-	case *corev1.Node:
-		return syncObject(h, h.nodeKind, key.Name, o, rvOf[*corev1.Node], d)
-	case *v1alpha1.NMNode:
-		return syncObject(h, h.nmNodeKind, key.Name, o, rvOf[*v1alpha1.NMNode], d)
-	case *v1alpha1.CustomNodeResource:
-		return syncObject(h, h.cnrKind, key.Name, o, rvOf[*v1alpha1.CustomNodeResource], d)
-	case *v1alpha1.PodGroup:
-		return syncObject(h, h.podGroupKind, key, o, rvOf[*v1alpha1.PodGroup], d)
-	case *policyv1.PodDisruptionBudget:
-		return syncObject(h, h.pdbKind, key, o, rvOf[*policyv1.PodDisruptionBudget], d)
 	case *store.Owner:
 		if o == nil {
-			return fmt.Errorf("%w: a gone owner is an Owner naming its type, namespace and name, delivered as Deleted", stores.ErrInvalidObject)
+			return fmt.Errorf("%w: a gone owner is an Owner naming its type, namespace and name, delivered as Deleted", store.ErrInvalidObject)
 		}
-		return syncObject(h, h.ownerKind, o.Key(), o, func(o *store.Owner) string { return o.ResourceVersion }, d)
-	case *v1alpha1.Movement:
-		return syncObject(h, h.movementKind, key.Name, o, rvOf[*v1alpha1.Movement], d)
-	case *v1alpha1.Reservation:
-		return syncObject(h, h.rsvKind, key, o, rvOf[*v1alpha1.Reservation], d)
-	case *resourcev1.ResourceSlice:
-		return syncObject(h, h.sliceKind, key.Name, o, rvOf[*resourcev1.ResourceSlice], d)
-	case *resourcev1.ResourceClaim:
-		return syncObject(h, h.claimKind, key, o, rvOf[*resourcev1.ResourceClaim], d)
-	case *resourcev1.DeviceClass:
-		return syncObject(h, h.classKind, key.Name, o, rvOf[*resourcev1.DeviceClass], d)
+		return h.ownerKind.sync(h, string(o.Type), types.NamespacedName{Namespace: o.Namespace, Name: o.Name}, o, d)
 	}
-	return fmt.Errorf("%w: the cache does not hold a %T", stores.ErrInvalidObject, obj)
+	if k, ok := h.kindOf(obj); ok {
+		return k.sync(h, "", key, obj, d)
+	}
+	return fmt.Errorf("%w: the cache does not hold a %T", store.ErrInvalidObject, obj)
 }
 
 // lateDelete counts and logs a delete notification of an object the cache no longer holds

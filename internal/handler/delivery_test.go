@@ -23,10 +23,10 @@ import (
 // for b but the one a left and b took.
 func TestSync_ALateDeleteLeavesThePodThatReplacedIt(t *testing.T) {
 	h, _ := newHandler(t)
-	must(t, h.AddNode(ts.MakeNode("n1", "8", "16Gi")))
+	must(t, h.Add(ts.MakeNode("n1", "8", "16Gi")))
 	owner := ts.MakeOwner(v1alpha1.OwnerStatefulSet, "ns", "web", "app", "web")
 	owner.UID, owner.ReserveOnDelete, owner.ResourceVersion, owner.Replicas = "uid-web", "true", "1", ptr.To[int32](1)
-	must(t, h.AddOwner(owner))
+	must(t, h.Add(owner))
 	a := ts.MakePod("ns", "web-0", ts.Requests("1", "1Gi"), ts.OnNode("n1"), ts.WithResourceVersion("10"),
 		ts.WithLabels("app", "web"), ts.OwnedBy("StatefulSet", "web", "uid-web"))
 	a.UID = "a"
@@ -78,7 +78,7 @@ func TestSync_ALateDeleteOfAnotherKindChangesNothing(t *testing.T) {
 		t.Fatalf("after the old node's late delete: %+v (present %v), want the current node", info, ok)
 	}
 	must(t, h.Sync(types.NamespacedName{Name: "n1"}, cur, true, Deleted))
-	if _, ok := h.LastSeenNode("n1"); ok {
+	if _, ok := h.LastSeen(stores.KindNode, "", types.NamespacedName{Name: "n1"}); ok {
 		t.Error("the current node's delete left it in the cache")
 	}
 	// A delete of something the cache never held changes nothing and is no error.
@@ -97,21 +97,21 @@ func TestSync_AGoneObjectIsATypedNilOrADeleteWithoutAUID(t *testing.T) {
 	n.UID, n.ResourceVersion = "u1", "1"
 	must(t, h.Sync(types.NamespacedName{Name: "n1"}, n, true, Current))
 	must(t, h.Sync(types.NamespacedName{Name: "n1"}, (*corev1.Node)(nil), true, Current))
-	if _, ok := h.LastSeenNode("n1"); ok {
+	if _, ok := h.LastSeen(stores.KindNode, "", types.NamespacedName{Name: "n1"}); ok {
 		t.Error("a typed nil left the node in the cache")
 	}
 
 	rs := &store.Owner{Type: v1alpha1.OwnerReplicaSet, Namespace: "ns", Name: "rs", UID: "u2", ResourceVersion: "1"}
 	key := types.NamespacedName{Namespace: "ns", Name: "rs"}
 	must(t, h.Sync(key, rs, true, Current))
-	if err := h.Sync(key, (*store.Owner)(nil), true, Current); !errors.Is(err, stores.ErrInvalidObject) {
+	if err := h.Sync(key, (*store.Owner)(nil), true, Current); !errors.Is(err, store.ErrInvalidObject) {
 		t.Errorf("a nil owner: %v, want ErrInvalidObject", err)
 	}
-	if _, ok := h.LastSeenOwner(rs.Key()); !ok {
+	if _, ok := lastSeenOwner(h, rs.Key()); !ok {
 		t.Fatal("the refused nil owner dropped the cached one")
 	}
 	must(t, h.Sync(key, &store.Owner{Type: rs.Type, Namespace: "ns", Name: "rs"}, true, Deleted))
-	if _, ok := h.LastSeenOwner(rs.Key()); ok {
+	if _, ok := lastSeenOwner(h, rs.Key()); ok {
 		t.Error("a delete naming the owner's key left it in the cache")
 	}
 }
@@ -122,7 +122,7 @@ func TestSync_AGoneObjectIsATypedNilOrADeleteWithoutAUID(t *testing.T) {
 // the version go backwards, or the verify loop found the key drifted) is taken and counted.
 func TestSync_VersionsThatWentBackwardsAreTaken(t *testing.T) {
 	h, _ := newHandler(t)
-	must(t, h.AddNode(ts.MakeNode("n1", "8", "16Gi")))
+	must(t, h.Add(ts.MakeNode("n1", "8", "16Gi")))
 	key := types.NamespacedName{Namespace: "ns", Name: "p"}
 	p := ts.MakePod("ns", "p", ts.Requests("1", "1Gi"), ts.OnNode("n1"), ts.WithResourceVersion("100"))
 	p.UID = "p"
@@ -152,14 +152,51 @@ func TestSync_VersionsThatWentBackwardsAreTaken(t *testing.T) {
 	back := ts.MakeNode("n2", "4", "16Gi")
 	back.ResourceVersion = "30"
 	must(t, h.Sync(types.NamespacedName{Name: "n2"}, back, true, Current))
-	if got, _ := h.LastSeenNode("n2"); got.ResourceVersion != "90" {
+	if got, _ := h.LastSeenVersion(stores.KindNode, "", types.NamespacedName{Name: "n2"}); got != "90" {
 		t.Fatalf("a Current delivery of an older node was taken")
 	}
 	must(t, h.Sync(types.NamespacedName{Name: "n2"}, back, true, Backwards))
-	if got, _ := h.LastSeenNode("n2"); got.ResourceVersion != "30" {
-		t.Errorf("a Backwards node was not taken: %s", got.ResourceVersion)
+	if got, _ := h.LastSeenVersion(stores.KindNode, "", types.NamespacedName{Name: "n2"}); got != "30" {
+		t.Errorf("a Backwards node was not taken: %s", got)
 	}
 	if errs := h.CheckInvariants(); len(errs) > 0 {
 		t.Error(errs)
+	}
+}
+
+// lastSeenOwner returns the workload owner the stores are charged with.
+func lastSeenOwner(h *Handler, key store.OwnerKey) (*store.Owner, bool) {
+	o, ok := h.LastSeen(stores.KindOwner, string(key.Type), types.NamespacedName{Namespace: key.Namespace, Name: key.Name})
+	if !ok {
+		return nil, false
+	}
+	return o.(*store.Owner), true
+}
+
+// TestEdgeAndSync_RefuseWhatIsNotAnObjectOfAKindUnderItsKey: an object of a type the cache
+// keeps no kind of, an update between two kinds and a key that cannot name the object's
+// kind are refused with ErrInvalidObject, and change nothing.
+func TestEdgeAndSync_RefuseWhatIsNotAnObjectOfAKindUnderItsKey(t *testing.T) {
+	h, _ := newHandler(t)
+	n := ts.MakeNode("n1", "8", "16Gi")
+	must(t, h.Add(n))
+	p := ts.MakePod("ns", "p")
+	for name, err := range map[string]error{
+		"a Secret":            h.Add(&corev1.Secret{}),
+		"untyped nil":         h.Add(nil),
+		"a node to a pod":     h.Update(n, p),
+		"a pod to a node":     h.Update(p, n),
+		"a namespaced node":   h.Sync(types.NamespacedName{Namespace: "ns", Name: "n1"}, n, true, Current),
+		"a persistent volume": h.Sync(types.NamespacedName{Name: "pv"}, (*corev1.PersistentVolume)(nil), true, Current),
+	} {
+		if !errors.Is(err, store.ErrInvalidObject) {
+			t.Errorf("%s: %v, want ErrInvalidObject", name, err)
+		}
+	}
+	if _, ok := h.LastSeen(stores.KindNode, "", types.NamespacedName{Name: "n1"}); !ok {
+		t.Error("a refused event dropped the node")
+	}
+	if _, ok := h.PodState(store.PodKey(p)); ok {
+		t.Error("a refused update added the pod")
 	}
 }

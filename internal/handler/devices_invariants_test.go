@@ -26,10 +26,10 @@ func TestDevices_TheSelfCheckReportsAndCountsBadInputs(t *testing.T) {
 	unpublished := draClaim("unpublished", "n1", "gpu9")
 	first, second := draClaim("first", "n1", "gpu0"), draClaim("second", "n1", "gpu0")
 	for _, c := range []func() error{
-		func() error { return h.AddResourceSlice(ghost) },
-		func() error { return h.AddResourceClaim(unpublished) },
-		func() error { return h.AddResourceClaim(first) },
-		func() error { return h.AddResourceClaim(second) },
+		func() error { return h.Add(ghost) },
+		func() error { return h.Add(unpublished) },
+		func() error { return h.Add(first) },
+		func() error { return h.Add(second) },
 	} {
 		must(t, c())
 	}
@@ -55,9 +55,9 @@ func TestDevices_TheSelfCheckReportsAndCountsBadInputs(t *testing.T) {
 		t.Errorf("the unknown node's slice: %+v, want its device counted under its name", v.DeviceCounts)
 	}
 
-	must(t, h.DeleteResourceClaim(second))
-	must(t, h.DeleteResourceClaim(unpublished))
-	must(t, h.DeleteResourceSlice(ghost))
+	must(t, h.Delete(second))
+	must(t, h.Delete(unpublished))
+	must(t, h.Delete(ghost))
 	checkInvariants(t, h)
 	if v := deviceView(t, h, "n1"); v.DeviceCounts != (store.DeviceCounts{Total: 4, Allocated: 1, Free: 3}) {
 		t.Errorf("n1 after the bad inputs went: %+v", v.DeviceCounts)

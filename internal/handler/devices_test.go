@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	k8stypes "k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
@@ -61,40 +62,40 @@ func TestDevices_EventsReachTheDeviceStoreValidated(t *testing.T) {
 			t.Errorf("kind %s not watched with the devices store enabled", k)
 		}
 	}
-	must(t, h.AddNode(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", UID: "uid-n1"}}))
+	must(t, h.Add(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", UID: "uid-n1"}}))
 	class := &resourcev1.DeviceClass{ObjectMeta: metav1.ObjectMeta{Name: "gpus", UID: "uid-gpus"}}
-	must(t, h.AddDeviceClass(class))
-	must(t, h.AddResourceSlice(draSlice("s", "n1", "gpu0", "gpu1", "gpu2", "gpu3")))
+	must(t, h.Add(class))
+	must(t, h.Add(draSlice("s", "n1", "gpu0", "gpu1", "gpu2", "gpu3")))
 	claim := draClaim("c", "n1", "gpu0", "gpu1")
-	must(t, h.AddResourceClaim(claim))
+	must(t, h.Add(claim))
 	if v := deviceView(t, h, "n1"); v.Total != 4 || v.Allocated != 2 || v.Free != 2 || v.ByClass["gpus"].Free != 2 {
 		t.Errorf("n1: %+v, want 4 total, 2 allocated, 2 free, in class gpus too", v)
 	}
 
 	// A rejected event changes nothing.
-	if err := h.AddResourceClaim(draClaim("c", "n1", "gpu2")); !errors.Is(err, stores.ErrAlreadyExists) {
+	if err := h.Add(draClaim("c", "n1", "gpu2")); !errors.Is(err, store.ErrAlreadyExists) {
 		t.Errorf("second add of a claim: %v, want ErrAlreadyExists", err)
 	}
-	if err := h.DeleteResourceSlice(draSlice("other", "n1")); !errors.Is(err, stores.ErrNotFound) {
+	if err := h.Delete(draSlice("other", "n1")); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("delete of an unknown slice: %v, want ErrNotFound", err)
 	}
-	if err := h.UpdateDeviceClass(class, nil); !errors.Is(err, stores.ErrInvalidObject) {
+	if err := h.Update(class, nil); !errors.Is(err, store.ErrInvalidObject) {
 		t.Errorf("update to nil: %v, want ErrInvalidObject", err)
 	}
 	if v := deviceView(t, h, "n1"); v.Allocated != 2 || v.Total != 4 {
 		t.Errorf("after rejected events: %+v, want them to change nothing", v)
 	}
 
-	must(t, h.UpdateResourceClaim(claim, draClaim("c", "n1")))
+	must(t, h.Update(claim, draClaim("c", "n1")))
 	if v := deviceView(t, h, "n1"); v.Allocated != 0 {
 		t.Errorf("claim deallocated: %+v, want 0 allocated", v)
 	}
 	if got := dumpJSON(t, h); !strings.Contains(got, `"devices":{"nodes":{"n1":{"devices":{"total":4,"allocated":0,"free":4`) {
 		t.Errorf("dump: %s\nwant n1's devices", got)
 	}
-	must(t, h.DeleteResourceClaim(draClaim("c", "n1")))
-	must(t, h.DeleteResourceSlice(draSlice("s", "n1")))
-	must(t, h.DeleteDeviceClass(class))
+	must(t, h.Delete(draClaim("c", "n1")))
+	must(t, h.Delete(draSlice("s", "n1")))
+	must(t, h.Delete(class))
 	if v := deviceView(t, h, "n1"); v.Total != 0 {
 		t.Errorf("everything deleted: %+v", v)
 	}
@@ -110,7 +111,7 @@ func TestDevices_DisabledStoreLeavesTheKindsUnwatched(t *testing.T) {
 			t.Errorf("kind %s watched although no enabled store handles it", k)
 		}
 	}
-	must(t, h.AddResourceSlice(draSlice("s", "n1", "gpu0")))
+	must(t, h.Add(draSlice("s", "n1", "gpu0")))
 	if h.ReadStore(stores.DeviceStoreName, func(store.Store) {}) {
 		t.Error("a disabled devices store answered")
 	}
@@ -126,16 +127,16 @@ func TestDevices_LastSeenObjectsAndVersions(t *testing.T) {
 	claim := draClaim("c", "n1", "gpu0")
 	claim.ResourceVersion = "8"
 	class := &resourcev1.DeviceClass{ObjectMeta: metav1.ObjectMeta{Name: "gpus", UID: "uid-gpus", ResourceVersion: "9"}}
-	must(t, h.AddResourceSlice(slice))
-	must(t, h.AddResourceClaim(claim))
-	must(t, h.AddDeviceClass(class))
-	if got, ok := h.LastSeenResourceSlice("s"); !ok || got != slice {
+	must(t, h.Add(slice))
+	must(t, h.Add(claim))
+	must(t, h.Add(class))
+	if got, ok := h.LastSeen(stores.KindResourceSlice, "", types.NamespacedName{Name: "s"}); !ok || got != slice {
 		t.Error("last-seen slice is not the one added")
 	}
-	if got, ok := h.LastSeenResourceClaim(k8stypes.NamespacedName{Namespace: "ns", Name: "c"}); !ok || got != claim {
+	if got, ok := h.LastSeen(stores.KindResourceClaim, "", k8stypes.NamespacedName{Namespace: "ns", Name: "c"}); !ok || got != claim {
 		t.Error("last-seen claim is not the one added")
 	}
-	if got, ok := h.LastSeenDeviceClass("gpus"); !ok || got != class {
+	if got, ok := h.LastSeen(stores.KindDeviceClass, "", types.NamespacedName{Name: "gpus"}); !ok || got != class {
 		t.Error("last-seen class is not the one added")
 	}
 	for kind, want := range map[stores.Kind]map[string]string{

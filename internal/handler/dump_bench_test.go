@@ -17,10 +17,10 @@ func largeCache(b *testing.B) *Handler {
 	h, _ := newQuietHandler(b)
 	const nodes, pods = 5000, 150000
 	for i := range nodes {
-		must(b, h.AddNode(ts.MakeNode(fmt.Sprintf("n-%05d", i), "64", "256Gi")))
+		must(b, h.Add(ts.MakeNode(fmt.Sprintf("n-%05d", i), "64", "256Gi")))
 	}
 	for i := range pods {
-		must(b, h.AddPod(ts.MakePod("ns", fmt.Sprintf("p-%06d", i), ts.OnNode(fmt.Sprintf("n-%05d", i%nodes)), ts.Requests("100m", "128Mi"))))
+		must(b, h.Add(ts.MakePod("ns", fmt.Sprintf("p-%06d", i), ts.OnNode(fmt.Sprintf("n-%05d", i%nodes)), ts.Requests("100m", "128Mi"))))
 	}
 	return h
 }

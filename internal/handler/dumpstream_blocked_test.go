@@ -47,7 +47,7 @@ func TestWriteDump_AClientThatStopsReadingKeepsNoEventWaiting(t *testing.T) {
 			}
 			h.mu.Unlock()
 			p := ts.MakePod("ns", fmt.Sprintf("late-%03d", len(late)), ts.OnNode("n-0000"), ts.Requests("100m", "128Mi"))
-			must(t, h.AddPod(p))
+			must(t, h.Add(p))
 			late = append(late, p)
 			w.release <- struct{}{}
 		case err := <-done:

@@ -14,11 +14,11 @@ import (
 // under "extensions" as its Dump shows it.
 func TestWriteDump_WritesTheExtensions(t *testing.T) {
 	h := newExtended(t)
-	if err := h.AddNode(ts.MakeNode("n1", "4", "8Gi")); err != nil {
+	if err := h.Add(ts.MakeNode("n1", "4", "8Gi")); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range []string{"a1", "a2", "b1"} {
-		if err := h.AddPod(teamPod(p, "n1", p[:1])); err != nil {
+		if err := h.Add(teamPod(p, "n1", p[:1])); err != nil {
 			t.Fatal(err)
 		}
 	}

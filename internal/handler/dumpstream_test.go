@@ -74,16 +74,16 @@ func TestWriteDump_WritesTheDocumentTheStoresDumpsEncodeTo(t *testing.T) {
 	h, _ := newQuietHandler(t, func(c *stores.Config) { c.SubClusterKey, c.SubCluster = "multicache.dev/shard", "a" })
 	nodes := 2*nodesPerHold + 10
 	for i := range nodes {
-		must(t, h.AddNode(ts.MakeNode(fmt.Sprintf("n-%04d", i), "64", "256Gi")))
+		must(t, h.Add(ts.MakeNode(fmt.Sprintf("n-%04d", i), "64", "256Gi")))
 	}
 	for i := range 2*podsPerHold + 100 {
 		ns := []string{"a", "a-b", "ab", "ns"}[i%4]
-		must(t, h.AddPod(ts.MakePod(ns, fmt.Sprintf("p-%05d", i), ts.OnNode(fmt.Sprintf("n-%04d", i%nodes)), ts.Requests("100m", "128Mi"))))
+		must(t, h.Add(ts.MakePod(ns, fmt.Sprintf("p-%05d", i), ts.OnNode(fmt.Sprintf("n-%04d", i%nodes)), ts.Requests("100m", "128Mi"))))
 	}
 	must(t, h.AssumePod(ts.MakePod("ns", "assumed", ts.OnNode("n-0001"), ts.Requests("1", "1Gi"))))
-	must(t, h.AddPodGroup(ts.MakePodGroup("ns", "group", 2)))
-	must(t, h.AddPDB(ts.MakePDB("ns", "budget", 1, "app", "x")))
-	must(t, h.AddReservation(ts.MakeReservation("ns", "rsv", "n-0002", "1", "1Gi", "app", "y")))
+	must(t, h.Add(ts.MakePodGroup("ns", "group", 2)))
+	must(t, h.Add(ts.MakePDB("ns", "budget", 1, "app", "x")))
+	must(t, h.Add(ts.MakeReservation("ns", "rsv", "n-0002", "1", "1Gi", "app", "y")))
 
 	got, want := writeDump(t, h), encodeReference(t, h, true)
 	if !bytes.Equal(got, want) {
@@ -139,13 +139,13 @@ func TestWriteDump_StreamsPartByPartWhileEventsAreApplied(t *testing.T) {
 	next := 0 // the first pod (in key order, the order they are written) not moved yet
 	h.afterPart = func() {
 		written = append(written, out.Len())
-		must(t, h.AddNode(ts.MakeNode(fmt.Sprintf("late-%d", len(written)), "1", "1Gi")))
+		must(t, h.Add(ts.MakeNode(fmt.Sprintf("late-%d", len(written)), "1", "1Gi")))
 		if len(written) > nodes/nodesPerHold+1 && next < len(held) {
 			// In the pods' parts: move the part that comes next.
 			for i := next; i < min(next+podsPerHold, len(held)); i++ {
 				moved := ts.MakePod("ns", held[i].Name, ts.OnNode("n-0000"), ts.Requests("100m", "128Mi"))
-				must(t, h.DeletePod(held[i]))
-				must(t, h.AddPod(moved))
+				must(t, h.Delete(held[i]))
+				must(t, h.Add(moved))
 				held[i] = moved
 			}
 			next += podsPerHold

@@ -4,19 +4,17 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
-	policyv1 "k8s.io/api/policy/v1"
 
-	"github.com/seed0f91f25e/multicache/api/v1alpha1"
 	"github.com/seed0f91f25e/multicache/internal/metrics"
 	"github.com/seed0f91f25e/multicache/internal/stores"
 	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // objectEvent runs one event of a kind other than Pod: lock, validate, fan out, count.
-func objectEvent[K comparable, T any](h *Handler, k *objectKind[K, T], op stores.Op, oldObj, newObj T) error {
+func objectEvent[K comparable, T comparable](h *Handler, k *objectKind[K, T], op stores.Op, oldObj, newObj T) error {
 	var zero T
 	if (op != stores.OpDelete && any(newObj) == any(zero)) || (op != stores.OpAdd && any(oldObj) == any(zero)) {
-		return h.rejectUnlocked(k.kind, op, "<nil>", fmt.Errorf("%w: nil object", stores.ErrInvalidObject))
+		return h.rejectUnlocked(k.kind, op, "<nil>", fmt.Errorf("%w: nil object", store.ErrInvalidObject))
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -25,7 +23,7 @@ func objectEvent[K comparable, T any](h *Handler, k *objectKind[K, T], op stores
 
 // objectEventLocked validates and applies one event of a kind other than Pod under the lock
 // the caller holds.
-func objectEventLocked[K comparable, T any](h *Handler, k *objectKind[K, T], op stores.Op, oldObj, newObj T) error {
+func objectEventLocked[K comparable, T comparable](h *Handler, k *objectKind[K, T], op stores.Op, oldObj, newObj T) error {
 	key, charged, err := k.plan(op, oldObj, newObj)
 	if err != nil {
 		return h.reject(k.kind, op, fmt.Sprint(key), err)
@@ -35,124 +33,43 @@ func objectEventLocked[K comparable, T any](h *Handler, k *objectKind[K, T], op 
 	return nil
 }
 
-// AddNode implements ClusterEventsHandler.
-func (h *Handler) AddNode(node *corev1.Node) error {
-	return objectEvent(h, h.nodeKind, stores.OpAdd, nil, node)
-}
+// Add, Update and Delete are ClusterEventsHandler's edge form: obj is a pointer to an
+// object of a kind the handler keeps (a Pod, a Node, an NMNode, a CustomNodeResource, a
+// PodGroup, a PodDisruptionBudget, a *store.Owner, a Movement, a Reservation, a
+// ResourceSlice, a ResourceClaim or a DeviceClass). An update is the previous-cached and the
+// current object; a delete carries the last-seen object (for a pod, the stores are released
+// from the cached copy whatever the final state the caller knew). An assumed pod the API
+// reports bound is confirmed.
+func (h *Handler) Add(obj any) error { return h.edge(stores.OpAdd, nil, obj) }
 
-// UpdateNode implements ClusterEventsHandler.
-func (h *Handler) UpdateNode(oldNode, newNode *corev1.Node) error {
-	return objectEvent(h, h.nodeKind, stores.OpUpdate, oldNode, newNode)
-}
+// Update implements ClusterEventsHandler (see Add). The stores see the cached copy of a pod
+// as the old pod.
+func (h *Handler) Update(oldObj, newObj any) error { return h.edge(stores.OpUpdate, oldObj, newObj) }
 
-// DeleteNode implements ClusterEventsHandler.
-func (h *Handler) DeleteNode(node *corev1.Node) error {
-	return objectEvent(h, h.nodeKind, stores.OpDelete, node, nil)
-}
+// Delete implements ClusterEventsHandler (see Add).
+func (h *Handler) Delete(obj any) error { return h.edge(stores.OpDelete, obj, nil) }
 
-// AddNMNode implements ClusterEventsHandler.
-func (h *Handler) AddNMNode(nm *v1alpha1.NMNode) error {
-	return objectEvent(h, h.nmNodeKind, stores.OpAdd, nil, nm)
-}
-
-// UpdateNMNode implements ClusterEventsHandler.
-func (h *Handler) UpdateNMNode(oldNM, newNM *v1alpha1.NMNode) error {
-	return objectEvent(h, h.nmNodeKind, stores.OpUpdate, oldNM, newNM)
-}
-
-// DeleteNMNode implements ClusterEventsHandler.
-func (h *Handler) DeleteNMNode(nm *v1alpha1.NMNode) error {
-	return objectEvent(h, h.nmNodeKind, stores.OpDelete, nm, nil)
-}
-
-// AddCNR implements ClusterEventsHandler.
-func (h *Handler) AddCNR(cnr *v1alpha1.CustomNodeResource) error {
-	return objectEvent(h, h.cnrKind, stores.OpAdd, nil, cnr)
-}
-
-// UpdateCNR implements ClusterEventsHandler.
-func (h *Handler) UpdateCNR(oldCNR, newCNR *v1alpha1.CustomNodeResource) error {
-	return objectEvent(h, h.cnrKind, stores.OpUpdate, oldCNR, newCNR)
-}
-
-// DeleteCNR implements ClusterEventsHandler.
-func (h *Handler) DeleteCNR(cnr *v1alpha1.CustomNodeResource) error {
-	return objectEvent(h, h.cnrKind, stores.OpDelete, cnr, nil)
-}
-
-// AddPodGroup implements ClusterEventsHandler.
-func (h *Handler) AddPodGroup(pg *v1alpha1.PodGroup) error {
-	return objectEvent(h, h.podGroupKind, stores.OpAdd, nil, pg)
-}
-
-// UpdatePodGroup implements ClusterEventsHandler.
-func (h *Handler) UpdatePodGroup(oldPG, newPG *v1alpha1.PodGroup) error {
-	return objectEvent(h, h.podGroupKind, stores.OpUpdate, oldPG, newPG)
-}
-
-// DeletePodGroup implements ClusterEventsHandler.
-func (h *Handler) DeletePodGroup(pg *v1alpha1.PodGroup) error {
-	return objectEvent(h, h.podGroupKind, stores.OpDelete, pg, nil)
-}
-
-// AddPDB implements ClusterEventsHandler.
-func (h *Handler) AddPDB(pdb *policyv1.PodDisruptionBudget) error {
-	return objectEvent(h, h.pdbKind, stores.OpAdd, nil, pdb)
-}
-
-// UpdatePDB implements ClusterEventsHandler.
-func (h *Handler) UpdatePDB(oldPDB, newPDB *policyv1.PodDisruptionBudget) error {
-	return objectEvent(h, h.pdbKind, stores.OpUpdate, oldPDB, newPDB)
-}
-
-// DeletePDB implements ClusterEventsHandler.
-func (h *Handler) DeletePDB(pdb *policyv1.PodDisruptionBudget) error {
-	return objectEvent(h, h.pdbKind, stores.OpDelete, pdb, nil)
-}
-
-// AddOwner implements ClusterEventsHandler.
-func (h *Handler) AddOwner(owner *store.Owner) error {
-	return objectEvent(h, h.ownerKind, stores.OpAdd, nil, owner)
-}
-
-// UpdateOwner implements ClusterEventsHandler.
-func (h *Handler) UpdateOwner(oldOwner, newOwner *store.Owner) error {
-	return objectEvent(h, h.ownerKind, stores.OpUpdate, oldOwner, newOwner)
-}
-
-// DeleteOwner implements ClusterEventsHandler.
-func (h *Handler) DeleteOwner(owner *store.Owner) error {
-	return objectEvent(h, h.ownerKind, stores.OpDelete, owner, nil)
-}
-
-// AddMovement implements ClusterEventsHandler.
-func (h *Handler) AddMovement(m *v1alpha1.Movement) error {
-	return objectEvent(h, h.movementKind, stores.OpAdd, nil, m)
-}
-
-// UpdateMovement implements ClusterEventsHandler.
-func (h *Handler) UpdateMovement(oldM, newM *v1alpha1.Movement) error {
-	return objectEvent(h, h.movementKind, stores.OpUpdate, oldM, newM)
-}
-
-// DeleteMovement implements ClusterEventsHandler.
-func (h *Handler) DeleteMovement(m *v1alpha1.Movement) error {
-	return objectEvent(h, h.movementKind, stores.OpDelete, m, nil)
-}
-
-// AddReservation implements ClusterEventsHandler.
-func (h *Handler) AddReservation(r *v1alpha1.Reservation) error {
-	return objectEvent(h, h.rsvKind, stores.OpAdd, nil, r)
-}
-
-// UpdateReservation implements ClusterEventsHandler.
-func (h *Handler) UpdateReservation(oldR, newR *v1alpha1.Reservation) error {
-	return objectEvent(h, h.rsvKind, stores.OpUpdate, oldR, newR)
-}
-
-// DeleteReservation implements ClusterEventsHandler.
-func (h *Handler) DeleteReservation(r *v1alpha1.Reservation) error {
-	return objectEvent(h, h.rsvKind, stores.OpDelete, r, nil)
+// edge runs one event of the edge form on the kind of its object.
+func (h *Handler) edge(op stores.Op, oldObj, newObj any) error {
+	obj := newObj
+	if op == stores.OpDelete {
+		obj = oldObj
+	}
+	if pod, ok := obj.(*corev1.Pod); ok {
+		old, isPod := oldObj.(*corev1.Pod)
+		if op != stores.OpUpdate {
+			return h.podEvent(op, nil, pod)
+		}
+		if oldObj != nil && !isPod {
+			return h.rejectUnlocked(stores.KindPod, op, "<mismatch>", fmt.Errorf("%w: an update from a %T to a pod", store.ErrInvalidObject, oldObj))
+		}
+		return h.podEvent(op, old, pod)
+	}
+	k, ok := h.kindOf(obj)
+	if !ok {
+		return fmt.Errorf("%w: the cache does not hold a %T", store.ErrInvalidObject, obj)
+	}
+	return k.event(h, op, oldObj, newObj)
 }
 
 // sample reports whether this event's store timings are observed.

@@ -133,9 +133,9 @@ func TestRegistry_ACustomStoreGetsEventsSnapshotsDumpInvariantsAndMetrics(t *tes
 	if got := h.StoreNames(); !slices.Equal(got[len(got)-2:], []stores.Name{"teams", "pods"}) {
 		t.Fatalf("stores %v: a registered store comes just before the PodStore", got)
 	}
-	must(t, h.AddNode(ts.MakeNode("n1", "4", "8Gi")))
-	must(t, h.AddPod(teamPod("a1", "n1", "a")))
-	must(t, h.AddPod(teamPod("b1", "n1", "b")))
+	must(t, h.Add(ts.MakeNode("n1", "4", "8Gi")))
+	must(t, h.Add(teamPod("a1", "n1", "a")))
+	must(t, h.Add(teamPod("b1", "n1", "b")))
 	must(t, h.AssumePod(teamPod("a2", "n1", "a"))) // an assumption reaches it like an add
 
 	snap := h.NewSnapshot(handler.SnapshotOptions{})
@@ -146,12 +146,12 @@ func TestRegistry_ACustomStoreGetsEventsSnapshotsDumpInvariantsAndMetrics(t *tes
 	}
 	// Incremental: one team changes, one entry is copied.
 	part.copied = 0
-	must(t, h.DeletePod(teamPod("b1", "n1", "b")))
+	must(t, h.Delete(teamPod("b1", "n1", "b")))
 	must(t, h.UpdateSnapshot(snap))
 	if !maps(part.teams, map[string]int{"a": 2}) || part.copied != 0 {
 		t.Errorf("after a delete: %v, copied %d (a deletion copies nothing)", part.teams, part.copied)
 	}
-	must(t, h.UpdatePod(teamPod("a1", "n1", "a"), teamPod("a1", "n1", "c")))
+	must(t, h.Update(teamPod("a1", "n1", "a"), teamPod("a1", "n1", "c")))
 	must(t, h.UpdateSnapshot(snap))
 	if !maps(part.teams, map[string]int{"a": 1, "c": 1}) || part.copied != 2 {
 		t.Errorf("after an update: %v, copied %d, want the 2 teams that changed", part.teams, part.copied)
@@ -191,8 +191,8 @@ func TestRegistry_ACustomStoreGetsEventsSnapshotsDumpInvariantsAndMetrics(t *tes
 
 func TestRegistry_ACustomStoreRunsBeforeThePodStore(t *testing.T) {
 	h := newExtended(t)
-	must(t, h.AddNode(ts.MakeNode("n1", "4", "8Gi")))
-	must(t, h.AddPod(teamPod("p", "n1", "a")))
+	must(t, h.Add(ts.MakeNode("n1", "4", "8Gi")))
+	must(t, h.Add(teamPod("p", "n1", "a")))
 	var seen []string
 	h.ReadStore("teams", func(s store.Store) { seen = s.(*teams).statesSeen })
 	if !slices.Equal(seen, []string{"p:false:"}) {
@@ -205,8 +205,8 @@ func TestRegistry_ADisabledCustomStoreIsNotBuilt(t *testing.T) {
 	if slices.Contains(h.StoreNames(), "teams") {
 		t.Errorf("stores %v", h.StoreNames())
 	}
-	must(t, h.AddNode(ts.MakeNode("n1", "4", "8Gi")))
-	must(t, h.AddPod(teamPod("a1", "n1", "a")))
+	must(t, h.Add(ts.MakeNode("n1", "4", "8Gi")))
+	must(t, h.Add(teamPod("a1", "n1", "a")))
 	snap := h.NewSnapshot(handler.SnapshotOptions{})
 	must(t, h.UpdateSnapshot(snap))
 	var dump bytes.Buffer

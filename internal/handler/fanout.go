@@ -5,10 +5,10 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/seed0f91f25e/multicache/internal/metrics"
 	"github.com/seed0f91f25e/multicache/internal/stores"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // subscriber is one store's handlers for one kind, with the metric observers resolved once.
@@ -59,25 +59,6 @@ func fanOut[T any](subs []subscriber[T], op stores.Op, oldObj, newObj T, timed b
 	}
 }
 
-// objectKind is the handler's side of one kind other than Pod: the last-seen object of every
-// key (what the stores are charged with, but for an assumed claim) and the subscribed
-// stores in fan-out order.
-type objectKind[K comparable, T any] struct {
-	kind  stores.Kind
-	keyOf func(T) K
-	uidOf func(T) types.UID
-	seen  map[K]T
-	subs  []subscriber[T]
-	// dispatch, when set, fans an accepted event out instead of fanOut: the claims, whose
-	// stores are charged with a scheduler's assumption while it stands (claims.go), not
-	// with the last-seen object.
-	dispatch func(op stores.Op, key K, charged, newObj T, timed bool)
-}
-
-func newObjectKind[K comparable, T any](kind stores.Kind, keyOf func(T) K, uidOf func(T) types.UID) *objectKind[K, T] {
-	return &objectKind[K, T]{kind: kind, keyOf: keyOf, uidOf: uidOf, seen: map[K]T{}}
-}
-
 // plan validates an event against the last-seen objects and returns the object the stores
 // are charged with (the old side of an update or delete). It changes nothing.
 func (k *objectKind[K, T]) plan(op stores.Op, oldObj, newObj T) (K, T, error) {
@@ -91,19 +72,19 @@ func (k *objectKind[K, T]) plan(op stores.Op, oldObj, newObj T) (K, T, error) {
 	switch op {
 	case stores.OpAdd:
 		if exists {
-			return key, zero, stores.ErrAlreadyExists
+			return key, zero, store.ErrAlreadyExists
 		}
 		return key, zero, nil
 	case stores.OpUpdate:
 		if oldKey := k.keyOf(oldObj); oldKey != key {
-			return key, zero, fmt.Errorf("%w: update from %v to %v", stores.ErrInvalidObject, oldKey, key)
+			return key, zero, fmt.Errorf("%w: update from %v to %v", store.ErrInvalidObject, oldKey, key)
 		}
 	}
 	if !exists {
-		return key, zero, stores.ErrNotFound
+		return key, zero, store.ErrNotFound
 	}
 	if uid, curUID := k.uidOf(obj), k.uidOf(cur); uid != "" && curUID != "" && uid != curUID {
-		return key, zero, fmt.Errorf("%w: cache has %s, event has %s", stores.ErrUIDMismatch, curUID, uid)
+		return key, zero, fmt.Errorf("%w: cache has %s, event has %s", store.ErrUIDMismatch, curUID, uid)
 	}
 	return key, cur, nil
 }

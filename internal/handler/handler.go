@@ -11,6 +11,7 @@ package handler
 
 import (
 	"fmt"
+	"reflect"
 	"sync"
 
 	"github.com/go-logr/logr"
@@ -32,44 +33,20 @@ import (
 //
 //   - the level form, Sync(key, current object or a typed nil, delivery), which the
 //     operator's feeds call: the handler derives the edge from the last-seen object;
-//   - the edge form, Add/Update/Delete<Kind>, for a caller that knows the exact edge (an
-//     update is previous-cached and current object, a delete carries the last-seen object):
-//     the seed's informer handlers, tests and in-process embedders.
+//   - the edge form, Add, Update(old, new) and Delete(last seen), for a caller that knows
+//     the exact edge: the seed's informer handlers, tests and in-process embedders.
 //
-// Sibling schedulers call AssumePod, FinishBinding and ForgetPod. Every method is safe for
-// concurrent use.
+// Both take an object of any kind the handler keeps, and refuse another with
+// ErrInvalidObject. Sibling schedulers call AssumePod, FinishBinding and ForgetPod. Every
+// method is safe for concurrent use.
 type ClusterEventsHandler interface {
 	// Sync brings the stores to the object of any kind under key as a feed came by it:
 	// the feeds' one entry (sync.go, delivery.go).
 	Sync(key types.NamespacedName, obj any, inScope bool, d Delivery) error
-
-	AddPod(pod *corev1.Pod) error
-	UpdatePod(oldPod, newPod *corev1.Pod) error
-	DeletePod(pod *corev1.Pod) error
-	AddNode(node *corev1.Node) error
-	UpdateNode(oldNode, newNode *corev1.Node) error
-	DeleteNode(node *corev1.Node) error
-	AddNMNode(nm *v1alpha1.NMNode) error
-	UpdateNMNode(oldNM, newNM *v1alpha1.NMNode) error
-	DeleteNMNode(nm *v1alpha1.NMNode) error
-	AddCNR(cnr *v1alpha1.CustomNodeResource) error
-	UpdateCNR(oldCNR, newCNR *v1alpha1.CustomNodeResource) error
-	DeleteCNR(cnr *v1alpha1.CustomNodeResource) error
-	AddPodGroup(pg *v1alpha1.PodGroup) error
-	UpdatePodGroup(oldPG, newPG *v1alpha1.PodGroup) error
-	DeletePodGroup(pg *v1alpha1.PodGroup) error
-	AddPDB(pdb *policyv1.PodDisruptionBudget) error
-	UpdatePDB(oldPDB, newPDB *policyv1.PodDisruptionBudget) error
-	DeletePDB(pdb *policyv1.PodDisruptionBudget) error
-	AddOwner(owner *store.Owner) error
-	UpdateOwner(oldOwner, newOwner *store.Owner) error
-	DeleteOwner(owner *store.Owner) error
-	AddMovement(m *v1alpha1.Movement) error
-	UpdateMovement(oldM, newM *v1alpha1.Movement) error
-	DeleteMovement(m *v1alpha1.Movement) error
-	AddReservation(r *v1alpha1.Reservation) error
-	UpdateReservation(oldR, newR *v1alpha1.Reservation) error
-	DeleteReservation(r *v1alpha1.Reservation) error
+	// Add, Update and Delete apply one edge (events.go).
+	Add(obj any) error
+	Update(oldObj, newObj any) error
+	Delete(obj any) error
 
 	// AssumePod charges a pod to the node in its spec.nodeName before the API binds it.
 	AssumePod(pod *corev1.Pod) error
@@ -117,6 +94,10 @@ type Handler struct {
 	sliceKind *objectKind[string, *resourcev1.ResourceSlice]
 	claimKind *objectKind[types.NamespacedName, *resourcev1.ResourceClaim]
 	classKind *objectKind[string, *resourcev1.DeviceClass]
+	// kinds are the kinds above in one table (kinds.go), in the order WatchedKinds lists
+	// them; kindsByType finds one by its Go type.
+	kinds       []kind
+	kindsByType map[reflect.Type]kind
 	// claims are the claims' allocations schedulers assumed (claims.go).
 	claims claimAssumptions
 
@@ -152,18 +133,24 @@ func NewFromRegistry(config *stores.CacheHandler, reg Registry, log logr.Logger)
 		mu:           config.Mutex(),
 		log:          log,
 		byName:       map[stores.Name]store.Store{},
-		nodeKind:     newObjectKind(stores.KindNode, nameOf[*corev1.Node], uidOf[*corev1.Node]),
-		nmNodeKind:   newObjectKind(stores.KindNMNode, nameOf[*v1alpha1.NMNode], uidOf[*v1alpha1.NMNode]),
-		cnrKind:      newObjectKind(stores.KindCNR, nameOf[*v1alpha1.CustomNodeResource], uidOf[*v1alpha1.CustomNodeResource]),
-		podGroupKind: newObjectKind(stores.KindPodGroup, keyOf[*v1alpha1.PodGroup], uidOf[*v1alpha1.PodGroup]),
-		pdbKind:      newObjectKind(stores.KindPDB, keyOf[*policyv1.PodDisruptionBudget], uidOf[*policyv1.PodDisruptionBudget]),
-		ownerKind:    newObjectKind(stores.KindOwner, (*store.Owner).Key, func(o *store.Owner) types.UID { return o.UID }),
-		movementKind: newObjectKind(stores.KindMovement, nameOf[*v1alpha1.Movement], uidOf[*v1alpha1.Movement]),
-		rsvKind:      newObjectKind(stores.KindReservation, keyOf[*v1alpha1.Reservation], uidOf[*v1alpha1.Reservation]),
-		sliceKind:    newObjectKind(stores.KindResourceSlice, nameOf[*resourcev1.ResourceSlice], uidOf[*resourcev1.ResourceSlice]),
-		claimKind:    newObjectKind(stores.KindResourceClaim, keyOf[*resourcev1.ResourceClaim], uidOf[*resourcev1.ResourceClaim]),
-		classKind:    newObjectKind(stores.KindDeviceClass, nameOf[*resourcev1.DeviceClass], uidOf[*resourcev1.DeviceClass]),
+		nodeKind:     clusterScoped[*corev1.Node](stores.KindNode),
+		nmNodeKind:   clusterScoped[*v1alpha1.NMNode](stores.KindNMNode),
+		cnrKind:      clusterScoped[*v1alpha1.CustomNodeResource](stores.KindCNR),
+		podGroupKind: namespaced[*v1alpha1.PodGroup](stores.KindPodGroup),
+		pdbKind:      namespaced[*policyv1.PodDisruptionBudget](stores.KindPDB),
+		ownerKind:    owners(),
+		movementKind: clusterScoped[*v1alpha1.Movement](stores.KindMovement),
+		rsvKind:      namespaced[*v1alpha1.Reservation](stores.KindReservation),
+		sliceKind:    clusterScoped[*resourcev1.ResourceSlice](stores.KindResourceSlice),
+		claimKind:    namespaced[*resourcev1.ResourceClaim](stores.KindResourceClaim),
+		classKind:    clusterScoped[*resourcev1.DeviceClass](stores.KindDeviceClass),
 		rejections:   map[rejectionKey]bool{},
+	}
+	h.kinds = []kind{h.nodeKind, h.nmNodeKind, h.cnrKind, h.podGroupKind, h.pdbKind, h.ownerKind,
+		h.movementKind, h.rsvKind, h.sliceKind, h.claimKind, h.classKind}
+	h.kindsByType = make(map[reflect.Type]kind, len(h.kinds))
+	for _, k := range h.kinds {
+		h.kindsByType[k.objectType()] = k
 	}
 	h.claims.assumed = map[types.NamespacedName]assumedClaim{}
 	h.claimKind.dispatch = h.dispatchClaim
@@ -274,29 +261,14 @@ func (h *Handler) StoreNames() []stores.Name {
 // Pods and Nodes are always watched.
 func (h *Handler) WatchedKinds() []stores.Kind {
 	kinds := []stores.Kind{stores.KindPod, stores.KindNode}
-	for _, k := range []struct {
-		kind stores.Kind
-		subs int
-	}{
-		{stores.KindNMNode, len(h.nmNodeKind.subs)},
-		{stores.KindCNR, len(h.cnrKind.subs)},
-		{stores.KindPodGroup, len(h.podGroupKind.subs)},
-		{stores.KindPDB, len(h.pdbKind.subs)},
-		{stores.KindOwner, len(h.ownerKind.subs)},
-		{stores.KindMovement, len(h.movementKind.subs)},
-		{stores.KindReservation, len(h.rsvKind.subs)},
-	} {
-		if k.subs > 0 {
-			kinds = append(kinds, k.kind)
+	for _, k := range h.kinds {
+		if k.name() != stores.KindNode && k.watched() {
+			kinds = append(kinds, k.name())
 		}
 	}
-	return append(kinds, h.watchedDeviceKinds()...)
+	return kinds
 }
-
-func nameOf[T client.Object](obj T) string { return obj.GetName() }
 
 func keyOf[T client.Object](obj T) types.NamespacedName {
 	return types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()}
 }
-
-func uidOf[T client.Object](obj T) types.UID { return obj.GetUID() }

@@ -21,10 +21,10 @@ func BenchmarkCheckInvariants_LockHeld(b *testing.B) {
 	h, _ := newQuietHandler(b)
 	const nodes, pods = 5000, 150000
 	for i := range nodes {
-		must(b, h.AddNode(ts.MakeNode(fmt.Sprintf("n-%05d", i), "64", "256Gi")))
+		must(b, h.Add(ts.MakeNode(fmt.Sprintf("n-%05d", i), "64", "256Gi")))
 	}
 	for i := range pods {
-		must(b, h.AddPod(ts.MakePod("ns", fmt.Sprintf("p-%06d", i), ts.OnNode(fmt.Sprintf("n-%05d", i%nodes)), ts.Requests("100m", "128Mi"))))
+		must(b, h.Add(ts.MakePod("ns", fmt.Sprintf("p-%06d", i), ts.OnNode(fmt.Sprintf("n-%05d", i%nodes)), ts.Requests("100m", "128Mi"))))
 	}
 	for _, bc := range []struct {
 		name  string
@@ -71,7 +71,7 @@ func eventWaitsDuring(b *testing.B, h *Handler, run func()) []time.Duration {
 			next.Labels = map[string]string{"i": fmt.Sprint(i)}
 			next.ResourceVersion = fmt.Sprint(i + 1)
 			start := time.Now()
-			if err := h.UpdatePod(old, next); err != nil {
+			if err := h.Update(old, next); err != nil {
 				b.Error(err)
 				return
 			}

@@ -135,7 +135,7 @@ func runOwners(t *testing.T, r *rand.Rand, length int) jobStats {
 	var stats jobStats
 	h, clk := newQuietHandler(t)
 	for _, n := range []string{"n0", "n1"} {
-		must(t, h.AddNode(ts.MakeNode(n, "64", "256Gi")))
+		must(t, h.Add(ts.MakeNode(n, "64", "256Gi")))
 	}
 	w := &ownersWorld{replicas: map[string]int32{}, owners: map[string]*store.Owner{}, pods: map[string]*corev1.Pod{}}
 	var history []string
@@ -152,9 +152,9 @@ func runOwners(t *testing.T, r *rand.Rand, length int) jobStats {
 			w.rv++
 			o.ResourceVersion = fmt.Sprint(w.rv)
 			if old, ok := w.owners["j"]; ok {
-				must(t, h.UpdateOwner(old, o))
+				must(t, h.Update(old, o))
 			} else {
-				must(t, h.AddOwner(o))
+				must(t, h.Add(o))
 			}
 			w.owners["j"], w.job, jobChanged = o, j, true
 			did = fmt.Sprintf("Job j: parallelism %d completions %d succeeded %d suspended %v conditions %d (wants %d)",
@@ -168,9 +168,9 @@ func runOwners(t *testing.T, r *rand.Rand, length int) jobStats {
 			w.rv++
 			o.ResourceVersion = fmt.Sprint(w.rv)
 			if old, ok := w.owners[rs]; ok {
-				must(t, h.UpdateOwner(old, o))
+				must(t, h.Update(old, o))
 			} else {
-				must(t, h.AddOwner(o))
+				must(t, h.Add(o))
 			}
 			w.owners[rs] = o
 			did = fmt.Sprintf("ReplicaSet %s wants %d", rs, w.replicas[rs])
@@ -217,7 +217,7 @@ func runOwners(t *testing.T, r *rand.Rand, length int) jobStats {
 				o.Replicas = reservationstore.JobWantsActive(j)
 				w.rv++
 				o.ResourceVersion = fmt.Sprint(w.rv)
-				must(t, h.UpdateOwner(w.owners["j"], &o))
+				must(t, h.Update(w.owners["j"], &o))
 				w.owners["j"], w.job, jobChanged = &o, j, true
 				did += fmt.Sprintf(", Job j succeeded %d (wants %d)", j.Status.Succeeded, jobWants(j))
 			}
@@ -242,7 +242,7 @@ func runOwners(t *testing.T, r *rand.Rand, length int) jobStats {
 				v, _ := h.Reservation(key)
 				rsv := v.Reservation.DeepCopy()
 				rsv.UID, rsv.CreationTimestamp = types.UID("rsv-"+key.Name), metav1.NewTime(clk.Now().Truncate(time.Second))
-				must(t, h.AddReservation(rsv))
+				must(t, h.Add(rsv))
 			}
 			did = "Reservations created"
 		default: // time passes

@@ -161,11 +161,11 @@ func (s *sequence) podEvent() (string, error, error) {
 	case stores.OpForget:
 		got = s.h.ForgetPod(pod)
 	case stores.OpAdd:
-		got = s.h.AddPod(pod)
+		got = s.h.Add(pod)
 	case stores.OpUpdate:
-		got = s.h.UpdatePod(pod, pod)
+		got = s.h.Update(pod, pod)
 	case stores.OpDelete:
-		got = s.h.DeletePod(pod)
+		got = s.h.Delete(pod)
 	}
 	return desc, got, want
 }
@@ -195,7 +195,7 @@ func (s *sequence) nodeEvent() (string, error, error) {
 			s.m.nodeAppeared(name)
 		}
 	})
-	return fmt.Sprintf("%s node %s uid=%s", op, name, uid), callObject(op, s.h.AddNode, s.h.UpdateNode, s.h.DeleteNode, node), want
+	return fmt.Sprintf("%s node %s uid=%s", op, name, uid), callObject(s.h, op, node), want
 }
 
 func (s *sequence) nmNodeEvent() (string, error, error) {
@@ -211,7 +211,7 @@ func (s *sequence) nmNodeEvent() (string, error, error) {
 			s.m.nodeAppeared(name)
 		}
 	})
-	return fmt.Sprintf("%s nmnode %s", op, name), callObject(op, s.h.AddNMNode, s.h.UpdateNMNode, s.h.DeleteNMNode, nm), want
+	return fmt.Sprintf("%s nmnode %s", op, name), callObject(s.h, op, nm), want
 }
 
 func (s *sequence) cnrEvent() (string, error, error) {
@@ -227,7 +227,7 @@ func (s *sequence) cnrEvent() (string, error, error) {
 			s.m.nodeAppeared(name)
 		}
 	})
-	return fmt.Sprintf("%s cnr %s", op, name), callObject(op, s.h.AddCNR, s.h.UpdateCNR, s.h.DeleteCNR, cnr), want
+	return fmt.Sprintf("%s cnr %s", op, name), callObject(s.h, op, cnr), want
 }
 
 func (s *sequence) podGroupEvent() (string, error, error) {
@@ -242,7 +242,7 @@ func (s *sequence) podGroupEvent() (string, error, error) {
 			s.m.groups[key] = pg.Spec.MinMember
 		}
 	})
-	return fmt.Sprintf("%s podgroup g0", op), callObject(op, s.h.AddPodGroup, s.h.UpdatePodGroup, s.h.DeletePodGroup, pg), want
+	return fmt.Sprintf("%s podgroup g0", op), callObject(s.h, op, pg), want
 }
 
 // workloadEvent sends a PDB, owner or movement event: the model checks their validation
@@ -255,19 +255,19 @@ func (s *sequence) workloadEvent() (string, error, error) {
 		op, uid := s.objectOp(stores.KindPDB, "ns/b0", pdb.UID)
 		pdb.UID = uid
 		want := s.m.objectEvent(stores.KindPDB, op, "ns/b0", uid, func() {})
-		return fmt.Sprintf("%s pdb b0 app=%s", op, app), callObject(op, s.h.AddPDB, s.h.UpdatePDB, s.h.DeletePDB, pdb), want
+		return fmt.Sprintf("%s pdb b0 app=%s", op, app), callObject(s.h, op, pdb), want
 	case 1:
 		owner := ts.MakeOwner(v1alpha1.OwnerReplicaSet, "ns", "rs0", "app", app)
 		op, uid := s.objectOp(stores.KindOwner, "ns/rs0", owner.UID)
 		owner.UID = uid
 		want := s.m.objectEvent(stores.KindOwner, op, "ns/rs0", uid, func() {})
-		return fmt.Sprintf("%s owner rs0 app=%s", op, app), callObject(op, s.h.AddOwner, s.h.UpdateOwner, s.h.DeleteOwner, owner), want
+		return fmt.Sprintf("%s owner rs0 app=%s", op, app), callObject(s.h, op, owner), want
 	default:
 		mv := ts.MakeMovement("m0", v1alpha1.OwnerInfo{Type: v1alpha1.OwnerReplicaSet, Namespace: "ns", Name: "rs0"}, "n1", s.c.intn(3))
 		op, uid := s.objectOp(stores.KindMovement, "m0", mv.UID)
 		mv.UID = uid
 		want := s.m.objectEvent(stores.KindMovement, op, "m0", uid, func() {})
-		return fmt.Sprintf("%s movement m0", op), callObject(op, s.h.AddMovement, s.h.UpdateMovement, s.h.DeleteMovement, mv), want
+		return fmt.Sprintf("%s movement m0", op), callObject(s.h, op, mv), want
 	}
 }
 
@@ -282,18 +282,18 @@ func (s *sequence) reservationEvent() (string, error, error) {
 	r.UID = uid
 	want := s.m.objectEvent(stores.KindReservation, op, key, uid, func() { s.m.reservationEvent(op, r) })
 	desc := fmt.Sprintf("%s reservation %s node=%q cpu=%s ttl=%v", op, name, r.Spec.NodeName, r.Spec.Resources.Cpu(), r.Spec.TTLSeconds)
-	return desc, callObject(op, s.h.AddReservation, s.h.UpdateReservation, s.h.DeleteReservation, r), want
+	return desc, callObject(s.h, op, r), want
 }
 
 // callObject sends obj as an add, an update (old and new the same key) or a delete.
-func callObject[T any](op stores.Op, add func(T) error, update func(T, T) error, del func(T) error, obj T) error {
+func callObject(h *Handler, op stores.Op, obj any) error {
 	switch op {
 	case stores.OpAdd:
-		return add(obj)
+		return h.Add(obj)
 	case stores.OpUpdate:
-		return update(obj, obj)
+		return h.Update(obj, obj)
 	default:
-		return del(obj)
+		return h.Delete(obj)
 	}
 }
 

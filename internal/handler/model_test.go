@@ -72,12 +72,12 @@ type dispatch struct {
 // podEvent applies a pod event to the model and returns the error the handler must return.
 func (m *model) podEvent(op stores.Op, pod *corev1.Pod) error {
 	if pod.Name == "" {
-		return stores.ErrInvalidObject
+		return store.ErrInvalidObject
 	}
 	key := store.PodKey(pod)
 	cur := m.pods[key]
 	if cur != nil && pod.UID != cur.pod.UID {
-		return stores.ErrUIDMismatch
+		return store.ErrUIDMismatch
 	}
 	bound := pod.Spec.NodeName != ""
 	switch {
@@ -85,25 +85,25 @@ func (m *model) podEvent(op stores.Op, pod *corev1.Pod) error {
 		switch op {
 		case stores.OpAssume:
 			if !bound {
-				return stores.ErrInvalidObject
+				return store.ErrInvalidObject
 			}
 			m.commit(key, &mPod{state: store.PodAssumed, pod: pod}, dispatch{stores.OpAdd, nil, pod}, "")
 		case stores.OpAdd:
 			m.commit(key, &mPod{state: store.PodAdded, pod: pod}, dispatch{stores.OpAdd, nil, pod}, "")
 		case stores.OpFinishBinding, stores.OpForget:
-			return stores.ErrPodNotAssumed
+			return store.ErrPodNotAssumed
 		default:
-			return stores.ErrPodUnknown
+			return store.ErrPodUnknown
 		}
 	case cur.state == store.PodAssumed:
 		switch op {
 		case stores.OpAssume:
-			return stores.ErrPodAlreadyAssumed
+			return store.ErrPodAlreadyAssumed
 		case stores.OpFinishBinding:
 			cur.finished, cur.deadline = true, m.now.Add(m.ttl)
 		case stores.OpForget:
 			if pod.Spec.NodeName != cur.pod.Spec.NodeName {
-				return stores.ErrNodeMismatch
+				return store.ErrNodeMismatch
 			}
 			m.revert(key, cur)
 		case stores.OpAdd, stores.OpUpdate:
@@ -112,12 +112,12 @@ func (m *model) podEvent(op stores.Op, pod *corev1.Pod) error {
 				return nil
 			}
 			if op == stores.OpUpdate {
-				return stores.ErrPodAssumedNotConfirmed
+				return store.ErrPodAssumedNotConfirmed
 			}
 			m.commit(key, &mPod{state: store.PodAdded, pod: pod}, dispatch{stores.OpUpdate, cur.pod, pod}, store.PodAssumed)
 		case stores.OpDelete:
 			if bound && pod.Spec.NodeName != cur.pod.Spec.NodeName {
-				return stores.ErrNodeMismatch
+				return store.ErrNodeMismatch
 			}
 			m.commit(key, nil, dispatch{stores.OpDelete, cur.pod, nil}, store.PodAssumed)
 		}
@@ -126,24 +126,24 @@ func (m *model) podEvent(op stores.Op, pod *corev1.Pod) error {
 		switch op {
 		case stores.OpAssume:
 			if curBound {
-				return stores.ErrPodAlreadyAdded
+				return store.ErrPodAlreadyAdded
 			}
 			if !bound {
-				return stores.ErrInvalidObject
+				return store.ErrInvalidObject
 			}
 			m.commit(key, &mPod{state: store.PodAssumed, pod: pod, informer: cur.pod}, dispatch{stores.OpUpdate, cur.pod, pod}, store.PodAdded)
 		case stores.OpAdd:
-			return stores.ErrPodAlreadyAdded
+			return store.ErrPodAlreadyAdded
 		case stores.OpFinishBinding, stores.OpForget:
-			return stores.ErrPodNotAssumed
+			return store.ErrPodNotAssumed
 		case stores.OpUpdate:
 			if curBound && pod.Spec.NodeName != cur.pod.Spec.NodeName {
-				return stores.ErrNodeMismatch
+				return store.ErrNodeMismatch
 			}
 			m.commit(key, &mPod{state: store.PodAdded, pod: pod}, dispatch{stores.OpUpdate, cur.pod, pod}, store.PodAdded)
 		case stores.OpDelete:
 			if bound && curBound && pod.Spec.NodeName != cur.pod.Spec.NodeName {
-				return stores.ErrNodeMismatch
+				return store.ErrNodeMismatch
 			}
 			m.commit(key, nil, dispatch{stores.OpDelete, cur.pod, nil}, store.PodAdded)
 		}
@@ -252,11 +252,11 @@ func (m *model) objectEvent(kind stores.Kind, op stores.Op, key string, uid type
 	cur, exists := m.objects[kind][key]
 	switch {
 	case op == stores.OpAdd && exists:
-		return stores.ErrAlreadyExists
+		return store.ErrAlreadyExists
 	case op != stores.OpAdd && !exists:
-		return stores.ErrNotFound
+		return store.ErrNotFound
 	case op != stores.OpAdd && cur != uid:
-		return stores.ErrUIDMismatch
+		return store.ErrUIDMismatch
 	}
 	if op == stores.OpDelete {
 		delete(m.objects[kind], key)

@@ -91,9 +91,9 @@ func relist(t testing.TB, objs []object, order []int, end time.Time, desc func()
 		var err error
 		switch {
 		case o.node != nil:
-			err = h.AddNode(o.node)
+			err = h.Add(o.node)
 		case o.rsv != nil:
-			err = h.AddReservation(o.rsv)
+			err = h.Add(o.rsv)
 		default:
 			err = h.Sync(store.PodKey(o.pod), o.pod, true, Current)
 		}
@@ -194,7 +194,7 @@ func history(t testing.TB, r *rand.Rand) *world {
 	for _, n := range nodes {
 		node := ts.MakeNode(n, "8", "16Gi")
 		w.nodes = append(w.nodes, node)
-		must(t, h.AddNode(node))
+		must(t, h.Add(node))
 	}
 	// do records one event of the history and checks that it was accepted and left every
 	// invariant (every node settled included) holding.
@@ -252,7 +252,7 @@ func history(t testing.TB, r *rand.Rand) *world {
 		if st.CurrentOwner != nil {
 			owner = st.CurrentOwner.Name
 		}
-		do(h.UpdateReservation(cur, upd), "status of %s written: %s %s", name, st.Phase, owner)
+		do(h.Update(cur, upd), "status of %s written: %s %s", name, st.Phase, owner)
 	}
 	assumed := map[string]*corev1.Pod{}
 	var deleted []string // names free for reuse
@@ -281,7 +281,7 @@ func history(t testing.TB, r *rand.Rand) *world {
 			}
 			rs.ResourceVersion = next()
 			w.rsvs[name] = rs
-			do(h.AddReservation(rs), "reservation %s created on %q for app=%s", name, node, rs.Spec.PodSelector.MatchLabels["app"])
+			do(h.Add(rs), "reservation %s created on %q for app=%s", name, node, rs.Spec.PodSelector.MatchLabels["app"])
 		case 2, 3: // a pod is created: pending, or (rarely) with its node; sometimes under the
 			// name of a deleted one (as a StatefulSet recreates its pods), with a new UID
 			name := fmt.Sprintf("p%02d", i)
@@ -375,10 +375,10 @@ func history(t testing.TB, r *rand.Rand) *world {
 				upd := cur.DeepCopy()
 				upd.Spec.NodeName, upd.ResourceVersion = "n0", next()
 				w.rsvs[cur.Name] = upd
-				do(h.UpdateReservation(cur, upd), "reservation %s placed on n0", cur.Name)
+				do(h.Update(cur, upd), "reservation %s placed on n0", cur.Name)
 			} else if r.IntN(3) == 0 {
 				delete(w.rsvs, cur.Name)
-				do(h.DeleteReservation(cur), "reservation %s deleted", cur.Name)
+				do(h.Delete(cur), "reservation %s deleted", cur.Name)
 			}
 		}
 	}

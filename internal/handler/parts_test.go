@@ -22,12 +22,12 @@ func populated(t testing.TB, nodes, pods int) (*Handler, []*corev1.Pod) {
 	t.Helper()
 	h, _ := newQuietHandler(t)
 	for i := range nodes {
-		must(t, h.AddNode(ts.MakeNode(fmt.Sprintf("n-%04d", i), "64", "256Gi")))
+		must(t, h.Add(ts.MakeNode(fmt.Sprintf("n-%04d", i), "64", "256Gi")))
 	}
 	held := make([]*corev1.Pod, 0, pods)
 	for i := range pods {
 		p := ts.MakePod("ns", fmt.Sprintf("p-%05d", i), ts.OnNode(fmt.Sprintf("n-%04d", i%nodes)), ts.Requests("100m", "128Mi"))
-		must(t, h.AddPod(p))
+		must(t, h.Add(p))
 		held = append(held, p)
 	}
 	return h, held
@@ -106,8 +106,8 @@ func TestCheckInvariants_InPartsUnderChurnReportsNothingFalse(t *testing.T) {
 			var node int
 			_, _ = fmt.Sscanf(old.Spec.NodeName, "n-%d", &node)
 			moved := ts.MakePod("ns", old.Name, ts.OnNode(fmt.Sprintf("n-%04d", (node+1)%nodes)), ts.Requests("200m", "64Mi"))
-			must(t, h.DeletePod(old))
-			must(t, h.AddPod(moved))
+			must(t, h.Delete(old))
+			must(t, h.Add(moved))
 			held[i] = moved
 		}
 	}
@@ -166,8 +166,8 @@ func TestDump_InPartsShowsWhatOneHoldShows(t *testing.T) {
 		defer close(done)
 		for i, old := range held[:2000] {
 			moved := ts.MakePod("ns", old.Name, ts.OnNode(fmt.Sprintf("n-%04d", (i+1)%nodes)), ts.Requests("200m", "64Mi"))
-			must(t, h.DeletePod(old))
-			must(t, h.AddPod(moved))
+			must(t, h.Delete(old))
+			must(t, h.Add(moved))
 		}
 	}()
 	for range 5 {
@@ -189,8 +189,8 @@ func TestLastSeenVersions_InPartsWithEventsBetween(t *testing.T) {
 		for i := moved; i < moved+50 && i < len(held)/2; i++ {
 			p := ts.MakePod("ns", held[i].Name, ts.OnNode(fmt.Sprintf("n-%04d", (i+1)%nodes)), ts.Requests("200m", "64Mi"))
 			p.ResourceVersion = "moved"
-			must(t, h.DeletePod(held[i]))
-			must(t, h.AddPod(p))
+			must(t, h.Delete(held[i]))
+			must(t, h.Add(p))
 		}
 		moved += 50
 	}

@@ -10,7 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/seed0f91f25e/multicache/internal/stores"
 	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
 	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
@@ -77,7 +76,7 @@ func TestSyncPod_TheGapBetweenReadingTheStateAndApplyingTheEvent(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			h, clk := newHandler(t)
-			must(t, h.AddNode(ts.MakeNode("n1", "8", "16Gi")))
+			must(t, h.Add(ts.MakeNode("n1", "8", "16Gi")))
 			f := newSyncFixture(t, h, "p", "n1")
 
 			// The old way: read, (gap), apply what the read state called for.
@@ -86,8 +85,8 @@ func TestSyncPod_TheGapBetweenReadingTheStateAndApplyingTheEvent(t *testing.T) {
 				t.Fatalf("state %s, want Assumed", st.State)
 			}
 			gap(h, f, clk.Step)
-			err := h.AddPod(f.apiPod) // the API confirms the assumption, as read
-			if !errors.Is(err, stores.ErrPodAlreadyAdded) {
+			err := h.Add(f.apiPod) // the API confirms the assumption, as read
+			if !errors.Is(err, store.ErrPodAlreadyAdded) {
 				t.Fatalf("AddPod after the gap: %v, want already_added (the failure mode)", err)
 			}
 			if st, _ := h.PodState(f.key); st.Pod.Spec.NodeName != "" {
@@ -121,19 +120,19 @@ func TestSyncPod_EveryBranchOfThePodFeed(t *testing.T) {
 	}{
 		"unknown and not found: nothing":      {nil, nil, true, "", "", ""},
 		"unknown: add":                        {nil, pending, true, store.PodAdded, "", "uid-ns-p"},
-		"cached and gone: delete":             {func(h *Handler) { must(t, h.AddPod(bound)) }, nil, true, "", "", ""},
-		"cached, filtered out: delete":        {func(h *Handler) { must(t, h.AddPod(bound)) }, bound, false, "", "", ""},
-		"resource version moved: update":      {func(h *Handler) { must(t, h.AddPod(pending)) }, bound, true, store.PodAdded, "n1", "uid-ns-p"},
-		"same resource version: nothing":      {func(h *Handler) { must(t, h.AddPod(pending)) }, pending, true, store.PodAdded, "", "uid-ns-p"},
-		"recreated: delete then add":          {func(h *Handler) { must(t, h.AddPod(bound)) }, recreated, true, store.PodAdded, "", "other"},
-		"assumed, reported bound: confirm":    {func(h *Handler) { must(t, h.AddPod(pending)); must(t, h.AssumePod(onN1)) }, bound, true, store.PodAdded, "n1", "uid-ns-p"},
+		"cached and gone: delete":             {func(h *Handler) { must(t, h.Add(bound)) }, nil, true, "", "", ""},
+		"cached, filtered out: delete":        {func(h *Handler) { must(t, h.Add(bound)) }, bound, false, "", "", ""},
+		"resource version moved: update":      {func(h *Handler) { must(t, h.Add(pending)) }, bound, true, store.PodAdded, "n1", "uid-ns-p"},
+		"same resource version: nothing":      {func(h *Handler) { must(t, h.Add(pending)) }, pending, true, store.PodAdded, "", "uid-ns-p"},
+		"recreated: delete then add":          {func(h *Handler) { must(t, h.Add(bound)) }, recreated, true, store.PodAdded, "", "other"},
+		"assumed, reported bound: confirm":    {func(h *Handler) { must(t, h.Add(pending)); must(t, h.AssumePod(onN1)) }, bound, true, store.PodAdded, "n1", "uid-ns-p"},
 		"assumed, reported first: remembered": {func(h *Handler) { must(t, h.AssumePod(onN1)) }, pending, true, store.PodAssumed, "n1", "uid-ns-p"},
 		"assumed, filtered out unbound: the assumption stands": {
 			func(h *Handler) { must(t, h.AssumePod(onN1)) }, pending, false, store.PodAssumed, "n1", "uid-ns-p"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			h, _ := newHandler(t)
-			must(t, h.AddNode(ts.MakeNode("n1", "8", "16Gi")))
+			must(t, h.Add(ts.MakeNode("n1", "8", "16Gi")))
 			if tc.before != nil {
 				tc.before(h)
 			}
@@ -151,7 +150,7 @@ func TestSyncPod_EveryBranchOfThePodFeed(t *testing.T) {
 	t.Run("an API pod of another key is invalid", func(t *testing.T) {
 		h, _ := newHandler(t)
 		err := h.Sync(types.NamespacedName{Namespace: "ns", Name: "q"}, pending, true, Current)
-		if !errors.Is(err, stores.ErrInvalidObject) || Retryable(err) {
+		if !errors.Is(err, store.ErrInvalidObject) || Retryable(err) {
 			t.Errorf("error %v (retryable %v), want invalid_object, not retryable", err, Retryable(err))
 		}
 	})
@@ -174,10 +173,10 @@ func raceSyncWithForgetAndExpiry(t *testing.T) {
 	const nodes, pods, syncers, forgetters = 4, 400, 4, 3
 	for i := range nodes {
 		node := fmt.Sprintf("n%d", i)
-		must(t, h.AddNode(ts.MakeNode(node, "64", "256Gi")))
+		must(t, h.Add(ts.MakeNode(node, "64", "256Gi")))
 		for j := range 2 {
 			r := ts.ReservationCreatedAt(ts.MakeReservation("ns", fmt.Sprintf("r%d-%d", i, j), node, "100m", "128Mi", "app", "web"), t0.Add(-2*time.Hour))
-			must(t, h.AddReservation(r))
+			must(t, h.Add(r))
 		}
 	}
 	fixtures := make([]syncFixture, pods)

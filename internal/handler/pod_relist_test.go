@@ -14,7 +14,7 @@ import (
 // the same charge, or every pod would be held twice.
 func TestSyncPod_ARelistedPodOfTheSameVersionReplacesTheCachedObject(t *testing.T) {
 	h, _ := newHandler(t)
-	must(t, h.AddNode(ts.MakeNode("n1", "4", "8Gi")))
+	must(t, h.Add(ts.MakeNode("n1", "4", "8Gi")))
 	first := ts.MakePod("ns", "p", ts.OnNode("n1"), ts.Requests("1", "1Gi"), ts.WithUID("u1"), ts.WithResourceVersion("7"))
 	key := types.NamespacedName{Namespace: "ns", Name: "p"}
 	must(t, h.Sync(key, first, true, Current))

@@ -13,7 +13,7 @@ import (
 
 func TestPodOp_RedispatchesToEveryStoreButTheSkippedOnes(t *testing.T) {
 	h, _ := newHandler(t)
-	must(t, h.AddPodGroup(ts.MakePodGroup("ns", "gang", 1)))
+	must(t, h.Add(ts.MakePodGroup("ns", "gang", 1)))
 	pod := ts.MakePod("ns", "p", ts.OnNode("n1"), ts.Requests("1", "1Gi"), ts.InGroup("gang"))
 
 	h.mu.Lock()
@@ -44,7 +44,7 @@ func TestPodOp_RedispatchesToEveryStoreButTheSkippedOnes(t *testing.T) {
 
 func TestExpiry_AssumedPodExpiresOnlyAfterFinishBindingAndTTL(t *testing.T) {
 	h, clk := newHandler(t)
-	must(t, h.AddNode(ts.MakeNode("n1", "8", "16Gi")))
+	must(t, h.Add(ts.MakeNode("n1", "8", "16Gi")))
 	p := ts.MakePod("ns", "p", ts.OnNode("n1"), ts.Requests("1", "1Gi"))
 	must(t, h.AssumePod(p))
 	clk.Step(time.Hour)
@@ -71,10 +71,10 @@ func TestExpiry_AssumedPodExpiresOnlyAfterFinishBindingAndTTL(t *testing.T) {
 
 func TestExpiry_PodTheAPIReportedUnboundReturnsToThatCopy(t *testing.T) {
 	h, clk := newHandler(t)
-	must(t, h.AddPodGroup(ts.MakePodGroup("ns", "gang", 1)))
+	must(t, h.Add(ts.MakePodGroup("ns", "gang", 1)))
 	unbound := ts.MakePod("ns", "p", ts.InGroup("gang"))
 	assumed := ts.MakePod("ns", "p", ts.InGroup("gang"), ts.OnNode("n1"))
-	must(t, h.AddPod(unbound))
+	must(t, h.Add(unbound))
 	must(t, h.AssumePod(assumed))
 	must(t, h.FinishBinding(assumed))
 	clk.Step(time.Minute)
@@ -92,7 +92,7 @@ func TestExpiry_PodTheAPIReportedUnboundReturnsToThatCopy(t *testing.T) {
 
 func TestApplyOutbox_PodOpsInTheOrderAskedToEveryStoreButTheAskerAndThePodStore(t *testing.T) {
 	h, _ := newHandler(t)
-	must(t, h.AddNode(ts.MakeNode("n1", "8", "16Gi")))
+	must(t, h.Add(ts.MakeNode("n1", "8", "16Gi")))
 	p := store.NewPlaceholderPod(ts.MakeReservation("ns", "r", "n1", "1", "1Gi"), "n1")
 	placeholders := func() int {
 		info, _ := h.NodeInfo("n1")

@@ -15,19 +15,6 @@ import (
 	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
-// AddPod implements ClusterEventsHandler: the API reports a pod (bound or not). An assumed
-// pod reported bound is confirmed (state Added).
-func (h *Handler) AddPod(pod *corev1.Pod) error { return h.podEvent(stores.OpAdd, nil, pod) }
-
-// UpdatePod implements ClusterEventsHandler. The stores see the cached copy as the old pod.
-func (h *Handler) UpdatePod(oldPod, newPod *corev1.Pod) error {
-	return h.podEvent(stores.OpUpdate, oldPod, newPod)
-}
-
-// DeletePod implements ClusterEventsHandler. The stores are released from the cached copy,
-// whatever the final state the caller knew.
-func (h *Handler) DeletePod(pod *corev1.Pod) error { return h.podEvent(stores.OpDelete, nil, pod) }
-
 // AssumePod implements ClusterEventsHandler.
 func (h *Handler) AssumePod(pod *corev1.Pod) error { return h.podEvent(stores.OpAssume, nil, pod) }
 
@@ -43,7 +30,7 @@ func (h *Handler) ForgetPod(pod *corev1.Pod) error { return h.podEvent(stores.Op
 // and commits it to the PodStore last, under the lock.
 func (h *Handler) podEvent(op stores.Op, oldPod, pod *corev1.Pod) error {
 	if pod == nil {
-		return h.rejectUnlocked(stores.KindPod, op, "<nil>", fmt.Errorf("%w: nil pod", stores.ErrInvalidObject))
+		return h.rejectUnlocked(stores.KindPod, op, "<nil>", fmt.Errorf("%w: nil pod", store.ErrInvalidObject))
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -55,7 +42,7 @@ func (h *Handler) podEvent(op stores.Op, oldPod, pod *corev1.Pod) error {
 func (h *Handler) podEventLocked(op stores.Op, oldPod, pod *corev1.Pod) error {
 	key := store.PodKey(pod)
 	if oldPod != nil && store.PodKey(oldPod) != key {
-		return h.reject(stores.KindPod, op, key.String(), fmt.Errorf("%w: update from %s to %s", stores.ErrInvalidObject, store.PodKey(oldPod), key))
+		return h.reject(stores.KindPod, op, key.String(), fmt.Errorf("%w: update from %s to %s", store.ErrInvalidObject, store.PodKey(oldPod), key))
 	}
 	step, err := h.pods.Plan(op, pod, h.config.Clock().Now())
 	if err != nil {
@@ -90,7 +77,7 @@ func (h *Handler) podEventLocked(op stores.Op, oldPod, pod *corev1.Pod) error {
 func (h *Handler) syncPod(key types.NamespacedName, apiPod *corev1.Pod, inScope bool, d Delivery) error {
 	if apiPod != nil && store.PodKey(apiPod) != key {
 		return h.rejectUnlocked(stores.KindPod, stores.OpUpdate, key.String(),
-			fmt.Errorf("%w: API pod %s reported for %s", stores.ErrInvalidObject, store.PodKey(apiPod), key))
+			fmt.Errorf("%w: API pod %s reported for %s", store.ErrInvalidObject, store.PodKey(apiPod), key))
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -202,7 +189,7 @@ func (h *Handler) keepPlace(st store.PodStatus, next *corev1.Pod) {
 // state machine refused it for the pod's current state, which other callers (assume,
 // forget, expiry) move. Invalid objects never become valid.
 func Retryable(err error) bool {
-	return err != nil && !errors.Is(err, stores.ErrInvalidObject)
+	return err != nil && !errors.Is(err, store.ErrInvalidObject)
 }
 
 // dispatchPod fans a planned pod step out to every pod-handling store but the PodStore.
@@ -264,7 +251,7 @@ func (h *Handler) podOp(pod *corev1.Pod, isAdd bool, skipped ...stores.Name) {
 // IsAssumedPod implements ClusterEventsHandler.
 func (h *Handler) IsAssumedPod(pod *corev1.Pod) (bool, error) {
 	if pod == nil {
-		return false, fmt.Errorf("%w: nil pod", stores.ErrInvalidObject)
+		return false, fmt.Errorf("%w: nil pod", store.ErrInvalidObject)
 	}
 	h.mu.RLock()
 	defer h.mu.RUnlock()
@@ -276,16 +263,16 @@ func (h *Handler) IsAssumedPod(pod *corev1.Pod) (bool, error) {
 }
 
 // GetPod implements ClusterEventsHandler: the cached copy of a pod (for an assumed pod, the
-// assumed copy), or an error wrapping stores.ErrPodUnknown.
+// assumed copy), or an error wrapping store.ErrPodUnknown.
 func (h *Handler) GetPod(pod *corev1.Pod) (*corev1.Pod, error) {
 	if pod == nil {
-		return nil, fmt.Errorf("%w: nil pod", stores.ErrInvalidObject)
+		return nil, fmt.Errorf("%w: nil pod", store.ErrInvalidObject)
 	}
 	h.mu.RLock()
 	defer h.mu.RUnlock()
 	st, ok := h.pods.Get(store.PodKey(pod))
 	if !ok {
-		return nil, fmt.Errorf("%w: %s", stores.ErrPodUnknown, store.PodKey(pod))
+		return nil, fmt.Errorf("%w: %s", store.ErrPodUnknown, store.PodKey(pod))
 	}
 	return st.Pod, nil
 }

@@ -20,9 +20,9 @@ func TestConcurrency_ReadersSnapshotsAndWritersTogether(t *testing.T) {
 	h, clk := newHandler(t)
 	const nodes, writers, podsPerWriter = 8, 4, 60
 	for i := range nodes {
-		must(t, h.AddNode(ts.MakeNode(fmt.Sprintf("n%d", i), "64", "256Gi")))
+		must(t, h.Add(ts.MakeNode(fmt.Sprintf("n%d", i), "64", "256Gi")))
 	}
-	must(t, h.AddPodGroup(ts.MakePodGroup("ns", "gang", 3)))
+	must(t, h.Add(ts.MakePodGroup("ns", "gang", 3)))
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	errs := make(chan error, writers*podsPerWriter*4)
@@ -36,15 +36,15 @@ func TestConcurrency_ReadersSnapshotsAndWritersTogether(t *testing.T) {
 				name := fmt.Sprintf("w%d-p%d", w, i)
 				p := ts.MakePod("ns", name, ts.OnNode(node), ts.Requests("100m", "128Mi"), ts.InGroup("gang"), ts.WithLabels("app", "web"))
 				if i%5 == 0 {
-					must(t, h.AddReservation(ts.MakeReservation("ns", "r-"+name, node, "100m", "128Mi", "app", "web")))
+					must(t, h.Add(ts.MakeReservation("ns", "r-"+name, node, "100m", "128Mi", "app", "web")))
 				}
-				for _, err := range []error{h.AssumePod(p), h.FinishBinding(p), h.AddPod(p), h.UpdatePod(p, p)} {
+				for _, err := range []error{h.AssumePod(p), h.FinishBinding(p), h.Add(p), h.Update(p, p)} {
 					if err != nil {
 						errs <- err
 					}
 				}
 				if i%3 == 0 {
-					if err := h.DeletePod(p); err != nil {
+					if err := h.Delete(p); err != nil {
 						errs <- err
 					}
 				}

@@ -101,11 +101,11 @@ func TestCheckInvariants_AConfirmedMiscountOfKeptTotalsIsRebuiltAndCounted(t *te
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := h.AddNode(ts.MakeNode("n1", "8", "32Gi")); err != nil {
+	if err := h.Add(ts.MakeNode("n1", "8", "32Gi")); err != nil {
 		t.Fatal(err)
 	}
 	for i := range 3 {
-		if err := h.AddPod(ts.MakePod("ns", fmt.Sprint("p", i), ts.OnNode("n1"))); err != nil {
+		if err := h.Add(ts.MakePod("ns", fmt.Sprint("p", i), ts.OnNode("n1"))); err != nil {
 			t.Fatal(err)
 		}
 	}

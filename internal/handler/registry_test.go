@@ -33,7 +33,7 @@ func TestRegistry_DisabledStoresAreNotBuiltAndTheirKindsNotWatched(t *testing.T)
 		}
 	}
 	// Events of unwatched kinds still validate, and reach no store.
-	must(t, h.AddReservation(ts.MakeReservation("ns", "r", "n1", "1", "1Gi")))
+	must(t, h.Add(ts.MakeReservation("ns", "r", "n1", "1", "1Gi")))
 	if _, ok := h.Reservation(rsvKey); ok {
 		t.Error("a disabled store answered")
 	}

@@ -17,16 +17,16 @@ func BenchmarkReservation_BurstOnOneNode(b *testing.B) {
 	for b.Loop() {
 		b.StopTimer()
 		h, clk := newQuietHandler(b)
-		must(b, h.AddNode(ts.MakeNode("n1", "1000", "4000Gi")))
+		must(b, h.Add(ts.MakeNode("n1", "1000", "4000Gi")))
 		for i := range 500 {
-			must(b, h.AddPod(ts.MakePod("ns", fmt.Sprintf("p-%03d", i), ts.OnNode("n1"), ts.Requests("100m", "128Mi"),
+			must(b, h.Add(ts.MakePod("ns", fmt.Sprintf("p-%03d", i), ts.OnNode("n1"), ts.Requests("100m", "128Mi"),
 				ts.WithLabels("app", "web"), ts.CreatedAt(t0))))
 		}
 		clk.Step(time.Second)
 		b.StartTimer()
 		for i := range 1000 {
 			r := ts.ReservationCreatedAt(ts.MakeReservation("ns", fmt.Sprintf("r-%04d", i), "n1", "10m", "1Mi", "app", "nobody"), clk.Now())
-			must(b, h.AddReservation(r))
+			must(b, h.Add(r))
 		}
 	}
 }

@@ -41,15 +41,15 @@ func TestReservation_TwoStatusesRecordingOnePodKeepOnlyTheOldest(t *testing.T) {
 	for _, r2First := range []bool{false, true} {
 		t.Run(fmt.Sprintf("r2 written back first=%v", r2First), func(t *testing.T) {
 			h, clk := newQuietHandler(t)
-			must(t, h.AddNode(ts.MakeNode("n0", "8", "16Gi")))
+			must(t, h.Add(ts.MakeNode("n0", "8", "16Gi")))
 			created := clk.Now()
 			r1 := ts.ReservationCreatedAt(ts.MakeReservation("ns", "r1", "n0", "1", "1Gi", "app", "web"), created)
 			r1.ResourceVersion = "1"
 			r2 := ts.ReservationCreatedAt(ts.MakeReservation("ns", "r2", "n0", "1", "1Gi", "app", "web"), created.Add(time.Second))
 			r2.ResourceVersion = "2"
-			must(t, h.AddReservation(r1))
+			must(t, h.Add(r1))
 			clk.Step(time.Second)
-			must(t, h.AddReservation(r2))
+			must(t, h.Add(r2))
 			clk.Step(5 * time.Second)
 			landed := clk.Now()
 			b := ts.MakePod("ns", "b", ts.Requests("500m", "512Mi"), ts.WithLabels("app", "web"), ts.CreatedAt(created), ts.OnNode("n0"), ts.ScheduledAt(landed), ts.WithResourceVersion("10"))
@@ -68,8 +68,8 @@ func TestReservation_TwoStatusesRecordingOnePodKeepOnlyTheOldest(t *testing.T) {
 			r2b := r2.DeepCopy()
 			r2b.Status, r2b.ResourceVersion = st2, "21"
 			writes := []func(){
-				func() { must(t, h.UpdateReservation(r1, r1b)) },
-				func() { must(t, h.UpdateReservation(r2, r2b)) },
+				func() { must(t, h.Update(r1, r1b)) },
+				func() { must(t, h.Update(r2, r2b)) },
 			}
 			if r2First {
 				slices.Reverse(writes)
@@ -106,11 +106,11 @@ func TestReservation_TwoStatusesRecordingOnePodKeepOnlyTheOldest(t *testing.T) {
 func TestReservation_ARecordedMatchWinsOverALocalExpiry(t *testing.T) {
 	key := nsKey("r")
 	h, clk := newQuietHandler(t) // ReservationTTL 1m
-	must(t, h.AddNode(ts.MakeNode("n0", "8", "16Gi")))
+	must(t, h.Add(ts.MakeNode("n0", "8", "16Gi")))
 	created := clk.Now()
 	r := ts.ReservationCreatedAt(ts.MakeReservation("ns", "r", "n0", "1", "1Gi", "app", "web"), created)
 	r.ResourceVersion = "1"
-	must(t, h.AddReservation(r))
+	must(t, h.Add(r))
 	landed := created.Add(59 * time.Second)
 	p := ts.MakePod("ns", "p", ts.Requests("500m", "512Mi"), ts.WithLabels("app", "web"), ts.CreatedAt(created), ts.OnNode("n0"), ts.ScheduledAt(landed), ts.WithResourceVersion("5"))
 	clk.SetTime(created.Add(time.Minute))
@@ -121,7 +121,7 @@ func TestReservation_ARecordedMatchWinsOverALocalExpiry(t *testing.T) {
 	r2 := r.DeepCopy()
 	r2.Status = ts.MatchedStatus(p, created)
 	r2.ResourceVersion = "6"
-	must(t, h.UpdateReservation(r, r2))
+	must(t, h.Update(r, r2))
 	if errs := h.CheckInvariants(); len(errs) > 0 {
 		t.Fatalf("invariants: %v", errs)
 	}
@@ -132,8 +132,8 @@ func TestReservation_ARecordedMatchWinsOverALocalExpiry(t *testing.T) {
 
 	fresh, fclk := newQuietHandler(t)
 	fclk.SetTime(clk.Now())
-	must(t, fresh.AddNode(ts.MakeNode("n0", "8", "16Gi")))
-	must(t, fresh.AddReservation(r2))
+	must(t, fresh.Add(ts.MakeNode("n0", "8", "16Gi")))
+	must(t, fresh.Add(r2))
 	must(t, fresh.Sync(store.PodKey(p), p, true, Current))
 	if got, want := canonicalDump(t, h), canonicalDump(t, fresh); got != want {
 		t.Errorf("the new leader differs from a restart:\n%s\nwant:\n%s", got, want)
@@ -165,7 +165,7 @@ func staleWrites(t *testing.T, seed uint64) {
 	r := rand.New(rand.NewPCG(seed, 0x57a1e))
 	h, clk := newQuietHandler(t)
 	node := ts.MakeNode("n0", "16", "32Gi")
-	must(t, h.AddNode(node))
+	must(t, h.Add(node))
 	start := clk.Now()
 	rv := 0
 	next := func() string { rv++; return fmt.Sprint(rv) }
@@ -193,7 +193,7 @@ func staleWrites(t *testing.T, seed uint64) {
 		rs := ts.ReservationCreatedAt(ts.MakeReservation("ns", name, "n0", "1", "1Gi", "app", "web"), start.Add(time.Duration(r.IntN(2))*time.Second))
 		rs.ResourceVersion = next()
 		rsvs[name], names = rs, append(names, name)
-		must(t, h.AddReservation(rs))
+		must(t, h.Add(rs))
 		check("reservation %s created %s", name, rs.CreationTimestamp.Format(time.TimeOnly))
 	}
 	clk.Step(5 * time.Second)
@@ -219,7 +219,7 @@ func staleWrites(t *testing.T, seed uint64) {
 		upd := cur.DeepCopy()
 		upd.Status, upd.ResourceVersion = w.st, next()
 		rsvs[w.name] = upd
-		must(t, h.UpdateReservation(cur, upd))
+		must(t, h.Update(cur, upd))
 		owner := ""
 		if w.st.CurrentOwner != nil {
 			owner = w.st.CurrentOwner.Name
@@ -294,10 +294,10 @@ func TestRelist_AnyOrderAndAnyRestartEndInTheSamePlace_MoreSeeds(t *testing.T) {
 func TestReservation_ARecordedPlacementOutlivesItsNode(t *testing.T) {
 	running, clk := newQuietHandler(t)
 	node := ts.MakeNode("gone", "8", "16Gi")
-	must(t, running.AddNode(node))
+	must(t, running.Add(node))
 	r := ts.ReservationCreatedAt(ts.MakeReservation("ns", "r", "gone", "1", "1Gi", "app", "web"), clk.Now())
 	r.ResourceVersion = "1"
-	must(t, running.AddReservation(r))
+	must(t, running.Add(r))
 	v, _ := running.Reservation(nsKey("r"))
 	if v.Phase != v1alpha1.ReservationReserved {
 		t.Fatalf("with its node: %s, want Reserved", v.Phase)
@@ -305,19 +305,19 @@ func TestReservation_ARecordedPlacementOutlivesItsNode(t *testing.T) {
 	recorded := r.DeepCopy()
 	recorded.ResourceVersion = "2"
 	recorded.Status = persistedStatus(r.Status, v)
-	must(t, running.UpdateReservation(r, recorded))
-	must(t, running.DeleteNode(node))
+	must(t, running.Update(r, recorded))
+	must(t, running.Delete(node))
 
 	started, _ := newQuietHandler(t)
-	must(t, started.AddReservation(recorded))
+	must(t, started.Add(recorded))
 	// Chaos, the long run: a replica that restarted after the node went but before the
 	// leader wrote (a burst kept it busy for minutes) awaits the node, then gets the record.
 	awaiting, _ := newQuietHandler(t)
-	must(t, awaiting.AddReservation(r))
+	must(t, awaiting.Add(r))
 	if v, _ := awaiting.Reservation(nsKey("r")); v.Phase != v1alpha1.ReservationPending {
 		t.Fatalf("before any status, without the node: %s, want Pending", v.Phase)
 	}
-	must(t, awaiting.UpdateReservation(r, recorded))
+	must(t, awaiting.Update(r, recorded))
 	for name, h := range map[string]*Handler{"the running replica": running, "a replica started after the node went": started,
 		"a replica awaiting the node when the status came": awaiting} {
 		v, _ := h.Reservation(nsKey("r"))
@@ -338,18 +338,18 @@ func TestReservation_AnExpiryRecordedWhileAwaitingTheNodeEndsItThere(t *testing.
 	h, clk := newQuietHandler(t)
 	r := ts.ReservationCreatedAt(ts.MakeReservation("ns", "r", "gone", "1", "1Gi", "app", "web"), clk.Now())
 	r.ResourceVersion = "1"
-	must(t, h.AddReservation(r))
+	must(t, h.Add(r))
 	expired := r.DeepCopy()
 	expired.ResourceVersion = "2"
 	expired.Status = ts.ReservedStatus(clk.Now(), clk.Now().Add(time.Minute))
 	expired.Status.Phase = v1alpha1.ReservationExpired
-	must(t, h.UpdateReservation(r, expired))
+	must(t, h.Update(r, expired))
 	v, _ := h.Reservation(nsKey("r"))
 	if v.Phase != v1alpha1.ReservationExpired || v.AwaitingNode != "" || !v.ExpiresAt.Equal(expired.Status.ExpiresAt.Time) {
 		t.Errorf("%s awaiting %q expiring %v, want Expired at the recorded %v", v.Phase, v.AwaitingNode, v.ExpiresAt, expired.Status.ExpiresAt)
 	}
 	// The node appearing later places nothing.
-	must(t, h.AddNode(ts.MakeNode("gone", "8", "16Gi")))
+	must(t, h.Add(ts.MakeNode("gone", "8", "16Gi")))
 	if info, _ := h.NodeInfo("gone"); info.Requested.MilliCPU != 0 {
 		t.Errorf("node charged %dm for an Expired reservation", info.Requested.MilliCPU)
 	}
@@ -366,7 +366,7 @@ func TestReservation_APendingRecordedForANodeThisReplicaSawLateEndsItsPlacement(
 	leader, clk := newQuietHandler(t)
 	r := ts.ReservationCreatedAt(ts.MakeReservation("ns", "r", "late", "1", "1Gi", "app", "web"), clk.Now())
 	r.ResourceVersion = "1"
-	must(t, leader.AddReservation(r))
+	must(t, leader.Add(r))
 	lv, _ := leader.Reservation(nsKey("r"))
 	if lv.Phase != v1alpha1.ReservationPending || lv.AwaitingNode != "late" {
 		t.Fatalf("the leader, without the node: %s awaiting %q, want Pending awaiting late", lv.Phase, lv.AwaitingNode)
@@ -379,21 +379,21 @@ func TestReservation_APendingRecordedForANodeThisReplicaSawLateEndsItsPlacement(
 		t.Run(order, func(t *testing.T) {
 			late, _ := newQuietHandler(t)
 			node := ts.MakeNode("late", "8", "16Gi")
-			must(t, late.AddNode(node))
-			must(t, late.AddReservation(r))
+			must(t, late.Add(node))
+			must(t, late.Add(r))
 			if v, _ := late.Reservation(nsKey("r")); v.Phase != v1alpha1.ReservationReserved {
 				t.Fatalf("with the node: %s, want Reserved", v.Phase)
 			}
 			if order == "record, then the node's delete" {
-				must(t, late.UpdateReservation(r, recorded))
+				must(t, late.Update(r, recorded))
 				// The node is still known here: the leader will see it too.
 				if v, _ := late.Reservation(nsKey("r")); v.Phase != v1alpha1.ReservationReserved {
 					t.Errorf("record while the node is known: %s, want Reserved", v.Phase)
 				}
-				must(t, late.DeleteNode(node))
+				must(t, late.Delete(node))
 			} else {
-				must(t, late.DeleteNode(node))
-				must(t, late.UpdateReservation(r, recorded))
+				must(t, late.Delete(node))
+				must(t, late.Update(r, recorded))
 			}
 			v, _ := late.Reservation(nsKey("r"))
 			if v.Phase != lv.Phase || v.AwaitingNode != lv.AwaitingNode || !v.ReservedAt.IsZero() {
@@ -405,13 +405,13 @@ func TestReservation_APendingRecordedForANodeThisReplicaSawLateEndsItsPlacement(
 			if errs := late.CheckInvariants(); len(errs) > 0 {
 				t.Error(errs)
 			}
-			must(t, late.AddNode(ts.MakeNode("late", "8", "16Gi")))
+			must(t, late.Add(ts.MakeNode("late", "8", "16Gi")))
 			if v, _ := late.Reservation(nsKey("r")); v.Phase != v1alpha1.ReservationReserved {
 				t.Errorf("the node back: %s, want Reserved, as on the leader", v.Phase)
 			}
 		})
 	}
-	must(t, leader.AddNode(ts.MakeNode("late", "8", "16Gi")))
+	must(t, leader.Add(ts.MakeNode("late", "8", "16Gi")))
 	if v, _ := leader.Reservation(nsKey("r")); v.Phase != v1alpha1.ReservationReserved {
 		t.Errorf("the leader, the node back: %s, want Reserved", v.Phase)
 	}

@@ -24,9 +24,9 @@ var rsvKey = types.NamespacedName{Namespace: "ns", Name: "r"}
 func reservationFixture(t *testing.T) (*Handler, *v1alpha1.Reservation, *clocktesting.FakeClock) {
 	t.Helper()
 	h, clk := newHandler(t)
-	must(t, h.AddNode(ts.MakeNode("n1", "8", "16Gi")))
+	must(t, h.Add(ts.MakeNode("n1", "8", "16Gi")))
 	r := ts.MakeReservation("ns", "r", "n1", "2", "4Gi", "app", "web")
-	must(t, h.AddReservation(r))
+	must(t, h.Add(r))
 	return h, r, clk
 }
 
@@ -63,14 +63,14 @@ func TestReservation_ReservedChargesAPlaceholderOnItsNode(t *testing.T) {
 
 func TestReservation_MatchedPodReleasesPlaceholder(t *testing.T) {
 	h, _, _ := reservationFixture(t)
-	must(t, h.AddPod(web("w1")))
+	must(t, h.Add(web("w1")))
 	expectCharge(t, h, 2000, 0, v1alpha1.ReservationMatched) // nothing counted twice
 	v, _ := h.Reservation(rsvKey)
 	if v.Owner == nil || v.Owner.Name != "w1" || v.OwnerAssumed {
 		t.Errorf("owner %+v (assumed %v), want confirmed ns/w1", v.Owner, v.OwnerAssumed)
 	}
 	// A second matching pod finds nothing left to consume.
-	must(t, h.AddPod(web("w2")))
+	must(t, h.Add(web("w2")))
 	expectCharge(t, h, 4000, 0, v1alpha1.ReservationMatched)
 }
 
@@ -84,7 +84,7 @@ func TestReservation_PodsThatCannotConsumeItLeaveItReserved(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			h, _, _ := reservationFixture(t)
-			must(t, h.AddPod(pod))
+			must(t, h.Add(pod))
 			if v, _ := h.Reservation(rsvKey); v.Phase != v1alpha1.ReservationReserved {
 				t.Errorf("phase %s, want Reserved", v.Phase)
 			}
@@ -125,8 +125,8 @@ func TestReservation_ConfirmedOwnerDeletedStaysMatched(t *testing.T) {
 	h, _, _ := reservationFixture(t)
 	w := web("w1")
 	must(t, h.AssumePod(w))
-	must(t, h.AddPod(w)) // the API confirms the binding
-	must(t, h.DeletePod(w))
+	must(t, h.Add(w)) // the API confirms the binding
+	must(t, h.Delete(w))
 	expectCharge(t, h, 0, 0, v1alpha1.ReservationMatched)
 	if v, _ := h.Reservation(rsvKey); v.Owner == nil || v.Owner.Name != "w1" {
 		t.Errorf("owner %+v, want ns/w1 kept", v.Owner)
@@ -155,19 +155,19 @@ func TestReservation_TTLExpiryReleasesThePlaceholderAndTellsTheStatusWriter(t *t
 		t.Errorf("status writer told about %v, want [ns/r]", changed)
 	}
 	// An expired reservation is not consumed by a pod that comes later.
-	must(t, h.AddPod(web("late")))
+	must(t, h.Add(web("late")))
 	expectCharge(t, h, 2000, 0, v1alpha1.ReservationExpired)
 }
 
 func TestReservation_PendingUntilANodeIsSet(t *testing.T) {
 	h, _ := newHandler(t)
-	must(t, h.AddNode(ts.MakeNode("n1", "8", "16Gi")))
+	must(t, h.Add(ts.MakeNode("n1", "8", "16Gi")))
 	pending := ts.MakeReservation("ns", "r", "", "2", "4Gi", "app", "web")
-	must(t, h.AddReservation(pending))
+	must(t, h.Add(pending))
 	expectCharge(t, h, 0, 0, v1alpha1.ReservationPending)
 	placed := pending.DeepCopy()
 	placed.Spec.NodeName = "n1"
-	must(t, h.UpdateReservation(pending, placed))
+	must(t, h.Update(pending, placed))
 	expectCharge(t, h, 2000, 2000, v1alpha1.ReservationReserved)
 }
 
@@ -175,12 +175,12 @@ func TestReservation_SpecChangeRechargesStatusOnlyChangeDoesNot(t *testing.T) {
 	h, r, _ := reservationFixture(t)
 	statusOnly := r.DeepCopy()
 	statusOnly.Status.Phase = v1alpha1.ReservationReserved
-	must(t, h.UpdateReservation(r, statusOnly))
+	must(t, h.Update(r, statusOnly))
 	before, _ := h.Reservation(rsvKey)
 	bigger := statusOnly.DeepCopy()
 	bigger.Spec.Resources[corev1.ResourceCPU] = resource.MustParse("3")
 	bigger.Spec.TTLSeconds = ptr.To[int64](120)
-	must(t, h.UpdateReservation(statusOnly, bigger))
+	must(t, h.Update(statusOnly, bigger))
 	expectCharge(t, h, 3000, 3000, v1alpha1.ReservationReserved)
 	after, _ := h.Reservation(rsvKey)
 	if !after.ReservedAt.Equal(before.ReservedAt) || !after.ExpiresAt.Equal(t0.Add(2*time.Minute)) {
@@ -190,7 +190,7 @@ func TestReservation_SpecChangeRechargesStatusOnlyChangeDoesNot(t *testing.T) {
 
 func TestReservation_DeleteReleasesEverything(t *testing.T) {
 	h, r, _ := reservationFixture(t)
-	must(t, h.DeleteReservation(r))
+	must(t, h.Delete(r))
 	info, _ := h.NodeInfo("n1")
 	if !info.Requested.IsZero() || len(info.Placeholders) != 0 {
 		t.Errorf("after delete: requested %v placeholders %d", info.Requested.ResourceList(), len(info.Placeholders))
@@ -200,7 +200,7 @@ func TestReservation_DeleteReleasesEverything(t *testing.T) {
 
 func TestReservation_RestartRecoversFromStatus(t *testing.T) {
 	h, _ := newHandler(t)
-	must(t, h.AddNode(ts.MakeNode("n1", "8", "16Gi")))
+	must(t, h.Add(ts.MakeNode("n1", "8", "16Gi")))
 
 	expired := ts.MakeReservation("ns", "expired", "n1", "1", "1Gi", "app", "web")
 	expired.Status.Phase = v1alpha1.ReservationExpired
@@ -211,10 +211,10 @@ func TestReservation_RestartRecoversFromStatus(t *testing.T) {
 	reserved.Status.Phase = v1alpha1.ReservationReserved
 	reserved.Status.ReservedAt = &metav1.Time{Time: t0.Add(-50 * time.Second)}
 	for _, r := range []*v1alpha1.Reservation{expired, matched, reserved} {
-		must(t, h.AddReservation(r))
+		must(t, h.Add(r))
 	}
 	// The owner arrives after its reservation in the relist: it is the owner, nothing more.
-	must(t, h.AddPod(web("w1")))
+	must(t, h.Add(web("w1")))
 
 	info, _ := h.NodeInfo("n1")
 	if info.Requested.MilliCPU != 3000 || info.Reserved.MilliCPU != 1000 {
@@ -250,11 +250,11 @@ func TestReservation_OnlyPodsThatLandedAfterItConsumeItWhenItArrivesLast(t *test
 	} {
 		t.Run(name, func(t *testing.T) {
 			h, _ := newHandler(t)
-			must(t, h.AddNode(ts.MakeNode("n1", "8", "16Gi")))
-			must(t, h.AddPod(tc.pod))
+			must(t, h.Add(ts.MakeNode("n1", "8", "16Gi")))
+			must(t, h.Add(tc.pod))
 			r := ts.MakeReservation("ns", "r", "n1", "2", "4Gi", "app", "web")
 			r.CreationTimestamp = created
-			must(t, h.AddReservation(r))
+			must(t, h.Add(r))
 			if v, _ := h.Reservation(rsvKey); v.Phase != tc.want {
 				t.Errorf("phase %s, want %s", v.Phase, tc.want)
 			}
@@ -265,18 +265,18 @@ func TestReservation_OnlyPodsThatLandedAfterItConsumeItWhenItArrivesLast(t *test
 
 func TestReservation_MatchableForPrefersTheOldest(t *testing.T) {
 	h, _ := newHandler(t)
-	must(t, h.AddNode(ts.MakeNode("n1", "8", "16Gi")))
+	must(t, h.Add(ts.MakeNode("n1", "8", "16Gi")))
 	young := ts.MakeReservation("ns", "young", "n1", "1", "1Gi", "app", "web")
 	young.CreationTimestamp = metav1.NewTime(t0.Add(time.Minute))
 	old := ts.MakeReservation("ns", "old", "n1", "1", "1Gi", "app", "web")
 	old.CreationTimestamp = metav1.NewTime(t0)
-	must(t, h.AddReservation(young))
-	must(t, h.AddReservation(old))
+	must(t, h.Add(young))
+	must(t, h.Add(old))
 	got := h.MatchableReservations(ts.MakePod("ns", "w", ts.WithLabels("app", "web")))
 	if len(got) != 2 || got[0].Key.Name != "old" {
 		t.Fatalf("matchable %+v, want old first", got)
 	}
-	must(t, h.AddPod(web("w")))
+	must(t, h.Add(web("w")))
 	if v, _ := h.Reservation(types.NamespacedName{Namespace: "ns", Name: "old"}); v.Phase != v1alpha1.ReservationMatched {
 		t.Errorf("the oldest reservation was not the one consumed")
 	}
@@ -290,7 +290,7 @@ func TestReservation_RestartKeepsTheExpiryOfAnExpiredReservation(t *testing.T) {
 	expired := ts.MakeReservation("ns", "r", "n1", "1", "1Gi", "app", "web")
 	expired.Status.Phase = v1alpha1.ReservationExpired
 	expired.Status.ExpiresAt = &metav1.Time{Time: t0.Add(-time.Minute)}
-	must(t, h.AddReservation(expired))
+	must(t, h.Add(expired))
 	if v, _ := h.Reservation(rsvKey); !v.ExpiresAt.Equal(t0.Add(-time.Minute)) {
 		t.Errorf("expires at %v after a restart, want the status's %v (the GC grace counts from it)", v.ExpiresAt, t0.Add(-time.Minute))
 	}
@@ -300,18 +300,18 @@ func TestReservation_RestartKeepsTheExpiryOfAnExpiredReservation(t *testing.T) {
 // new pod while an old reservation still names the old one.
 func TestReservation_ARecreatedPodOfTheSameNameIsNotTheOldOwner(t *testing.T) {
 	h, _ := newHandler(t)
-	must(t, h.AddNode(ts.MakeNode("n1", "8", "16Gi")))
+	must(t, h.Add(ts.MakeNode("n1", "8", "16Gi")))
 	r1 := ts.MakeReservation("ns", "r1", "n1", "1", "1Gi", "app", "web")
-	must(t, h.AddReservation(r1))
+	must(t, h.Add(r1))
 	first := web("web-0", ts.WithUID("first"))
-	must(t, h.AddPod(first)) // confirmed owner of r1
-	must(t, h.DeletePod(first))
+	must(t, h.Add(first)) // confirmed owner of r1
+	must(t, h.Delete(first))
 
 	r2 := ts.MakeReservation("ns", "r2", "n1", "1", "1Gi", "app", "web")
-	must(t, h.AddReservation(r2))
+	must(t, h.Add(r2))
 	second := web("web-0", ts.WithUID("second"))
 	must(t, h.AssumePod(second)) // assumed owner of r2
-	must(t, h.DeleteReservation(r1))
+	must(t, h.Delete(r1))
 	must(t, h.ForgetPod(second))
 
 	v, _ := h.Reservation(types.NamespacedName{Namespace: "ns", Name: "r2"})
@@ -329,11 +329,11 @@ func TestReservation_PendingPodCreatedBeforeItConsumesItWhenAssumed(t *testing.T
 	setup := func(t *testing.T) (*Handler, *clocktesting.FakeClock, *corev1.Pod, store.Reservation) {
 		t.Helper()
 		h, clk := newHandler(t)
-		must(t, h.AddNode(ts.MakeNode("n1", "4", "8Gi")))
+		must(t, h.Add(ts.MakeNode("n1", "4", "8Gi")))
 		pending := ts.MakePod("ns", "p", ts.Requests("4", "4Gi"), ts.WithLabels("app", "web"),
 			ts.CreatedAt(t0.Add(-time.Hour)), ts.WithResourceVersion("1"))
-		must(t, h.AddPod(pending)) // the API reports it pending
-		must(t, h.AddReservation(ts.ReservationCreatedAt(ts.MakeReservation("ns", "r", "n1", "4", "4Gi", "app", "web"), t0)))
+		must(t, h.Add(pending)) // the API reports it pending
+		must(t, h.Add(ts.ReservationCreatedAt(ts.MakeReservation("ns", "r", "n1", "4", "4Gi", "app", "web"), t0)))
 		expectCharge(t, h, 4000, 4000, v1alpha1.ReservationReserved)
 		v, _ := h.Reservation(rsvKey)
 		return h, clk, pending, v
@@ -393,7 +393,7 @@ func TestReservation_PendingPodCreatedBeforeItConsumesItWhenAssumed(t *testing.T
 		}
 
 		must(t, h.AssumePod(onNode(pending)))
-		must(t, h.AddPod(bound(pending, clk.Now()))) // the API confirms the binding
+		must(t, h.Add(bound(pending, clk.Now()))) // the API confirms the binding
 		expectCharge(t, h, 4000, 0, v1alpha1.ReservationMatched)
 		expectOwner(t, h, false)
 		if st, _ := h.PodState(types.NamespacedName{Namespace: "ns", Name: "p"}); st.State != store.PodAdded {
@@ -404,7 +404,7 @@ func TestReservation_PendingPodCreatedBeforeItConsumesItWhenAssumed(t *testing.T
 	t.Run("bound by the API without an assumption", func(t *testing.T) {
 		h, clk, pending, _ := setup(t)
 		clk.Step(5 * time.Second)
-		must(t, h.UpdatePod(pending, bound(pending, clk.Now())))
+		must(t, h.Update(pending, bound(pending, clk.Now())))
 		expectCharge(t, h, 4000, 0, v1alpha1.ReservationMatched)
 		expectOwner(t, h, false)
 	})
@@ -424,15 +424,15 @@ func TestReservation_APodAlreadyRunningDoesNotConsumeItInEitherOrder(t *testing.
 		for _, podFirst := range []bool{true, false} {
 			t.Run(fmt.Sprintf("%s/pod first %v", name, podFirst), func(t *testing.T) {
 				h, _ := newHandler(t)
-				must(t, h.AddNode(ts.MakeNode("n1", "8", "16Gi")))
+				must(t, h.Add(ts.MakeNode("n1", "8", "16Gi")))
 				pod := web("w", ts.CreatedAt(tc.landed.Add(-time.Minute)), ts.ScheduledAt(tc.landed))
 				r := ts.ReservationCreatedAt(ts.MakeReservation("ns", "r", "n1", "2", "4Gi", "app", "web"), t0)
 				if podFirst {
-					must(t, h.AddPod(pod))
-					must(t, h.AddReservation(r))
+					must(t, h.Add(pod))
+					must(t, h.Add(r))
 				} else {
-					must(t, h.AddReservation(r))
-					must(t, h.AddPod(pod))
+					must(t, h.Add(r))
+					must(t, h.Add(pod))
 				}
 				if v, _ := h.Reservation(rsvKey); v.Phase != tc.want {
 					t.Errorf("phase %s, want %s", v.Phase, tc.want)
@@ -509,11 +509,11 @@ func TestReservation_RelistInAnyOrderEndsInTheSamePlace(t *testing.T) {
 				for _, i := range order {
 					switch o := objects[i].(type) {
 					case *corev1.Pod:
-						must(t, h.AddPod(o))
+						must(t, h.Add(o))
 					case *v1alpha1.Reservation:
-						must(t, h.AddReservation(o))
+						must(t, h.Add(o))
 					case *corev1.Node:
-						must(t, h.AddNode(o))
+						must(t, h.Add(o))
 					}
 				}
 				checkInvariants(t, h)

@@ -20,17 +20,17 @@ import (
 // or writes Reserved over Expired).
 func TestReservation_AStandbyAppliesTheTimesAndTheExpiryTheLeaderRecorded(t *testing.T) {
 	h, clk := newHandler(t)
-	must(t, h.AddNode(ts.MakeNode("n1", "8", "16Gi")))
+	must(t, h.Add(ts.MakeNode("n1", "8", "16Gi")))
 	pending := ts.MakeReservation("ns", "r", "", "2", "1Gi", "app", "x")
 	pending.ResourceVersion = "1"
-	must(t, h.AddReservation(pending))
+	must(t, h.Add(pending))
 	key := types.NamespacedName{Namespace: "ns", Name: "r"}
 
 	// This replica sees the node named at its own time...
 	clk.Step(300 * time.Millisecond)
 	placed := pending.DeepCopy()
 	placed.Spec.NodeName, placed.ResourceVersion = "n1", "2"
-	must(t, h.UpdateReservation(pending, placed))
+	must(t, h.Update(pending, placed))
 	v, _ := h.Reservation(key)
 	if v.Phase != v1alpha1.ReservationReserved || !v.ReservedAt.Equal(t0) {
 		t.Fatalf("placed: %s at %v", v.Phase, v.ReservedAt)
@@ -40,7 +40,7 @@ func TestReservation_AStandbyAppliesTheTimesAndTheExpiryTheLeaderRecorded(t *tes
 	recorded := placed.DeepCopy()
 	recorded.ResourceVersion = "3"
 	recorded.Status = ts.ReservedStatus(leaders, leaders.Add(time.Minute))
-	must(t, h.UpdateReservation(placed, recorded))
+	must(t, h.Update(placed, recorded))
 	v, _ = h.Reservation(key)
 	if !v.ReservedAt.Equal(leaders) || !v.ExpiresAt.Equal(leaders.Add(time.Minute)) {
 		t.Errorf("reservedAt %v expiresAt %v, want the leader's %v and %v", v.ReservedAt, v.ExpiresAt, leaders, leaders.Add(time.Minute))
@@ -55,7 +55,7 @@ func TestReservation_AStandbyAppliesTheTimesAndTheExpiryTheLeaderRecorded(t *tes
 	expired := recorded.DeepCopy()
 	expired.ResourceVersion = "4"
 	expired.Status.Phase = v1alpha1.ReservationExpired
-	must(t, h.UpdateReservation(recorded, expired))
+	must(t, h.Update(recorded, expired))
 	v, _ = h.Reservation(key)
 	info, _ := h.NodeInfo("n1")
 	if v.Phase != v1alpha1.ReservationExpired || info.Reserved.MilliCPU != 0 || info.Requested.MilliCPU != 0 {
@@ -71,15 +71,15 @@ func TestReservation_AStandbyAppliesTheTimesAndTheExpiryTheLeaderRecorded(t *tes
 // reservedAt, expires at its first tick.
 func TestReservation_AStandbyNeverExpiresAReservationItselfAndDecidesOnceLeader(t *testing.T) {
 	h, clk := newHandler(t)
-	must(t, h.AddNode(ts.MakeNode("n1", "8", "16Gi")))
+	must(t, h.Add(ts.MakeNode("n1", "8", "16Gi")))
 	r := ts.MakeReservation("ns", "r", "n1", "2", "1Gi", "app", "x")
 	r.ResourceVersion = "1"
-	must(t, h.AddReservation(r)) // placed at t0 by this replica's clock
+	must(t, h.Add(r)) // placed at t0 by this replica's clock
 	leaders := t0.Add(-10 * time.Second)
 	recorded := r.DeepCopy()
 	recorded.ResourceVersion = "2"
 	recorded.Status = ts.ReservedStatus(leaders, leaders.Add(time.Minute))
-	must(t, h.UpdateReservation(r, recorded))
+	must(t, h.Update(r, recorded))
 	key := types.NamespacedName{Namespace: "ns", Name: "r"}
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -138,10 +138,10 @@ func TestReservation_AStandbyNeverExpiresAReservationItselfAndDecidesOnceLeader(
 // reservation back.
 func TestReservation_AnExpiryStandsWhateverReservedRecordArrivesLater(t *testing.T) {
 	h, clk := newHandler(t)
-	must(t, h.AddNode(ts.MakeNode("n1", "8", "16Gi")))
+	must(t, h.Add(ts.MakeNode("n1", "8", "16Gi")))
 	r := ts.MakeReservation("ns", "r", "n1", "2", "1Gi", "app", "x")
 	r.ResourceVersion = "1"
-	must(t, h.AddReservation(r))
+	must(t, h.Add(r))
 	key := types.NamespacedName{Namespace: "ns", Name: "r"}
 	clk.SetTime(t0.Add(time.Minute))
 	if got := h.ReapReservations(); len(got) != 1 {
@@ -151,7 +151,7 @@ func TestReservation_AnExpiryStandsWhateverReservedRecordArrivesLater(t *testing
 		old := r.DeepCopy()
 		old.ResourceVersion = strconv.Itoa(2 + i)
 		old.Status = ts.ReservedStatus(at, at.Add(time.Minute))
-		must(t, h.UpdateReservation(r, old))
+		must(t, h.Update(r, old))
 		v, _ := h.Reservation(key)
 		info, _ := h.NodeInfo("n1")
 		if v.Phase != v1alpha1.ReservationExpired || info.Reserved.MilliCPU != 0 {
@@ -168,10 +168,10 @@ func TestReservation_AnExpiryStandsWhateverReservedRecordArrivesLater(t *testing
 // disagreed on reservedAt for good, and a new leader would have rewritten it).
 func TestReservation_AMatchedReservationKeepsTheReservedAtTheLeaderRecorded(t *testing.T) {
 	h, clk := newHandler(t)
-	must(t, h.AddNode(ts.MakeNode("n1", "8", "16Gi")))
+	must(t, h.Add(ts.MakeNode("n1", "8", "16Gi")))
 	r := ts.ReservationCreatedAt(ts.MakeReservation("ns", "r", "n1", "1", "1Gi", "app", "web"), t0)
 	r.ResourceVersion = "1"
-	must(t, h.AddReservation(r))
+	must(t, h.Add(r))
 	clk.Step(2 * time.Second)
 	pod := ts.MakePod("ns", "p", ts.Requests("500m", "512Mi"), ts.WithLabels("app", "web"), ts.CreatedAt(t0),
 		ts.OnNode("n1"), ts.ScheduledAt(clk.Now()), ts.WithResourceVersion("10"))
@@ -183,7 +183,7 @@ func TestReservation_AMatchedReservationKeepsTheReservedAtTheLeaderRecorded(t *t
 	recorded := r.DeepCopy()
 	recorded.ResourceVersion = "2"
 	recorded.Status = ts.MatchedStatus(pod, leaders)
-	must(t, h.UpdateReservation(r, recorded))
+	must(t, h.Update(r, recorded))
 	v, _ := h.Reservation(nsKey("r"))
 	if v.Phase != v1alpha1.ReservationMatched || !v.ReservedAt.Equal(leaders) {
 		t.Errorf("%s reserved at %v, want Matched reserved at the leader's %v", v.Phase, v.ReservedAt, leaders)
@@ -199,10 +199,10 @@ func TestReservation_AMatchedReservationKeepsTheReservedAtTheLeaderRecorded(t *t
 // own reservedAt (later than the expiry) beside it.
 func TestReservation_AReplicaThatPlacedItAfterTheLeaderAdoptsTheRecordedExpiryAndReservedAt(t *testing.T) {
 	h, _ := newHandler(t)
-	must(t, h.AddNode(ts.MakeNode("n1", "8", "16Gi")))
+	must(t, h.Add(ts.MakeNode("n1", "8", "16Gi")))
 	placed := ts.MakeReservation("ns", "r", "n1", "2", "1Gi", "app", "x")
 	placed.ResourceVersion = "1"
-	must(t, h.AddReservation(placed)) // placed at t0 by this replica's clock
+	must(t, h.Add(placed)) // placed at t0 by this replica's clock
 	key := types.NamespacedName{Namespace: "ns", Name: "r"}
 
 	leaders := t0.Add(-5 * time.Second)
@@ -210,7 +210,7 @@ func TestReservation_AReplicaThatPlacedItAfterTheLeaderAdoptsTheRecordedExpiryAn
 	expired.ResourceVersion = "2"
 	expired.Status = ts.ReservedStatus(leaders, t0.Add(-time.Second))
 	expired.Status.Phase = v1alpha1.ReservationExpired
-	must(t, h.UpdateReservation(placed, expired))
+	must(t, h.Update(placed, expired))
 	v, _ := h.Reservation(key)
 	if v.Phase != v1alpha1.ReservationExpired || !v.ReservedAt.Equal(leaders) || !v.ExpiresAt.Equal(t0.Add(-time.Second)) {
 		t.Errorf("%s reserved at %v expires %v, want Expired with the leader's %v and %v", v.Phase, v.ReservedAt, v.ExpiresAt, leaders, t0.Add(-time.Second))
@@ -228,7 +228,7 @@ func TestReservation_AMatchRecordedWhileAwaitingTheNodeKeepsTheLeadersTimes(t *t
 	h, _ := newHandler(t)
 	r := ts.ReservationCreatedAt(ts.MakeReservation("ns", "r", "n1", "1", "1Gi", "app", "web"), t0)
 	r.ResourceVersion = "1"
-	must(t, h.AddReservation(r)) // no node yet: Pending, awaiting n1
+	must(t, h.Add(r)) // no node yet: Pending, awaiting n1
 	if v, _ := h.Reservation(nsKey("r")); v.Phase != v1alpha1.ReservationPending || v.AwaitingNode != "n1" {
 		t.Fatalf("before the node: %s awaiting %q", v.Phase, v.AwaitingNode)
 	}
@@ -238,8 +238,8 @@ func TestReservation_AMatchRecordedWhileAwaitingTheNodeKeepsTheLeadersTimes(t *t
 	recorded := r.DeepCopy()
 	recorded.ResourceVersion = "2"
 	recorded.Status = ts.MatchedStatus(pod, leaders)
-	must(t, h.UpdateReservation(r, recorded))
-	must(t, h.AddNode(ts.MakeNode("n1", "8", "16Gi")))
+	must(t, h.Update(r, recorded))
+	must(t, h.Add(ts.MakeNode("n1", "8", "16Gi")))
 	must(t, h.Sync(store.PodKey(pod), pod, true, Current))
 
 	v, _ := h.Reservation(nsKey("r"))
@@ -251,7 +251,7 @@ func TestReservation_AMatchRecordedWhileAwaitingTheNodeKeepsTheLeadersTimes(t *t
 	}
 	// The same from a cold start whose first sight of it is the Matched record.
 	h2, _ := newHandler(t)
-	must(t, h2.AddReservation(recorded))
+	must(t, h2.Add(recorded))
 	v2, _ := h2.Reservation(nsKey("r"))
 	if !v2.ReservedAt.Equal(leaders) || !v2.ExpiresAt.Equal(wantExpiry) {
 		t.Errorf("cold start: reserved at %v expires %v, want %v and %v", v2.ReservedAt, v2.ExpiresAt, leaders, wantExpiry)
@@ -268,10 +268,10 @@ func TestReservation_AMatchRecordedWhileAwaitingTheNodeKeepsTheLeadersTimes(t *t
 // be earlier than reservedAt + TTL).
 func TestReservation_AReplicaThatExpiredItItselfAdoptsTheRecordedReservedAt(t *testing.T) {
 	h, clk := newHandler(t)
-	must(t, h.AddNode(ts.MakeNode("n1", "8", "16Gi")))
+	must(t, h.Add(ts.MakeNode("n1", "8", "16Gi")))
 	placed := ts.MakeReservation("ns", "r", "n1", "2", "1Gi", "app", "x")
 	placed.ResourceVersion = "1"
-	must(t, h.AddReservation(placed)) // placed at t0 by this replica's clock
+	must(t, h.Add(placed)) // placed at t0 by this replica's clock
 	clk.SetTime(t0.Add(time.Minute))
 	if got := h.ReapReservations(); len(got) != 1 {
 		t.Fatalf("expired %v, want r", got)
@@ -281,7 +281,7 @@ func TestReservation_AReplicaThatExpiredItItselfAdoptsTheRecordedReservedAt(t *t
 	expired.ResourceVersion = "2"
 	expired.Status = ts.ReservedStatus(leaders, leaders.Add(time.Minute))
 	expired.Status.Phase = v1alpha1.ReservationExpired
-	must(t, h.UpdateReservation(placed, expired))
+	must(t, h.Update(placed, expired))
 	v, _ := h.Reservation(nsKey("r"))
 	if v.Phase != v1alpha1.ReservationExpired || !v.ReservedAt.Equal(leaders) || !v.ExpiresAt.Equal(leaders.Add(time.Minute)) {
 		t.Errorf("%s reserved at %v expires %v, want Expired with the leader's %v and %v", v.Phase, v.ReservedAt, v.ExpiresAt, leaders, leaders.Add(time.Minute))

@@ -30,10 +30,10 @@ func expectSnapshotMatchesLive(t *testing.T, h *Handler, snap *Snapshot) {
 func TestSnapshot_IncrementalUpdateEqualsTheCacheAtOneGeneration(t *testing.T) {
 	h, _ := newHandler(t)
 	for i := range 10 {
-		must(t, h.AddNode(ts.MakeNode(fmt.Sprintf("n%d", i), "8", "16Gi")))
+		must(t, h.Add(ts.MakeNode(fmt.Sprintf("n%d", i), "8", "16Gi")))
 	}
-	must(t, h.AddPodGroup(ts.MakePodGroup("ns", "gang", 2)))
-	must(t, h.AddReservation(ts.MakeReservation("ns", "r", "n0", "1", "1Gi", "app", "web")))
+	must(t, h.Add(ts.MakePodGroup("ns", "gang", 2)))
+	must(t, h.Add(ts.MakeReservation("ns", "r", "n0", "1", "1Gi", "app", "web")))
 	snap := h.NewSnapshot(SnapshotOptions{})
 	must(t, h.UpdateSnapshot(snap))
 	expectSnapshotMatchesLive(t, h, snap)
@@ -42,13 +42,13 @@ func TestSnapshot_IncrementalUpdateEqualsTheCacheAtOneGeneration(t *testing.T) {
 
 	p := ts.MakePod("ns", "p", ts.OnNode("n1"), ts.Requests("1", "1Gi"), ts.InGroup("gang"))
 	must(t, h.AssumePod(p))
-	must(t, h.DeleteNode(ts.MakeNode("n5", "8", "16Gi")))
+	must(t, h.Delete(ts.MakeNode("n5", "8", "16Gi")))
 	must(t, h.UpdateSnapshot(snap))
 	expectSnapshotMatchesLive(t, h, snap)
 	if n9, _ := snap.Nodes().Get("n9"); n9 != untouched || n9.Generation != untouchedGen {
 		t.Error("an unchanged node was replaced or copied")
 	}
-	if st, _ := snap.PodState(store.PodKey(p)); st.State != store.PodAssumed {
+	if st, _ := snap.Pods().Get(store.PodKey(p)); st.State != store.PodAssumed {
 		t.Errorf("snapshot holds the assumed pod as %q, want %q", st.State, store.PodAssumed)
 	}
 	if g, _ := snap.PodGroups().Get(types.NamespacedName{Namespace: "ns", Name: "gang"}); g.Counts.Scheduled != 1 {
@@ -63,15 +63,15 @@ func TestSnapshot_IncrementalUpdateEqualsTheCacheAtOneGeneration(t *testing.T) {
 
 	// The snapshot does not follow the cache until it is updated again.
 	must(t, h.ForgetPod(p))
-	if st, _ := snap.PodState(store.PodKey(p)); st.State != store.PodAssumed {
+	if st, _ := snap.Pods().Get(store.PodKey(p)); st.State != store.PodAssumed {
 		t.Errorf("the snapshot changed without UpdateSnapshot: the pod is %q", st.State)
 	}
 }
 
 func TestSnapshot_SubClusterRestrictsNodeInfos(t *testing.T) {
 	h, _ := newHandler(t)
-	must(t, h.AddNode(ts.MakeNode("a1", "8", "16Gi", "shard", "a")))
-	must(t, h.AddNode(ts.MakeNode("b1", "8", "16Gi", "shard", "b")))
+	must(t, h.Add(ts.MakeNode("a1", "8", "16Gi", "shard", "a")))
+	must(t, h.Add(ts.MakeNode("b1", "8", "16Gi", "shard", "b")))
 	snap := h.NewSnapshot(SnapshotOptions{SubClusterKey: "shard", SubCluster: "a"})
 	must(t, h.UpdateSnapshot(snap))
 	if _, ok := snap.Nodes().Get("b1"); ok || snap.Nodes().Len() != 1 {
@@ -93,7 +93,7 @@ func TestSnapshot_DisabledStoresHaveNoPart(t *testing.T) {
 
 func TestSnapshot_ReadingTakesNoHandlerLock(t *testing.T) {
 	h, _ := newHandler(t)
-	must(t, h.AddNode(ts.MakeNode("n1", "8", "16Gi")))
+	must(t, h.Add(ts.MakeNode("n1", "8", "16Gi")))
 	snap := h.NewSnapshot(SnapshotOptions{})
 	must(t, h.UpdateSnapshot(snap))
 	h.mu.Lock() // a writer holds the lock for as long as it likes

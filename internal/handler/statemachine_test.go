@@ -28,11 +28,11 @@ func (s step) apply(h *Handler) error {
 	case stores.OpForget:
 		return h.ForgetPod(s.pod)
 	case stores.OpAdd:
-		return h.AddPod(s.pod)
+		return h.Add(s.pod)
 	case stores.OpUpdate:
-		return h.UpdatePod(s.pod, s.pod)
+		return h.Update(s.pod, s.pod)
 	case stores.OpDelete:
-		return h.DeletePod(s.pod)
+		return h.Delete(s.pod)
 	}
 	panic("unknown op " + s.op)
 }
@@ -73,28 +73,28 @@ func TestStateMachine_EveryTransition(t *testing.T) {
 	}{
 		// From Initial.
 		{"initial assume", fromInitial, step{stores.OpAssume, onN1}, nil, store.PodAssumed, "n1"},
-		{"initial assume without node", fromInitial, step{stores.OpAssume, unbound}, stores.ErrInvalidObject, "", ""},
+		{"initial assume without node", fromInitial, step{stores.OpAssume, unbound}, store.ErrInvalidObject, "", ""},
 		{"initial add bound", fromInitial, step{stores.OpAdd, onN1}, nil, store.PodAdded, "n1"},
 		{"initial add unbound", fromInitial, step{stores.OpAdd, unbound}, nil, store.PodAdded, ""},
-		{"initial finish binding", fromInitial, step{stores.OpFinishBinding, onN1}, stores.ErrPodNotAssumed, "", ""},
-		{"initial forget", fromInitial, step{stores.OpForget, onN1}, stores.ErrPodNotAssumed, "", ""},
-		{"initial update", fromInitial, step{stores.OpUpdate, onN1}, stores.ErrPodUnknown, "", ""},
-		{"initial delete", fromInitial, step{stores.OpDelete, onN1}, stores.ErrPodUnknown, "", ""},
-		{"initial add without name", fromInitial, step{stores.OpAdd, noName}, stores.ErrInvalidObject, "", ""},
+		{"initial finish binding", fromInitial, step{stores.OpFinishBinding, onN1}, store.ErrPodNotAssumed, "", ""},
+		{"initial forget", fromInitial, step{stores.OpForget, onN1}, store.ErrPodNotAssumed, "", ""},
+		{"initial update", fromInitial, step{stores.OpUpdate, onN1}, store.ErrPodUnknown, "", ""},
+		{"initial delete", fromInitial, step{stores.OpDelete, onN1}, store.ErrPodUnknown, "", ""},
+		{"initial add without name", fromInitial, step{stores.OpAdd, noName}, store.ErrInvalidObject, "", ""},
 
 		// From Assumed.
-		{"assumed assume again", fromAssumed, step{stores.OpAssume, onN1}, stores.ErrPodAlreadyAssumed, store.PodAssumed, "n1"},
+		{"assumed assume again", fromAssumed, step{stores.OpAssume, onN1}, store.ErrPodAlreadyAssumed, store.PodAssumed, "n1"},
 		{"assumed finish binding", fromAssumed, step{stores.OpFinishBinding, onN1}, nil, store.PodAssumed, "n1"},
 		{"assumed forget", fromAssumed, step{stores.OpForget, onN1}, nil, "", ""},
-		{"assumed forget on another node", fromAssumed, step{stores.OpForget, onN2}, stores.ErrNodeMismatch, store.PodAssumed, "n1"},
+		{"assumed forget on another node", fromAssumed, step{stores.OpForget, onN2}, store.ErrNodeMismatch, store.PodAssumed, "n1"},
 		{"assumed confirmed by add", fromAssumed, step{stores.OpAdd, onN1v2}, nil, store.PodAdded, "n1"},
 		{"assumed confirmed on another node", fromAssumed, step{stores.OpAdd, onN2}, nil, store.PodAdded, "n2"},
 		{"assumed add unbound copy", fromAssumed, step{stores.OpAdd, unbound}, nil, store.PodAssumed, "n1"},
-		{"assumed update bound", fromAssumed, step{stores.OpUpdate, onN1v2}, stores.ErrPodAssumedNotConfirmed, store.PodAssumed, "n1"},
+		{"assumed update bound", fromAssumed, step{stores.OpUpdate, onN1v2}, store.ErrPodAssumedNotConfirmed, store.PodAssumed, "n1"},
 		{"assumed update unbound copy", fromAssumed, step{stores.OpUpdate, unbound}, nil, store.PodAssumed, "n1"},
 		{"assumed delete", fromAssumed, step{stores.OpDelete, onN1}, nil, "", ""},
-		{"assumed delete on another node", fromAssumed, step{stores.OpDelete, onN2}, stores.ErrNodeMismatch, store.PodAssumed, "n1"},
-		{"assumed event of a recreated pod", fromAssumed, step{stores.OpAdd, otherUID}, stores.ErrUIDMismatch, store.PodAssumed, "n1"},
+		{"assumed delete on another node", fromAssumed, step{stores.OpDelete, onN2}, store.ErrNodeMismatch, store.PodAssumed, "n1"},
+		{"assumed event of a recreated pod", fromAssumed, step{stores.OpAdd, otherUID}, store.ErrUIDMismatch, store.PodAssumed, "n1"},
 
 		// From Assumed with binding finished.
 		{"binding forget", fromBinding, step{stores.OpForget, onN1}, nil, "", ""},
@@ -103,23 +103,23 @@ func TestStateMachine_EveryTransition(t *testing.T) {
 
 		// From Added, not bound.
 		{"added unbound assume", fromAddedUnbound, step{stores.OpAssume, onN1}, nil, store.PodAssumed, "n1"},
-		{"added unbound add again", fromAddedUnbound, step{stores.OpAdd, unbound}, stores.ErrPodAlreadyAdded, store.PodAdded, ""},
+		{"added unbound add again", fromAddedUnbound, step{stores.OpAdd, unbound}, store.ErrPodAlreadyAdded, store.PodAdded, ""},
 		{"added unbound bound by update", fromAddedUnbound, step{stores.OpUpdate, onN1}, nil, store.PodAdded, "n1"},
-		{"added unbound forget", fromAddedUnbound, step{stores.OpForget, unbound}, stores.ErrPodNotAssumed, store.PodAdded, ""},
-		{"added unbound finish binding", fromAddedUnbound, step{stores.OpFinishBinding, unbound}, stores.ErrPodNotAssumed, store.PodAdded, ""},
+		{"added unbound forget", fromAddedUnbound, step{stores.OpForget, unbound}, store.ErrPodNotAssumed, store.PodAdded, ""},
+		{"added unbound finish binding", fromAddedUnbound, step{stores.OpFinishBinding, unbound}, store.ErrPodNotAssumed, store.PodAdded, ""},
 		{"added unbound delete", fromAddedUnbound, step{stores.OpDelete, unbound}, nil, "", ""},
-		{"added unbound recreated", fromAddedUnbound, step{stores.OpUpdate, unboundUID}, stores.ErrUIDMismatch, store.PodAdded, ""},
+		{"added unbound recreated", fromAddedUnbound, step{stores.OpUpdate, unboundUID}, store.ErrUIDMismatch, store.PodAdded, ""},
 
 		// From Added, bound.
-		{"added assume", fromAddedBound, step{stores.OpAssume, onN1}, stores.ErrPodAlreadyAdded, store.PodAdded, "n1"},
-		{"added add again", fromAddedBound, step{stores.OpAdd, onN1}, stores.ErrPodAlreadyAdded, store.PodAdded, "n1"},
+		{"added assume", fromAddedBound, step{stores.OpAssume, onN1}, store.ErrPodAlreadyAdded, store.PodAdded, "n1"},
+		{"added add again", fromAddedBound, step{stores.OpAdd, onN1}, store.ErrPodAlreadyAdded, store.PodAdded, "n1"},
 		{"added update", fromAddedBound, step{stores.OpUpdate, onN1v2}, nil, store.PodAdded, "n1"},
-		{"added update to another node", fromAddedBound, step{stores.OpUpdate, onN2}, stores.ErrNodeMismatch, store.PodAdded, "n1"},
-		{"added forget", fromAddedBound, step{stores.OpForget, onN1}, stores.ErrPodNotAssumed, store.PodAdded, "n1"},
-		{"added finish binding", fromAddedBound, step{stores.OpFinishBinding, onN1}, stores.ErrPodNotAssumed, store.PodAdded, "n1"},
+		{"added update to another node", fromAddedBound, step{stores.OpUpdate, onN2}, store.ErrNodeMismatch, store.PodAdded, "n1"},
+		{"added forget", fromAddedBound, step{stores.OpForget, onN1}, store.ErrPodNotAssumed, store.PodAdded, "n1"},
+		{"added finish binding", fromAddedBound, step{stores.OpFinishBinding, onN1}, store.ErrPodNotAssumed, store.PodAdded, "n1"},
 		{"added delete", fromAddedBound, step{stores.OpDelete, onN1}, nil, "", ""},
-		{"added delete from another node", fromAddedBound, step{stores.OpDelete, onN2}, stores.ErrNodeMismatch, store.PodAdded, "n1"},
-		{"added delete of a recreated pod", fromAddedBound, step{stores.OpDelete, otherUID}, stores.ErrUIDMismatch, store.PodAdded, "n1"},
+		{"added delete from another node", fromAddedBound, step{stores.OpDelete, onN2}, store.ErrNodeMismatch, store.PodAdded, "n1"},
+		{"added delete of a recreated pod", fromAddedBound, step{stores.OpDelete, otherUID}, store.ErrUIDMismatch, store.PodAdded, "n1"},
 
 		// Assumed after the API reported the pod unbound: forget returns to that copy.
 		{"assumed-from-unbound forget", fromAssumedAfter, step{stores.OpForget, onN1}, nil, store.PodAdded, ""},
@@ -129,8 +129,8 @@ func TestStateMachine_EveryTransition(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			h, _ := newHandler(t)
-			must(t, h.AddNode(ts.MakeNode("n1", "8", "16Gi")))
-			must(t, h.AddNode(ts.MakeNode("n2", "8", "16Gi")))
+			must(t, h.Add(ts.MakeNode("n1", "8", "16Gi")))
+			must(t, h.Add(ts.MakeNode("n2", "8", "16Gi")))
 			for _, s := range tc.from {
 				must(t, s.apply(h))
 			}
@@ -174,7 +174,7 @@ func TestStateMachine_RejectionsAreCounted(t *testing.T) {
 	must(t, h.AssumePod(onN1))
 	before := eventsTotal(t, "Pod", "assume", "already_assumed")
 	for range 3 {
-		if err := h.AssumePod(onN1); !errors.Is(err, stores.ErrPodAlreadyAssumed) {
+		if err := h.AssumePod(onN1); !errors.Is(err, store.ErrPodAlreadyAssumed) {
 			t.Fatalf("want ErrPodAlreadyAssumed, got %v", err)
 		}
 	}
@@ -191,27 +191,27 @@ func TestStateMachine_RejectionsAreCounted(t *testing.T) {
 func TestStateMachine_NilAndMismatchedPodsAreRejected(t *testing.T) {
 	h, _ := newHandler(t)
 	for name, err := range map[string]error{
-		"nil add":              h.AddPod(nil),
+		"nil add":              h.Add(nil),
 		"nil assume":           h.AssumePod(nil),
-		"update of two pods":   h.UpdatePod(ts.MakePod("ns", "a"), ts.MakePod("ns", "b")),
-		"nil node":             h.AddNode(nil),
-		"update of two nodes":  h.UpdateNode(ts.MakeNode("a", "1", "1Gi"), ts.MakeNode("b", "1", "1Gi")),
-		"delete unknown node":  h.DeleteNode(ts.MakeNode("a", "1", "1Gi")),
-		"nil reservation":      h.DeleteReservation(nil),
-		"update unknown group": h.UpdatePodGroup(ts.MakePodGroup("ns", "g", 1), ts.MakePodGroup("ns", "g", 2)),
+		"update of two pods":   h.Update(ts.MakePod("ns", "a"), ts.MakePod("ns", "b")),
+		"nil node":             h.Add(nil),
+		"update of two nodes":  h.Update(ts.MakeNode("a", "1", "1Gi"), ts.MakeNode("b", "1", "1Gi")),
+		"delete unknown node":  h.Delete(ts.MakeNode("a", "1", "1Gi")),
+		"nil reservation":      h.Delete(nil),
+		"update unknown group": h.Update(ts.MakePodGroup("ns", "g", 1), ts.MakePodGroup("ns", "g", 2)),
 	} {
 		if err == nil {
 			t.Errorf("%s: accepted", name)
 		}
-		if !errors.Is(err, stores.ErrInvalidObject) && !errors.Is(err, stores.ErrNotFound) {
+		if !errors.Is(err, store.ErrInvalidObject) && !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("%s: untyped error %v", name, err)
 		}
 	}
-	if _, err := h.GetPod(onN1); !errors.Is(err, stores.ErrPodUnknown) {
+	if _, err := h.GetPod(onN1); !errors.Is(err, store.ErrPodUnknown) {
 		t.Errorf("GetPod of an unknown pod: %v", err)
 	}
-	must(t, h.AddNode(ts.MakeNode("a", "1", "1Gi")))
-	if err := h.AddNode(ts.MakeNode("a", "1", "1Gi")); !errors.Is(err, stores.ErrAlreadyExists) {
+	must(t, h.Add(ts.MakeNode("a", "1", "1Gi")))
+	if err := h.Add(ts.MakeNode("a", "1", "1Gi")); !errors.Is(err, store.ErrAlreadyExists) {
 		t.Errorf("adding a node twice: %v", err)
 	}
 	checkInvariants(t, h)

@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/util/resourceversion"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/seed0f91f25e/multicache/internal/stores"
 )
@@ -39,8 +38,9 @@ import (
 
 // syncObject derives and applies, in one hold of the lock, the edge between the last-seen
 // object of key and obj (the zero T: gone) as delivered (d).
-func syncObject[K comparable, T comparable](h *Handler, k *objectKind[K, T], key K, obj T, rv func(T) string, d Delivery) error {
+func syncObject[K comparable, T comparable](h *Handler, k *objectKind[K, T], key K, obj T, d Delivery) error {
 	var zero T
+	rv := k.rv
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	last, seen := k.get(key)
@@ -97,5 +97,3 @@ func older(a, b string) bool {
 	c, err := resourceversion.CompareResourceVersion(a, b)
 	return err == nil && c < 0
 }
-
-func rvOf[T client.Object](obj T) string { return obj.GetResourceVersion() }

@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/seed0f91f25e/multicache/internal/stores"
 	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
 )
 
@@ -48,8 +49,8 @@ func TestSync_DerivesTheEdgeFromWhatTheStoresHold(t *testing.T) {
 		if got := allocatable(); got != step.wantCPU {
 			t.Errorf("%s: allocatable %dm, want %dm", step.name, got, step.wantCPU)
 		}
-		last, ok := h.LastSeenNode("n1")
-		if ok != (step.wantRV != "") || ok && last.ResourceVersion != step.wantRV {
+		last, ok := h.LastSeenVersion(stores.KindNode, "", types.NamespacedName{Name: "n1"})
+		if ok != (step.wantRV != "") || ok && last != step.wantRV {
 			t.Errorf("%s: last seen %v (present %v), want version %q", step.name, last, ok, step.wantRV)
 		}
 	}
@@ -63,7 +64,7 @@ func TestSync_DerivesTheEdgeFromWhatTheStoresHold(t *testing.T) {
 // a, older than b, comes after. b stays, charged once, and no place is kept for it.
 func TestSyncPod_ALateNotificationOfADeletedPodDoesNotBringItBack(t *testing.T) {
 	h, _ := newHandler(t)
-	must(t, h.AddNode(ts.MakeNode("n1", "8", "16Gi")))
+	must(t, h.Add(ts.MakeNode("n1", "8", "16Gi")))
 	a := ts.MakePod("ns", "web-0", ts.Requests("1", "1Gi"), ts.OnNode("n1"), ts.WithResourceVersion("10"))
 	a.UID = "a"
 	b := a.DeepCopy()

@@ -34,9 +34,9 @@ func TestRangeVersions_ReadsEveryLastSeenObject(t *testing.T) {
 	must(t, h.AssumePod(ts.MakePod("ns", "assumed", ts.OnNode("n-0001"), ts.Requests("1", "1Gi"))))
 	for _, o := range []*store.Owner{ts.MakeOwner(v1alpha1.OwnerDeployment, "ns", "web"), ts.MakeOwner(v1alpha1.OwnerReplicaSet, "ns", "web")} {
 		o.ResourceVersion = string(o.Type)
-		must(t, h.AddOwner(o))
+		must(t, h.Add(o))
 	}
-	must(t, h.AddPDB(ts.MakePDB("ns", "budget", 1, "app", "x")))
+	must(t, h.Add(ts.MakePDB("ns", "budget", 1, "app", "x")))
 	for _, kind := range h.WatchedKinds() {
 		got := map[string]string{}
 		if !h.RangeVersions(kind, func(ownerType string, key types.NamespacedName, version string) {
@@ -90,8 +90,8 @@ func TestRangeVersions_InPartsWithEventsBetween(t *testing.T) {
 		for i := moved; i < moved+50; i++ {
 			p := ts.MakePod("ns", held[i].Name, ts.OnNode(fmt.Sprintf("n-%04d", (i+1)%nodes)), ts.Requests("200m", "64Mi"))
 			p.ResourceVersion = "moved"
-			must(t, h.DeletePod(held[i]))
-			must(t, h.AddPod(p))
+			must(t, h.Delete(held[i]))
+			must(t, h.Add(p))
 		}
 		moved += 50
 	}

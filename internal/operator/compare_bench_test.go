@@ -55,7 +55,7 @@ func BenchmarkCompare_API(b *testing.B) {
 	for i := range nodes {
 		node := ts.MakeNode(fmt.Sprintf("node-%04d", i), "64", "256Gi")
 		node.ResourceVersion, node.ManagedFields = strconv.Itoa(100+i), benchManagedFields()
-		if err := h.AddNode(node); err != nil {
+		if err := h.Add(node); err != nil {
 			b.Fatal(err)
 		}
 		nodeMeta = append(nodeMeta, metav1.PartialObjectMetadata{ObjectMeta: node.ObjectMeta})
@@ -63,7 +63,7 @@ func BenchmarkCompare_API(b *testing.B) {
 	for i := range pods {
 		pod := benchPod(i)
 		pod.Spec.NodeName = fmt.Sprintf("node-%04d", i%nodes)
-		if err := h.AddPod(pod); err != nil {
+		if err := h.Add(pod); err != nil {
 			b.Fatal(err)
 		}
 		podMeta = append(podMeta, metav1.PartialObjectMetadata{ObjectMeta: pod.ObjectMeta})

@@ -136,11 +136,11 @@ func TestFeed_EveryKindReachesTheStoresExactlyOnce(t *testing.T) {
 				o.(*appsv1.ReplicaSet).Spec.Template.Labels = map[string]string{"app": "web", "tier": "front"}
 			},
 			cached: func() bool {
-				_, ok := h.LastSeenOwner(store.OwnerKey{Type: v1alpha1.OwnerReplicaSet, Namespace: ns, Name: "feed-rs"})
+				_, ok := lastSeenOwner(h, store.OwnerKey{Type: v1alpha1.OwnerReplicaSet, Namespace: ns, Name: "feed-rs"})
 				return ok
 			},
 			updated: func() bool {
-				o, ok := h.LastSeenOwner(store.OwnerKey{Type: v1alpha1.OwnerReplicaSet, Namespace: ns, Name: "feed-rs"})
+				o, ok := lastSeenOwner(h, store.OwnerKey{Type: v1alpha1.OwnerReplicaSet, Namespace: ns, Name: "feed-rs"})
 				return ok && o.Labels["tier"] == "front"
 			},
 		},
@@ -260,4 +260,13 @@ func replicaSet(ns, name string, template map[string]string) *appsv1.ReplicaSet 
 			},
 		},
 	}
+}
+
+// lastSeenOwner returns the workload owner the stores are charged with.
+func lastSeenOwner(h *handler.Handler, key store.OwnerKey) (*store.Owner, bool) {
+	o, ok := h.LastSeen(stores.KindOwner, string(key.Type), types.NamespacedName{Namespace: key.Namespace, Name: key.Name})
+	if !ok {
+		return nil, false
+	}
+	return o.(*store.Owner), true
 }

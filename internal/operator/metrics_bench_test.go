@@ -106,20 +106,20 @@ func benchScrape(b *testing.B, url string) {
 func fillCache(b *testing.B, h *handler.Handler) {
 	const nodes, pods, reservations = 5000, 150000, 1000
 	for i := range nodes {
-		if err := h.AddNode(ts.MakeNode(fmt.Sprintf("n-%05d", i), "64", "256Gi")); err != nil {
+		if err := h.Add(ts.MakeNode(fmt.Sprintf("n-%05d", i), "64", "256Gi")); err != nil {
 			b.Fatal(err)
 		}
 	}
 	for i := range pods {
 		pod := ts.MakePod("ns", fmt.Sprintf("p-%06d", i), ts.OnNode(fmt.Sprintf("n-%05d", i%nodes)),
 			ts.Requests("100m", "128Mi"), ts.WithLabels("app", fmt.Sprintf("a-%d", i%500)))
-		if err := h.AddPod(pod); err != nil {
+		if err := h.Add(pod); err != nil {
 			b.Fatal(err)
 		}
 	}
 	for i := range reservations {
 		r := ts.MakeReservation("ns", fmt.Sprintf("r-%04d", i), fmt.Sprintf("n-%05d", i%nodes), "100m", "128Mi", "app", "none")
-		if err := h.AddReservation(r); err != nil {
+		if err := h.Add(r); err != nil {
 			b.Fatal(err)
 		}
 	}

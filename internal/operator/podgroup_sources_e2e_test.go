@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
+	"github.com/seed0f91f25e/multicache/internal/stores"
 	"github.com/seed0f91f25e/multicache/internal/stores/podgroupstore"
 	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
 	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
@@ -119,11 +120,11 @@ func TestPodGroupSources_GangsOfEveryAPIGoPendingScheduledRunning(t *testing.T) 
 	// The verify loop repairs a lost group of another API: found twice, re-fed to its
 	// source's feed.
 	for _, src := range []store.PodGroupSource{store.PodGroupSourceNative, store.PodGroupSourceSchedulerPlugins} {
-		last, ok := op.Cache.LastSeenPodGroup(podgroupstore.Key(src, ns, "gang"))
+		last, ok := op.Cache.LastSeen(stores.KindPodGroup, "", podgroupstore.Key(src, ns, "gang"))
 		if !ok {
 			t.Fatalf("%s group not cached", src)
 		}
-		if err := op.Cache.DeletePodGroup(last); err != nil {
+		if err := op.Cache.Delete(last); err != nil {
 			t.Fatal(err)
 		}
 	}

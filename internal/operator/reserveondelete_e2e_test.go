@@ -120,7 +120,7 @@ func TestReserveOnDelete_DeletedPodsPlaceKeptAndTakenByItsReplacement(t *testing
 	rs.Spec.Replicas = ptr.To[int32](1) // it wants its pod back: a replacement is coming
 	create(t, rs)
 	eventually(t, "the cache holds the annotated ReplicaSet", func() (bool, string) {
-		_, ok := op.Cache.LastSeenOwner(ownerKeyOf(ns, "web"))
+		_, ok := lastSeenOwner(op.Cache, ownerKeyOf(ns, "web"))
 		return ok, "not yet"
 	})
 	old := replacementPod(t, ns, "web-a", "v1", node, rs)

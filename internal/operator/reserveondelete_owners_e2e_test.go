@@ -41,7 +41,7 @@ func ownerSeen(t *testing.T, op *running, typ v1alpha1.OwnerType, ns, name strin
 	key := ownerKeyOf(ns, name)
 	key.Type = typ
 	eventually(t, fmt.Sprintf("the cache holds %s %s wanting %d", typ, name, n), func() (bool, string) {
-		o, ok := op.Cache.LastSeenOwner(key)
+		o, ok := lastSeenOwner(op.Cache, key)
 		if !ok {
 			return false, "not yet"
 		}

@@ -38,11 +38,11 @@ func TestVerify_DriftIsCountedAndRepairedByTheNextRun(t *testing.T) {
 
 	// Lose the pod and the node in the cache only.
 	st, _ := op.Cache.PodState(key)
-	if err := op.Cache.DeletePod(st.Pod); err != nil {
+	if err := op.Cache.Delete(st.Pod); err != nil {
 		t.Fatal(err)
 	}
-	lastNode, _ := op.Cache.LastSeenNode("verify-node")
-	if err := op.Cache.DeleteNode(lastNode); err != nil {
+	lastNode, _ := op.Cache.LastSeen(stores.KindNode, "", types.NamespacedName{Name: "verify-node"})
+	if err := op.Cache.Delete(lastNode); err != nil {
 		t.Fatal(err)
 	}
 	if ok, _ := charged(); ok {

@@ -7,26 +7,6 @@ import (
 	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
-// The reasons the handler rejects an event, defined in the public store package so that a
-// caller outside multicache matches them with errors.Is.
-var (
-	ErrAlreadyExists          = store.ErrAlreadyExists
-	ErrNotFound               = store.ErrNotFound
-	ErrUIDMismatch            = store.ErrUIDMismatch
-	ErrInvalidObject          = store.ErrInvalidObject
-	ErrPodAlreadyAssumed      = store.ErrPodAlreadyAssumed
-	ErrPodAlreadyAdded        = store.ErrPodAlreadyAdded
-	ErrPodNotAssumed          = store.ErrPodNotAssumed
-	ErrPodUnknown             = store.ErrPodUnknown
-	ErrPodAssumedNotConfirmed = store.ErrPodAssumedNotConfirmed
-	ErrNodeMismatch           = store.ErrNodeMismatch
-	ErrClaimNotAssumed        = store.ErrClaimNotAssumed
-	ErrClaimAllocated         = store.ErrClaimAllocated
-	ErrClaimOutOfSync         = store.ErrClaimOutOfSync
-	ErrDeviceInUse            = store.ErrDeviceInUse
-	ErrNoDeviceStore          = store.ErrNoDeviceStore
-)
-
 // EventError is a rejected event: what it was, for which object, and why.
 type EventError struct {
 	Kind Kind
@@ -49,21 +29,21 @@ func Reason(err error) string {
 		err  error
 		name string
 	}{
-		{ErrAlreadyExists, "already_exists"},
-		{ErrNotFound, "not_found"},
-		{ErrUIDMismatch, "uid_mismatch"},
-		{ErrInvalidObject, "invalid_object"},
-		{ErrPodAlreadyAssumed, "already_assumed"},
-		{ErrPodAlreadyAdded, "already_added"},
-		{ErrPodNotAssumed, "not_assumed"},
-		{ErrPodUnknown, "unknown_pod"},
-		{ErrPodAssumedNotConfirmed, "assumed_not_confirmed"},
-		{ErrNodeMismatch, "node_mismatch"},
-		{ErrClaimNotAssumed, "not_assumed"},
-		{ErrClaimAllocated, "already_allocated"},
-		{ErrClaimOutOfSync, "out_of_sync"},
-		{ErrDeviceInUse, "device_in_use"},
-		{ErrNoDeviceStore, "no_device_store"},
+		{store.ErrAlreadyExists, "already_exists"},
+		{store.ErrNotFound, "not_found"},
+		{store.ErrUIDMismatch, "uid_mismatch"},
+		{store.ErrInvalidObject, "invalid_object"},
+		{store.ErrPodAlreadyAssumed, "already_assumed"},
+		{store.ErrPodAlreadyAdded, "already_added"},
+		{store.ErrPodNotAssumed, "not_assumed"},
+		{store.ErrPodUnknown, "unknown_pod"},
+		{store.ErrPodAssumedNotConfirmed, "assumed_not_confirmed"},
+		{store.ErrNodeMismatch, "node_mismatch"},
+		{store.ErrClaimNotAssumed, "not_assumed"},
+		{store.ErrClaimAllocated, "already_allocated"},
+		{store.ErrClaimOutOfSync, "out_of_sync"},
+		{store.ErrDeviceInUse, "device_in_use"},
+		{store.ErrNoDeviceStore, "no_device_store"},
 	} {
 		if errors.Is(err, r.err) {
 			return r.name

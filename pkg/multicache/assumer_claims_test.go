@@ -83,7 +83,7 @@ func TestSiblings_ReadANodesDevicesAssumedClaimsIncluded(t *testing.T) {
 		Spec: resourcev1.ResourceSliceSpec{Driver: "gpu.example.com", NodeName: ptr.To("n1"),
 			Pool:    resourcev1.ResourcePool{Name: "n1", Generation: 1, ResourceSliceCount: 1},
 			Devices: []resourcev1.Device{{Name: "gpu0"}, {Name: "gpu1"}}}}
-	if err := h.AddResourceSlice(slice); err != nil {
+	if err := h.Add(slice); err != nil {
 		t.Fatal(err)
 	}
 	claim := &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "c", UID: "uid-c"}}

@@ -163,7 +163,7 @@ func (f *Fork) remove(key types.NamespacedName, pod *corev1.Pod, change podChang
 		f.charge(d, pod, removed.req, -1)
 	default:
 		if disruptsBudgets(pod) {
-			for _, b := range f.snap.s.PDBsForPod(pod) {
+			for _, b := range f.snap.PDBsForPod(pod) {
 				f.state.disrupt(b.Key)
 			}
 		}

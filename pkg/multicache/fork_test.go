@@ -63,13 +63,13 @@ func (w forkWorld) cache(t *testing.T, pods map[types.NamespacedName]*corev1.Pod
 	}
 	for i := range w.nodes {
 		if name := fmt.Sprintf("n%d", i); !removed[name] {
-			must(h.AddNode(ts.MakeNode(name, "8", "32Gi")))
+			must(h.Add(ts.MakeNode(name, "8", "32Gi")))
 		}
 	}
-	must(h.AddPodGroup(ts.MakePodGroup("ns", "gang", 3)))
-	must(h.AddPDB(ts.MakePDB("ns", "budget", 2, "app", "web")))
+	must(h.Add(ts.MakePodGroup("ns", "gang", 3)))
+	must(h.Add(ts.MakePDB("ns", "budget", 2, "app", "web")))
 	for _, p := range pods {
-		must(h.AddPod(p))
+		must(h.Add(p))
 	}
 	return h
 }
@@ -152,7 +152,7 @@ func TestFork_FailsOnceItsSnapshotMoved(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := snap.Fork()
-	if err := h.AddNode(ts.MakeNode("late", "1", "1Gi")); err != nil {
+	if err := h.Add(ts.MakeNode("late", "1", "1Gi")); err != nil {
 		t.Fatal(err)
 	}
 	if err := r.UpdateSnapshot(snap); err != nil {

@@ -22,11 +22,11 @@ func TestReader_AnswersInPublicViewsAndSnapshotsTheSame(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	must(h.AddNode(ts.MakeNode("n1", "4", "8Gi")))
-	must(h.AddPodGroup(ts.MakePodGroup("ns", "g", 2)))
-	must(h.AddPod(ts.MakePod("ns", "m1", ts.OnNode("n1"), ts.WithLabels(v1alpha1.PodGroupLabel, "g", "app", "web"))))
-	must(h.AddPDB(ts.MakePDB("ns", "budget", 1, "app", "web")))
-	must(h.AddReservation(ts.MakeReservation("ns", "r", "n1", "1", "1Gi")))
+	must(h.Add(ts.MakeNode("n1", "4", "8Gi")))
+	must(h.Add(ts.MakePodGroup("ns", "g", 2)))
+	must(h.Add(ts.MakePod("ns", "m1", ts.OnNode("n1"), ts.WithLabels(v1alpha1.PodGroupLabel, "g", "app", "web"))))
+	must(h.Add(ts.MakePDB("ns", "budget", 1, "app", "web")))
+	must(h.Add(ts.MakeReservation("ns", "r", "n1", "1", "1Gi")))
 
 	groupKey := PodGroupKey(store.PodGroupSourceMulticache, "ns", "g")
 	rsvKey := types.NamespacedName{Namespace: "ns", Name: "r"}

@@ -25,9 +25,9 @@ func TestReader_RoomHeldFromAPodLeavesOutTheReservationsItMayConsume(t *testing.
 			t.Fatal(err)
 		}
 	}
-	must(h.AddNode(ts.MakeNode("n1", "4", "8Gi")))
-	must(h.AddNode(ts.MakeNode("n2", "4", "8Gi")))
-	must(h.AddReservation(ts.MakeReservation("ns", "r", "n1", "2", "1Gi", "app", "db")))
+	must(h.Add(ts.MakeNode("n1", "4", "8Gi")))
+	must(h.Add(ts.MakeNode("n2", "4", "8Gi")))
+	must(h.Add(ts.MakeReservation("ns", "r", "n1", "2", "1Gi", "app", "db")))
 
 	stranger := ts.MakePod("ns", "web", ts.Requests("1", "1Gi"), ts.WithLabels("app", "web"))
 	held := r.RoomHeldFrom(stranger)
@@ -42,7 +42,7 @@ func TestReader_RoomHeldFromAPodLeavesOutTheReservationsItMayConsume(t *testing.
 		t.Errorf("held from the pod the reservation selects = %+v, want nothing", held)
 	}
 
-	must(h.AddPod(ts.MakePod("ns", "db-0", ts.Requests("1", "1Gi"), ts.WithLabels("app", "db"), ts.OnNode("n1"))))
+	must(h.Add(ts.MakePod("ns", "db-0", ts.Requests("1", "1Gi"), ts.WithLabels("app", "db"), ts.OnNode("n1"))))
 	if rsv, _ := r.Reservation(types.NamespacedName{Namespace: "ns", Name: "r"}); rsv.Phase != v1alpha1.ReservationMatched {
 		t.Fatalf("the owner landed on n1 but the reservation is %s", rsv.Phase)
 	}
@@ -80,14 +80,14 @@ func TestPodGroupKeysOf_OneKeyPerSourceThatNamesAGroup(t *testing.T) {
 func TestPodGroup_MinMemberIsTheGangSizeOnceTheGroupIsKnown(t *testing.T) {
 	h := newHandler(t)
 	r := reader{h}
-	if err := h.AddPod(ts.MakePod("ns", "m1", ts.InGroup("g"))); err != nil {
+	if err := h.Add(ts.MakePod("ns", "m1", ts.InGroup("g"))); err != nil {
 		t.Fatal(err)
 	}
 	key := PodGroupKey(store.PodGroupSourceMulticache, "ns", "g")
 	if g, ok := r.PodGroup(key); !ok || g.MinMember() != 0 {
 		t.Errorf("members only: %+v %v, want MinMember 0", g, ok)
 	}
-	if err := h.AddPodGroup(ts.MakePodGroup("ns", "g", 4)); err != nil {
+	if err := h.Add(ts.MakePodGroup("ns", "g", 4)); err != nil {
 		t.Fatal(err)
 	}
 	if g, ok := r.PodGroup(key); !ok || g.MinMember() != 4 {
@@ -110,15 +110,15 @@ func TestPodGroupsForPod_EverySourceWithItsMinMember(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	must(h.AddNode(ts.MakeNode("n1", "4", "8Gi")))
-	must(h.AddPodGroup(ts.MakePodGroup("ns", "a", 2)))
-	must(h.AddPodGroup(podgroupstore.FromNative(ts.MakeNativePodGroup("ns", "c", 3))))
+	must(h.Add(ts.MakeNode("n1", "4", "8Gi")))
+	must(h.Add(ts.MakePodGroup("ns", "a", 2)))
+	must(h.Add(podgroupstore.FromNative(ts.MakeNativePodGroup("ns", "c", 3))))
 	sp, err := podgroupstore.FromSchedulerPlugins(ts.MakeSchedulerPluginsPodGroup("ns", "b", 4))
 	must(err)
-	must(h.AddPodGroup(sp))
+	must(h.Add(sp))
 	pod := ts.MakePod("ns", "p", ts.OnNode("n1"), ts.WithLabels(PodGroupLabel, "a", SchedulerPluginsPodGroupLabel, "b"))
 	pod.Spec.SchedulingGroup = &corev1.PodSchedulingGroup{PodGroupName: ptr.To("c")}
-	must(h.AddPod(pod))
+	must(h.Add(pod))
 
 	snap := r.NewSnapshot(SnapshotOptions{})
 	must(r.UpdateSnapshot(snap))

@@ -8,6 +8,8 @@ import (
 
 	"github.com/seed0f91f25e/multicache/internal/handler"
 	"github.com/seed0f91f25e/multicache/internal/stores"
+	"github.com/seed0f91f25e/multicache/internal/stores/movementstore"
+	"github.com/seed0f91f25e/multicache/internal/stores/reservationstore"
 	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
@@ -50,7 +52,7 @@ func (s *Snapshot) AssumedPod(key types.NamespacedName) (store.PodStatus, bool) 
 
 // PodState returns the state of a pod (assumed or added) at the snapshot's generation.
 func (s *Snapshot) PodState(key types.NamespacedName) (store.PodStatus, bool) {
-	return s.s.PodState(key)
+	return s.s.Pods().Get(key)
 }
 
 // PodsOnNode returns the pods charged to a node with their state, as Reader.PodsOnNode at
@@ -72,36 +74,56 @@ func (s *Snapshot) PodGroupsForPod(pod *corev1.Pod) []store.PodGroup {
 
 // PDBsForPod returns the disruption budgets that cover a pod, as Reader.PDBsForPod at the
 // snapshot's generation (a budget matched by selector is found by a walk of the budgets).
-func (s *Snapshot) PDBsForPod(pod *corev1.Pod) []store.PDB { return s.s.PDBsForPod(pod) }
+func (s *Snapshot) PDBsForPod(pod *corev1.Pod) []store.PDB {
+	if p := s.s.PDBs(); p != nil && pod != nil {
+		return p.ForPod(pod)
+	}
+	return nil
+}
 
 // MovementSuggestions returns how many more pods of an owner each node should receive, as
 // Reader.MovementSuggestions at the snapshot's generation.
 func (s *Snapshot) MovementSuggestions(owner store.OwnerKey) map[string]int64 {
-	return s.s.MovementSuggestions(owner)
+	if m := s.s.Movements(); m != nil {
+		return movementstore.SuggestionsIn(m, owner)
+	}
+	return nil
 }
 
 // ReservationsOnNode returns the Reserved and Matched reservations of a node, by key, as
 // Reader.ReservationsOnNode at the snapshot's generation.
 func (s *Snapshot) ReservationsOnNode(node string) []store.Reservation {
-	return s.s.ReservationsOnNode(node)
+	if r := s.s.Reservations(); r != nil {
+		return reservationstore.OnNodeIn(r, node)
+	}
+	return nil
 }
 
 // MatchableReservations returns the Reserved reservations a pod may consume, best first,
 // as Reader.MatchableReservations at the snapshot's generation.
 func (s *Snapshot) MatchableReservations(pod *corev1.Pod) []store.Reservation {
-	return s.s.MatchableReservations(pod)
+	if r := s.s.Reservations(); r != nil && pod != nil {
+		return reservationstore.MatchableIn(r, pod, s.s.Pods().Get)
+	}
+	return nil
 }
 
 // RoomHeldFrom returns, by node, the room held from a pod, as Reader.RoomHeldFrom at the
 // snapshot's generation.
 func (s *Snapshot) RoomHeldFrom(pod *corev1.Pod) map[string]store.Resources {
-	return s.s.RoomHeldFrom(pod)
+	if r := s.s.Reservations(); r != nil && pod != nil {
+		return reservationstore.HeldFromIn(r, pod, s.s.Pods().Get)
+	}
+	return nil
 }
 
 // NodeDevices returns a node's DRA devices, as Reader.NodeDevices at the snapshot's
 // generation.
 func (s *Snapshot) NodeDevices(node string) (store.NodeDevices, bool) {
-	return s.s.NodeDevices(node)
+	if d := s.s.Devices(); d != nil {
+		return d.Get(node)
+	}
+	return store.NodeDevices{}, false
 }
 
 // PodGroup returns one pod group; nothing when the store is disabled.
@@ -134,7 +156,10 @@ func (s *Snapshot) Movement(name string) (store.Movement, bool) {
 
 // Reservation returns one reservation; nothing when the store is disabled.
 func (s *Snapshot) Reservation(key types.NamespacedName) (store.Reservation, bool) {
-	return s.s.Reservation(key)
+	if r := s.s.Reservations(); r != nil {
+		return reservationstore.GetIn(r, key)
+	}
+	return store.Reservation{}, false
 }
 
 // getView reads one object of a store's map snapshot (nil: the store is disabled).

@@ -185,25 +185,25 @@ func TestSnapshot_AnswersAsTheReaderAtItsGeneration(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	must(h.AddNode(ts.MakeNode("n1", "8", "16Gi")))
-	must(h.AddNode(ts.MakeNode("n2", "8", "16Gi")))
-	must(h.AddNode(ts.MakeNode("n3", "8", "16Gi")))
-	must(h.AddResourceSlice(&resourcev1.ResourceSlice{ObjectMeta: metav1.ObjectMeta{Name: "n1-gpus", UID: "s1", ResourceVersion: "1"},
+	must(h.Add(ts.MakeNode("n1", "8", "16Gi")))
+	must(h.Add(ts.MakeNode("n2", "8", "16Gi")))
+	must(h.Add(ts.MakeNode("n3", "8", "16Gi")))
+	must(h.Add(&resourcev1.ResourceSlice{ObjectMeta: metav1.ObjectMeta{Name: "n1-gpus", UID: "s1", ResourceVersion: "1"},
 		Spec: resourcev1.ResourceSliceSpec{Driver: "gpu.example.com", NodeName: ptr.To("n1"),
 			Pool:    resourcev1.ResourcePool{Name: "n1", Generation: 1, ResourceSliceCount: 1},
 			Devices: []resourcev1.Device{{Name: "gpu0"}, {Name: "gpu1"}}}}))
-	must(h.AddOwner(ts.MakeOwner(v1alpha1.OwnerReplicaSet, "ns", "web", "app", "web")))
-	must(h.AddPDB(ts.MakePDB("ns", "budget", 1, "app", "web")))
-	must(h.AddPDB(ts.MakePDB("ns", "cache-budget", 0, "app", "cache")))
-	must(h.AddPodGroup(ts.MakePodGroup("ns", "gang", 2)))
-	must(h.AddPod(web("m1", "n1")))
-	must(h.AddPod(gangMember("g1", "n2")))
-	must(h.AddPod(gangMember("g2", "")))
+	must(h.Add(ts.MakeOwner(v1alpha1.OwnerReplicaSet, "ns", "web", "app", "web")))
+	must(h.Add(ts.MakePDB("ns", "budget", 1, "app", "web")))
+	must(h.Add(ts.MakePDB("ns", "cache-budget", 0, "app", "cache")))
+	must(h.Add(ts.MakePodGroup("ns", "gang", 2)))
+	must(h.Add(web("m1", "n1")))
+	must(h.Add(gangMember("g1", "n2")))
+	must(h.Add(gangMember("g2", "")))
 	must(a.AssumePod(gangMember("g2", "n3")))
-	must(h.AddPod(cachePod("c1", "")))
-	must(h.AddReservation(ts.MakeReservation("ns", "r1", "n1", "1", "1Gi", "app", "cache")))
-	must(h.AddReservation(ts.MakeReservation("ns", "r2", "n2", "1", "1Gi", "app", "other")))
-	must(h.AddMovement(ts.MakeMovement("move", v1alpha1.OwnerInfo{Type: v1alpha1.OwnerReplicaSet, Namespace: "ns", Name: "web"}, "n2", 2, "n3", 1)))
+	must(h.Add(cachePod("c1", "")))
+	must(h.Add(ts.MakeReservation("ns", "r1", "n1", "1", "1Gi", "app", "cache")))
+	must(h.Add(ts.MakeReservation("ns", "r2", "n2", "1", "1Gi", "app", "other")))
+	must(h.Add(ts.MakeMovement("move", v1alpha1.OwnerInfo{Type: v1alpha1.OwnerReplicaSet, Namespace: "ns", Name: "web"}, "n2", 2, "n3", 1)))
 
 	snap := r.NewSnapshot(SnapshotOptions{})
 	must(r.UpdateSnapshot(snap))
@@ -240,13 +240,13 @@ func TestSnapshot_AnswersAsTheReaderAtItsGeneration(t *testing.T) {
 	}
 
 	// Later events: not in the snapshot until it is updated.
-	must(h.DeletePod(web("m1", "n1")))
+	must(h.Delete(web("m1", "n1")))
 	must(a.ForgetPod(gangMember("g2", "n3")))
 	must(a.AssumePod(cachePod("c1", "n1")))
-	must(h.AddPod(cachePod("c2", "n1")))
-	must(h.DeletePDB(ts.MakePDB("ns", "cache-budget", 0, "app", "cache")))
-	must(h.DeleteReservation(ts.MakeReservation("ns", "r2", "n2", "1", "1Gi", "app", "other")))
-	must(h.DeleteNode(ts.MakeNode("n3", "8", "16Gi")))
+	must(h.Add(cachePod("c2", "n1")))
+	must(h.Delete(ts.MakePDB("ns", "cache-budget", 0, "app", "cache")))
+	must(h.Delete(ts.MakeReservation("ns", "r2", "n2", "1", "1Gi", "app", "other")))
+	must(h.Delete(ts.MakeNode("n3", "8", "16Gi")))
 	second := answers(r)
 	if sameValue.DeepEqual(first, second) {
 		t.Fatal("the later events changed nothing the queries see")

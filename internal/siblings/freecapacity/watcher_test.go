@@ -19,19 +19,19 @@ func TestWatcher_ReportsNodesUnderTheThresholdAndFollowsChanges(t *testing.T) {
 	}
 	h := handler.New(config, logr.Discard())
 	for _, n := range []string{"busy", "idle"} {
-		if err := h.AddNode(ts.MakeNode(n, "10", "10Gi")); err != nil {
+		if err := h.Add(ts.MakeNode(n, "10", "10Gi")); err != nil {
 			t.Fatal(err)
 		}
 	}
 	busy := ts.MakePod("ns", "big", ts.OnNode("busy"), ts.Requests("9500m", "1Gi"))
-	if err := h.AddPod(busy); err != nil {
+	if err := h.Add(busy); err != nil {
 		t.Fatal(err)
 	}
 	w := New(h, 0.1, time.Minute, logr.Discard())
 	if got := w.Scan(); !slices.Equal(got, []string{"busy"}) {
 		t.Fatalf("low nodes %v, want [busy]", got)
 	}
-	if err := h.DeletePod(busy); err != nil {
+	if err := h.Delete(busy); err != nil {
 		t.Fatal(err)
 	}
 	if got := w.Scan(); len(got) != 0 {

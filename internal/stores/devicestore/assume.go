@@ -8,7 +8,7 @@ import (
 	resourcev1 "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/seed0f91f25e/multicache/internal/stores"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // A claim's allocation a scheduler assumes (kube-scheduler's SignalClaimPendingAllocation
@@ -17,13 +17,13 @@ import (
 // one claim per key, the assumed one while the assumption stands, so that nothing is
 // counted twice. The mark ends with the next add, update or delete of the claim.
 
-var _ stores.ResourceClaimAssumer = (*Store)(nil)
+var _ store.ResourceClaimAssumer = (*Store)(nil)
 
 func claimKey(claim *resourcev1.ResourceClaim) types.NamespacedName {
 	return types.NamespacedName{Namespace: claim.Namespace, Name: claim.Name}
 }
 
-// CheckAssumeResourceClaim implements stores.ResourceClaimAssumer: the claim's allocation
+// CheckAssumeResourceClaim implements store.ResourceClaimAssumer: the claim's allocation
 // may be charged unless it takes a device another claim holds alone, holds by share while
 // this one wants it alone, or holds under the same share ID. The claim's own charge (an
 // earlier assumption, the API's allocation) is no conflict: it is replaced.
@@ -47,7 +47,7 @@ func (s *Store) CheckAssumeResourceClaim(claim *resourcev1.ResourceClaim) error 
 		}
 		if other != (types.NamespacedName{}) {
 			return fmt.Errorf("%w: claim %s wants device %s, which claim %s%s holds; allocate another device, or forget %s first if its allocation failed",
-				stores.ErrDeviceInUse, key, a.id, other, s.assumedMark(other), other)
+				store.ErrDeviceInUse, key, a.id, other, s.assumedMark(other), other)
 		}
 	}
 	return nil
@@ -84,7 +84,7 @@ func (h *holders) otherThan(key types.NamespacedName) types.NamespacedName {
 	return types.NamespacedName{}
 }
 
-// AssumeResourceClaim implements stores.ResourceClaimAssumer: the assumed allocation
+// AssumeResourceClaim implements store.ResourceClaimAssumer: the assumed allocation
 // replaces whatever the store charged for the claim (oldClaim, nil when nothing) and is
 // marked assumed.
 func (s *Store) AssumeResourceClaim(oldClaim, newClaim *resourcev1.ResourceClaim) {

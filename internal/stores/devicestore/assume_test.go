@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/seed0f91f25e/multicache/internal/stores"
 	"github.com/seed0f91f25e/multicache/internal/stores/devicestore"
 	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
@@ -84,7 +83,7 @@ func TestAssume_ADeviceAnotherClaimHoldsIsRefused(t *testing.T) {
 		{"a share of a device another claim holds alone", result{gpu, "n1", "gpu0", "y", false}, "ns/a (assumed)"},
 	} {
 		err := s.CheckAssumeResourceClaim(makeClaim("ns", "b", result{gpu, "n1", "gpu1", "", false}, tc.res))
-		if !errors.Is(err, stores.ErrDeviceInUse) || !strings.Contains(err.Error(), "which claim "+tc.owner+" holds") {
+		if !errors.Is(err, store.ErrDeviceInUse) || !strings.Contains(err.Error(), "which claim "+tc.owner+" holds") {
 			t.Errorf("%s: %v, want ErrDeviceInUse naming %s", tc.name, err, tc.owner)
 		}
 	}

@@ -90,12 +90,12 @@ type Store struct {
 }
 
 var (
-	_ store.Store                 = (*Store)(nil)
-	_ store.NodeHandler           = (*Store)(nil)
-	_ stores.ResourceSliceHandler = (*Store)(nil)
-	_ stores.ResourceClaimHandler = (*Store)(nil)
-	_ stores.DeviceClassHandler   = (*Store)(nil)
-	_ store.TotalsRebuilder       = (*Store)(nil)
+	_ store.Store                = (*Store)(nil)
+	_ store.NodeHandler          = (*Store)(nil)
+	_ store.ResourceSliceHandler = (*Store)(nil)
+	_ store.ResourceClaimHandler = (*Store)(nil)
+	_ store.DeviceClassHandler   = (*Store)(nil)
+	_ store.TotalsRebuilder      = (*Store)(nil)
 )
 
 // New returns an empty DeviceStore.

@@ -58,27 +58,27 @@ type rule func(cur *Entry, pod *corev1.Pod, now time.Time, ttl time.Duration) (S
 
 // transitions is the state machine: op -> phase -> rule.
 var transitions = map[stores.Op][numPhases]rule{
-	stores.OpAssume:        {assume, reject(stores.ErrPodAlreadyAssumed), assumeUnbound, reject(stores.ErrPodAlreadyAdded)},
-	stores.OpFinishBinding: {reject(stores.ErrPodNotAssumed), finishBinding, reject(stores.ErrPodNotAssumed), reject(stores.ErrPodNotAssumed)},
-	stores.OpForget:        {reject(stores.ErrPodNotAssumed), forget, reject(stores.ErrPodNotAssumed), reject(stores.ErrPodNotAssumed)},
-	stores.OpAdd:           {add, confirm, reject(stores.ErrPodAlreadyAdded), reject(stores.ErrPodAlreadyAdded)},
-	stores.OpUpdate:        {reject(stores.ErrPodUnknown), updateAssumed, update, update},
-	stores.OpDelete:        {reject(stores.ErrPodUnknown), remove, remove, remove},
+	stores.OpAssume:        {assume, reject(store.ErrPodAlreadyAssumed), assumeUnbound, reject(store.ErrPodAlreadyAdded)},
+	stores.OpFinishBinding: {reject(store.ErrPodNotAssumed), finishBinding, reject(store.ErrPodNotAssumed), reject(store.ErrPodNotAssumed)},
+	stores.OpForget:        {reject(store.ErrPodNotAssumed), forget, reject(store.ErrPodNotAssumed), reject(store.ErrPodNotAssumed)},
+	stores.OpAdd:           {add, confirm, reject(store.ErrPodAlreadyAdded), reject(store.ErrPodAlreadyAdded)},
+	stores.OpUpdate:        {reject(store.ErrPodUnknown), updateAssumed, update, update},
+	stores.OpDelete:        {reject(store.ErrPodUnknown), remove, remove, remove},
 }
 
 // Plan validates op for pod against the pod's current state and returns the step, without
 // changing anything. now and the store's TTL set FinishBinding's deadline.
 func (s *Store) Plan(op stores.Op, pod *corev1.Pod, now time.Time) (Step, error) {
 	if pod == nil || pod.Name == "" {
-		return Step{}, fmt.Errorf("%w: pod without a name", stores.ErrInvalidObject)
+		return Step{}, fmt.Errorf("%w: pod without a name", store.ErrInvalidObject)
 	}
 	rules, ok := transitions[op]
 	if !ok {
-		return Step{}, fmt.Errorf("%w: no pod transition for %q", stores.ErrInvalidObject, op)
+		return Step{}, fmt.Errorf("%w: no pod transition for %q", store.ErrInvalidObject, op)
 	}
 	cur, _ := s.pods.Get(store.PodKey(pod))
 	if cur != nil && pod.UID != "" && cur.Pod.UID != "" && pod.UID != cur.Pod.UID {
-		return Step{}, fmt.Errorf("%w: cache has %s, event has %s", stores.ErrUIDMismatch, cur.Pod.UID, pod.UID)
+		return Step{}, fmt.Errorf("%w: cache has %s, event has %s", store.ErrUIDMismatch, cur.Pod.UID, pod.UID)
 	}
 	return rules[phaseOf(cur)](cur, pod, now, s.h.PodAssumedTTL())
 }
@@ -106,7 +106,7 @@ func added(pod *corev1.Pod) *Entry {
 
 func assume(_ *Entry, pod *corev1.Pod, _ time.Time, _ time.Duration) (Step, error) {
 	if pod.Spec.NodeName == "" {
-		return Step{}, fmt.Errorf("%w: a pod is assumed onto a node, and spec.nodeName is empty", stores.ErrInvalidObject)
+		return Step{}, fmt.Errorf("%w: a pod is assumed onto a node, and spec.nodeName is empty", store.ErrInvalidObject)
 	}
 	return Step{
 		Dispatch: Dispatch{Op: stores.OpAdd, New: pod},
@@ -133,7 +133,7 @@ func finishBinding(cur *Entry, _ *corev1.Pod, now time.Time, ttl time.Duration) 
 
 func forget(cur *Entry, pod *corev1.Pod, _ time.Time, _ time.Duration) (Step, error) {
 	if pod.Spec.NodeName != cur.Pod.Spec.NodeName {
-		return Step{}, fmt.Errorf("%w: assumed on %q, forgotten on %q", stores.ErrNodeMismatch, cur.Pod.Spec.NodeName, pod.Spec.NodeName)
+		return Step{}, fmt.Errorf("%w: assumed on %q, forgotten on %q", store.ErrNodeMismatch, cur.Pod.Spec.NodeName, pod.Spec.NodeName)
 	}
 	return revert(cur), nil
 }
@@ -163,21 +163,21 @@ func confirm(cur *Entry, pod *corev1.Pod, _ time.Time, _ time.Duration) (Step, e
 
 func updateAssumed(cur *Entry, pod *corev1.Pod, now time.Time, ttl time.Duration) (Step, error) {
 	if pod.Spec.NodeName != "" {
-		return Step{}, stores.ErrPodAssumedNotConfirmed
+		return Step{}, store.ErrPodAssumedNotConfirmed
 	}
 	return confirm(cur, pod, now, ttl)
 }
 
 func update(cur *Entry, pod *corev1.Pod, _ time.Time, _ time.Duration) (Step, error) {
 	if cur.Pod.Spec.NodeName != "" && pod.Spec.NodeName != cur.Pod.Spec.NodeName {
-		return Step{}, fmt.Errorf("%w: on %q, updated to %q", stores.ErrNodeMismatch, cur.Pod.Spec.NodeName, pod.Spec.NodeName)
+		return Step{}, fmt.Errorf("%w: on %q, updated to %q", store.ErrNodeMismatch, cur.Pod.Spec.NodeName, pod.Spec.NodeName)
 	}
 	return Step{Dispatch: Dispatch{Op: stores.OpUpdate, Old: cur.Pod, New: pod}, Next: added(pod)}, nil
 }
 
 func remove(cur *Entry, pod *corev1.Pod, _ time.Time, _ time.Duration) (Step, error) {
 	if pod.Spec.NodeName != "" && cur.Pod.Spec.NodeName != "" && pod.Spec.NodeName != cur.Pod.Spec.NodeName {
-		return Step{}, fmt.Errorf("%w: on %q, removed from %q", stores.ErrNodeMismatch, cur.Pod.Spec.NodeName, pod.Spec.NodeName)
+		return Step{}, fmt.Errorf("%w: on %q, removed from %q", store.ErrNodeMismatch, cur.Pod.Spec.NodeName, pod.Spec.NodeName)
 	}
 	return Step{Dispatch: Dispatch{Op: stores.OpDelete, Old: cur.Pod}}, nil
 }

@@ -16,12 +16,12 @@ import (
 // the table rejects exactly the pairs the state diagram leaves out.
 func TestTransitions_TableIsComplete(t *testing.T) {
 	rejected := map[stores.Op][numPhases]error{
-		stores.OpAssume:        {nil, stores.ErrPodAlreadyAssumed, nil, stores.ErrPodAlreadyAdded},
-		stores.OpFinishBinding: {stores.ErrPodNotAssumed, nil, stores.ErrPodNotAssumed, stores.ErrPodNotAssumed},
-		stores.OpForget:        {stores.ErrPodNotAssumed, nil, stores.ErrPodNotAssumed, stores.ErrPodNotAssumed},
-		stores.OpAdd:           {nil, nil, stores.ErrPodAlreadyAdded, stores.ErrPodAlreadyAdded},
-		stores.OpUpdate:        {stores.ErrPodUnknown, stores.ErrPodAssumedNotConfirmed, nil, nil}, // the event pod is bound
-		stores.OpDelete:        {stores.ErrPodUnknown, nil, nil, nil},
+		stores.OpAssume:        {nil, store.ErrPodAlreadyAssumed, nil, store.ErrPodAlreadyAdded},
+		stores.OpFinishBinding: {store.ErrPodNotAssumed, nil, store.ErrPodNotAssumed, store.ErrPodNotAssumed},
+		stores.OpForget:        {store.ErrPodNotAssumed, nil, store.ErrPodNotAssumed, store.ErrPodNotAssumed},
+		stores.OpAdd:           {nil, nil, store.ErrPodAlreadyAdded, store.ErrPodAlreadyAdded},
+		stores.OpUpdate:        {store.ErrPodUnknown, store.ErrPodAssumedNotConfirmed, nil, nil}, // the event pod is bound
+		stores.OpDelete:        {store.ErrPodUnknown, nil, nil, nil},
 	}
 	if len(transitions) != len(rejected) {
 		t.Fatalf("%d events in the table, %d expected", len(transitions), len(rejected))

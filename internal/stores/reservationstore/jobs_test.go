@@ -84,12 +84,12 @@ func (c *cluster) feedJob(j *batchv1.Job) {
 	c.t.Helper()
 	o := ts.MakeOwner(v1alpha1.OwnerJob, j.Namespace, j.Name, "app", "train")
 	o.UID, o.ReserveOnDelete, o.Replicas = j.UID, "true", reservationstore.JobWantsActive(j)
-	if last, ok := c.h.LastSeenOwner(o.Key()); ok {
+	if last, ok := lastSeenOwner(c.h, o.Key()); ok {
 		o.ResourceVersion = last.ResourceVersion + "1"
-		c.must(c.h.UpdateOwner(last, o))
+		c.must(c.h.Update(last, o))
 	} else {
 		o.ResourceVersion = "1"
-		c.must(c.h.AddOwner(o))
+		c.must(c.h.Add(o))
 	}
 }
 
@@ -208,7 +208,7 @@ func TestReserveOnDelete_AJobChangeAfterTheHoldReleasesIt(t *testing.T) {
 		c, a := twoTrainPods(t, running)
 		c.sync(store.PodKey(a), nil)
 		key := types.NamespacedName{Namespace: "ns", Name: reservationstore.ReplacementName(a)}
-		c.must(c.h.AddReservation(created(c.view(key), c.clk.Now())))
+		c.must(c.h.Add(created(c.view(key), c.clk.Now())))
 		c.feedJob(job(ptr.To[int32](2), ptr.To[int32](10), succeeded(10), condition(batchv1.JobComplete, corev1.ConditionTrue)))
 		c.expectCPU("completed after the Reservation took the hold over", 2000, 0)
 		if v := c.view(key); v.Phase != v1alpha1.ReservationExpired || !strings.Contains(v.Why, "released") {
@@ -255,8 +255,8 @@ func TestReserveOnDelete_AJobPodOfAJobNotReadKeepsTheUnownedBehaviour(t *testing
 				c.feedJob(tc.job)
 			}
 			if tc.gone {
-				last, _ := c.h.LastSeenOwner(store.OwnerKey{Type: v1alpha1.OwnerJob, Namespace: "ns", Name: "train"})
-				c.must(c.h.DeleteOwner(last))
+				last, _ := lastSeenOwner(c.h, store.OwnerKey{Type: v1alpha1.OwnerJob, Namespace: "ns", Name: "train"})
+				c.must(c.h.Delete(last))
 			}
 			a := trainPod("train-a", tc.uid, t0, kept())
 			c.sync(store.PodKey(a), a)

@@ -39,7 +39,7 @@ func newCluster(t *testing.T) *cluster {
 		t.Fatal(err)
 	}
 	c := &cluster{t: t, h: handler.New(cfg, logr.Discard()), clk: clk}
-	c.must(c.h.AddNode(ts.MakeNode("n1", "8", "16Gi")))
+	c.must(c.h.Add(ts.MakeNode("n1", "8", "16Gi")))
 	return c
 }
 
@@ -126,7 +126,7 @@ func TestReserveOnDelete_PlaceKeptThenTakenOverThenConsumedWithoutGapOrDoubleCha
 	}
 
 	c.clk.Step(time.Second)
-	c.must(c.h.AddReservation(created(hold, c.clk.Now())))
+	c.must(c.h.Add(created(hold, c.clk.Now())))
 	c.expect("the Reservation took the hold over", 2000, 2000)
 	v := c.view(key)
 	if v.Provisional || v.Phase != v1alpha1.ReservationReserved || !v.ExpiresAt.Equal(hold.ExpiresAt) {
@@ -159,7 +159,7 @@ func TestReserveOnDelete_ReplacementBeforeTheReservationConsumesTheHold(t *testi
 	c.expect("the replacement consumed the hold", 2000, 0)
 
 	c.clk.Step(3 * time.Second) // the Reservation is created after the replacement landed
-	c.must(c.h.AddReservation(created(hold, c.clk.Now())))
+	c.must(c.h.Add(created(hold, c.clk.Now())))
 	c.expect("the Reservation took the consumed hold over", 2000, 0)
 	if v := c.view(key); v.Provisional || v.Phase != v1alpha1.ReservationMatched || v.Owner.Name != "web-b" {
 		t.Errorf("reservation %+v, want Matched by the replacement", v)
@@ -172,9 +172,9 @@ func TestReserveOnDelete_ReplacementBeforeTheReservationConsumesTheHold(t *testi
 		r := created(hold, c.clk.Now().Add(-3*time.Second))
 		if order == "pod first" {
 			f.sync(store.PodKey(repl), repl)
-			f.must(f.h.AddReservation(r))
+			f.must(f.h.Add(r))
 		} else {
-			f.must(f.h.AddReservation(r))
+			f.must(f.h.Add(r))
 			f.sync(store.PodKey(repl), repl)
 		}
 		f.expect("after a restart, "+order, 2000, 0)
@@ -215,7 +215,7 @@ func TestReserveOnDelete_HoldWithoutReservationReleasedAtTheTTL(t *testing.T) {
 	hold, _ := reservationstore.Replacement(old, holdTTL, t0)
 	hold.DeepCopyInto(late)
 	late.UID, late.CreationTimestamp = "late", metav1.NewTime(c.clk.Now())
-	c.must(c.h.AddReservation(late))
+	c.must(c.h.Add(late))
 	c.h.ReapReservations()
 	if v, _ := c.h.Reservation(types.NamespacedName{Namespace: "ns", Name: late.Name}); v.Phase != v1alpha1.ReservationExpired {
 		t.Errorf("a Reservation past the hold's deadline is %s, want Expired", v.Phase)
@@ -280,7 +280,7 @@ func TestReserveOnDelete_OwnerAnnotationCountsAndThePodsOwnValueWins(t *testing.
 			c := newCluster(t)
 			o := ts.MakeOwner(v1alpha1.OwnerReplicaSet, "ns", "web-rs", "app", "web")
 			o.UID, o.ReserveOnDelete = types.UID(tc.ownerUID), tc.owner
-			c.must(c.h.AddOwner(o))
+			c.must(c.h.Add(o))
 			pod := web("web-a", "v1", t0, tc.pod...)
 			c.sync(store.PodKey(pod), pod)
 			before := counter(t, tc.wantTotal)
@@ -344,7 +344,7 @@ func TestReserveOnDelete_AReservationOfTheHoldsNameThatDiffersReplacesIt(t *test
 	c.sync(store.PodKey(old), nil)
 	key := types.NamespacedName{Namespace: "ns", Name: reservationstore.ReplacementName(old)}
 	other := ts.ReservationCreatedAt(ts.MakeReservation("ns", key.Name, "n1", "1", "1Gi", "app", "web"), t0.Add(time.Second))
-	c.must(c.h.AddReservation(other))
+	c.must(c.h.Add(other))
 	info, _ := c.h.NodeInfo("n1")
 	if info.Requested.MilliCPU != 1000 || info.Reserved.MilliCPU != 1000 {
 		t.Errorf("n1 requested %dm reserved %dm, want the Reservation's 1000m only", info.Requested.MilliCPU, info.Reserved.MilliCPU)
@@ -369,7 +369,7 @@ func TestReserveOnDelete_TheTakeOverAdoptsTheLeadersDeletionTime(t *testing.T) {
 	r := created(c.view(key), c.clk.Now())
 	leaderSaw := t0.Add(8 * time.Second)
 	r.Annotations[v1alpha1.ReplacesSinceAnnotation] = leaderSaw.Format(time.RFC3339)
-	c.must(c.h.AddReservation(r))
+	c.must(c.h.Add(r))
 	v := c.view(key)
 	if !v.ReservedAt.Equal(leaderSaw) || !v.ExpiresAt.Equal(leaderSaw.Add(holdTTL)) {
 		t.Fatalf("after the take-over reserved at %v until %v; want the leader's %v until %v",
@@ -399,7 +399,7 @@ func TestReserveOnDelete_AHoldWhoseReservationComesWrittenStillCountsItsResult(t
 	exp := metav1.NewTime(at.Add(holdTTL))
 	r.ResourceVersion = "5"
 	r.Status = v1alpha1.ReservationStatus{Phase: v1alpha1.ReservationReserved, ReservedAt: &at, ExpiresAt: &exp}
-	c.must(c.h.AddReservation(r))
+	c.must(c.h.Add(r))
 	c.clk.Step(10 * time.Second)
 	replacement := web("web-b", "v2", c.clk.Now())
 	c.sync(store.PodKey(replacement), replacement)
@@ -418,8 +418,8 @@ func TestReserveOnDelete_APodOfAGoneNodeKeepsNoPlace(t *testing.T) {
 	c := newCluster(t)
 	old := web("web-a", "v1", t0, kept())
 	c.sync(store.PodKey(old), old)
-	node, _ := c.h.LastSeenNode("n1")
-	c.must(c.h.DeleteNode(node))
+	node, _ := c.h.LastSeen(stores.KindNode, "", types.NamespacedName{Name: "n1"})
+	c.must(c.h.Delete(node))
 	cannot := counter(t, "cannot_keep")
 	c.clk.Step(10 * time.Second)
 	c.sync(store.PodKey(old), nil)

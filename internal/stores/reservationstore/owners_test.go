@@ -10,6 +10,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
+	"github.com/seed0f91f25e/multicache/internal/handler"
+	"github.com/seed0f91f25e/multicache/internal/stores"
 	"github.com/seed0f91f25e/multicache/internal/stores/reservationstore"
 	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
 	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
@@ -20,11 +22,11 @@ func (c *cluster) replicaSet(n int32) *store.Owner {
 	c.t.Helper()
 	o := ts.MakeOwner(v1alpha1.OwnerReplicaSet, "ns", "web-rs", "app", "web")
 	o.UID, o.ReserveOnDelete, o.Replicas = "rs-uid", "true", ptr.To(n)
-	if last, ok := c.h.LastSeenOwner(o.Key()); ok {
+	if last, ok := lastSeenOwner(c.h, o.Key()); ok {
 		o.ResourceVersion = last.ResourceVersion + "1"
-		c.must(c.h.UpdateOwner(last, o))
+		c.must(c.h.Update(last, o))
 	} else {
-		c.must(c.h.AddOwner(o))
+		c.must(c.h.Add(o))
 	}
 	return o
 }
@@ -102,7 +104,7 @@ func TestReserveOnDelete_AScaleDownLeavesNoHoldAndAScaleDownAfterReleasesIt(t *t
 		c, a := twoOfTwo(t)
 		c.clk.Step(time.Minute)
 		c.sync(store.PodKey(a), nil)
-		c.must(c.h.AddReservation(created(c.view(holdKey("web-a")), c.clk.Now())))
+		c.must(c.h.Add(created(c.view(holdKey("web-a")), c.clk.Now())))
 		c.replicaSet(1)
 		c.expect("scaled to 1 after the Reservation took the hold over", 2000, 0)
 		if v := c.view(holdKey("web-a")); v.Phase != v1alpha1.ReservationExpired || v.Why == "" {
@@ -115,7 +117,7 @@ func TestReserveOnDelete_AScaleDownLeavesNoHoldAndAScaleDownAfterReleasesIt(t *t
 // gets its replacement on another node: nobody comes for n1's place.
 func TestReserveOnDelete_AReplacementLandingElsewhereReleasesTheHold(t *testing.T) {
 	c := newCluster(t)
-	c.must(c.h.AddNode(ts.MakeNode("n2", "8", "16Gi")))
+	c.must(c.h.Add(ts.MakeNode("n2", "8", "16Gi")))
 	c.replicaSet(1)
 	a := web("web-a", "v1", t0)
 	c.sync(store.PodKey(a), a)
@@ -156,7 +158,7 @@ func TestReserveOnDelete_StatefulSetAndDaemonSetRules(t *testing.T) {
 			set := map[v1alpha1.OwnerType]string{v1alpha1.OwnerStatefulSet: "db", v1alpha1.OwnerDaemonSet: "agent"}[tc.kind]
 			o := ts.MakeOwner(tc.kind, "ns", set, "app", set)
 			o.UID, o.ReserveOnDelete, o.Replicas = "set-uid", "true", tc.replicas
-			c.must(c.h.AddOwner(o))
+			c.must(c.h.Add(o))
 			pod := func(name string, at time.Time) *corev1.Pod {
 				return ts.MakePod("ns", name, ts.OnNode("n1"), ts.Requests("2", "4Gi"), ts.WithLabels("app", set),
 					ts.OwnedBy(string(tc.kind), set, "set-uid"), ts.CreatedAt(at), ts.ScheduledAt(at))
@@ -213,7 +215,7 @@ func TestReserveOnDelete_AReservationThatComesAfterItsHoldWasReleasedHoldsNothin
 	if got := counter(t, "released_scale_down") - released; got != 1 {
 		t.Fatalf("released counted %v times when the hold went, want 1", got)
 	}
-	c.must(c.h.AddReservation(rsv))
+	c.must(c.h.Add(rsv))
 	c.expect("after the late Reservation", 2000, 0)
 	if v, _ := c.h.Reservation(holdKey("web-a")); v.Phase != v1alpha1.ReservationExpired || !strings.HasPrefix(v.Why, "released") {
 		t.Errorf("the late Reservation: %s (%q), want Expired, released", v.Phase, v.Why)
@@ -233,7 +235,7 @@ func TestReserveOnDelete_AReservationThatComesAfterItsHoldWasReleasedHoldsNothin
 func TestReserveOnDelete_ALateReservationReleasedLaterIsNotCountedAgain(t *testing.T) {
 	c, rsv, r, released := releasedBeforeItsReservation(t)
 	c.sync(store.PodKey(r), nil)
-	c.must(c.h.AddReservation(rsv)) // wanted again: web-c went
+	c.must(c.h.Add(rsv)) // wanted again: web-c went
 	if v, _ := c.h.Reservation(holdKey("web-a")); v.Phase != v1alpha1.ReservationReserved {
 		t.Fatalf("the late Reservation while a pod is missing: %s, want Reserved", v.Phase)
 	}
@@ -253,7 +255,7 @@ func TestReserveOnDelete_ALateReservationReleasedLaterIsNotCountedAgain(t *testi
 func releasedBeforeItsReservation(t *testing.T) (c *cluster, rsv *v1alpha1.Reservation, replacement *corev1.Pod, released float64) {
 	t.Helper()
 	c, a := twoOfTwo(t)
-	c.must(c.h.AddNode(ts.MakeNode("n2", "8", "16Gi")))
+	c.must(c.h.Add(ts.MakeNode("n2", "8", "16Gi")))
 	c.clk.Step(time.Minute)
 	c.sync(store.PodKey(a), nil)
 	rsv = created(c.view(holdKey("web-a")), c.clk.Now())
@@ -261,4 +263,13 @@ func releasedBeforeItsReservation(t *testing.T) (c *cluster, rsv *v1alpha1.Reser
 	replacement = web("web-c", "v1", c.clk.Now(), ts.OnNode("n2"))
 	c.sync(store.PodKey(replacement), replacement) // the ReplicaSet has its 2 pods: the hold is released
 	return c, rsv, replacement, released
+}
+
+// lastSeenOwner returns the workload owner the stores are charged with.
+func lastSeenOwner(h *handler.Handler, key store.OwnerKey) (*store.Owner, bool) {
+	o, ok := h.LastSeen(stores.KindOwner, string(key.Type), types.NamespacedName{Namespace: key.Namespace, Name: key.Name})
+	if !ok {
+		return nil, false
+	}
+	return o.(*store.Owner), true
 }

@@ -25,7 +25,7 @@ type rollout struct {
 func newRollout(t *testing.T) *rollout {
 	r := &rollout{cluster: newCluster(t), pods: map[string]*corev1.Pod{}}
 	for _, n := range []string{"n2", "n3", "n4"} {
-		r.must(r.h.AddNode(ts.MakeNode(n, "8", "16Gi")))
+		r.must(r.h.Add(ts.MakeNode(n, "8", "16Gi")))
 	}
 	r.deployment(3)
 	r.replicaSet(1, 3)
@@ -39,12 +39,12 @@ func newRollout(t *testing.T) *rollout {
 // feed reports an owner as the owner feed does: added, or updated from what it last fed.
 func (c *cluster) feed(o *store.Owner) {
 	c.t.Helper()
-	if last, ok := c.h.LastSeenOwner(o.Key()); ok {
+	if last, ok := lastSeenOwner(c.h, o.Key()); ok {
 		o.ResourceVersion = last.ResourceVersion + "1"
-		c.must(c.h.UpdateOwner(last, o))
+		c.must(c.h.Update(last, o))
 		return
 	}
-	c.must(c.h.AddOwner(o))
+	c.must(c.h.Add(o))
 }
 
 // deployment feeds Deployment web (UID dep-uid) wanting n pods.
@@ -199,7 +199,7 @@ func TestRollout_AScaleDownOfTheDeploymentKeepsNothing(t *testing.T) {
 // and released when the Deployment comes wanting no more than its newest ReplicaSet has.
 func TestRollout_ADeploymentNotFedYetKeepsThePlaceUntilItComes(t *testing.T) {
 	c := newCluster(t)
-	c.must(c.h.AddNode(ts.MakeNode("n2", "8", "16Gi")))
+	c.must(c.h.Add(ts.MakeNode("n2", "8", "16Gi")))
 	r := &rollout{cluster: c, pods: map[string]*corev1.Pod{}}
 	r.replicaSet(1, 2)
 	r.land("web-1-1", 1, "n1")
