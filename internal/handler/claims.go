@@ -2,7 +2,6 @@ package handler
 
 import (
 	"fmt"
-	"time"
 
 	resourcev1 "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -109,24 +108,7 @@ func (h *Handler) AssumeClaim(claim *resourcev1.ResourceClaim) error {
 		charged = api
 	}
 	timed := h.sample()
-	for i := range h.claimKind.subs {
-		sub := &h.claimKind.subs[i]
-		switch {
-		case sub.assume != nil:
-			var start time.Time
-			if timed {
-				start = time.Now()
-			}
-			sub.assume(charged, claim)
-			if timed {
-				sub.observe[0].Observe(time.Since(start).Seconds())
-			}
-		case charged == nil:
-			fanOut(h.claimKind.subs[i:i+1], stores.OpAdd, nil, claim, timed)
-		default:
-			fanOut(h.claimKind.subs[i:i+1], stores.OpUpdate, charged, claim, timed)
-		}
-	}
+	fanOut(h.claimKind.subs, stores.OpAssume, charged, claim, timed)
 	written := a.written || !seen || knownNewer(claim.ResourceVersion, api.ResourceVersion)
 	h.claims.assumed[key] = assumedClaim{claim: claim, written: written}
 	h.accept(stores.KindResourceClaim, stores.OpAssume)

@@ -147,7 +147,7 @@ func (h *Handler) writeNodes(ctx context.Context, out *jsonstream.Stream) error 
 	clones := make([]store.NodeInfo, nodesPerHold)
 	n := 0
 	out.Open()
-	err := h.nodesInParts(names, func(infos []*store.NodeInfo) {
+	err := h.nodesInParts(nodesPerHold, names, func(infos []*store.NodeInfo) {
 		if len(infos) > len(clones) {
 			clones = make([]store.NodeInfo, len(infos))
 		}

@@ -12,7 +12,7 @@ import (
 )
 
 // subscriber is one store's handlers for one kind, with the metric observers resolved once.
-type subscriber[T any] struct {
+type subscriber[T comparable] struct {
 	store  stores.Name
 	add    func(T)
 	update func(oldObj, newObj T)
@@ -25,7 +25,7 @@ type subscriber[T any] struct {
 
 // newSubscriber subscribes a store's handlers; after, when set, runs once each returns
 // (outboxAfter).
-func newSubscriber[T any](name stores.Name, after func(), add func(T), update func(T, T), del func(T)) subscriber[T] {
+func newSubscriber[T comparable](name stores.Name, after func(), add func(T), update func(T, T), del func(T)) subscriber[T] {
 	s := subscriber[T]{store: name, add: then1(add, after), update: then2(update, after), del: then1(del, after)}
 	for i, op := range []stores.Op{stores.OpAdd, stores.OpUpdate, stores.OpDelete} {
 		s.observe[i] = metrics.StoreOpDuration.WithLabelValues(string(name), string(op))
@@ -33,9 +33,12 @@ func newSubscriber[T any](name stores.Name, after func(), add func(T), update fu
 	return s
 }
 
-// fanOut calls every subscriber in order for one event. When timed, each store's time is
-// observed (the handler samples one event in metrics.SampleEvery).
-func fanOut[T any](subs []subscriber[T], op stores.Op, oldObj, newObj T, timed bool) {
+// fanOut calls every subscriber in order for one event. An assumption (OpAssume) reaches a
+// store that takes assumptions as such, and the others as an add (no old object) or an
+// update. When timed, each store's time is observed (the handler samples one event in
+// metrics.SampleEvery).
+func fanOut[T comparable](subs []subscriber[T], op stores.Op, oldObj, newObj T, timed bool) {
+	var none T
 	for i := range subs {
 		s := &subs[i]
 		var start time.Time
@@ -43,13 +46,15 @@ func fanOut[T any](subs []subscriber[T], op stores.Op, oldObj, newObj T, timed b
 			start = time.Now()
 		}
 		idx := 0
-		switch op {
-		case stores.OpAdd:
+		switch {
+		case op == stores.OpAssume && s.assume != nil:
+			s.assume(oldObj, newObj)
+		case op == stores.OpAdd, op == stores.OpAssume && oldObj == none:
 			s.add(newObj)
-		case stores.OpUpdate:
+		case op == stores.OpUpdate, op == stores.OpAssume:
 			s.update(oldObj, newObj)
 			idx = 1
-		case stores.OpDelete:
+		case op == stores.OpDelete:
 			s.del(oldObj)
 			idx = 2
 		}

@@ -119,7 +119,7 @@ func (h *Handler) check(nodesEach, podsEach int, pace *yield.Pacer) []error {
 			}
 		})
 	}, rest)
-	h.rangePodsIn(podsEach, func(key types.NamespacedName, e *podstore.Entry) {
+	h.rangePods(podsEach, func(key types.NamespacedName, e *podstore.Entry) {
 		for _, err := range h.pods.CheckEntry(key, e) {
 			errs = append(errs, fmt.Errorf("%s: %w", stores.PodStoreName, err))
 		}

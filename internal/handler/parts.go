@@ -38,18 +38,13 @@ func (h *Handler) rangeNodesIn(size int, fn func(infos []*store.NodeInfo), relea
 	if released != nil {
 		use = func() error { released(); return nil }
 	}
-	_ = h.nodesInPartsOf(size, names, fn, use)
+	_ = h.nodesInParts(size, names, fn, use)
 }
 
-// nodesInParts calls copy with the infos of the nodes named, nodesPerHold per hold of the
-// read lock, and then, the lock released, use (nil: nothing); it stops at use's first error.
-// A node deleted before its part is left out.
-func (h *Handler) nodesInParts(names []string, copy func(infos []*store.NodeInfo), use func() error) error {
-	return h.nodesInPartsOf(nodesPerHold, names, copy, use)
-}
-
-// nodesInPartsOf is nodesInParts with size nodes per hold.
-func (h *Handler) nodesInPartsOf(size int, names []string, copy func(infos []*store.NodeInfo), use func() error) error {
+// nodesInParts calls copy with the infos of the nodes named, size per hold of the read lock,
+// and then, the lock released, use (nil: nothing); it stops at use's first error. A node
+// deleted before its part is left out.
+func (h *Handler) nodesInParts(size int, names []string, copy func(infos []*store.NodeInfo), use func() error) error {
 	infos := make([]*store.NodeInfo, 0, min(size, len(names)))
 	return inParts(h, names, size, func(chunk []string) {
 		infos = infos[:0]
@@ -98,35 +93,25 @@ func (h *Handler) podKeys() []types.NamespacedName {
 	h.mu.RLock()
 	keys := make([]types.NamespacedName, 0, h.pods.Len())
 	h.mu.RUnlock()
-	h.rangePods(func(key types.NamespacedName, _ *podstore.Entry) {
+	h.rangePods(podsPerHold, func(key types.NamespacedName, _ *podstore.Entry) {
 		keys = append(keys, key)
-	})
+	}, nil)
 	slices.SortFunc(keys, stores.CompareKeys)
 	// A pod deleted and added again between two parts may have been read twice.
 	return slices.Compact(keys)
 }
 
 // rangePods calls fn for every pod entry with the read lock held, and lets the lock go and
-// takes it again every podsPerHold entries so that waiting events are applied. The PodStore
+// takes it again every size entries so that waiting events are applied. The PodStore
 // is ranged over as a Go map, which tolerates changes between two steps of the range (the
 // language's rule for a map changed during a range: an entry removed before it is reached is
 // not produced, an entry added may or may not be); the lock makes each step see a whole
 // state. So each entry is read whole, but a pod deleted and added again meanwhile may be
 // produced twice and one added may be missed: callers key what they collect and tolerate
-// both.
-func (h *Handler) rangePods(fn func(types.NamespacedName, *podstore.Entry)) {
-	h.rangePodsReleasing(fn, nil)
-}
-
-// rangePodsReleasing is rangePods that also calls released (when not nil) each time it has
-// let the lock go, after every part and after the last: what fn copied is used there,
-// without the lock.
-func (h *Handler) rangePodsReleasing(fn func(types.NamespacedName, *podstore.Entry), released func()) {
-	h.rangePodsIn(podsPerHold, fn, released)
-}
-
-// rangePodsIn is rangePodsReleasing with size pods per hold.
-func (h *Handler) rangePodsIn(size int, fn func(types.NamespacedName, *podstore.Entry), released func()) {
+// both. It takes size pods per hold and calls released (when not nil) each time it has let
+// the lock go, after every part and after the last: what fn copied is used there, without
+// the lock.
+func (h *Handler) rangePods(size int, fn func(types.NamespacedName, *podstore.Entry), released func()) {
 	h.mu.RLock()
 	n := 0
 	h.pods.Range(func(key types.NamespacedName, e *podstore.Entry) bool {

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -200,25 +199,10 @@ func (h *Handler) dispatchPod(op stores.Op, d podstore.Dispatch, timed bool) {
 	if d.Op == "" {
 		return
 	}
-	if op != stores.OpAssume {
-		fanOut(h.podSubs, d.Op, d.Old, d.New, timed)
-		return
+	if op == stores.OpAssume {
+		d.Op = stores.OpAssume
 	}
-	for i := range h.podSubs {
-		sub := &h.podSubs[i]
-		if sub.assume == nil {
-			fanOut(h.podSubs[i:i+1], d.Op, d.Old, d.New, timed)
-			continue
-		}
-		var start time.Time
-		if timed {
-			start = time.Now()
-		}
-		sub.assume(d.Old, d.New)
-		if timed {
-			sub.observe[0].Observe(time.Since(start).Seconds())
-		}
-	}
+	fanOut(h.podSubs, d.Op, d.Old, d.New, timed)
 }
 
 // podOp dispatches a synthetic pod add (isAdd) or delete to every enabled store except the

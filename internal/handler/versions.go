@@ -30,7 +30,7 @@ func (h *Handler) RangeVersions(kind stores.Kind, fn func(ownerType string, key 
 		part = append(part, objectVersion{ownerType, key, version})
 	}
 	if kind == stores.KindPod {
-		h.rangePodsReleasing(func(key types.NamespacedName, e *podstore.Entry) {
+		h.rangePods(podsPerHold, func(key types.NamespacedName, e *podstore.Entry) {
 			if e.APIPod != nil {
 				add("", key, e.APIPod.ResourceVersion)
 			}
