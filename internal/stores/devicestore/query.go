@@ -76,11 +76,7 @@ func (s *Store) ConsumedCapacity() map[DeviceID]map[resourcev1.QualifiedName]res
 func (s *Store) ClusterCounts() (all store.DeviceCounts, byClass map[string]store.DeviceCounts) {
 	byClass = make(map[string]store.DeviceCounts, len(s.classes))
 	for name := range s.classes {
-		var c store.DeviceCounts
-		if t := s.totals.byClass[name]; t != nil {
-			c = *t
-		}
-		byClass[name] = c
+		byClass[name] = s.totals.of(name)
 	}
 	return s.totals.all, byClass
 }
