@@ -26,16 +26,6 @@ func (s *Store) NodeDevicesList(name string) []Device {
 	return s.devicesOf(e)
 }
 
-// Nodes returns the names of the nodes some pool reaches.
-func (s *Store) Nodes() []string {
-	var out []string
-	s.views.Range(func(name string, _ *nodeEntry) bool {
-		out = append(out, name)
-		return true
-	})
-	return out
-}
-
 // AllocatedDevices returns every device some claim holds, published or not: the set
 // kube-scheduler's claim tracker gathers (its AllocatedDevices plus the devices of its
 // shared device IDs).
