@@ -61,15 +61,15 @@ func (s *Store) matches(c *class, d *published) bool {
 	return true
 }
 
-// rematchClass matches a (new or changed) class against every published device.
-func (s *Store) rematchClass(c *class) {
-	name := c.class.Name
+// rematchClass matches a (new or changed) class against every published device; a nil
+// class (deleted) matches none.
+func (s *Store) rematchClass(name string, c *class) {
 	for _, p := range s.pools {
 		changed := false
 		for id, e := range p.devices {
 			rematched := false
 			for _, v := range e.versions {
-				if is := s.matches(c, v); is != v.classes.has(name) {
+				if is := c != nil && s.matches(c, v); is != v.classes.has(name) {
 					v.classes = s.classSets.with(v.classes, name, is)
 					rematched = true
 				}

@@ -232,7 +232,7 @@ func (s *Store) AddDeviceClass(dc *resourcev1.DeviceClass) {
 func (s *Store) setClass(dc *resourcev1.DeviceClass) {
 	c := s.compile(dc)
 	s.classes[dc.Name] = c
-	s.rematchClass(c)
+	s.rematchClass(dc.Name, c)
 }
 
 // UpdateDeviceClass re-matches a class whose selectors changed.
@@ -250,24 +250,6 @@ func (s *Store) UpdateDeviceClass(oldClass, newClass *resourcev1.DeviceClass) {
 func (s *Store) DeleteDeviceClass(dc *resourcev1.DeviceClass) {
 	s.extended.OnDelete(dc)
 	delete(s.classes, dc.Name)
-	for _, p := range s.pools {
-		changed := false
-		for id, e := range p.devices {
-			removed := false
-			for _, v := range e.versions {
-				if v.classes.has(dc.Name) {
-					v.classes = s.classSets.with(v.classes, dc.Name, false)
-					removed = true
-				}
-			}
-			if removed {
-				s.recount(p, id)
-				changed = true
-			}
-		}
-		if changed {
-			s.touchPool(p)
-		}
-	}
+	s.rematchClass(dc.Name, nil)
 	delete(s.totals.byClass, dc.Name)
 }

@@ -4,7 +4,14 @@ import "github.com/seed0f91f25e/multicache/pkg/multicache/store"
 
 // CountAll counts the cluster's devices from the pools, as ClusterCounts did before it kept
 // running totals: what the totals are compared with.
-func (s *Store) CountAll() (store.DeviceCounts, map[string]store.DeviceCounts) { return s.countAll() }
+func (s *Store) CountAll() (store.DeviceCounts, map[string]store.DeviceCounts) {
+	fresh := s.countAll(false)
+	byClass := make(map[string]store.DeviceCounts, len(s.classes))
+	for name := range s.classes {
+		byClass[name] = fresh.of(name)
+	}
+	return fresh.all, byClass
+}
 
 // MiscountForTest puts one device too many in the kept totals, for the self-check's test.
 func (s *Store) MiscountForTest() { s.totals.all.Total++ }

@@ -108,21 +108,17 @@ func (s *Store) CheckInvariants() []error {
 // the devices, and marks them miscounted when they differ (RebuildTotals).
 func (s *Store) checkTotals() (errs []error) {
 	defer func() { s.miscounted.Store(len(errs) > 0) }()
-	all, byClass := s.countAll()
-	if s.totals.all != all {
-		errs = append(errs, fmt.Errorf("the cluster's device totals (multicache_devices) are %+v, a count of the devices gives %+v", s.totals.all, all))
+	fresh := s.countAll(false)
+	if s.totals.all != fresh.all {
+		errs = append(errs, fmt.Errorf("the cluster's device totals (multicache_devices) are %+v, a count of the devices gives %+v", s.totals.all, fresh.all))
 	}
-	for _, name := range slices.Sorted(maps.Keys(byClass)) {
-		var kept store.DeviceCounts
-		if t := s.totals.byClass[name]; t != nil {
-			kept = *t
-		}
-		if want := byClass[name]; kept != want {
+	for _, name := range slices.Sorted(maps.Keys(s.classes)) {
+		if kept, want := s.totals.of(name), fresh.of(name); kept != want {
 			errs = append(errs, fmt.Errorf("the device totals of DeviceClass %s (multicache_devices) are %+v, a count of the devices gives %+v", name, kept, want))
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(s.totals.byClass)) {
-		if _, known := byClass[name]; !known && *s.totals.byClass[name] != (store.DeviceCounts{}) {
+		if _, known := s.classes[name]; !known && *s.totals.byClass[name] != (store.DeviceCounts{}) {
 			errs = append(errs, fmt.Errorf("the device totals count %+v for DeviceClass %s, which the cache does not know", *s.totals.byClass[name], name))
 		}
 	}

@@ -26,16 +26,6 @@ func (s *Store) NodeDevicesList(name string) []Device {
 	return s.devicesOf(e)
 }
 
-// Nodes returns the names of the nodes some pool reaches.
-func (s *Store) Nodes() []string {
-	var out []string
-	s.views.Range(func(name string, _ *nodeEntry) bool {
-		out = append(out, name)
-		return true
-	})
-	return out
-}
-
 // AllocatedDevices returns every device some claim holds, published or not: the set
 // kube-scheduler's claim tracker gathers (its AllocatedDevices plus the devices of its
 // shared device IDs).
@@ -76,11 +66,7 @@ func (s *Store) ConsumedCapacity() map[DeviceID]map[resourcev1.QualifiedName]res
 func (s *Store) ClusterCounts() (all store.DeviceCounts, byClass map[string]store.DeviceCounts) {
 	byClass = make(map[string]store.DeviceCounts, len(s.classes))
 	for name := range s.classes {
-		var c store.DeviceCounts
-		if t := s.totals.byClass[name]; t != nil {
-			c = *t
-		}
-		byClass[name] = c
+		byClass[name] = s.totals.of(name)
 	}
 	return s.totals.all, byClass
 }

@@ -97,26 +97,13 @@ func (s *Store) RebuildTotals() []string {
 	if !s.miscounted.Swap(false) {
 		return nil
 	}
-	fresh := newTotals()
-	for _, p := range s.pools {
-		for id, e := range p.devices {
-			e.share = s.shareOf(e, id)
-			fresh.apply(e.share, 1)
-		}
-	}
+	fresh := s.countAll(true)
 	var fixed []string
 	if s.totals.all != fresh.all {
 		fixed = append(fixed, fmt.Sprintf("all devices: %+v, rebuilt %+v", s.totals.all, fresh.all))
 	}
 	for _, name := range slices.Sorted(maps.Keys(s.classes)) {
-		var kept, now store.DeviceCounts
-		if c := s.totals.byClass[name]; c != nil {
-			kept = *c
-		}
-		if c := fresh.byClass[name]; c != nil {
-			now = *c
-		}
-		if kept != now {
+		if kept, now := s.totals.of(name), fresh.of(name); kept != now {
 			fixed = append(fixed, fmt.Sprintf("DeviceClass %s: %+v, rebuilt %+v", name, kept, now))
 		}
 	}
@@ -124,26 +111,26 @@ func (s *Store) RebuildTotals() []string {
 	return fixed
 }
 
-// countAll counts the cluster's devices from the pools, as the totals should hold them.
-func (s *Store) countAll() (all store.DeviceCounts, byClass map[string]store.DeviceCounts) {
-	byClass = make(map[string]store.DeviceCounts, len(s.classes))
-	for name := range s.classes {
-		byClass[name] = store.DeviceCounts{}
-	}
+// countAll counts the cluster's devices afresh from the pools, as the totals should hold
+// them; keep makes each device's fresh share its own (RebuildTotals).
+func (s *Store) countAll(keep bool) totals {
+	fresh := newTotals()
 	for _, p := range s.pools {
 		for id, e := range p.devices {
 			sh := s.shareOf(e, id)
-			if !sh.counted {
-				continue
+			if keep {
+				e.share = sh
 			}
-			count(&all, sh.held, sh.assumed, 1)
-			for _, name := range sh.classes.names {
-				if c, ok := byClass[name]; ok {
-					count(&c, sh.held, sh.assumed, 1)
-					byClass[name] = c
-				}
-			}
+			fresh.apply(sh, 1)
 		}
 	}
-	return all, byClass
+	return fresh
+}
+
+// of returns the counts of a class, zero when none is counted.
+func (t *totals) of(class string) store.DeviceCounts {
+	if c := t.byClass[class]; c != nil {
+		return *c
+	}
+	return store.DeviceCounts{}
 }

@@ -290,7 +290,7 @@ func (w *totalsWorld) listed() (store.DeviceCounts, map[string]store.DeviceCount
 		classes            map[string]bool
 	}
 	devices := map[string]*listedDevice{}
-	for _, n := range w.s.Nodes() {
+	for n := range w.s.Dump().(devicestore.Dump).Nodes {
 		for _, d := range w.s.NodeDevicesList(n) {
 			ld := devices[d.ID.String()]
 			if ld == nil {
