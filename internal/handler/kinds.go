@@ -121,7 +121,7 @@ func (k *objectKind[K, T]) sync(h *Handler, ownerType string, key types.Namespac
 	return syncObject(h, k, cacheKey, obj.(T), d)
 }
 
-// rangeVersions ranges over the last-seen map as rangePodsReleasing does over the pods,
+// rangeVersions ranges over the last-seen map as rangePods does over the pods,
 // podsPerHold objects per hold of the read lock.
 func (k *objectKind[K, T]) rangeVersions(h *Handler, fn func(string, types.NamespacedName, string), released func()) {
 	h.mu.RLock()
