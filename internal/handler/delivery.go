@@ -37,14 +37,14 @@ func (h *Handler) Sync(key types.NamespacedName, obj any, inScope bool, d Delive
 		return h.syncPod(key, o, inScope, d)
 	case *store.Owner:
 		if o == nil {
-			return fmt.Errorf("%w: a gone owner is an Owner naming its type, namespace and name, delivered as Deleted", store.ErrInvalidObject)
+			return h.rejectUnlocked(stores.KindOwner, stores.OpDelete, key.String(), fmt.Errorf("%w: a gone owner is an Owner naming its type, namespace and name, delivered as Deleted", store.ErrInvalidObject))
 		}
 		return h.ownerKind.sync(h, string(o.Type), types.NamespacedName{Namespace: o.Namespace, Name: o.Name}, o, d)
 	}
 	if k, ok := h.kindOf(obj); ok {
 		return k.sync(h, "", key, obj, d)
 	}
-	return fmt.Errorf("%w: the cache does not hold a %T", store.ErrInvalidObject, obj)
+	return h.refuseUnknown(stores.OpAdd, obj)
 }
 
 // lateDelete counts and logs a delete notification of an object the cache no longer holds

@@ -189,8 +189,10 @@ func TestEdgeAndSync_RefuseWhatIsNotAnObjectOfAKindUnderItsKey(t *testing.T) {
 		"a namespaced node":   h.Sync(types.NamespacedName{Namespace: "ns", Name: "n1"}, n, true, Current),
 		"a persistent volume": h.Sync(types.NamespacedName{Name: "pv"}, (*corev1.PersistentVolume)(nil), true, Current),
 	} {
-		if !errors.Is(err, store.ErrInvalidObject) {
-			t.Errorf("%s: %v, want ErrInvalidObject", name, err)
+		// An EventError is counted and logged as every refused event is.
+		var counted *stores.EventError
+		if !errors.Is(err, store.ErrInvalidObject) || !errors.As(err, &counted) {
+			t.Errorf("%s: %v, want an EventError of ErrInvalidObject", name, err)
 		}
 	}
 	if _, ok := h.LastSeen(stores.KindNode, "", types.NamespacedName{Name: "n1"}); !ok {

@@ -67,7 +67,7 @@ func (h *Handler) edge(op stores.Op, oldObj, newObj any) error {
 	}
 	k, ok := h.kindOf(obj)
 	if !ok {
-		return fmt.Errorf("%w: the cache does not hold a %T", store.ErrInvalidObject, obj)
+		return h.refuseUnknown(op, obj)
 	}
 	return k.event(h, op, oldObj, newObj)
 }
@@ -76,4 +76,10 @@ func (h *Handler) edge(op stores.Op, oldObj, newObj any) error {
 func (h *Handler) sample() bool {
 	h.events++
 	return h.events%metrics.SampleEvery == 0
+}
+
+// refuseUnknown refuses an object of a type the cache keeps no kind of (counted under the
+// kind "unknown").
+func (h *Handler) refuseUnknown(op stores.Op, obj any) error {
+	return h.rejectUnlocked("unknown", op, "<unknown>", fmt.Errorf("%w: the cache does not hold a %T", store.ErrInvalidObject, obj))
 }

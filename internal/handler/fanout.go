@@ -17,7 +17,7 @@ type subscriber[T comparable] struct {
 	add    func(T)
 	update func(oldObj, newObj T)
 	del    func(T)
-	// assume, when set, takes an assumption instead of add or update (stores.PodAssumer).
+	// assume, when set, takes an assumption instead of add or update (store.PodAssumer).
 	assume func(oldObj, newObj T)
 	// observers of StoreOpDuration for add, update, delete.
 	observe [3]prometheus.Observer

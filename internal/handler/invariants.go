@@ -48,7 +48,7 @@ func (h *Handler) CheckInvariants() []error {
 	return errs
 }
 
-// rebuildTotals has, under the write lock, every stores.TotalsRebuilder whose last check
+// rebuildTotals has, under the write lock, every store.TotalsRebuilder whose last check
 // found its totals wrong rebuild them from its objects; each rebuild is counted in
 // multicache_kept_totals_rebuilt_total and logged with what it corrected.
 func (h *Handler) rebuildTotals() {

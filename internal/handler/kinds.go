@@ -116,7 +116,11 @@ func (k *objectKind[K, T]) event(h *Handler, op stores.Op, oldObj, newObj any) e
 func (k *objectKind[K, T]) sync(h *Handler, ownerType string, key types.NamespacedName, obj any, d Delivery) error {
 	cacheKey, ok := k.fromRef(ownerType, key)
 	if !ok {
-		return fmt.Errorf("%w: (%q, %s) is not the key of a %s (only an owner's names a type, and a cluster-scoped kind's has no namespace)", store.ErrInvalidObject, ownerType, key, k.kind)
+		op := stores.OpAdd
+		if obj.(T) == *new(T) {
+			op = stores.OpDelete
+		}
+		return h.rejectUnlocked(k.kind, op, key.String(), fmt.Errorf("%w: (%q, %s) is not the key of a %s (only an owner's names a type, and a cluster-scoped kind's has no namespace)", store.ErrInvalidObject, ownerType, key, k.kind))
 	}
 	return syncObject(h, k, cacheKey, obj.(T), d)
 }
@@ -146,7 +150,10 @@ func (k *objectKind[K, T]) last(ownerType string, key types.NamespacedName) (any
 		return nil, false
 	}
 	obj, ok := k.seen[cacheKey]
-	return obj, ok
+	if !ok {
+		return nil, false
+	}
+	return obj, true
 }
 
 func (k *objectKind[K, T]) version(ownerType string, key types.NamespacedName) (string, bool) {

@@ -192,7 +192,7 @@ func Retryable(err error) bool {
 }
 
 // dispatchPod fans a planned pod step out to every pod-handling store but the PodStore.
-// An assumption reaches a store that implements stores.PodAssumer (the ReservationStore) as
+// An assumption reaches a store that implements store.PodAssumer (the ReservationStore) as
 // such: a pod a scheduler places now may consume a reservation that a pod the API reports
 // may not.
 func (h *Handler) dispatchPod(op stores.Op, d podstore.Dispatch, timed bool) {

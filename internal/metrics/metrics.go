@@ -83,7 +83,7 @@ var (
 
 // KeptTotalsRebuiltTotal counts, by store, the totals a store keeps as events change
 // them that a confirmed self-check found wrong and that were rebuilt from the objects the
-// store holds (stores.TotalsRebuilder).
+// store holds (store.TotalsRebuilder).
 var KeptTotalsRebuiltTotal = counterVec(prometheus.CounterOpts{
 	Namespace: namespace, Name: "kept_totals_rebuilt_total",
 	Help: "Totals kept as events change them (the devices store's cluster counts) that a confirmed self-check found wrong, rebuilt from the store's objects, by store.",

@@ -89,7 +89,7 @@ func (s *Store) uncount(e *device) {
 	e.share = share{}
 }
 
-// RebuildTotals implements stores.TotalsRebuilder, under the handler's write lock: when the
+// RebuildTotals implements store.TotalsRebuilder, under the handler's write lock: when the
 // last self-check found the totals miscounted, every device's share is recounted from its
 // pool and the totals summed again from the shares. It returns the totals that differed,
 // kept and rebuilt; nil when the last check found nothing wrong or they agree by now.
