@@ -57,7 +57,7 @@ var foreignSources = []foreignSource{
 		newObj:  func() client.Object { return &schedulingv1alpha3.PodGroup{} },
 		newList: func() client.ObjectList { return &schedulingv1alpha3.PodGroupList{} },
 		convert: func(o client.Object) (*v1alpha1.PodGroup, error) {
-			return podgroupstore.FromNative(o.(*schedulingv1alpha3.PodGroup)), nil
+			return PodGroupFromNative(o.(*schedulingv1alpha3.PodGroup)), nil
 		},
 	},
 	{
@@ -73,7 +73,7 @@ var foreignSources = []foreignSource{
 			return l
 		},
 		convert: func(o client.Object) (*v1alpha1.PodGroup, error) {
-			return podgroupstore.FromSchedulerPlugins(o.(*unstructured.Unstructured))
+			return PodGroupFromSchedulerPlugins(o.(*unstructured.Unstructured))
 		},
 	},
 }

@@ -8,7 +8,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
-	"github.com/seed0f91f25e/multicache/internal/stores/podgroupstore"
+	"github.com/seed0f91f25e/multicache/internal/controllers"
 	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
 	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
@@ -112,8 +112,8 @@ func TestPodGroupsForPod_EverySourceWithItsMinMember(t *testing.T) {
 	}
 	must(h.Add(ts.MakeNode("n1", "4", "8Gi")))
 	must(h.Add(ts.MakePodGroup("ns", "a", 2)))
-	must(h.Add(podgroupstore.FromNative(ts.MakeNativePodGroup("ns", "c", 3))))
-	sp, err := podgroupstore.FromSchedulerPlugins(ts.MakeSchedulerPluginsPodGroup("ns", "b", 4))
+	must(h.Add(controllers.PodGroupFromNative(ts.MakeNativePodGroup("ns", "c", 3))))
+	sp, err := controllers.PodGroupFromSchedulerPlugins(ts.MakeSchedulerPluginsPodGroup("ns", "b", 4))
 	must(err)
 	must(h.Add(sp))
 	pod := ts.MakePod("ns", "p", ts.OnNode("n1"), ts.WithLabels(PodGroupLabel, "a", SchedulerPluginsPodGroupLabel, "b"))

@@ -1,13 +1,10 @@
 package podgroupstore
 
 import (
-	"fmt"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	schedulingv1alpha3 "k8s.io/api/scheduling/v1alpha3"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -21,8 +18,8 @@ import (
 // key, and multicache's own groups keep their plain namespace/name keys (the status writer,
 // the Reader and the dump address them as before).
 //
-// Such a group enters the cache as a *v1alpha1.PodGroup converted from its API's object
-// (FromNative, FromSchedulerPlugins): same name key, UID and resource version, its gang size
+// Such a group enters the cache as a *v1alpha1.PodGroup converted from its API's object by
+// its feed (internal/controllers, podgroup_convert.go): same name key, UID and resource version, its gang size
 // in spec.minMember, its timeout where the API has one. That is the one shape the handler's
 // last-seen copies, the store, the snapshots and the drift comparison know.
 
@@ -108,62 +105,4 @@ func SourceOf(key types.NamespacedName) (store.PodGroupSource, string) {
 		}
 	}
 	return store.PodGroupSourceMulticache, key.Name
-}
-
-// converted returns the common shape of a group from another source: its identity under
-// key, and minMember.
-func converted(meta metav1.Object, source store.PodGroupSource, minMember int32) *v1alpha1.PodGroup {
-	key := Key(source, meta.GetNamespace(), meta.GetName())
-	return &v1alpha1.PodGroup{
-		ObjectMeta: metav1.ObjectMeta{
-			Namespace: key.Namespace, Name: key.Name, UID: meta.GetUID(), ResourceVersion: meta.GetResourceVersion(),
-			Generation: meta.GetGeneration(), CreationTimestamp: meta.GetCreationTimestamp(), Labels: meta.GetLabels(),
-			// Kubernetes' PodGroups carry a protection finalizer: deleted, they stay (being
-			// deleted) until kube-controller-manager sees their pods gone.
-			DeletionTimestamp: meta.GetDeletionTimestamp(),
-		},
-		Spec: v1alpha1.PodGroupSpec{MinMember: minMember},
-	}
-}
-
-// FromNative converts Kubernetes' PodGroup. Its gang size is
-// spec.schedulingPolicy.gang.minCount; a group with the basic policy (no gang) counts as a
-// gang of one, so that it runs once any member runs. The native API has no schedule timeout.
-func FromNative(pg *schedulingv1alpha3.PodGroup) *v1alpha1.PodGroup {
-	minMember := int32(1)
-	if g := pg.Spec.SchedulingPolicy.Gang; g != nil && g.MinCount > 0 {
-		minMember = g.MinCount
-	}
-	return converted(pg, store.PodGroupSourceNative, minMember)
-}
-
-// FromSchedulerPlugins converts scheduler-plugins' PodGroup: spec.minMember,
-// spec.scheduleTimeoutSeconds and status.scheduleStartTime map to the fields of the same
-// names. A field of the wrong type is an error naming it.
-func FromSchedulerPlugins(u *unstructured.Unstructured) (*v1alpha1.PodGroup, error) {
-	minMember, _, err := unstructured.NestedInt64(u.Object, "spec", "minMember")
-	if err != nil {
-		return nil, fmt.Errorf("scheduler-plugins PodGroup %s/%s: spec.minMember: %w", u.GetNamespace(), u.GetName(), err)
-	}
-	// scheduler-plugins treats an unset or zero minMember as a group of one.
-	pg := converted(u, store.PodGroupSourceSchedulerPlugins, max(int32(min(minMember, 1<<31-1)), 1))
-	timeout, found, err := unstructured.NestedInt64(u.Object, "spec", "scheduleTimeoutSeconds")
-	if err != nil {
-		return nil, fmt.Errorf("scheduler-plugins PodGroup %s/%s: spec.scheduleTimeoutSeconds: %w", u.GetNamespace(), u.GetName(), err)
-	}
-	if found && timeout > 0 {
-		pg.Spec.ScheduleTimeoutSeconds = new(int32(min(timeout, 1<<31-1)))
-	}
-	start, found, err := unstructured.NestedString(u.Object, "status", "scheduleStartTime")
-	if err != nil {
-		return nil, fmt.Errorf("scheduler-plugins PodGroup %s/%s: status.scheduleStartTime: %w", u.GetNamespace(), u.GetName(), err)
-	}
-	if found && start != "" {
-		var t metav1.Time
-		if err := t.UnmarshalQueryParameter(start); err != nil {
-			return nil, fmt.Errorf("scheduler-plugins PodGroup %s/%s: status.scheduleStartTime %q: %w", u.GetNamespace(), u.GetName(), start, err)
-		}
-		pg.Status.ScheduleStartTime = &t
-	}
-	return pg, nil
 }

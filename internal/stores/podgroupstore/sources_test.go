@@ -1,14 +1,13 @@
 package podgroupstore_test
 
 import (
-	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	schedulingv1alpha3 "k8s.io/api/scheduling/v1alpha3"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/seed0f91f25e/multicache/internal/controllers"
 	"github.com/seed0f91f25e/multicache/internal/stores"
 	"github.com/seed0f91f25e/multicache/internal/stores/podgroupstore"
 	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
@@ -23,7 +22,7 @@ var (
 func mustSP(t *testing.T, minMember int64) *podgroupstore.Store {
 	t.Helper()
 	s, _ := newStore(t)
-	pg, err := podgroupstore.FromSchedulerPlugins(ts.MakeSchedulerPluginsPodGroup("ns", "gang", minMember))
+	pg, err := controllers.PodGroupFromSchedulerPlugins(ts.MakeSchedulerPluginsPodGroup("ns", "gang", minMember))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,8 +33,8 @@ func mustSP(t *testing.T, minMember int64) *podgroupstore.Store {
 func TestPodGroupSources_SameNameInThreeAPIsAreThreeGroups(t *testing.T) {
 	s, changed := newStore(t)
 	s.AddPodGroup(ts.MakePodGroup("ns", "gang", 1))
-	s.AddPodGroup(podgroupstore.FromNative(ts.MakeNativePodGroup("ns", "gang", 2)))
-	sp, err := podgroupstore.FromSchedulerPlugins(ts.MakeSchedulerPluginsPodGroup("ns", "gang", 3))
+	s.AddPodGroup(controllers.PodGroupFromNative(ts.MakeNativePodGroup("ns", "gang", 2)))
+	sp, err := controllers.PodGroupFromSchedulerPlugins(ts.MakeSchedulerPluginsPodGroup("ns", "gang", 3))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +82,7 @@ func TestPodGroupSources_SameNameInThreeAPIsAreThreeGroups(t *testing.T) {
 
 func TestPodGroupSources_NativeMemberLeavesLowersTheCounts(t *testing.T) {
 	s, _ := newStore(t)
-	s.AddPodGroup(podgroupstore.FromNative(ts.MakeNativePodGroup("ns", "gang", 3)))
+	s.AddPodGroup(controllers.PodGroupFromNative(ts.MakeNativePodGroup("ns", "gang", 3)))
 	pods := []*corev1.Pod{}
 	for _, n := range []string{"a", "b", "c"} {
 		p := ts.MakePod("ns", n, ts.InNativeGroup("gang"), ts.OnNode("n1"), ts.InPhase(corev1.PodRunning))
@@ -149,19 +148,11 @@ func TestPodGroupSources_KeysCannotCollide(t *testing.T) {
 	}
 }
 
-func TestPodGroupSources_NativeBasicPolicyIsAGangOfOne(t *testing.T) {
-	pg := ts.MakeNativePodGroup("ns", "gang", 1)
-	pg.Spec.SchedulingPolicy = schedulingv1alpha3.PodGroupSchedulingPolicy{Basic: &schedulingv1alpha3.BasicSchedulingPolicy{}}
-	if got := podgroupstore.FromNative(pg).Spec.MinMember; got != 1 {
-		t.Errorf("basic policy: minMember %d, want 1", got)
-	}
-}
-
 func TestPodGroupSources_SchedulerPluginsTimeoutAndStartTime(t *testing.T) {
 	u := ts.MakeSchedulerPluginsPodGroup("ns", "gang", 2)
 	u.Object["spec"].(map[string]any)["scheduleTimeoutSeconds"] = int64(30)
 	u.Object["status"] = map[string]any{"scheduleStartTime": "2026-01-01T01:00:00Z"}
-	pg, err := podgroupstore.FromSchedulerPlugins(u)
+	pg, err := controllers.PodGroupFromSchedulerPlugins(u)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,20 +161,5 @@ func TestPodGroupSources_SchedulerPluginsTimeoutAndStartTime(t *testing.T) {
 	st, _ := s.Get(spKey)
 	if want := t0.Add(time.Hour + 30*time.Second); !st.TimeoutAt.Equal(want) {
 		t.Errorf("timeout at %v, want %v", st.TimeoutAt, want)
-	}
-}
-
-func TestPodGroupSources_SchedulerPluginsBadFieldsAreErrorsNamingThem(t *testing.T) {
-	for field, mutate := range map[string]func(u map[string]any){
-		"spec.minMember":              func(u map[string]any) { u["spec"].(map[string]any)["minMember"] = "three" },
-		"spec.scheduleTimeoutSeconds": func(u map[string]any) { u["spec"].(map[string]any)["scheduleTimeoutSeconds"] = "soon" },
-		"status.scheduleStartTime":    func(u map[string]any) { u["status"] = map[string]any{"scheduleStartTime": "yesterday"} },
-	} {
-		u := ts.MakeSchedulerPluginsPodGroup("ns", "gang", 2)
-		mutate(u.Object)
-		_, err := podgroupstore.FromSchedulerPlugins(u)
-		if err == nil || !strings.Contains(err.Error(), field) || !strings.Contains(err.Error(), "ns/gang") {
-			t.Errorf("%s of the wrong type: error %v, want one naming the field and the group", field, err)
-		}
 	}
 }
