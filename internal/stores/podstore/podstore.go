@@ -18,7 +18,7 @@ type Store struct {
 	h *stores.CacheHandler
 	// pods holds every pod, versioned so that a snapshot copies only the pods that changed.
 	pods *store.Versioned[types.NamespacedName, *Entry]
-	// assumed indexes the assumed pods, for expiry and for snapshots.
+	// assumed indexes the assumed pods, for expiry.
 	assumed *store.Versioned[types.NamespacedName, *Entry]
 }
 

@@ -7,19 +7,21 @@ import (
 	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
-// Snapshot copies the state of every pod, and indexes the assumed ones.
+// Snapshot copies the state of every pod.
 type Snapshot struct {
-	pods    map[types.NamespacedName]store.PodStatus
-	assumed map[types.NamespacedName]store.PodStatus
+	pods map[types.NamespacedName]store.PodStatus
 }
 
 // StoreName implements stores.Snapshot.
 func (s *Snapshot) StoreName() stores.Name { return stores.PodStoreName }
 
-// Assumed returns the status of an assumed pod.
+// Assumed returns the status of a pod that is assumed.
 func (s *Snapshot) Assumed(key types.NamespacedName) (store.PodStatus, bool) {
-	st, ok := s.assumed[key]
-	return st, ok
+	st, ok := s.pods[key]
+	if !ok || st.State != store.PodAssumed {
+		return store.PodStatus{}, false
+	}
+	return st, true
 }
 
 // Get returns the state of a pod, assumed or added, as Store.Get did when the snapshot was
@@ -29,18 +31,13 @@ func (s *Snapshot) Get(key types.NamespacedName) (store.PodStatus, bool) {
 	return st, ok
 }
 
-// AssumedLen returns the number of assumed pods.
-func (s *Snapshot) AssumedLen() int { return len(s.assumed) }
-
 // NewSnapshot implements stores.Store.
 func (s *Store) NewSnapshot(store.SnapshotOptions) store.Snapshot {
-	return &Snapshot{pods: map[types.NamespacedName]store.PodStatus{}, assumed: map[types.NamespacedName]store.PodStatus{}}
+	return &Snapshot{pods: map[types.NamespacedName]store.PodStatus{}}
 }
 
 // UpdateSnapshot implements stores.Store.
 func (s *Store) UpdateSnapshot(snap store.Snapshot, since int64) {
 	ps := snap.(*Snapshot)
-	status := func(_ store.PodStatus, e *Entry) store.PodStatus { return e.PodStatus }
-	store.Sync(s.pods, ps.pods, since, status, nil)
-	store.Sync(s.assumed, ps.assumed, since, status, nil)
+	store.Sync(s.pods, ps.pods, since, func(_ store.PodStatus, e *Entry) store.PodStatus { return e.PodStatus }, nil)
 }
