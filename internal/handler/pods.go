@@ -175,8 +175,6 @@ func (h *Handler) keepPlace(st store.PodStatus, next *corev1.Pod) {
 	kept, err := rs.PodGone(st.Pod, next)
 	h.takeOutbox(rs)
 	switch {
-	case err != nil && errors.Is(err, reservationstore.ErrInvalidReserveOnDelete):
-		h.log.Info("deleted pod's place not kept", "pod", store.PodKey(st.Pod), "node", st.Pod.Spec.NodeName, "reason", err.Error())
 	case err != nil:
 		h.log.Info("deleted pod's place not kept", "pod", store.PodKey(st.Pod), "node", st.Pod.Spec.NodeName, "reason", err.Error())
 	case kept:

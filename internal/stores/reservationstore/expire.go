@@ -9,7 +9,8 @@ import (
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
 )
 
-// Transition is a phase change the reaper made, for the status writer.
+// Transition is a phase change the reaper made, as the reaper logs it (the status writer learns
+// of the change through the Outbox).
 type Transition struct {
 	Key      types.NamespacedName
 	From, To v1alpha1.ReservationPhase
