@@ -78,7 +78,7 @@ func TestRetryable_FalseWhereTheSameCallCannotSucceed(t *testing.T) {
 // forgotten; a node no pool reaches has none.
 func TestSiblings_ReadANodesDevicesAssumedClaimsIncluded(t *testing.T) {
 	h := newHandler(t)
-	r, a := reader{h}, assumer{h}
+	r, a := readerOf(h), assumer{h}
 	slice := &resourcev1.ResourceSlice{ObjectMeta: metav1.ObjectMeta{Name: "n1-gpus", UID: "s1", ResourceVersion: "1"},
 		Spec: resourcev1.ResourceSliceSpec{Driver: "gpu.example.com", NodeName: ptr.To("n1"),
 			Pool:    resourcev1.ResourcePool{Name: "n1", Generation: 1, ResourceSliceCount: 1},

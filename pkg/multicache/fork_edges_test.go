@@ -133,7 +133,7 @@ func TestFork_AChangedNodeHasAGenerationOfItsOwn(t *testing.T) {
 func sameGroup(t *testing.T, f *Fork, w forkWorld, pods map[types.NamespacedName]*corev1.Pod, key types.NamespacedName) {
 	t.Helper()
 	g, gok := f.PodGroup(key)
-	e, eok := reader{w.cache(t, pods, nil)}.PodGroup(key)
+	e, eok := readerOf(w.cache(t, pods, nil)).PodGroup(key)
 	if gok != eok || g.Counts != e.Counts {
 		t.Errorf("fork PodGroup(%s) = %+v %v; cache = %+v %v", key, g.Counts, gok, e.Counts, eok)
 	}

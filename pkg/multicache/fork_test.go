@@ -76,7 +76,7 @@ func (w forkWorld) cache(t *testing.T, pods map[types.NamespacedName]*corev1.Pod
 
 func (w forkWorld) snapshot(t *testing.T) *Snapshot {
 	t.Helper()
-	r := reader{w.cache(t, w.pods, nil)}
+	r := readerOf(w.cache(t, w.pods, nil))
 	snap := r.NewSnapshot(SnapshotOptions{})
 	if err := r.UpdateSnapshot(snap); err != nil {
 		t.Fatal(err)
@@ -146,7 +146,7 @@ func TestFork_NestsRevertsAndNeverChangesTheSnapshot(t *testing.T) {
 func TestFork_FailsOnceItsSnapshotMoved(t *testing.T) {
 	w := newForkWorld(rand.New(rand.NewPCG(5, 6)), 2, 4)
 	h := w.cache(t, w.pods, nil)
-	r := reader{h}
+	r := readerOf(h)
 	snap := r.NewSnapshot(SnapshotOptions{})
 	if err := r.UpdateSnapshot(snap); err != nil {
 		t.Fatal(err)
@@ -265,7 +265,7 @@ func (m forkModel) remove(key types.NamespacedName, w forkWorld) {
 // removed nodes.
 func compareFork(t *testing.T, what string, f *Fork, w forkWorld, pods map[types.NamespacedName]*corev1.Pod, removed map[string]bool, disrupted int) {
 	t.Helper()
-	want := reader{w.cache(t, pods, removed)}
+	want := readerOf(w.cache(t, pods, removed))
 	byName := func(infos []*store.NodeInfo) []string {
 		var out []string
 		for _, n := range infos {

@@ -132,7 +132,7 @@ func (o *Operator) Start(ctx context.Context) error {
 func (o *Operator) Ready() bool { return o.op.Ready() }
 
 // Reader is the cache's read-only API, the one siblings get.
-func (o *Operator) Reader() Reader { return reader{o.op.Cache} }
+func (o *Operator) Reader() Reader { return readerOf(o.op.Cache) }
 
 // Assumer is the cache's assume/forget API, the one siblings get.
 func (o *Operator) Assumer() Assumer { return assumer{o.op.Cache} }
@@ -171,7 +171,7 @@ func (o *Operator) Verify(ctx context.Context) error {
 // and the Assumer wrapping the handler, never the handler.
 func siblingFactory(f SiblingFactory) operator.SiblingFactory {
 	return func(d operator.SiblingDeps) (operator.Sibling, error) {
-		s, err := f(SiblingDeps{Manager: d.Manager, Reader: reader{d.Cache}, Assumer: assumer{d.Cache},
+		s, err := f(SiblingDeps{Manager: d.Manager, Reader: readerOf(d.Cache), Assumer: assumer{d.Cache},
 			Options: Options{o: d.Options}, Metrics: d.Metrics, Log: d.Log, Writer: d.Writer, Recorder: d.Recorder,
 			Accounting: d.Cache.Config().Accounting()})
 		if s == nil {

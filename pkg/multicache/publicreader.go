@@ -5,4 +5,4 @@ import (
 	"github.com/seed0f91f25e/multicache/internal/publicreader"
 )
 
-func init() { publicreader.Of = func(h *handler.Handler) any { return reader{h} } }
+func init() { publicreader.Of = func(h *handler.Handler) any { return readerOf(h) } }

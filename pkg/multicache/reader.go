@@ -75,56 +75,42 @@ type Reader interface {
 	UpdateSnapshot(snap *Snapshot) error
 }
 
-// reader is the Reader over the handler. It holds the handler in an unexported field and
-// has read methods only: the value handed to siblings is this wrapper, never the handler.
-type reader struct{ h *handler.Handler }
+// reader is the Reader over the handler. The handler answers most queries as they are
+// (handlerReads, embedded); the handler itself sits in an unexported field. A sibling
+// reaches the read methods only: the value handed to siblings is this wrapper, never the
+// handler.
+type reader struct {
+	handlerReads
+	h *handler.Handler
+}
+
+// handlerReads are the queries of Reader the handler answers itself (internal/handler's
+// reader.go, which documents them).
+type handlerReads interface {
+	NodeInfo(name string) (*store.NodeInfo, bool)
+	NodeInfos() []*store.NodeInfo
+	PodState(key types.NamespacedName) (store.PodStatus, bool)
+	PodsOnNode(node string) []store.PodStatus
+	PodGroup(key types.NamespacedName) (store.PodGroup, bool)
+	PDBsForPod(pod *corev1.Pod) []store.PDB
+	PDBsForOwner(owner store.OwnerKey) []store.PDB
+	Movement(name string) (store.Movement, bool)
+	MovementSuggestions(owner store.OwnerKey) map[string]int64
+	Reservation(key types.NamespacedName) (store.Reservation, bool)
+	ReservationsOnNode(node string) []store.Reservation
+	MatchableReservations(pod *corev1.Pod) []store.Reservation
+	RoomHeldFrom(pod *corev1.Pod) map[string]store.Resources
+	KeepsPlaceFor(leaving, pod *corev1.Pod) bool
+	NodeDevices(node string) (store.NodeDevices, bool)
+}
+
+// readerOf is the Reader over h.
+func readerOf(h *handler.Handler) reader { return reader{h, h} }
 
 var _ Reader = reader{}
 
-func (r reader) NodeInfo(name string) (*store.NodeInfo, bool) { return r.h.NodeInfo(name) }
-func (r reader) NodeInfos() []*store.NodeInfo                 { return r.h.NodeInfos() }
-func (r reader) PodState(key types.NamespacedName) (store.PodStatus, bool) {
-	return r.h.PodState(key)
-}
-
-func (r reader) PodsOnNode(node string) []store.PodStatus { return r.h.PodsOnNode(node) }
-
 func (r reader) PodGroupsForPod(pod *corev1.Pod) []store.PodGroup {
 	return r.h.PodGroups(PodGroupKeysOf(pod))
-}
-
-func (r reader) PodGroup(key types.NamespacedName) (store.PodGroup, bool) { return r.h.PodGroup(key) }
-
-func (r reader) PDBsForPod(pod *corev1.Pod) []store.PDB { return r.h.PDBsForPod(pod) }
-
-func (r reader) PDBsForOwner(owner store.OwnerKey) []store.PDB { return r.h.PDBsForOwner(owner) }
-
-func (r reader) Movement(name string) (store.Movement, bool) { return r.h.Movement(name) }
-
-func (r reader) MovementSuggestions(owner store.OwnerKey) map[string]int64 {
-	return r.h.MovementSuggestions(owner)
-}
-
-func (r reader) Reservation(key types.NamespacedName) (store.Reservation, bool) {
-	return r.h.Reservation(key)
-}
-
-func (r reader) ReservationsOnNode(node string) []store.Reservation {
-	return r.h.ReservationsOnNode(node)
-}
-
-func (r reader) NodeDevices(node string) (store.NodeDevices, bool) { return r.h.NodeDevices(node) }
-
-func (r reader) MatchableReservations(pod *corev1.Pod) []store.Reservation {
-	return r.h.MatchableReservations(pod)
-}
-
-func (r reader) KeepsPlaceFor(leaving, pod *corev1.Pod) bool {
-	return r.h.KeepsPlaceFor(leaving, pod)
-}
-
-func (r reader) RoomHeldFrom(pod *corev1.Pod) map[string]store.Resources {
-	return r.h.RoomHeldFrom(pod)
 }
 
 func (r reader) NewSnapshot(opts SnapshotOptions) *Snapshot {

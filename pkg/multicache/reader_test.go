@@ -15,7 +15,7 @@ import (
 // behind its typed methods (Part is for stores registered out of tree).
 func TestReader_AnswersInPublicViewsAndSnapshotsTheSame(t *testing.T) {
 	h := newHandler(t)
-	r := reader{h}
+	r := readerOf(h)
 	must := func(err error) {
 		t.Helper()
 		if err != nil {

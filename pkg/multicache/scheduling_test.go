@@ -18,7 +18,7 @@ import (
 // selects may use; once matched it holds nothing from anyone.
 func TestReader_RoomHeldFromAPodLeavesOutTheReservationsItMayConsume(t *testing.T) {
 	h := newHandler(t)
-	r := reader{h}
+	r := readerOf(h)
 	must := func(err error) {
 		t.Helper()
 		if err != nil {
@@ -79,7 +79,7 @@ func TestPodGroupKeysOf_OneKeyPerSourceThatNamesAGroup(t *testing.T) {
 // group's spec, and is 0 while only members are known.
 func TestPodGroup_MinMemberIsTheGangSizeOnceTheGroupIsKnown(t *testing.T) {
 	h := newHandler(t)
-	r := reader{h}
+	r := readerOf(h)
 	if err := h.Add(ts.MakePod("ns", "m1", ts.InGroup("g"))); err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func TestPodGroupsForPod_EverySourceWithItsMinMember(t *testing.T) {
 		t.Fatalf("membership labels %q, %q changed", PodGroupLabel, SchedulerPluginsPodGroupLabel)
 	}
 	h := newHandler(t)
-	r := reader{h}
+	r := readerOf(h)
 	must := func(err error) {
 		t.Helper()
 		if err != nil {

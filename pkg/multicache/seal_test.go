@@ -45,7 +45,7 @@ func TestSiblings_GetAReaderAndAnAssumerThatReachNoLockNorWrite(t *testing.T) {
 // state machine refuses and changes nothing then; what it accepts the Reader sees.
 func TestSiblings_TheAssumerGoesThroughTheStateMachine(t *testing.T) {
 	h := newHandler(t)
-	r, a := reader{h}, assumer{h}
+	r, a := readerOf(h), assumer{h}
 	pod := ts.MakePod("ns", "p", ts.OnNode("n1"))
 	if err := a.ForgetPod(pod); !errors.Is(err, store.ErrPodUnknown) && !errors.Is(err, store.ErrPodNotAssumed) {
 		t.Errorf("forgetting a pod never assumed: %v, want the state machine's refusal", err)

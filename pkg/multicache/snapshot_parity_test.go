@@ -178,7 +178,7 @@ func show(v any) string { return fmt.Sprintf("%+v", v) }
 // in it until the next UpdateSnapshot, which then answers as the Reader again.
 func TestSnapshot_AnswersAsTheReaderAtItsGeneration(t *testing.T) {
 	h := newHandler(t)
-	r, a := reader{h}, assumer{h}
+	r, a := readerOf(h), assumer{h}
 	must := func(err error) {
 		t.Helper()
 		if err != nil {
