@@ -9,6 +9,7 @@ import (
 
 	"github.com/seed0f91f25e/multicache/internal/handler"
 	"github.com/seed0f91f25e/multicache/internal/stores"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // multicache is the multicache handler, built as the operator builds it.
@@ -63,7 +64,7 @@ func (m *multicache) AssumePod(pod *corev1.Pod) error {
 func (m *multicache) ForgetPod(pod *corev1.Pod) error { return m.h.ForgetPod(pod) }
 
 // NewSnapshot implements Cache: a snapshot of every enabled store, whole cluster.
-func (m *multicache) NewSnapshot() Snapshot { return m.h.NewSnapshot(handler.SnapshotOptions{}) }
+func (m *multicache) NewSnapshot() Snapshot { return m.h.NewSnapshot(store.SnapshotOptions{}) }
 
 // UpdateSnapshot implements Cache.
 func (m *multicache) UpdateSnapshot(snap Snapshot) error {

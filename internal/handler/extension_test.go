@@ -138,7 +138,7 @@ func TestRegistry_ACustomStoreGetsEventsSnapshotsDumpInvariantsAndMetrics(t *tes
 	must(t, h.Add(teamPod("b1", "n1", "b")))
 	must(t, h.AssumePod(teamPod("a2", "n1", "a"))) // an assumption reaches it like an add
 
-	snap := h.NewSnapshot(handler.SnapshotOptions{})
+	snap := h.NewSnapshot(store.SnapshotOptions{})
 	must(t, h.UpdateSnapshot(snap))
 	part, ok := snap.Part("teams").(*teamsSnapshot)
 	if !ok || !maps(part.teams, map[string]int{"a": 2, "b": 1}) {
@@ -207,7 +207,7 @@ func TestRegistry_ADisabledCustomStoreIsNotBuilt(t *testing.T) {
 	}
 	must(t, h.Add(ts.MakeNode("n1", "4", "8Gi")))
 	must(t, h.Add(teamPod("a1", "n1", "a")))
-	snap := h.NewSnapshot(handler.SnapshotOptions{})
+	snap := h.NewSnapshot(store.SnapshotOptions{})
 	must(t, h.UpdateSnapshot(snap))
 	var dump bytes.Buffer
 	must(t, h.WriteDump(context.Background(), &dump, handler.DumpCompact))

@@ -230,21 +230,6 @@ func lookup[T store.Store](h *Handler, name stores.Name) (T, bool) {
 	return s, ok
 }
 
-// ReadStore calls read with the enabled store of that name under the read lock, and
-// reports whether the store is enabled. It is how a sibling controller queries a store the
-// Reader does not cover (a store registered out of tree): read must only read, and return
-// copies of what it keeps.
-func (h *Handler) ReadStore(name stores.Name, read func(store.Store)) bool {
-	s, ok := h.byName[name]
-	if !ok {
-		return false
-	}
-	h.mu.RLock()
-	defer h.mu.RUnlock()
-	read(s)
-	return true
-}
-
 // Config returns the CacheHandler the stores were built with.
 func (h *Handler) Config() *stores.CacheHandler { return h.config }
 

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // TestConcurrency_ReadersSnapshotsAndWritersTogether runs writers (pod life cycles with
@@ -56,7 +57,7 @@ func TestConcurrency_ReadersSnapshotsAndWritersTogether(t *testing.T) {
 		readers.Add(1)
 		go func() {
 			defer readers.Done()
-			snap := h.NewSnapshot(SnapshotOptions{})
+			snap := h.NewSnapshot(store.SnapshotOptions{})
 			for ctx.Err() == nil {
 				_ = h.UpdateSnapshot(snap)
 				for _, info := range snap.Nodes().List() {

@@ -24,23 +24,12 @@ type Snapshot struct {
 	byName     map[stores.Name]store.Snapshot
 }
 
-// SnapshotOptions shape a snapshot.
-type SnapshotOptions struct {
-	// SubClusterKey and SubCluster, when set, restrict the node infos to the nodes labelled
-	// key=value (the Node's labels, else the NMNode's, else the CNR's).
-	SubClusterKey, SubCluster string
-}
-
-// NewSnapshot returns an empty snapshot of the enabled stores; fill it with UpdateSnapshot.
-func (h *Handler) NewSnapshot(opts SnapshotOptions) *Snapshot {
-	var so store.SnapshotOptions
-	if opts.SubClusterKey != "" {
-		key, value := opts.SubClusterKey, opts.SubCluster
-		so.NodeFilter = func(info *store.NodeInfo) bool { return info.Labels()[key] == value }
-	}
+// NewSnapshot returns an empty snapshot of the enabled stores, shaped by opts (a
+// NodeFilter restricts the node infos to a sub-cluster); fill it with UpdateSnapshot.
+func (h *Handler) NewSnapshot(opts store.SnapshotOptions) *Snapshot {
 	snap := &Snapshot{byName: map[stores.Name]store.Snapshot{}}
 	for _, s := range h.stores {
-		part := s.NewSnapshot(so)
+		part := s.NewSnapshot(opts)
 		snap.parts = append(snap.parts, part)
 		snap.byName[s.Name()] = part
 	}

@@ -34,7 +34,7 @@ func TestSnapshot_IncrementalUpdateEqualsTheCacheAtOneGeneration(t *testing.T) {
 	}
 	must(t, h.Add(ts.MakePodGroup("ns", "gang", 2)))
 	must(t, h.Add(ts.MakeReservation("ns", "r", "n0", "1", "1Gi", "app", "web")))
-	snap := h.NewSnapshot(SnapshotOptions{})
+	snap := h.NewSnapshot(store.SnapshotOptions{})
 	must(t, h.UpdateSnapshot(snap))
 	expectSnapshotMatchesLive(t, h, snap)
 	untouched, _ := snap.Nodes().Get("n9")
@@ -72,7 +72,7 @@ func TestSnapshot_SubClusterRestrictsNodeInfos(t *testing.T) {
 	h, _ := newHandler(t)
 	must(t, h.Add(ts.MakeNode("a1", "8", "16Gi", "shard", "a")))
 	must(t, h.Add(ts.MakeNode("b1", "8", "16Gi", "shard", "b")))
-	snap := h.NewSnapshot(SnapshotOptions{SubClusterKey: "shard", SubCluster: "a"})
+	snap := h.NewSnapshot(store.SnapshotOptions{NodeFilter: func(i *store.NodeInfo) bool { return i.Labels()["shard"] == "a" }})
 	must(t, h.UpdateSnapshot(snap))
 	if _, ok := snap.Nodes().Get("b1"); ok || snap.Nodes().Len() != 1 {
 		t.Errorf("sub-cluster snapshot holds %d nodes", snap.Nodes().Len())
@@ -81,7 +81,7 @@ func TestSnapshot_SubClusterRestrictsNodeInfos(t *testing.T) {
 
 func TestSnapshot_DisabledStoresHaveNoPart(t *testing.T) {
 	h, _ := newHandler(t, func(c *stores.Config) { c.EnabledStores = []stores.Name{} })
-	snap := h.NewSnapshot(SnapshotOptions{})
+	snap := h.NewSnapshot(store.SnapshotOptions{})
 	must(t, h.UpdateSnapshot(snap))
 	if snap.Nodes() == nil || snap.Pods() == nil {
 		t.Fatal("required stores missing from the snapshot")
@@ -94,7 +94,7 @@ func TestSnapshot_DisabledStoresHaveNoPart(t *testing.T) {
 func TestSnapshot_ReadingTakesNoHandlerLock(t *testing.T) {
 	h, _ := newHandler(t)
 	must(t, h.Add(ts.MakeNode("n1", "8", "16Gi")))
-	snap := h.NewSnapshot(SnapshotOptions{})
+	snap := h.NewSnapshot(store.SnapshotOptions{})
 	must(t, h.UpdateSnapshot(snap))
 	h.mu.Lock() // a writer holds the lock for as long as it likes
 	defer h.mu.Unlock()

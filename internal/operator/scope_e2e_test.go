@@ -15,7 +15,6 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
-	"github.com/seed0f91f25e/multicache/internal/handler"
 	"github.com/seed0f91f25e/multicache/internal/stores"
 	ts "github.com/seed0f91f25e/multicache/internal/testsupport"
 	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
@@ -219,7 +218,7 @@ func TestMetrics_AreOnTheControllerRuntimeRegistry(t *testing.T) {
 	// A rejected event, an invariant check and a snapshot, so every metric has a sample.
 	_ = op.Cache.AssumePod(ts.MakePod(ns, "no-node"))
 	op.Cache.CheckInvariants()
-	_ = op.Cache.UpdateSnapshot(op.Cache.NewSnapshot(handler.SnapshotOptions{}))
+	_ = op.Cache.UpdateSnapshot(op.Cache.NewSnapshot(store.SnapshotOptions{}))
 	families, err := ctrlmetrics.Registry.Gather()
 	if err != nil {
 		t.Fatal(err)

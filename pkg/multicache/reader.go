@@ -114,8 +114,11 @@ func (r reader) PodGroupsForPod(pod *corev1.Pod) []store.PodGroup {
 }
 
 func (r reader) NewSnapshot(opts SnapshotOptions) *Snapshot {
-	return &Snapshot{s: r.h.NewSnapshot(handler.SnapshotOptions{SubClusterKey: opts.SubClusterKey, SubCluster: opts.SubCluster}),
-		acct: r.h.Config().Accounting()}
+	var so store.SnapshotOptions
+	if key, value := opts.SubClusterKey, opts.SubCluster; key != "" {
+		so.NodeFilter = func(info *store.NodeInfo) bool { return info.Labels()[key] == value }
+	}
+	return &Snapshot{s: r.h.NewSnapshot(so), acct: r.h.Config().Accounting()}
 }
 
 func (r reader) UpdateSnapshot(snap *Snapshot) error { return r.h.UpdateSnapshot(snap.s) }

@@ -47,7 +47,7 @@ func (w *Watcher) NeedLeaderElection() bool { return false }
 
 // Start implements manager.Runnable.
 func (w *Watcher) Start(ctx context.Context) error {
-	w.snapshot = w.cache.NewSnapshot(handler.SnapshotOptions{})
+	w.snapshot = w.cache.NewSnapshot(store.SnapshotOptions{})
 	ticker := time.NewTicker(w.period)
 	defer ticker.Stop()
 	for {
@@ -64,7 +64,7 @@ func (w *Watcher) Start(ctx context.Context) error {
 // re-evaluates every node. It returns the nodes that are low.
 func (w *Watcher) Scan() []string {
 	if w.snapshot == nil {
-		w.snapshot = w.cache.NewSnapshot(handler.SnapshotOptions{})
+		w.snapshot = w.cache.NewSnapshot(store.SnapshotOptions{})
 	}
 	_ = w.cache.UpdateSnapshot(w.snapshot)
 	lowCPU, lowMemory := 0, 0
