@@ -100,6 +100,12 @@ func TestSync_AGoneObjectIsATypedNilOrADeleteWithoutAUID(t *testing.T) {
 	if _, ok := h.LastSeen(stores.KindNode, "", types.NamespacedName{Name: "n1"}); ok {
 		t.Error("a typed nil left the node in the cache")
 	}
+	// A typed nil delivered as a delete names no UID either: the cached object goes.
+	must(t, h.Sync(types.NamespacedName{Name: "n1"}, n, true, Current))
+	must(t, h.Sync(types.NamespacedName{Name: "n1"}, (*corev1.Node)(nil), true, Deleted))
+	if _, ok := h.LastSeen(stores.KindNode, "", types.NamespacedName{Name: "n1"}); ok {
+		t.Error("a typed nil delivered as a delete left the node in the cache")
+	}
 
 	rs := &store.Owner{Type: v1alpha1.OwnerReplicaSet, Namespace: "ns", Name: "rs", UID: "u2", ResourceVersion: "1"}
 	key := types.NamespacedName{Namespace: "ns", Name: "rs"}

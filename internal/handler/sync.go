@@ -48,6 +48,9 @@ func syncObject[K comparable, T comparable](h *Handler, k *objectKind[K, T], key
 		if !seen {
 			return nil
 		}
+		if obj == zero { // a typed nil names no UID: whatever is cached goes
+			return objectEventLocked(h, k, stores.OpDelete, last, zero)
+		}
 		if uid, cached := k.uidOf(obj), k.uidOf(last); uid != "" && cached != "" && uid != cached {
 			lateDelete(h, k.kind, fmt.Sprint(key), uid, k.uidOf(last))
 			return nil
