@@ -138,22 +138,21 @@ func Setup(mgr manager.Manager, h *handler.Handler, n *Notifier, opts Options) (
 	}
 	feeds := []struct {
 		kind  stores.Kind
-		name  string
 		obj   client.Object
 		apply applyFunc
 		extra []func(*builder.Builder)
 	}{
-		{stores.KindPod, "pod-feed", &corev1.Pod{}, pods.apply, podExtras},
-		{stores.KindNode, "node-feed", &corev1.Node{}, syncAs(log, stores.KindNode, delivered[*corev1.Node](h), nil), nil},
-		{stores.KindNMNode, "nmnode-feed", &v1alpha1.NMNode{}, syncAs(log, stores.KindNMNode, delivered[*v1alpha1.NMNode](h), keepNMNode), perNodeExtras},
-		{stores.KindCNR, "cnr-feed", &v1alpha1.CustomNodeResource{}, syncAs(log, stores.KindCNR, delivered[*v1alpha1.CustomNodeResource](h), keepCNR), perNodeExtras},
-		{stores.KindPodGroup, "podgroup-feed", &v1alpha1.PodGroup{}, syncAs(log, stores.KindPodGroup, delivered[*v1alpha1.PodGroup](h), nil), nil},
-		{stores.KindPDB, "pdb-feed", &policyv1.PodDisruptionBudget{}, syncAs(log, stores.KindPDB, delivered[*policyv1.PodDisruptionBudget](h), nil), nil},
-		{stores.KindMovement, "movement-feed", &v1alpha1.Movement{}, syncAs(log, stores.KindMovement, delivered[*v1alpha1.Movement](h), nil), nil},
-		{stores.KindReservation, "reservation-feed", &v1alpha1.Reservation{}, syncAs(log, stores.KindReservation, delivered[*v1alpha1.Reservation](h), keepReservation), rsvExtras},
-		{stores.KindResourceSlice, "resourceslice-feed", &resourcev1.ResourceSlice{}, syncAs(log, stores.KindResourceSlice, delivered[*resourcev1.ResourceSlice](h), keepSlice), sliceExtras},
-		{stores.KindResourceClaim, "resourceclaim-feed", &resourcev1.ResourceClaim{}, syncAs(log, stores.KindResourceClaim, delivered[*resourcev1.ResourceClaim](h), nil), nil},
-		{stores.KindDeviceClass, "deviceclass-feed", &resourcev1.DeviceClass{}, syncAs(log, stores.KindDeviceClass, delivered[*resourcev1.DeviceClass](h), nil), nil},
+		{stores.KindPod, &corev1.Pod{}, pods.apply, podExtras},
+		{stores.KindNode, &corev1.Node{}, syncAs(log, stores.KindNode, delivered[*corev1.Node](h), nil), nil},
+		{stores.KindNMNode, &v1alpha1.NMNode{}, syncAs(log, stores.KindNMNode, delivered[*v1alpha1.NMNode](h), keepNMNode), perNodeExtras},
+		{stores.KindCNR, &v1alpha1.CustomNodeResource{}, syncAs(log, stores.KindCNR, delivered[*v1alpha1.CustomNodeResource](h), keepCNR), perNodeExtras},
+		{stores.KindPodGroup, &v1alpha1.PodGroup{}, syncAs(log, stores.KindPodGroup, delivered[*v1alpha1.PodGroup](h), nil), nil},
+		{stores.KindPDB, &policyv1.PodDisruptionBudget{}, syncAs(log, stores.KindPDB, delivered[*policyv1.PodDisruptionBudget](h), nil), nil},
+		{stores.KindMovement, &v1alpha1.Movement{}, syncAs(log, stores.KindMovement, delivered[*v1alpha1.Movement](h), nil), nil},
+		{stores.KindReservation, &v1alpha1.Reservation{}, syncAs(log, stores.KindReservation, delivered[*v1alpha1.Reservation](h), keepReservation), rsvExtras},
+		{stores.KindResourceSlice, &resourcev1.ResourceSlice{}, syncAs(log, stores.KindResourceSlice, delivered[*resourcev1.ResourceSlice](h), keepSlice), sliceExtras},
+		{stores.KindResourceClaim, &resourcev1.ResourceClaim{}, syncAs(log, stores.KindResourceClaim, delivered[*resourcev1.ResourceClaim](h), nil), nil},
+		{stores.KindDeviceClass, &resourcev1.DeviceClass{}, syncAs(log, stores.KindDeviceClass, delivered[*resourcev1.DeviceClass](h), nil), nil},
 	}
 	for _, spec := range feeds {
 		if !slices.Contains(watched, spec.kind) {
@@ -162,7 +161,7 @@ func Setup(mgr manager.Manager, h *handler.Handler, n *Notifier, opts Options) (
 		if spec.kind == stores.KindPodGroup && !opts.followsPodGroupSource(store.PodGroupSourceMulticache) {
 			continue
 		}
-		f, err := feedOf(spec.name, spec.kind, spec.obj, spec.apply, spec.extra...)
+		f, err := feedOf(feedNames[spec.kind], spec.kind, spec.obj, spec.apply, spec.extra...)
 		if err != nil {
 			return nil, err
 		}
