@@ -69,12 +69,11 @@ func Setup(mgr manager.Manager, h *handler.Handler, n *Notifier, opts Options) (
 	if opts.CatchUp == nil {
 		return nil, errors.New("controllers.Options.CatchUp is required")
 	}
-	reader := mgr.GetClient()
 	watched := h.WatchedKinds()
 	refeeder := newRefeeder()
 	log := mgr.GetLogger().WithName("feed")
 	feedOf := func(name string, kind stores.Kind, obj client.Object, apply applyFunc, extra ...func(*builder.Builder)) (*feed, error) {
-		f := &feed{name: name, kind: kind, obj: obj, reader: reader, apply: apply, log: log.WithValues("feed", name)}
+		f := &feed{name: name, kind: kind, obj: obj, apply: apply, log: log.WithValues("feed", name)}
 		if kind == stores.KindPod {
 			f.changed = podChanged
 		}
