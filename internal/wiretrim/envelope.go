@@ -55,21 +55,8 @@ func (r *rule) appendEncoded(dst, data []byte) ([]byte, bool) {
 		return dst, false
 	}
 	dst = append(dst, magic...)
-	for len(u) > 0 {
-		num, typ, tagLen := protowire.ConsumeTag(u)
-		valLen := protowire.ConsumeFieldValue(num, typ, u[tagLen:]) // pick parsed u
-		field := u[:tagLen+valLen]
-		u = u[tagLen+valLen:]
-		if num != unknownRaw || typ != protowire.BytesType {
-			dst = append(dst, field...)
-			continue
-		}
-		raw, _ := protowire.ConsumeBytes(field[tagLen:])
-		if dst, ok = appendNested(dst, num, len(raw), func(dst []byte) ([]byte, bool) { return t.appendTrimmed(dst, raw) }); !ok {
-			return dst, false
-		}
-	}
-	return dst, true
+	dst, _, ok = appendInto(dst, u, unknownRaw, t.appendTrimmed)
+	return dst, ok
 }
 
 // validEncoded reports whether appendEncoded trims data, which it then may do in place
@@ -168,54 +155,38 @@ func typeMeta(m []byte) (apiVersion, kind []byte, ok bool) {
 // appendEvent appends frame, a metav1.WatchEvent, with its object trimmed; false when
 // frame is not a well-formed event of an object of the rule's kind.
 func (r *rule) appendEvent(dst, frame []byte) ([]byte, bool) {
-	trimmedObject := false
-	for len(frame) > 0 {
-		num, typ, tagLen := protowire.ConsumeTag(frame)
-		if tagLen < 0 {
-			return dst, false
-		}
-		valLen := protowire.ConsumeFieldValue(num, typ, frame[tagLen:])
-		if valLen < 0 {
-			return dst, false
-		}
-		field := frame[:tagLen+valLen]
-		frame = frame[tagLen+valLen:]
-		if num != watchEventObject || typ != protowire.BytesType {
-			dst = append(dst, field...)
-			continue
-		}
-		ext, _ := protowire.ConsumeBytes(field[tagLen:])
-		var ok bool
-		if dst, ok = appendNested(dst, num, len(ext), func(dst []byte) ([]byte, bool) { return r.appendRawExtension(dst, ext) }); !ok {
-			return dst, false
-		}
-		trimmedObject = true
-	}
-	return dst, trimmedObject
+	dst, found, ok := appendInto(dst, frame, watchEventObject, func(dst, ext []byte) ([]byte, bool) {
+		// ext is a runtime.RawExtension: its raw is the object as the API server encodes it.
+		dst, _, ok := appendInto(dst, ext, rawExtensionRaw, r.appendEncoded)
+		return dst, ok
+	})
+	return dst, found && ok
 }
 
-// appendRawExtension appends ext, a runtime.RawExtension, with its object trimmed.
-func (r *rule) appendRawExtension(dst, ext []byte) ([]byte, bool) {
-	for len(ext) > 0 {
-		num, typ, tagLen := protowire.ConsumeTag(ext)
+// appendInto appends msg with the value of each length-delimited field num replaced by what
+// fill appends from it; found says whether msg has such a field. ok is false when msg is not
+// a well-formed message or fill failed (dst is then to be discarded).
+func appendInto(dst, msg []byte, num protowire.Number, fill func(dst, v []byte) ([]byte, bool)) (out []byte, found, ok bool) {
+	for len(msg) > 0 {
+		n, typ, tagLen := protowire.ConsumeTag(msg)
 		if tagLen < 0 {
-			return dst, false
+			return dst, found, false
 		}
-		valLen := protowire.ConsumeFieldValue(num, typ, ext[tagLen:])
+		valLen := protowire.ConsumeFieldValue(n, typ, msg[tagLen:])
 		if valLen < 0 {
-			return dst, false
+			return dst, found, false
 		}
-		field := ext[:tagLen+valLen]
-		ext = ext[tagLen+valLen:]
-		if num != rawExtensionRaw || typ != protowire.BytesType {
+		field := msg[:tagLen+valLen]
+		msg = msg[tagLen+valLen:]
+		if n != num || typ != protowire.BytesType {
 			dst = append(dst, field...)
 			continue
 		}
-		raw, _ := protowire.ConsumeBytes(field[tagLen:])
-		var ok bool
-		if dst, ok = appendNested(dst, num, len(raw), func(dst []byte) ([]byte, bool) { return r.appendEncoded(dst, raw) }); !ok {
-			return dst, false
+		v, _ := protowire.ConsumeBytes(field[tagLen:])
+		if dst, ok = appendNested(dst, num, len(v), func(dst []byte) ([]byte, bool) { return fill(dst, v) }); !ok {
+			return dst, found, false
 		}
+		found = true
 	}
-	return dst, true
+	return dst, found, true
 }
