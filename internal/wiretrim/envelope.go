@@ -26,7 +26,8 @@ const (
 // rule trims the objects of one kind.
 type rule struct {
 	apiVersion, kind, listKind string
-	object, list               *tree
+	// object and list trim the envelope (runtime.Unknown) of an object and of a list.
+	object, list *tree
 }
 
 func newRule(k Kind) *rule {
@@ -38,8 +39,8 @@ func newRule(k Kind) *rule {
 	if k.APIVersion != "" {
 		apiVersion = k.APIVersion
 	}
-	return &rule{apiVersion: apiVersion, kind: k.Kind, listKind: k.Kind + "List", object: obj,
-		list: newTreeInto(listItems, obj)}
+	return &rule{apiVersion: apiVersion, kind: k.Kind, listKind: k.Kind + "List", object: newTreeInto(unknownRaw, obj),
+		list: newTreeInto(unknownRaw, newTreeInto(listItems, obj))}
 }
 
 // appendEncoded appends data, an object or list as the API server encodes it (magic and
@@ -54,9 +55,7 @@ func (r *rule) appendEncoded(dst, data []byte) ([]byte, bool) {
 	if t == nil {
 		return dst, false
 	}
-	dst = append(dst, magic...)
-	dst, _, ok = appendInto(dst, u, unknownRaw, t.appendTrimmed)
-	return dst, ok
+	return t.appendTrimmed(append(dst, magic...), u)
 }
 
 // validEncoded reports whether appendEncoded trims data, which it then may do in place
@@ -68,23 +67,10 @@ func (r *rule) validEncoded(data []byte) bool {
 		return false
 	}
 	t := r.pick(u)
-	if t == nil {
-		return false
-	}
-	for len(u) > 0 {
-		num, typ, tagLen := protowire.ConsumeTag(u)
-		valLen := protowire.ConsumeFieldValue(num, typ, u[tagLen:]) // pick parsed u
-		if num == unknownRaw && typ == protowire.BytesType {
-			if raw, _ := protowire.ConsumeBytes(u[tagLen:]); !t.valid(raw) {
-				return false
-			}
-		}
-		u = u[tagLen+valLen:]
-	}
-	return true
+	return t != nil && t.valid(u)
 }
 
-// pick returns the tree for the envelope u (runtime.Unknown): the object's or the list's
+// pick returns the tree of the envelope u (runtime.Unknown): the object's or the list's
 // by the kind and API version it names, nil for another kind, an encoded or malformed one.
 func (r *rule) pick(u []byte) *tree {
 	var apiVersion, kind []byte
