@@ -105,8 +105,8 @@ func ScheduledAt(t time.Time) PodOption {
 	}
 }
 
-// PodRef returns the reference a Reservation status uses for a pod.
-func PodRef(pod *corev1.Pod) *v1alpha1.PodReference {
+// podRef returns the reference a Reservation status uses for a pod.
+func podRef(pod *corev1.Pod) *v1alpha1.PodReference {
 	return &v1alpha1.PodReference{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID}
 }
 
@@ -215,7 +215,7 @@ func MatchedStatus(owner *corev1.Pod, reservedAt time.Time) v1alpha1.Reservation
 	return v1alpha1.ReservationStatus{
 		Phase:        v1alpha1.ReservationMatched,
 		ReservedAt:   ptr.To(metav1.NewTime(reservedAt.Truncate(time.Second))),
-		CurrentOwner: PodRef(owner),
+		CurrentOwner: podRef(owner),
 	}
 }
 
