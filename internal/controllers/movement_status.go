@@ -55,7 +55,6 @@ func (r *MovementStatusReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 	}
 	conds := movementConditions(view, labelled)
 	wrote, err := writeStatus(ctx, r.Client, m,
-		func(o *v1alpha1.Movement) any { return o.Status },
 		func(cur *v1alpha1.Movement) (*v1alpha1.Movement, error) {
 			next := cur.DeepCopy()
 			next.Status = movementStatus(cur.Status, view, r.ComponentName)
