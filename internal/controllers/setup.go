@@ -49,7 +49,7 @@ type Options struct {
 	// their transport): an error (this replica's lease is not known to be held) refuses the
 	// request unsent, and an attempt let through is cut at the deadline it returns.
 	Fence Fence
-	// Recorder records the writers' Events (nil: NewRecorder(mgr, Fence)).
+	// Recorder records the writers' Events (NewRecorder(mgr, Fence)).
 	Recorder events.EventRecorder
 	// PodGroupSources are the APIs pod groups are read from when the PodGroupStore is
 	// enabled (podgroup_sources.go); none means multicache's own only. Only multicache's own
@@ -181,18 +181,11 @@ func Setup(mgr manager.Manager, h *handler.Handler, n *Notifier, opts Options) (
 			}
 		}
 	}
-	recorder := opts.Recorder
-	if recorder == nil {
-		var err error
-		if recorder, err = NewRecorder(mgr, opts.Fence); err != nil {
-			return nil, err
-		}
-	}
-	if err := setupStatusWriters(mgr, h, n, watched, opts, recorder); err != nil {
+	if err := setupStatusWriters(mgr, h, n, watched, opts, opts.Recorder); err != nil {
 		return nil, err
 	}
 	if slices.Contains(watched, stores.KindReservation) {
-		if err := setupReplacements(mgr, h, n, opts, recorder); err != nil {
+		if err := setupReplacements(mgr, h, n, opts, opts.Recorder); err != nil {
 			return nil, err
 		}
 	}
