@@ -69,9 +69,6 @@ func (r *podSync) apply(ctx context.Context, key types.NamespacedName, obj clien
 		}
 		inScope = keep
 	}
-	if apiPod == nil {
-		return 0, r.report(r.handler.Sync(key, (*corev1.Pod)(nil), inScope, handler.Current))
-	}
 	return 0, r.report(r.handler.Sync(key, apiPod, inScope, d))
 }
 
