@@ -181,11 +181,16 @@ func Setup(mgr manager.Manager, h *handler.Handler, n *Notifier, opts Options) (
 			}
 		}
 	}
-	if err := setupStatusWriters(mgr, h, n, watched, opts, opts.Recorder); err != nil {
+	// The status writers and the replacement controller write through one fenced client.
+	writer, err := NewWriter(mgr, opts.Fence)
+	if err != nil {
+		return nil, err
+	}
+	if err := setupStatusWriters(mgr, h, n, watched, opts, writer); err != nil {
 		return nil, err
 	}
 	if slices.Contains(watched, stores.KindReservation) {
-		if err := setupReplacements(mgr, h, n, opts, opts.Recorder); err != nil {
+		if err := setupReplacements(mgr, h, n, opts, writer); err != nil {
 			return nil, err
 		}
 	}
@@ -239,11 +244,8 @@ var podScopeChanges = predicate.Funcs{
 
 // setupStatusWriters registers the status writers; they need leader election (the default)
 // and reconcile nothing before the cache caught up.
-func setupStatusWriters(mgr manager.Manager, h *handler.Handler, n *Notifier, watched []stores.Kind, opts Options, recorder events.EventRecorder) error {
-	c, err := NewWriter(mgr, opts.Fence)
-	if err != nil {
-		return err
-	}
+func setupStatusWriters(mgr manager.Manager, h *handler.Handler, n *Notifier, watched []stores.Kind, opts Options, c client.Client) error {
+	recorder := opts.Recorder
 	writers := []struct {
 		kind stores.Kind
 		name string
