@@ -167,12 +167,10 @@ func (c *Cache) List(ctx context.Context, list client.ObjectList, opts ...client
 		if lo.Namespace != "" && p.Namespace != lo.Namespace {
 			continue
 		}
-		if lo.LabelSelector != nil && !lo.LabelSelector.Matches(labelsOf(p)) {
+		if lo.LabelSelector != nil && !lo.LabelSelector.Matches(labels.Set(p.Labels)) {
 			continue
 		}
 		out.Items = append(out.Items, *p)
 	}
 	return nil
 }
-
-func labelsOf(p *corev1.Pod) labels.Set { return labels.Set(p.Labels) }
