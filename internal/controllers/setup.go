@@ -95,8 +95,8 @@ func Setup(mgr manager.Manager, h *handler.Handler, n *Notifier, opts Options) (
 	}
 
 	pods := &podSync{handler: h, log: log.WithValues("feed", "pod-feed")}
-	_, sharded := mgr.GetCache().(*nodepods.Cache)
-	if shard, ok := mgr.GetCache().(*nodepods.Cache); ok {
+	shard, sharded := mgr.GetCache().(*nodepods.Cache)
+	if sharded {
 		api := mgr.GetAPIReader()
 		pods.vanished = func(ctx context.Context, key types.NamespacedName) (*corev1.Pod, bool, error) {
 			return shard.Set.Vanished(ctx, api, key)
@@ -110,13 +110,13 @@ func Setup(mgr manager.Manager, h *handler.Handler, n *Notifier, opts Options) (
 	var err error
 	if opts.NodeInScope != nil {
 		if pods.keep, podExtras, err = scoped(mgr, &corev1.Pod{}, &corev1.PodList{}, opts.NodeInScope,
-			func(p *corev1.Pod) string { return p.Spec.NodeName }, podScopeChanges); err != nil {
+			func(p *corev1.Pod) string { return p.Spec.NodeName }, false, podScopeChanges); err != nil {
 			return nil, err
 		}
 		// Indexing a kind creates its informer: only the kinds an enabled store handles.
 		if slices.Contains(watched, stores.KindReservation) {
 			if keepReservation, rsvExtras, err = scoped(mgr, &v1alpha1.Reservation{}, &v1alpha1.ReservationList{}, opts.NodeInScope,
-				func(r *v1alpha1.Reservation) string { return r.Spec.NodeName }); err != nil {
+				func(r *v1alpha1.Reservation) string { return r.Spec.NodeName }, false); err != nil {
 				return nil, err
 			}
 		}
@@ -128,9 +128,10 @@ func Setup(mgr manager.Manager, h *handler.Handler, n *Notifier, opts Options) (
 		}
 		perNodeExtras = []func(*builder.Builder){sameNameAsNode}
 		// A node-local slice belongs to its node's shard; a pool for node selectors or all
-		// nodes reaches every shard.
+		// nodes (no spec.nodeName) reaches every shard, which attributes it to the nodes it holds.
 		if slices.Contains(watched, stores.KindResourceSlice) {
-			if keepSlice, sliceExtras, err = scopedSlices(mgr, opts.NodeInScope); err != nil {
+			if keepSlice, sliceExtras, err = scoped(mgr, &resourcev1.ResourceSlice{}, &resourcev1.ResourceSliceList{}, opts.NodeInScope,
+				func(s *resourcev1.ResourceSlice) string { return ptr.Deref(s.Spec.NodeName, "") }, true); err != nil {
 				return nil, err
 			}
 		}
@@ -205,12 +206,12 @@ func sameNameAsNode(b *builder.Builder) {
 	}))
 }
 
-// scoped returns the keep filter of a kind bound to nodes (pods, reservations) in a
-// sub-cluster: kept only on a node of the sub-cluster. It also returns a watch that
-// re-reconciles a node's objects when the node joins or leaves (through a spec.nodeName
-// index).
+// scoped returns the keep filter of a kind bound to nodes (pods, reservations, slices) in a
+// sub-cluster: kept only on a node of the sub-cluster; one on no node is kept when
+// keepUnbound. It also returns a watch that re-reconciles a node's objects when the node
+// joins or leaves (through a spec.nodeName index).
 func scoped[T client.Object](mgr manager.Manager, obj T, list client.ObjectList, inScope func(context.Context, string) (bool, error),
-	nodeOf func(T) string, preds ...predicate.Predicate) (func(context.Context, T) (bool, error), []func(*builder.Builder), error) {
+	nodeOf func(T) string, keepUnbound bool, preds ...predicate.Predicate) (func(context.Context, T) (bool, error), []func(*builder.Builder), error) {
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), obj, nodeNameField,
 		func(o client.Object) []string { return []string{nodeOf(o.(T))} }); err != nil {
 		return nil, nil, err
@@ -219,7 +220,7 @@ func scoped[T client.Object](mgr manager.Manager, obj T, list client.ObjectList,
 		if node := nodeOf(o); node != "" {
 			return inScope(ctx, node)
 		}
-		return false, nil
+		return keepUnbound, nil
 	}
 	reader := mgr.GetClient()
 	nodeChanged := func(b *builder.Builder) {
@@ -288,20 +289,3 @@ func setupStatusWriters(mgr manager.Manager, h *handler.Handler, n *Notifier, wa
 // one key twice at a time): with one worker, 10,000 reservations expiring in the same
 // second took the leader minutes to publish on a loaded API server.
 const statusWorkers = 4
-
-// scopedSlices is scoped for ResourceSlices: a node-local slice (spec.nodeName) is kept on a
-// node of the sub-cluster only; a slice of a pool for node selectors or all nodes is kept
-// everywhere (the devices store attributes it to the nodes the shard holds).
-func scopedSlices(mgr manager.Manager, inScope func(context.Context, string) (bool, error)) (func(context.Context, *resourcev1.ResourceSlice) (bool, error), []func(*builder.Builder), error) {
-	nodeOf := func(s *resourcev1.ResourceSlice) string { return ptr.Deref(s.Spec.NodeName, "") }
-	keepLocal, extras, err := scoped(mgr, &resourcev1.ResourceSlice{}, &resourcev1.ResourceSliceList{}, inScope, nodeOf)
-	if err != nil {
-		return nil, nil, err
-	}
-	return func(ctx context.Context, s *resourcev1.ResourceSlice) (bool, error) {
-		if nodeOf(s) == "" {
-			return true, nil
-		}
-		return keepLocal(ctx, s)
-	}, extras, nil
-}
