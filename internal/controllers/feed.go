@@ -126,7 +126,7 @@ func (f *feed) onAdd(obj any, isInInitialList bool) {
 	if isInInitialList {
 		f.initial.Add(1)
 	}
-	f.applyNow(keyOfObject(o), o, handler.Current, isInInitialList)
+	f.applyNow(client.ObjectKeyFromObject(o), o, handler.Current, isInInitialList)
 }
 
 func (f *feed) onUpdate(oldObj, newObj any) {
@@ -146,7 +146,7 @@ func (f *feed) onUpdate(oldObj, newObj any) {
 		// low priority (as controller-runtime's handlers queue an update of the same
 		// version) instead of holding those back (up to a second behind 30,000 pods here,
 		// BenchmarkFeed_AChangeBehindARelistOf30000Pods).
-		f.enqueueLow(keyOfObject(n))
+		f.enqueueLow(client.ObjectKeyFromObject(n))
 		return
 	}
 	d := handler.Current
@@ -155,7 +155,7 @@ func (f *feed) onUpdate(oldObj, newObj any) {
 		// (an etcd restore without --bump-revision).
 		d = handler.Backwards
 	}
-	f.applyNow(keyOfObject(n), n, d, false)
+	f.applyNow(client.ObjectKeyFromObject(n), n, d, false)
 }
 
 func (f *feed) onDelete(obj any) {
@@ -166,7 +166,7 @@ func (f *feed) onDelete(obj any) {
 	if !ok {
 		return
 	}
-	key := keyOfObject(o)
+	key := client.ObjectKeyFromObject(o)
 	if f.queueDeletes {
 		f.enqueue(key, 0)
 		return
@@ -390,10 +390,6 @@ func report(log logr.Logger, kind stores.Kind, err error) {
 	if err != nil {
 		log.V(1).Info("cache rejected the event", "kind", kind, "error", err.Error())
 	}
-}
-
-func keyOfObject(o client.Object) types.NamespacedName {
-	return types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}
 }
 
 // syncAs adapts a handler's Sync to a feed's apply, with an optional filter (a sub-cluster

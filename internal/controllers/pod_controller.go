@@ -104,8 +104,7 @@ func onNode(ctx context.Context, reader client.Reader, list client.ObjectList, n
 	}
 	var reqs []reconcile.Request
 	_ = meta.EachListItem(list, func(o runtime.Object) error {
-		obj := o.(client.Object)
-		reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()}})
+		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(o.(client.Object))})
 		return nil
 	})
 	return reqs
