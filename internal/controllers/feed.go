@@ -265,10 +265,7 @@ func sameObject(a, b client.Object) bool {
 
 // current returns the object the informer holds under key, nil when none.
 func (f *feed) current(key types.NamespacedName) (client.Object, error) {
-	storeKey := key.Name
-	if key.Namespace != "" {
-		storeKey = key.Namespace + "/" + key.Name
-	}
+	storeKey := toolscache.NewObjectName(key.Namespace, key.Name).String()
 	item, exists, err := f.store.GetByKey(storeKey)
 	if err != nil || !exists {
 		return nil, err
