@@ -73,33 +73,24 @@ func (r *rule) validEncoded(data []byte) bool {
 // pick returns the tree of the envelope u (runtime.Unknown): the object's or the list's
 // by the kind and API version it names, nil for another kind, an encoded or malformed one.
 func (r *rule) pick(u []byte) *tree {
-	var apiVersion, kind []byte
-	for len(u) > 0 {
-		num, typ, tagLen := protowire.ConsumeTag(u)
-		if tagLen < 0 {
-			return nil
+	var apiVersion, kind, encoding []byte
+	typeMetaOK := true
+	envelopeOK := eachBytesField(u, func(num protowire.Number, v []byte) {
+		switch num {
+		case unknownContentEncoding:
+			encoding = v
+		case unknownTypeMeta:
+			typeMetaOK = eachBytesField(v, func(num protowire.Number, s []byte) {
+				switch num {
+				case typeMetaAPIVersion:
+					apiVersion = s
+				case typeMetaKind:
+					kind = s
+				}
+			})
 		}
-		valLen := protowire.ConsumeFieldValue(num, typ, u[tagLen:])
-		if valLen < 0 {
-			return nil
-		}
-		v := u[tagLen : tagLen+valLen]
-		u = u[tagLen+valLen:]
-		switch {
-		case typ != protowire.BytesType:
-		case num == unknownContentEncoding:
-			if enc, _ := protowire.ConsumeBytes(v); len(enc) > 0 {
-				return nil
-			}
-		case num == unknownTypeMeta:
-			tm, _ := protowire.ConsumeBytes(v)
-			var ok bool
-			if apiVersion, kind, ok = typeMeta(tm); !ok {
-				return nil
-			}
-		}
-	}
-	if string(apiVersion) != r.apiVersion {
+	})
+	if !envelopeOK || !typeMetaOK || len(encoding) > 0 || string(apiVersion) != r.apiVersion {
 		return nil
 	}
 	switch string(kind) {
@@ -111,31 +102,25 @@ func (r *rule) pick(u []byte) *tree {
 	return nil
 }
 
-// typeMeta returns the apiVersion and kind of a runtime.TypeMeta message.
-func typeMeta(m []byte) (apiVersion, kind []byte, ok bool) {
+// eachBytesField calls f with the number and value of each length-delimited field of m;
+// false when m is not a well-formed message.
+func eachBytesField(m []byte, f func(num protowire.Number, v []byte)) bool {
 	for len(m) > 0 {
 		num, typ, tagLen := protowire.ConsumeTag(m)
 		if tagLen < 0 {
-			return nil, nil, false
+			return false
 		}
 		valLen := protowire.ConsumeFieldValue(num, typ, m[tagLen:])
 		if valLen < 0 {
-			return nil, nil, false
+			return false
 		}
-		v := m[tagLen : tagLen+valLen]
+		if typ == protowire.BytesType {
+			v, _ := protowire.ConsumeBytes(m[tagLen:])
+			f(num, v)
+		}
 		m = m[tagLen+valLen:]
-		if typ != protowire.BytesType {
-			continue
-		}
-		s, _ := protowire.ConsumeBytes(v)
-		switch num {
-		case typeMetaAPIVersion:
-			apiVersion = s
-		case typeMetaKind:
-			kind = s
-		}
 	}
-	return apiVersion, kind, true
+	return true
 }
 
 // appendEvent appends frame, a metav1.WatchEvent, with its object trimmed; false when
