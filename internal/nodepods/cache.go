@@ -58,20 +58,13 @@ func NewCacheFunc(log logr.Logger, wrap func(toolscache.ListerWatcher) toolscach
 			return nil, fmt.Errorf("the Node informer (%T) does not expose its store", nodes)
 		}
 		transform := opts.DefaultTransform
-		if bo, ok := byObjectPod(opts); ok && bo.Transform != nil {
-			transform = bo.Transform
+		for obj, bo := range opts.ByObject {
+			if _, ok := obj.(*corev1.Pod); ok && bo.Transform != nil {
+				transform = bo.Transform
+			}
 		}
 		return &Cache{Cache: inner, Set: NewSet(cs, ni, transform, wrap, log)}, nil
 	}
-}
-
-func byObjectPod(opts cache.Options) (cache.ByObject, bool) {
-	for obj, bo := range opts.ByObject {
-		if _, ok := obj.(*corev1.Pod); ok {
-			return bo, true
-		}
-	}
-	return cache.ByObject{}, false
 }
 
 var podGVK = corev1.SchemeGroupVersion.WithKind("Pod")
