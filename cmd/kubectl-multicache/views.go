@@ -5,7 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -29,16 +30,6 @@ func readDump(ctx context.Context, e *endpoint) (*debug.Dump, error) {
 		return nil, fmt.Errorf("reading the cache dump from %s: %w (is it multicache's debug server?)", e.base, err)
 	}
 	return d, nil
-}
-
-// sortedKeys returns the keys of m in order.
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // table writes aligned columns, like kubectl get.
@@ -90,7 +81,7 @@ func showNodes(out io.Writer, d *debug.Dump) error {
 		}
 	}
 	t := newTable(out, "NODE", "CPU ALLOC", "CPU REQ", "CPU FREE", "MEM ALLOC", "MEM REQ", "MEM FREE", "PODS", "RESERVATIONS", "DEVICES FREE/TOTAL", "SOURCES")
-	for _, name := range sortedKeys(d.Nodes) {
+	for _, name := range slices.Sorted(maps.Keys(d.Nodes)) {
 		n := d.Nodes[name]
 		t.row(name,
 			quantity(n.Allocatable, corev1.ResourceCPU), quantity(n.Requested, corev1.ResourceCPU), free(n.Allocatable, n.Requested, corev1.ResourceCPU),
@@ -120,17 +111,11 @@ func showNode(out io.Writer, v *debug.NodeView) error {
 			names[n] = true
 		}
 	}
-	var sorted []string
-	for n := range names {
-		sorted = append(sorted, string(n))
-	}
-	sort.Strings(sorted)
 	// DRA-REQUESTED: extended resources DRA devices serve here (charged to the devices below,
 	// not to allocatable).
 	t := newTable(out, "RESOURCE", "ALLOCATABLE", "REQUESTED", "FREE", "RESERVED", "BEST-EFFORT ALLOC", "BEST-EFFORT REQ", "DRA-REQUESTED")
-	for _, s := range sorted {
-		n := corev1.ResourceName(s)
-		t.row(s, quantity(v.Allocatable, n), quantity(v.Requested, n), free(v.Allocatable, v.Requested, n), quantity(v.Reserved, n),
+	for _, n := range slices.Sorted(maps.Keys(names)) {
+		t.row(string(n), quantity(v.Allocatable, n), quantity(v.Requested, n), free(v.Allocatable, v.Requested, n), quantity(v.Reserved, n),
 			quantity(v.BestEffortAllocatable, n), quantity(v.BestEffortRequested, n), quantity(v.DRARequested, n))
 	}
 	if err := t.flush(); err != nil {
@@ -160,7 +145,7 @@ func showNodeDevices(out io.Writer, d *store.NodeDevices) error {
 	}
 	_, _ = fmt.Fprintf(out, "\nDevices (%d, %d allocated, %d free):\n", d.Total, d.Allocated, d.Free)
 	t := newTable(out, "DEVICECLASS", "TOTAL", "ALLOCATED", "FREE")
-	for _, class := range sortedKeys(d.ByClass) {
+	for _, class := range slices.Sorted(maps.Keys(d.ByClass)) {
 		c := d.ByClass[class]
 		t.row(class, fmt.Sprint(c.Total), fmt.Sprint(c.Allocated), fmt.Sprint(c.Free))
 	}
@@ -171,7 +156,7 @@ func showNodeDevices(out io.Writer, d *store.NodeDevices) error {
 	// A shared pool's devices reach other nodes too (node selector, all nodes): each node
 	// counts them. An incomplete or invalid pool counts none of its devices.
 	t = newTable(out, "POOL", "GENERATION", "TOTAL", "ALLOCATED", "FREE", "SHARED", "PROBLEM")
-	for _, key := range sortedKeys(d.ByPool) {
+	for _, key := range slices.Sorted(maps.Keys(d.ByPool)) {
 		p := d.ByPool[key]
 		var problems []string
 		if p.Incomplete {
@@ -190,7 +175,7 @@ func showNodeDevices(out io.Writer, d *store.NodeDevices) error {
 func showPods(out io.Writer, d *debug.Dump, assumedOnly bool, now time.Time) error {
 	t := newTable(out, "POD", "NODE", "STATE", "PHASE", "EXPIRES")
 	rows := 0
-	for _, key := range sortedKeys(d.Pods) {
+	for _, key := range slices.Sorted(maps.Keys(d.Pods)) {
 		p := d.Pods[key]
 		if assumedOnly && string(p.State) != "Assumed" {
 			continue
@@ -222,7 +207,7 @@ func showReservations(out io.Writer, d *debug.Dump, now time.Time) error {
 		return err
 	}
 	t := newTable(out, "RESERVATION", "PHASE", "NODE", "CPU", "MEMORY", "OWNER", "EXPIRES")
-	for _, key := range sortedKeys(d.Reservations) {
+	for _, key := range slices.Sorted(maps.Keys(d.Reservations)) {
 		r := d.Reservations[key]
 		// A Matched reservation no longer expires (its pod consumed it): "-", as the empty
 		// EXPIRES of `kubectl get reservations`.
@@ -243,7 +228,7 @@ func showPodGroups(out io.Writer, d *debug.Dump) error {
 		return err
 	}
 	t := newTable(out, "PODGROUP", "PHASE", "MIN", "PENDING", "SCHEDULED", "RUNNING", "SUCCEEDED", "FAILED")
-	for _, key := range sortedKeys(d.PodGroups) {
+	for _, key := range slices.Sorted(maps.Keys(d.PodGroups)) {
 		g := d.PodGroups[key]
 		phase := string(g.Phase)
 		if !g.Exists {

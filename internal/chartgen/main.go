@@ -17,7 +17,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 )
 
@@ -50,17 +49,12 @@ func write(dir string, files map[string]string) error {
 			return err
 		}
 	}
-	paths := make([]string, 0, len(files))
-	for p := range files {
-		paths = append(paths, p)
-	}
-	sort.Strings(paths)
-	for _, p := range paths {
+	for p, content := range files {
 		full := filepath.Join(dir, p)
 		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
 			return err
 		}
-		if err := os.WriteFile(full, []byte(files[p]), 0o644); err != nil {
+		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
 			return err
 		}
 	}

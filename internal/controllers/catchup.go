@@ -30,7 +30,7 @@ type CatchUp struct {
 	clock clock.PassiveClock
 
 	mu    sync.Mutex
-	feeds []syncedFeed
+	feeds []*feed
 
 	start    time.Time
 	caughtUp atomic.Bool
@@ -39,17 +39,6 @@ type CatchUp struct {
 	took    time.Duration
 	applied int64
 }
-
-// syncedFeed is what the catch-up reads of a feed.
-type syncedFeed interface {
-	synced() bool
-	status() string
-	initialCount() int64
-	feedName() string
-}
-
-func (f *feed) initialCount() int64 { return f.initial.Load() }
-func (f *feed) feedName() string    { return f.name }
 
 // NewCatchUp returns a tracker; Setup adds the feeds before the manager starts.
 func NewCatchUp(log logr.Logger, clk clock.PassiveClock) *CatchUp {
@@ -60,7 +49,7 @@ func NewCatchUp(log logr.Logger, clk clock.PassiveClock) *CatchUp {
 }
 
 // track adds a feed.
-func (c *CatchUp) track(f syncedFeed) {
+func (c *CatchUp) track(f *feed) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.feeds = append(c.feeds, f)
@@ -96,10 +85,10 @@ func (c *CatchUp) Status() string {
 	return strings.Join(parts, "; ")
 }
 
-func (c *CatchUp) tracked() []syncedFeed {
+func (c *CatchUp) tracked() []*feed {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return append([]syncedFeed(nil), c.feeds...)
+	return append([]*feed(nil), c.feeds...)
 }
 
 // NeedLeaderElection implements manager.LeaderElectionRunnable: every replica catches up.
@@ -141,9 +130,9 @@ func (c *CatchUp) finish() {
 	perFeed := make([]any, 0, 2*len(feeds))
 	var applied int64
 	for _, f := range feeds {
-		n := f.initialCount()
+		n := f.initial.Load()
 		applied += n
-		perFeed = append(perFeed, f.feedName(), n)
+		perFeed = append(perFeed, f.name, n)
 	}
 	c.mu.Lock()
 	c.took = c.clock.Since(c.start)

@@ -10,7 +10,6 @@ import (
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -34,22 +33,17 @@ func (o oneInformer) GetInformer(context.Context, client.Object, ...cache.Inform
 	return o.inf, nil
 }
 
-// storeReader reads an informer's store as the manager's cache reader would.
-type storeReader struct{ store toolscache.Store }
+// copyingStore is an informer's store read as the manager's cache reader reads it: a copy
+// per read.
+type copyingStore struct{ toolscache.Store }
 
-func (r storeReader) Get(_ context.Context, key client.ObjectKey, obj client.Object, _ ...client.GetOption) error {
-	item, ok, err := r.store.GetByKey(key.String())
-	if err != nil {
-		return err
+func (s copyingStore) GetByKey(key string) (any, bool, error) {
+	item, ok, err := s.Store.GetByKey(key)
+	if err != nil || !ok {
+		return nil, ok, err
 	}
-	if !ok {
-		return errNotFound(key)
-	}
-	item.(*corev1.Pod).DeepCopyInto(obj.(*corev1.Pod))
-	return nil
+	return item.(*corev1.Pod).DeepCopy(), true, nil
 }
-
-func (storeReader) List(context.Context, client.ObjectList, ...client.ListOption) error { return nil }
 
 // recorder is a feed's apply that records what it was handed and fails for the keys told.
 type recorder struct {
@@ -111,7 +105,7 @@ func TestCatchUp_DoneOnlyWhenEveryInitialObjectWasApplied(t *testing.T) {
 	rec := newRecorder()
 	b := types.NamespacedName{Namespace: "ns", Name: "b"}
 	rec.failing[b] = true
-	f := &feed{name: "pod-feed", kind: stores.KindPod, obj: &corev1.Pod{}, reader: storeReader{inf.GetStore()}, apply: rec.apply, log: logr.Discard()}
+	f := &feed{name: "pod-feed", kind: stores.KindPod, obj: &corev1.Pod{}, apply: rec.apply, log: logr.Discard()}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	if err := f.register(ctx, oneInformer{inf: inf}); err != nil {
@@ -210,8 +204,4 @@ func TestFeed_AppliesTheInformersObjects(t *testing.T) {
 	if len(f.pending) != 1 || f.pending[0].Name != "q" {
 		t.Errorf("a shard's delete queued %v, want ns/q", f.pending)
 	}
-}
-
-func errNotFound(key client.ObjectKey) error {
-	return apierrors.NewNotFound(corev1.Resource("pods"), key.Name)
 }

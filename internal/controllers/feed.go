@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/resourceversion"
@@ -46,9 +45,8 @@ import (
 type feed struct {
 	name string
 	kind stores.Kind
-	// obj is the informer's type (the reconcile reads one like it).
-	obj    client.Object
-	reader client.Reader
+	// obj is the informer's type.
+	obj client.Object
 	// apply brings the cache to obj, the current object under key (nil: gone). A positive
 	// duration asks to look at the key again then.
 	apply applyFunc
@@ -60,9 +58,9 @@ type feed struct {
 	log          logr.Logger
 
 	reg toolscache.ResourceEventHandlerRegistration
-	// store is the informer's own store when it exposes one (client-go's SharedInformer
-	// GetStore): Reconcile hands the cache the informer's object itself, not the copy the
-	// manager's reader fills in, so that the cache and the informer share one object.
+	// store is the informer's own store (client-go's SharedInformer GetStore): Reconcile
+	// hands the cache the informer's object itself, not the copy the manager's reader fills
+	// in, so that the cache and the informer share one object.
 	store toolscache.Store
 	// ctx is cancelled when the manager stops (Start): an apply waiting on a read must not
 	// hold the informer's delivery past it.
@@ -103,9 +101,11 @@ func (f *feed) register(ctx context.Context, informers cache.Informers) error {
 	// holding copies after a relist, 145% more live heap and 14 times the time at 150,000 pods
 	// (BenchmarkFeed_RelistOf150000Pods, reader); TestFeed_ControllerRuntimeInformersExposeTheirStore
 	// fails if controller-runtime's informer stops exposing GetStore.
-	if s, ok := inf.(interface{ GetStore() toolscache.Store }); ok {
-		f.store = s.GetStore()
+	s, ok := inf.(interface{ GetStore() toolscache.Store })
+	if !ok {
+		return fmt.Errorf("%s: the informer of %T (%T) does not expose its store", f.name, f.obj, inf)
 	}
+	f.store = s.GetStore()
 	f.ctx, f.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	f.retrying = map[types.NamespacedName]struct{}{}
 	f.repairs = map[types.NamespacedName]struct{}{}
@@ -126,7 +126,7 @@ func (f *feed) onAdd(obj any, isInInitialList bool) {
 	if isInInitialList {
 		f.initial.Add(1)
 	}
-	f.applyNow(keyOfObject(o), o, handler.Current, isInInitialList)
+	f.applyNow(client.ObjectKeyFromObject(o), o, handler.Current, isInInitialList)
 }
 
 func (f *feed) onUpdate(oldObj, newObj any) {
@@ -146,7 +146,7 @@ func (f *feed) onUpdate(oldObj, newObj any) {
 		// low priority (as controller-runtime's handlers queue an update of the same
 		// version) instead of holding those back (up to a second behind 30,000 pods here,
 		// BenchmarkFeed_AChangeBehindARelistOf30000Pods).
-		f.enqueueLow(keyOfObject(n))
+		f.enqueueLow(client.ObjectKeyFromObject(n))
 		return
 	}
 	d := handler.Current
@@ -155,7 +155,7 @@ func (f *feed) onUpdate(oldObj, newObj any) {
 		// (an etcd restore without --bump-revision).
 		d = handler.Backwards
 	}
-	f.applyNow(keyOfObject(n), n, d, false)
+	f.applyNow(client.ObjectKeyFromObject(n), n, d, false)
 }
 
 func (f *feed) onDelete(obj any) {
@@ -166,7 +166,7 @@ func (f *feed) onDelete(obj any) {
 	if !ok {
 		return
 	}
-	key := keyOfObject(o)
+	key := client.ObjectKeyFromObject(o)
 	if f.queueDeletes {
 		f.enqueue(key, 0)
 		return
@@ -199,8 +199,7 @@ func (f *feed) applyNow(key types.NamespacedName, obj client.Object, d handler.D
 	}
 }
 
-// Reconcile implements reconcile.Reconciler: the queue's path, reading the informer's store
-// (else the manager's cache).
+// Reconcile implements reconcile.Reconciler: the queue's path, reading the informer's store.
 //
 // The informer's delivery may apply a change of the key between the read and the apply
 // (a delete, above all): the apply would then bring back what was already gone. So the key
@@ -208,7 +207,7 @@ func (f *feed) applyNow(key types.NamespacedName, obj client.Object, d handler.D
 // two reads agree (an apply of the delivery that came in between is applied again, which
 // changes nothing).
 func (f *feed) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	obj, err := f.current(ctx, req.NamespacedName)
+	obj, err := f.current(req.NamespacedName)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -231,7 +230,7 @@ func (f *feed) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, er
 			}
 			return ctrl.Result{}, err
 		}
-		now, err := f.current(ctx, req.NamespacedName)
+		now, err := f.current(req.NamespacedName)
 		if err != nil {
 			return ctrl.Result{}, err
 		}
@@ -265,28 +264,15 @@ func sameObject(a, b client.Object) bool {
 }
 
 // current returns the object the informer holds under key, nil when none.
-func (f *feed) current(ctx context.Context, key types.NamespacedName) (client.Object, error) {
-	if f.store != nil {
-		storeKey := key.Name
-		if key.Namespace != "" {
-			storeKey = key.Namespace + "/" + key.Name
-		}
-		item, exists, err := f.store.GetByKey(storeKey)
-		if err != nil || !exists {
-			return nil, err
-		}
-		obj, ok := item.(client.Object)
-		if !ok {
-			return nil, fmt.Errorf("%s: the informer holds a %T under %s", f.name, item, storeKey)
-		}
-		return obj, nil
+func (f *feed) current(key types.NamespacedName) (client.Object, error) {
+	storeKey := toolscache.NewObjectName(key.Namespace, key.Name).String()
+	item, exists, err := f.store.GetByKey(storeKey)
+	if err != nil || !exists {
+		return nil, err
 	}
-	obj := f.obj.DeepCopyObject().(client.Object)
-	if err := f.reader.Get(ctx, key, obj); err != nil {
-		if !apierrors.IsNotFound(err) {
-			return nil, err
-		}
-		return nil, nil
+	obj, ok := item.(client.Object)
+	if !ok {
+		return nil, fmt.Errorf("%s: the informer holds a %T under %s", f.name, item, storeKey)
 	}
 	return obj, nil
 }
@@ -401,10 +387,6 @@ func report(log logr.Logger, kind stores.Kind, err error) {
 	if err != nil {
 		log.V(1).Info("cache rejected the event", "kind", kind, "error", err.Error())
 	}
-}
-
-func keyOfObject(o client.Object) types.NamespacedName {
-	return types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}
 }
 
 // syncAs adapts a handler's Sync to a feed's apply, with an optional filter (a sub-cluster

@@ -41,7 +41,7 @@ func TestFeed_ALateDeleteDoesNotRemoveThePodThatReplacedIt(t *testing.T) {
 	must(h.Add(owner))
 
 	informer := toolscache.NewStore(toolscache.MetaNamespaceKeyFunc)
-	f := &feed{name: "pod-feed", kind: stores.KindPod, obj: &corev1.Pod{}, reader: storeReader{informer}, store: informer,
+	f := &feed{name: "pod-feed", kind: stores.KindPod, obj: &corev1.Pod{}, store: informer,
 		apply: (&podSync{handler: h, log: logr.Discard()}).apply, log: logr.Discard(), changed: podChanged,
 		retrying: map[types.NamespacedName]struct{}{}, repairs: map[types.NamespacedName]struct{}{}}
 	f.ctx = context.Background()

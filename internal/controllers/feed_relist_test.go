@@ -26,7 +26,7 @@ import (
 func TestFeed_ARelistsSwapsWaitBehindTheChangesItBrings(t *testing.T) {
 	informer := toolscache.NewStore(toolscache.MetaNamespaceKeyFunc)
 	rec := newRecorder()
-	f := &feed{name: "pod-feed", kind: stores.KindPod, obj: &corev1.Pod{}, reader: storeReader{informer}, apply: rec.apply,
+	f := &feed{name: "pod-feed", kind: stores.KindPod, obj: &corev1.Pod{}, store: copyingStore{informer}, apply: rec.apply,
 		log: logr.Discard(), changed: podChanged, retrying: map[types.NamespacedName]struct{}{}}
 	f.ctx = context.Background()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -115,7 +115,7 @@ func TestFeed_ADeleteBetweenAReconcilesReadAndItsApplyStaysDeleted(t *testing.T)
 	for _, viaStore := range []bool{true, false} {
 		informer := toolscache.NewStore(toolscache.MetaNamespaceKeyFunc)
 		rec := newRecorder()
-		f := &feed{name: "pod-feed", kind: stores.KindPod, obj: &corev1.Pod{}, reader: storeReader{informer},
+		f := &feed{name: "pod-feed", kind: stores.KindPod, obj: &corev1.Pod{}, store: copyingStore{informer},
 			log: logr.Discard(), changed: podChanged, retrying: map[types.NamespacedName]struct{}{}}
 		if viaStore {
 			f.store = informer

@@ -27,7 +27,7 @@ type MovementStatusReconciler struct {
 	Client        client.Client
 	Reader        movementReader
 	ComponentName string
-	// Clock dates the conditions; nil is the real clock.
+	// Clock dates the conditions.
 	Clock clock.PassiveClock
 	// Recorder raises the Events; nil raises none.
 	Recorder events.EventRecorder
@@ -53,17 +53,12 @@ func (r *MovementStatusReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 			return ctrl.Result{}, err
 		}
 	}
-	now := clock.PassiveClock(clock.RealClock{})
-	if r.Clock != nil {
-		now = r.Clock
-	}
 	conds := movementConditions(view, labelled)
 	wrote, err := writeStatus(ctx, r.Client, m,
-		func(o *v1alpha1.Movement) any { return o.Status },
 		func(cur *v1alpha1.Movement) (*v1alpha1.Movement, error) {
 			next := cur.DeepCopy()
 			next.Status = movementStatus(cur.Status, view, r.ComponentName)
-			next.Status.Conditions = setConditions(cur.Status.Conditions, cur.Generation, now.Now(), conds...)
+			next.Status.Conditions = setConditions(cur.Status.Conditions, cur.Generation, r.Clock.Now(), conds...)
 			return next, nil
 		})
 	if err != nil || !wrote {

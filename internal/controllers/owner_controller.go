@@ -19,39 +19,40 @@ import (
 	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
-// ownerSync applies one workload kind (ReplicaSet, StatefulSet, DaemonSet, Job, Deployment)
-// to the cache as Owner events: its type, key, UID, controller, the labels of its pod
-// template and, for a ReplicaSet, StatefulSet or Deployment, its desired count (for a Job,
-// the count of active pods its controller wants); for a ReplicaSet, its revision.
-type ownerSync[T client.Object] struct {
+// ownerKind is one workload kind (ReplicaSet, StatefulSet, DaemonSet, Job, Deployment) fed
+// as owners.
+type ownerKind struct {
 	ownerType v1alpha1.OwnerType
-	// templateOf returns the owner's pod template (its labels and annotations are read).
-	templateOf func(T) *corev1.PodTemplateSpec
-	// replicasOf returns the owner's desired count of pods, nil when it has none.
-	replicasOf func(T) *int32
+	obj       client.Object
+	apply     func(log logr.Logger, h *handler.Handler) applyFunc
 }
 
-// syncer returns the feed's apply for this workload kind.
-func (o ownerSync[T]) syncer(h *handler.Handler) func(types.NamespacedName, T, handler.Delivery) error {
-	return func(key types.NamespacedName, obj T, d handler.Delivery) error {
-		var gone T
-		if any(obj) == any(gone) {
-			// A delete that names no UID drops whatever the cache holds under the key.
-			return h.Sync(key, &store.Owner{Type: o.ownerType, Namespace: key.Namespace, Name: key.Name}, true, handler.Deleted)
+// ownerKindOf feeds workload kind T to the cache as Owner events: its type, key, UID,
+// controller, the labels of its pod template (templateOf) and its desired count of pods
+// (replicasOf, nil when it has none; for a Job, the count of active pods its controller
+// wants); for a ReplicaSet, its revision.
+func ownerKindOf[T client.Object](t v1alpha1.OwnerType, obj T, templateOf func(T) *corev1.PodTemplateSpec, replicasOf func(T) *int32) ownerKind {
+	sync := func(h *handler.Handler) func(types.NamespacedName, T, handler.Delivery) error {
+		return func(key types.NamespacedName, obj T, d handler.Delivery) error {
+			var gone T
+			if any(obj) == any(gone) {
+				// A delete that names no UID drops whatever the cache holds under the key.
+				return h.Sync(key, &store.Owner{Type: t, Namespace: key.Namespace, Name: key.Name}, true, handler.Deleted)
+			}
+			template := templateOf(obj)
+			return h.Sync(key, &store.Owner{
+				Type: t, Namespace: obj.GetNamespace(), Name: obj.GetName(), UID: obj.GetUID(),
+				ResourceVersion: obj.GetResourceVersion(), Labels: template.Labels,
+				ReserveOnDelete: reserveOnDeleteOf(obj.GetAnnotations(), template.Annotations),
+				Replicas:        replicasOf(obj),
+				Controller:      controllerOf(obj),
+				Revision:        revisionOf(t, obj.GetAnnotations()),
+			}, true, d)
 		}
-		return h.Sync(key, o.toOwner(obj), true, d)
 	}
-}
-
-func (o ownerSync[T]) toOwner(obj T) *store.Owner {
-	return &store.Owner{
-		Type: o.ownerType, Namespace: obj.GetNamespace(), Name: obj.GetName(), UID: obj.GetUID(),
-		ResourceVersion: obj.GetResourceVersion(), Labels: o.templateOf(obj).Labels,
-		ReserveOnDelete: reserveOnDeleteOf(obj.GetAnnotations(), o.templateOf(obj).Annotations),
-		Replicas:        o.replicasOf(obj),
-		Controller:      controllerOf(obj),
-		Revision:        revisionOf(o.ownerType, obj.GetAnnotations()),
-	}
+	return ownerKind{ownerType: t, obj: obj, apply: func(log logr.Logger, h *handler.Handler) applyFunc {
+		return syncAs(log, stores.KindOwner, sync(h), nil)
+	}}
 }
 
 // controllerOf is the workload of a known kind that controls obj (a ReplicaSet's
@@ -100,37 +101,18 @@ func reserveOnDeleteOf(object, template map[string]string) string {
 	return template[v1alpha1.ReserveOnDeleteAnnotation]
 }
 
-// ownerKinds are the workloads fed as owners, with their pod template labels.
-var ownerKinds = []struct {
-	ownerType v1alpha1.OwnerType
-	obj       client.Object
-	apply     func(log logr.Logger, h *handler.Handler) applyFunc
-}{
-	{v1alpha1.OwnerReplicaSet, &appsv1.ReplicaSet{}, func(log logr.Logger, h *handler.Handler) applyFunc {
-		o := ownerSync[*appsv1.ReplicaSet]{v1alpha1.OwnerReplicaSet, func(o *appsv1.ReplicaSet) *corev1.PodTemplateSpec { return &o.Spec.Template },
-			func(o *appsv1.ReplicaSet) *int32 { return replicas(o.Spec.Replicas) }}
-		return syncAs(log, stores.KindOwner, o.syncer(h), nil)
-	}},
-	{v1alpha1.OwnerStatefulSet, &appsv1.StatefulSet{}, func(log logr.Logger, h *handler.Handler) applyFunc {
-		o := ownerSync[*appsv1.StatefulSet]{v1alpha1.OwnerStatefulSet, func(o *appsv1.StatefulSet) *corev1.PodTemplateSpec { return &o.Spec.Template },
-			func(o *appsv1.StatefulSet) *int32 { return replicas(o.Spec.Replicas) }}
-		return syncAs(log, stores.KindOwner, o.syncer(h), nil)
-	}},
-	{v1alpha1.OwnerDaemonSet, &appsv1.DaemonSet{}, func(log logr.Logger, h *handler.Handler) applyFunc {
-		o := ownerSync[*appsv1.DaemonSet]{v1alpha1.OwnerDaemonSet, func(o *appsv1.DaemonSet) *corev1.PodTemplateSpec { return &o.Spec.Template },
-			func(*appsv1.DaemonSet) *int32 { return nil }}
-		return syncAs(log, stores.KindOwner, o.syncer(h), nil)
-	}},
-	{v1alpha1.OwnerJob, &batchv1.Job{}, func(log logr.Logger, h *handler.Handler) applyFunc {
-		// A Job's desired count is the count of active pods its controller wants, from its
-		// spec and status: every status update of the Job is fed.
-		o := ownerSync[*batchv1.Job]{v1alpha1.OwnerJob, func(o *batchv1.Job) *corev1.PodTemplateSpec { return &o.Spec.Template },
-			reservationstore.JobWantsActive}
-		return syncAs(log, stores.KindOwner, o.syncer(h), nil)
-	}},
-	{v1alpha1.OwnerDeployment, &appsv1.Deployment{}, func(log logr.Logger, h *handler.Handler) applyFunc {
-		o := ownerSync[*appsv1.Deployment]{v1alpha1.OwnerDeployment, func(o *appsv1.Deployment) *corev1.PodTemplateSpec { return &o.Spec.Template },
-			func(o *appsv1.Deployment) *int32 { return replicas(o.Spec.Replicas) }}
-		return syncAs(log, stores.KindOwner, o.syncer(h), nil)
-	}},
+// ownerKinds are the workloads fed as owners.
+var ownerKinds = []ownerKind{
+	ownerKindOf(v1alpha1.OwnerReplicaSet, &appsv1.ReplicaSet{}, func(o *appsv1.ReplicaSet) *corev1.PodTemplateSpec { return &o.Spec.Template },
+		func(o *appsv1.ReplicaSet) *int32 { return replicas(o.Spec.Replicas) }),
+	ownerKindOf(v1alpha1.OwnerStatefulSet, &appsv1.StatefulSet{}, func(o *appsv1.StatefulSet) *corev1.PodTemplateSpec { return &o.Spec.Template },
+		func(o *appsv1.StatefulSet) *int32 { return replicas(o.Spec.Replicas) }),
+	ownerKindOf(v1alpha1.OwnerDaemonSet, &appsv1.DaemonSet{}, func(o *appsv1.DaemonSet) *corev1.PodTemplateSpec { return &o.Spec.Template },
+		func(*appsv1.DaemonSet) *int32 { return nil }),
+	// A Job's desired count is the count of active pods its controller wants, from its spec
+	// and status: every status update of the Job is fed.
+	ownerKindOf(v1alpha1.OwnerJob, &batchv1.Job{}, func(o *batchv1.Job) *corev1.PodTemplateSpec { return &o.Spec.Template },
+		reservationstore.JobWantsActive),
+	ownerKindOf(v1alpha1.OwnerDeployment, &appsv1.Deployment{}, func(o *appsv1.Deployment) *corev1.PodTemplateSpec { return &o.Spec.Template },
+		func(o *appsv1.Deployment) *int32 { return replicas(o.Spec.Replicas) }),
 }

@@ -69,9 +69,6 @@ func (r *podSync) apply(ctx context.Context, key types.NamespacedName, obj clien
 		}
 		inScope = keep
 	}
-	if apiPod == nil {
-		return 0, r.report(r.handler.Sync(key, (*corev1.Pod)(nil), inScope, handler.Current))
-	}
 	return 0, r.report(r.handler.Sync(key, apiPod, inScope, d))
 }
 
@@ -107,8 +104,7 @@ func onNode(ctx context.Context, reader client.Reader, list client.ObjectList, n
 	}
 	var reqs []reconcile.Request
 	_ = meta.EachListItem(list, func(o runtime.Object) error {
-		obj := o.(client.Object)
-		reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()}})
+		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(o.(client.Object))})
 		return nil
 	})
 	return reqs

@@ -2,10 +2,10 @@ package controllers
 
 import (
 	"context"
-	"time"
-
 	"fmt"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/go-logr/logr"
 
@@ -88,12 +88,7 @@ func (o Options) followsPodGroupSource(s store.PodGroupSource) bool {
 	if o.PodGroupSources == nil {
 		return s == store.PodGroupSourceMulticache
 	}
-	for _, src := range o.PodGroupSources {
-		if src == s {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(o.PodGroupSources, s)
 }
 
 // podGroupSourceFeeds returns the feeds of the enabled sources other than multicache's own.
@@ -107,7 +102,6 @@ func podGroupSourceFeeds(log logr.Logger, h *handler.Handler, opts Options) []so
 		if !opts.followsPodGroupSource(fs.source) {
 			continue
 		}
-		fs := fs
 		apply := func(_ context.Context, key types.NamespacedName, obj client.Object, d handler.Delivery) (time.Duration, error) {
 			var pg *v1alpha1.PodGroup
 			if obj != nil {
@@ -124,10 +118,6 @@ func podGroupSourceFeeds(log logr.Logger, h *handler.Handler, opts Options) []so
 				pg = converted
 			}
 			storeKey := podgroupstore.Key(fs.source, key.Namespace, key.Name)
-			if pg == nil {
-				report(log, stores.KindPodGroup, h.Sync(storeKey, (*v1alpha1.PodGroup)(nil), true, handler.Current))
-				return 0, nil
-			}
 			report(log, stores.KindPodGroup, h.Sync(storeKey, pg, true, d))
 			return 0, nil
 		}

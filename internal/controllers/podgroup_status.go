@@ -37,7 +37,6 @@ func (r *PodGroupStatusReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 	now := r.Clock.Now()
 	phase := st.Phase(now)
 	wrote, err := writeStatus(ctx, r.Client, pg,
-		func(o *v1alpha1.PodGroup) any { return o.Status },
 		func(cur *v1alpha1.PodGroup) (*v1alpha1.PodGroup, error) {
 			next := cur.DeepCopy()
 			next.Status = podGroupStatus(cur.Status, st, phase)

@@ -9,7 +9,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
-	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
 	"github.com/seed0f91f25e/multicache/internal/handler"
@@ -58,22 +57,13 @@ func (r *ReplacementReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	return ctrl.Result{}, nil
 }
 
-// holdsSource feeds the replacement controller: the cache's new holds (through the
-// notifier), and every hold already placed when it starts (a new leader creates what the
-// old one did not).
-func holdsSource(n *Notifier, h *handler.Handler) source.Source {
-	return n.source(reservationstore.HoldKind, h.ReservationHolds)
-}
-
 // setupReplacements registers the replacement controller (leader only, gated on the
-// catch-up, writing through the fenced client).
-func setupReplacements(mgr manager.Manager, h *handler.Handler, n *Notifier, opts Options, recorder events.EventRecorder) error {
-	c, err := NewWriter(mgr, opts.Fence)
-	if err != nil {
-		return err
-	}
-	r := &ReplacementReconciler{Client: c, Reader: h, Recorder: recorder}
+// catch-up, writing through c, the fenced client). Its source is the cache's new holds
+// (through the notifier), and every hold already placed when it starts (a new leader
+// creates what the old one did not).
+func setupReplacements(mgr manager.Manager, h *handler.Handler, n *Notifier, opts Options, c client.Client) error {
+	r := &ReplacementReconciler{Client: c, Reader: h, Recorder: opts.Recorder}
 	return ctrl.NewControllerManagedBy(mgr).Named("reservation-replacement").
-		WatchesRawSource(holdsSource(n, h)).
+		WatchesRawSource(n.source(reservationstore.HoldKind, h.ReservationHolds)).
 		Complete(opts.CatchUp.Gate(r))
 }

@@ -44,7 +44,6 @@ func (r *ReservationStatusReconciler) Reconcile(ctx context.Context, req ctrl.Re
 		return ctrl.Result{}, err
 	}
 	wrote, err := writeStatus(ctx, r.Client, rsv,
-		func(o *v1alpha1.Reservation) any { return o.Status },
 		func(cur *v1alpha1.Reservation) (*v1alpha1.Reservation, error) {
 			if view.Reservation.ResourceVersion != cur.ResourceVersion {
 				// The view is not of the object the status goes on (a leader that just took

@@ -154,9 +154,8 @@ func TestWriteStatus_OneReadPerWriteAndAFreshOneAfterAConflict(t *testing.T) {
 			return next, nil
 		}
 	}
-	statusOf := func(o *v1alpha1.Reservation) any { return o.Status }
 	gets = 0
-	if wrote, err := writeStatus(ctx, c, read, statusOf, setPhase(v1alpha1.ReservationReserved)); err != nil || !wrote {
+	if wrote, err := writeStatus(ctx, c, read, setPhase(v1alpha1.ReservationReserved)); err != nil || !wrote {
 		t.Fatalf("wrote %v, %v", wrote, err)
 	}
 	if gets != 0 || patches != 1 {
@@ -165,7 +164,7 @@ func TestWriteStatus_OneReadPerWriteAndAFreshOneAfterAConflict(t *testing.T) {
 	// read is stale now (its resourceVersion is the old one): the patch conflicts, the
 	// writer reads again and writes.
 	gets, patches = 0, 0
-	if wrote, err := writeStatus(ctx, c, read, statusOf, setPhase(v1alpha1.ReservationExpired)); err != nil || !wrote {
+	if wrote, err := writeStatus(ctx, c, read, setPhase(v1alpha1.ReservationExpired)); err != nil || !wrote {
 		t.Fatalf("after a conflict: wrote %v, %v", wrote, err)
 	}
 	got := &v1alpha1.Reservation{}

@@ -49,7 +49,7 @@ type Options struct {
 	// their transport): an error (this replica's lease is not known to be held) refuses the
 	// request unsent, and an attempt let through is cut at the deadline it returns.
 	Fence Fence
-	// Recorder records the writers' Events (nil: NewRecorder(mgr, Fence)).
+	// Recorder records the writers' Events (NewRecorder(mgr, Fence)).
 	Recorder events.EventRecorder
 	// PodGroupSources are the APIs pod groups are read from when the PodGroupStore is
 	// enabled (podgroup_sources.go); none means multicache's own only. Only multicache's own
@@ -69,12 +69,11 @@ func Setup(mgr manager.Manager, h *handler.Handler, n *Notifier, opts Options) (
 	if opts.CatchUp == nil {
 		return nil, errors.New("controllers.Options.CatchUp is required")
 	}
-	reader := mgr.GetClient()
 	watched := h.WatchedKinds()
 	refeeder := newRefeeder()
 	log := mgr.GetLogger().WithName("feed")
 	feedOf := func(name string, kind stores.Kind, obj client.Object, apply applyFunc, extra ...func(*builder.Builder)) (*feed, error) {
-		f := &feed{name: name, kind: kind, obj: obj, reader: reader, apply: apply, log: log.WithValues("feed", name)}
+		f := &feed{name: name, kind: kind, obj: obj, apply: apply, log: log.WithValues("feed", name)}
 		if kind == stores.KindPod {
 			f.changed = podChanged
 		}
@@ -96,8 +95,8 @@ func Setup(mgr manager.Manager, h *handler.Handler, n *Notifier, opts Options) (
 	}
 
 	pods := &podSync{handler: h, log: log.WithValues("feed", "pod-feed")}
-	_, sharded := mgr.GetCache().(*nodepods.Cache)
-	if shard, ok := mgr.GetCache().(*nodepods.Cache); ok {
+	shard, sharded := mgr.GetCache().(*nodepods.Cache)
+	if sharded {
 		api := mgr.GetAPIReader()
 		pods.vanished = func(ctx context.Context, key types.NamespacedName) (*corev1.Pod, bool, error) {
 			return shard.Set.Vanished(ctx, api, key)
@@ -111,13 +110,13 @@ func Setup(mgr manager.Manager, h *handler.Handler, n *Notifier, opts Options) (
 	var err error
 	if opts.NodeInScope != nil {
 		if pods.keep, podExtras, err = scoped(mgr, &corev1.Pod{}, &corev1.PodList{}, opts.NodeInScope,
-			func(p *corev1.Pod) string { return p.Spec.NodeName }, podScopeChanges); err != nil {
+			func(p *corev1.Pod) string { return p.Spec.NodeName }, false, podScopeChanges); err != nil {
 			return nil, err
 		}
 		// Indexing a kind creates its informer: only the kinds an enabled store handles.
 		if slices.Contains(watched, stores.KindReservation) {
 			if keepReservation, rsvExtras, err = scoped(mgr, &v1alpha1.Reservation{}, &v1alpha1.ReservationList{}, opts.NodeInScope,
-				func(r *v1alpha1.Reservation) string { return r.Spec.NodeName }); err != nil {
+				func(r *v1alpha1.Reservation) string { return r.Spec.NodeName }, false); err != nil {
 				return nil, err
 			}
 		}
@@ -129,31 +128,31 @@ func Setup(mgr manager.Manager, h *handler.Handler, n *Notifier, opts Options) (
 		}
 		perNodeExtras = []func(*builder.Builder){sameNameAsNode}
 		// A node-local slice belongs to its node's shard; a pool for node selectors or all
-		// nodes reaches every shard.
+		// nodes (no spec.nodeName) reaches every shard, which attributes it to the nodes it holds.
 		if slices.Contains(watched, stores.KindResourceSlice) {
-			if keepSlice, sliceExtras, err = scopedSlices(mgr, opts.NodeInScope); err != nil {
+			if keepSlice, sliceExtras, err = scoped(mgr, &resourcev1.ResourceSlice{}, &resourcev1.ResourceSliceList{}, opts.NodeInScope,
+				func(s *resourcev1.ResourceSlice) string { return ptr.Deref(s.Spec.NodeName, "") }, true); err != nil {
 				return nil, err
 			}
 		}
 	}
 	feeds := []struct {
 		kind  stores.Kind
-		name  string
 		obj   client.Object
 		apply applyFunc
 		extra []func(*builder.Builder)
 	}{
-		{stores.KindPod, "pod-feed", &corev1.Pod{}, pods.apply, podExtras},
-		{stores.KindNode, "node-feed", &corev1.Node{}, syncAs(log, stores.KindNode, delivered[*corev1.Node](h), nil), nil},
-		{stores.KindNMNode, "nmnode-feed", &v1alpha1.NMNode{}, syncAs(log, stores.KindNMNode, delivered[*v1alpha1.NMNode](h), keepNMNode), perNodeExtras},
-		{stores.KindCNR, "cnr-feed", &v1alpha1.CustomNodeResource{}, syncAs(log, stores.KindCNR, delivered[*v1alpha1.CustomNodeResource](h), keepCNR), perNodeExtras},
-		{stores.KindPodGroup, "podgroup-feed", &v1alpha1.PodGroup{}, syncAs(log, stores.KindPodGroup, delivered[*v1alpha1.PodGroup](h), nil), nil},
-		{stores.KindPDB, "pdb-feed", &policyv1.PodDisruptionBudget{}, syncAs(log, stores.KindPDB, delivered[*policyv1.PodDisruptionBudget](h), nil), nil},
-		{stores.KindMovement, "movement-feed", &v1alpha1.Movement{}, syncAs(log, stores.KindMovement, delivered[*v1alpha1.Movement](h), nil), nil},
-		{stores.KindReservation, "reservation-feed", &v1alpha1.Reservation{}, syncAs(log, stores.KindReservation, delivered[*v1alpha1.Reservation](h), keepReservation), rsvExtras},
-		{stores.KindResourceSlice, "resourceslice-feed", &resourcev1.ResourceSlice{}, syncAs(log, stores.KindResourceSlice, delivered[*resourcev1.ResourceSlice](h), keepSlice), sliceExtras},
-		{stores.KindResourceClaim, "resourceclaim-feed", &resourcev1.ResourceClaim{}, syncAs(log, stores.KindResourceClaim, delivered[*resourcev1.ResourceClaim](h), nil), nil},
-		{stores.KindDeviceClass, "deviceclass-feed", &resourcev1.DeviceClass{}, syncAs(log, stores.KindDeviceClass, delivered[*resourcev1.DeviceClass](h), nil), nil},
+		{stores.KindPod, &corev1.Pod{}, pods.apply, podExtras},
+		{stores.KindNode, &corev1.Node{}, syncAs(log, stores.KindNode, delivered[*corev1.Node](h), nil), nil},
+		{stores.KindNMNode, &v1alpha1.NMNode{}, syncAs(log, stores.KindNMNode, delivered[*v1alpha1.NMNode](h), keepNMNode), perNodeExtras},
+		{stores.KindCNR, &v1alpha1.CustomNodeResource{}, syncAs(log, stores.KindCNR, delivered[*v1alpha1.CustomNodeResource](h), keepCNR), perNodeExtras},
+		{stores.KindPodGroup, &v1alpha1.PodGroup{}, syncAs(log, stores.KindPodGroup, delivered[*v1alpha1.PodGroup](h), nil), nil},
+		{stores.KindPDB, &policyv1.PodDisruptionBudget{}, syncAs(log, stores.KindPDB, delivered[*policyv1.PodDisruptionBudget](h), nil), nil},
+		{stores.KindMovement, &v1alpha1.Movement{}, syncAs(log, stores.KindMovement, delivered[*v1alpha1.Movement](h), nil), nil},
+		{stores.KindReservation, &v1alpha1.Reservation{}, syncAs(log, stores.KindReservation, delivered[*v1alpha1.Reservation](h), keepReservation), rsvExtras},
+		{stores.KindResourceSlice, &resourcev1.ResourceSlice{}, syncAs(log, stores.KindResourceSlice, delivered[*resourcev1.ResourceSlice](h), keepSlice), sliceExtras},
+		{stores.KindResourceClaim, &resourcev1.ResourceClaim{}, syncAs(log, stores.KindResourceClaim, delivered[*resourcev1.ResourceClaim](h), nil), nil},
+		{stores.KindDeviceClass, &resourcev1.DeviceClass{}, syncAs(log, stores.KindDeviceClass, delivered[*resourcev1.DeviceClass](h), nil), nil},
 	}
 	for _, spec := range feeds {
 		if !slices.Contains(watched, spec.kind) {
@@ -162,7 +161,7 @@ func Setup(mgr manager.Manager, h *handler.Handler, n *Notifier, opts Options) (
 		if spec.kind == stores.KindPodGroup && !opts.followsPodGroupSource(store.PodGroupSourceMulticache) {
 			continue
 		}
-		f, err := feedOf(spec.name, spec.kind, spec.obj, spec.apply, spec.extra...)
+		f, err := feedOf(feedNames[spec.kind], spec.kind, spec.obj, spec.apply, spec.extra...)
 		if err != nil {
 			return nil, err
 		}
@@ -183,18 +182,16 @@ func Setup(mgr manager.Manager, h *handler.Handler, n *Notifier, opts Options) (
 			}
 		}
 	}
-	recorder := opts.Recorder
-	if recorder == nil {
-		var err error
-		if recorder, err = NewRecorder(mgr, opts.Fence); err != nil {
-			return nil, err
-		}
+	// The status writers and the replacement controller write through one fenced client.
+	writer, err := NewWriter(mgr, opts.Fence)
+	if err != nil {
+		return nil, err
 	}
-	if err := setupStatusWriters(mgr, h, n, watched, opts, recorder); err != nil {
+	if err := setupStatusWriters(mgr, h, n, watched, opts, writer); err != nil {
 		return nil, err
 	}
 	if slices.Contains(watched, stores.KindReservation) {
-		if err := setupReplacements(mgr, h, n, opts, recorder); err != nil {
+		if err := setupReplacements(mgr, h, n, opts, writer); err != nil {
 			return nil, err
 		}
 	}
@@ -209,12 +206,12 @@ func sameNameAsNode(b *builder.Builder) {
 	}))
 }
 
-// scoped returns the keep filter of a kind bound to nodes (pods, reservations) in a
-// sub-cluster: kept only on a node of the sub-cluster. It also returns a watch that
-// re-reconciles a node's objects when the node joins or leaves (through a spec.nodeName
-// index).
+// scoped returns the keep filter of a kind bound to nodes (pods, reservations, slices) in a
+// sub-cluster: kept only on a node of the sub-cluster; one on no node is kept when
+// keepUnbound. It also returns a watch that re-reconciles a node's objects when the node
+// joins or leaves (through a spec.nodeName index).
 func scoped[T client.Object](mgr manager.Manager, obj T, list client.ObjectList, inScope func(context.Context, string) (bool, error),
-	nodeOf func(T) string, preds ...predicate.Predicate) (func(context.Context, T) (bool, error), []func(*builder.Builder), error) {
+	nodeOf func(T) string, keepUnbound bool, preds ...predicate.Predicate) (func(context.Context, T) (bool, error), []func(*builder.Builder), error) {
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), obj, nodeNameField,
 		func(o client.Object) []string { return []string{nodeOf(o.(T))} }); err != nil {
 		return nil, nil, err
@@ -223,7 +220,7 @@ func scoped[T client.Object](mgr manager.Manager, obj T, list client.ObjectList,
 		if node := nodeOf(o); node != "" {
 			return inScope(ctx, node)
 		}
-		return false, nil
+		return keepUnbound, nil
 	}
 	reader := mgr.GetClient()
 	nodeChanged := func(b *builder.Builder) {
@@ -248,11 +245,8 @@ var podScopeChanges = predicate.Funcs{
 
 // setupStatusWriters registers the status writers; they need leader election (the default)
 // and reconcile nothing before the cache caught up.
-func setupStatusWriters(mgr manager.Manager, h *handler.Handler, n *Notifier, watched []stores.Kind, opts Options, recorder events.EventRecorder) error {
-	c, err := NewWriter(mgr, opts.Fence)
-	if err != nil {
-		return err
-	}
+func setupStatusWriters(mgr manager.Manager, h *handler.Handler, n *Notifier, watched []stores.Kind, opts Options, c client.Client) error {
+	recorder := opts.Recorder
 	writers := []struct {
 		kind stores.Kind
 		name string
@@ -295,20 +289,3 @@ func setupStatusWriters(mgr manager.Manager, h *handler.Handler, n *Notifier, wa
 // one key twice at a time): with one worker, 10,000 reservations expiring in the same
 // second took the leader minutes to publish on a loaded API server.
 const statusWorkers = 4
-
-// scopedSlices is scoped for ResourceSlices: a node-local slice (spec.nodeName) is kept on a
-// node of the sub-cluster only; a slice of a pool for node selectors or all nodes is kept
-// everywhere (the devices store attributes it to the nodes the shard holds).
-func scopedSlices(mgr manager.Manager, inScope func(context.Context, string) (bool, error)) (func(context.Context, *resourcev1.ResourceSlice) (bool, error), []func(*builder.Builder), error) {
-	nodeOf := func(s *resourcev1.ResourceSlice) string { return ptr.Deref(s.Spec.NodeName, "") }
-	keepLocal, extras, err := scoped(mgr, &resourcev1.ResourceSlice{}, &resourcev1.ResourceSliceList{}, inScope, nodeOf)
-	if err != nil {
-		return nil, nil, err
-	}
-	return func(ctx context.Context, s *resourcev1.ResourceSlice) (bool, error) {
-		if nodeOf(s) == "" {
-			return true, nil
-		}
-		return keepLocal(ctx, s)
-	}, extras, nil
-}

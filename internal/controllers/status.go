@@ -12,13 +12,13 @@ import (
 )
 
 // writeStatus patches the status desired(current) of obj through the status subresource
-// when it differs from the current one: a merge patch of the difference, with the read
+// when it differs from the current one (desired changes nothing but the status): a merge patch of the difference, with the read
 // resourceVersion as an optimistic lock. obj is the object as just read (readForStatus,
 // through the manager's cache): the first attempt patches from it, and a conflict (someone
 // wrote the object since) is retried with a fresh read. desired may refuse a current object
 // with an error, which ends the write (a view that does not match it). It reports whether it
 // wrote.
-func writeStatus[T client.Object](ctx context.Context, c client.Client, obj T, statusOf func(T) any, desired func(T) (T, error)) (bool, error) {
+func writeStatus[T client.Object](ctx context.Context, c client.Client, obj T, desired func(T) (T, error)) (bool, error) {
 	wrote, reread := false, false
 	err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
 		cur := obj.DeepCopyObject().(T)
@@ -32,7 +32,7 @@ func writeStatus[T client.Object](ctx context.Context, c client.Client, obj T, s
 		if err != nil {
 			return err
 		}
-		if equality.Semantic.DeepEqual(statusOf(cur), statusOf(next)) {
+		if equality.Semantic.DeepEqual(cur, next) {
 			return nil
 		}
 		patch := client.MergeFromWithOptions(cur, client.MergeFromWithOptimisticLock{})

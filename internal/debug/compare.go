@@ -5,8 +5,6 @@ import (
 	"net/http"
 	"time"
 
-	"sigs.k8s.io/controller-runtime/pkg/client"
-
 	"github.com/seed0f91f25e/multicache/internal/drift"
 )
 
@@ -40,14 +38,9 @@ func (s *Server) compare(w http.ResponseWriter, r *http.Request) {
 // a drift.MetadataStream of the metadata lists; for a shard, its nodes' pods), else through
 // the uncached reader. Assumed pods the API has not reported yet are not differences.
 func (s *Server) Compare(ctx context.Context) ([]drift.Difference, error) {
-	src := drift.APISource{Reader: s.api}
-	if c, ok := s.api.(client.Client); ok && s.keep == nil {
-		// Keys and versions are all the comparison reads (a sub-cluster's keep reads a
-		// pod's node, so it lists whole objects).
-		src.MetadataScheme = c.Scheme()
-	}
-	if s.Source != nil {
-		return drift.Compare(ctx, s.handler, s.Source, s.keep, s.Listings...)
+	src := s.Source
+	if src == nil {
+		src = drift.APISource{Reader: s.api}
 	}
 	return drift.Compare(ctx, s.handler, src, s.keep, s.Listings...)
 }

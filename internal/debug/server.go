@@ -23,7 +23,6 @@ import (
 
 	"github.com/seed0f91f25e/multicache/internal/drift"
 	"github.com/seed0f91f25e/multicache/internal/handler"
-	"github.com/seed0f91f25e/multicache/internal/stores"
 	"github.com/seed0f91f25e/multicache/internal/stores/nodestore"
 	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
@@ -183,28 +182,10 @@ func (s *Server) node(w http.ResponseWriter, r *http.Request) {
 	for _, rv := range s.handler.ReservationsOnNode(name) {
 		v.Reservations = append(v.Reservations, reservationRef(rv))
 	}
-	v.Devices = s.nodeDevices(name)
+	if d, ok := s.handler.NodeDevices(name); ok {
+		v.Devices = &d
+	}
 	writeJSON(w, http.StatusOK, v)
-}
-
-// nodeDevicesReader is the devices store as the node view reads it.
-type nodeDevicesReader interface {
-	Node(name string) (store.NodeDevices, bool)
-}
-
-// nodeDevices returns the devices of a node; nil when the devices store is off (or replaced
-// by one without Node) or no pool reaches the node. Node builds a fresh value: safe to keep
-// after the read lock.
-func (s *Server) nodeDevices(name string) *store.NodeDevices {
-	var out *store.NodeDevices
-	s.handler.ReadStore(stores.DeviceStoreName, func(st store.Store) {
-		if r, ok := st.(nodeDevicesReader); ok {
-			if d, found := r.Node(name); found {
-				out = &d
-			}
-		}
-	})
-	return out
 }
 
 func reservationRef(v store.Reservation) ReservationRef {

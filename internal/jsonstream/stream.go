@@ -115,8 +115,8 @@ func (s *Stream) KeyParts(a, sep, b string) {
 	s.colon()
 }
 
-// writeParts writes the string a+sep+b as encoding/json does, building it only when a byte
-// needs escaping.
+// writeParts writes the string a+sep+b as encoding/json does: quoted as is when no byte
+// needs escaping (object names never do), else built and through the encoder.
 func (s *Stream) writeParts(a, sep, b string) {
 	if !plainJSON(a) || !plainJSON(sep) || !plainJSON(b) {
 		s.Encode(a + sep + b)
@@ -129,17 +129,8 @@ func (s *Stream) writeParts(a, sep, b string) {
 	s.w.WriteByte('"')
 }
 
-// writeString writes k as encoding/json encodes a string: quoted as is when no byte needs
-// escaping (object names never do), else through the encoder.
-func (s *Stream) writeString(k string) {
-	if !plainJSON(k) {
-		s.Encode(k)
-		return
-	}
-	s.w.WriteByte('"')
-	s.w.WriteString(k)
-	s.w.WriteByte('"')
-}
+// writeString writes k as encoding/json encodes a string.
+func (s *Stream) writeString(k string) { s.writeParts(k, "", "") }
 
 // plainJSON reports whether encoding/json writes k between quotes unchanged: printable ASCII
 // but the quote, the backslash and what it escapes for HTML (<, >, &).

@@ -58,20 +58,13 @@ func NewCacheFunc(log logr.Logger, wrap func(toolscache.ListerWatcher) toolscach
 			return nil, fmt.Errorf("the Node informer (%T) does not expose its store", nodes)
 		}
 		transform := opts.DefaultTransform
-		if bo, ok := byObjectPod(opts); ok && bo.Transform != nil {
-			transform = bo.Transform
+		for obj, bo := range opts.ByObject {
+			if _, ok := obj.(*corev1.Pod); ok && bo.Transform != nil {
+				transform = bo.Transform
+			}
 		}
 		return &Cache{Cache: inner, Set: NewSet(cs, ni, transform, wrap, log)}, nil
 	}
-}
-
-func byObjectPod(opts cache.Options) (cache.ByObject, bool) {
-	for obj, bo := range opts.ByObject {
-		if _, ok := obj.(*corev1.Pod); ok {
-			return bo, true
-		}
-	}
-	return cache.ByObject{}, false
 }
 
 var podGVK = corev1.SchemeGroupVersion.WithKind("Pod")
@@ -167,12 +160,10 @@ func (c *Cache) List(ctx context.Context, list client.ObjectList, opts ...client
 		if lo.Namespace != "" && p.Namespace != lo.Namespace {
 			continue
 		}
-		if lo.LabelSelector != nil && !lo.LabelSelector.Matches(labelsOf(p)) {
+		if lo.LabelSelector != nil && !lo.LabelSelector.Matches(labels.Set(p.Labels)) {
 			continue
 		}
 		out.Items = append(out.Items, *p)
 	}
 	return nil
 }
-
-func labelsOf(p *corev1.Pod) labels.Set { return labels.Set(p.Labels) }

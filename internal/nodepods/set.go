@@ -305,8 +305,8 @@ func (s *Set) List() []*corev1.Pod {
 // pod is bound, the unbound store and its node's may both hold it, and the index says which
 // one counts. s.mu must be held.
 func (s *Set) heldBy(src *source, out []*corev1.Pod) []*corev1.Pod {
-	for _, pod := range pods(src.store.items.List()) {
-		if s.index[pod.Namespace+"/"+pod.Name] == src.name {
+	for _, item := range src.store.items.List() {
+		if pod, ok := item.(*corev1.Pod); ok && s.index[pod.Namespace+"/"+pod.Name] == src.name {
 			out = append(out, pod)
 		}
 	}
@@ -332,16 +332,6 @@ func (s *Set) Watches(node string) bool {
 	defer s.mu.RUnlock()
 	_, ok := s.sources[node]
 	return ok
-}
-
-func pods(items []any) []*corev1.Pod {
-	out := make([]*corev1.Pod, 0, len(items))
-	for _, item := range items {
-		if p, ok := item.(*corev1.Pod); ok {
-			out = append(out, p)
-		}
-	}
-	return out
 }
 
 // HasSynced reports whether the Set holds the initial list of every shard node's pods and

@@ -203,7 +203,7 @@ func TestSet_StopsWithItsContext(t *testing.T) {
 	s.gates.release("np-stop-a")
 	eventually(t, "every source's watch stopped", func() (bool, string) {
 		for _, src := range sources {
-			if src.running() {
+			if running(src) {
 				return false, fmt.Sprintf("the watch of %q runs", src.name)
 			}
 		}
@@ -237,5 +237,15 @@ func TestSet_ANodesWatchCostsAReflectorNotAnInformer(t *testing.T) {
 	t.Logf("%.1f goroutines per watch", perWatch)
 	if perWatch > 5 {
 		t.Errorf("%.1f goroutines per node's watch, want at most 5 (a reflector and its watch run 4, an informer 9)", perWatch)
+	}
+}
+
+// running reports whether the source's reflector has not returned yet.
+func running(src *source) bool {
+	select {
+	case <-src.done:
+		return false
+	default:
+		return true
 	}
 }

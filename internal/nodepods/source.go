@@ -20,7 +20,7 @@ import (
 type source struct {
 	name  string
 	store *sourceStore
-	// cancel stops the reflector; done is closed once it returned.
+	// cancel stops the reflector; done is closed once it returned (the tests wait for it).
 	cancel context.CancelFunc
 	done   chan struct{}
 	// stopped is set when the node left the shard: its events are dropped from then.
@@ -31,16 +31,6 @@ type source struct {
 
 // synced reports whether the source's first list was stored and handed out.
 func (src *source) synced() bool { return src.store.synced.Load() }
-
-// running reports whether the source's reflector has not returned yet.
-func (src *source) running() bool {
-	select {
-	case <-src.done:
-		return false
-	default:
-		return true
-	}
-}
 
 // sourceStore is the ReflectorStore of a source: it keeps the pods (transformed) and hands
 // each change to handler after storing it, with what an informer would hand out: an add

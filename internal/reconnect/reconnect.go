@@ -36,10 +36,9 @@ import (
 	"k8s.io/client-go/util/watchlist"
 )
 
-// Defaults of a ListerWatcher.
 const (
-	// DefaultInterval is the longest wait between two attempts.
-	DefaultInterval = time.Second
+	// Interval is the longest wait between two attempts.
+	Interval = time.Second
 	// DefaultPatience is how long an unreachable API server is retried before the error is
 	// returned to the reflector.
 	DefaultPatience = time.Minute
@@ -50,8 +49,9 @@ const (
 // ListerWatcher retries the List and Watch of the one it wraps while the API server is
 // unreachable or not ready.
 type ListerWatcher struct {
-	LW       toolscache.ListerWatcherWithContext
-	Interval time.Duration
+	LW toolscache.ListerWatcherWithContext
+	// Patience is how long an unreachable API server is retried before the error is
+	// returned to the reflector.
 	Patience time.Duration
 	// Ready, when set, tells whether the API server is ready (see Readyz); after the API
 	// server was unreachable, the next List or Watch waits until it returns nil.
@@ -70,7 +70,7 @@ var _ toolscache.ListerWatcherWithContext = (*ListerWatcher)(nil)
 
 // Wrap returns lw retried with the defaults.
 func Wrap(lw toolscache.ListerWatcher, typ string, log logr.Logger) *ListerWatcher {
-	return &ListerWatcher{LW: toolscache.ToListerWatcherWithContext(lw), Interval: DefaultInterval,
+	return &ListerWatcher{LW: toolscache.ToListerWatcherWithContext(lw),
 		Patience: DefaultPatience, Type: typ, Log: log, noWatchList: watchlist.DoesClientNotSupportWatchListSemantics(lw)}
 }
 
@@ -108,7 +108,7 @@ func retry[T any](ctx context.Context, p *ListerWatcher, verb string, fn func() 
 		out, err := fn()
 		attempts++
 		delay, ok := waitFor(err)
-		if !ok || time.Since(start) >= p.patience() {
+		if !ok || time.Since(start) >= p.Patience {
 			if err == nil && attempts > 1 {
 				p.Log.V(1).Info("API server reachable again", "type", p.Type, "verb", verb,
 					"after", time.Since(start).Round(time.Millisecond).String(), "attempts", attempts)
@@ -123,7 +123,7 @@ func retry[T any](ctx context.Context, p *ListerWatcher, verb string, fn func() 
 				delay = wait
 				// Jitter, so that the informers do not come back in step.
 				delay += time.Duration(rand.Int64N(int64(delay)/5 + 1))
-				wait = min(wait*3/2, p.interval())
+				wait = min(wait*3/2, Interval)
 			}
 			if err := p.wait(ctx, delay); err != nil {
 				var zero T
@@ -134,7 +134,7 @@ func retry[T any](ctx context.Context, p *ListerWatcher, verb string, fn func() 
 			// ready: a starting kube-apiserver answers a path it has not installed yet (custom
 			// resources come last) with 503 and Retry-After: 5, which client-go waits out in
 			// full inside the call.
-			if !unreachable(err) || p.Ready == nil || time.Since(start) >= p.patience() || p.ready(ctx) == nil {
+			if !unreachable(err) || p.Ready == nil || time.Since(start) >= p.Patience || p.ready(ctx) == nil {
 				break
 			}
 		}
@@ -144,7 +144,7 @@ func retry[T any](ctx context.Context, p *ListerWatcher, verb string, fn func() 
 // ready asks Ready, bounded by one retry interval: a server that accepts the connection and
 // never answers must not hold the call past its patience.
 func (p *ListerWatcher) ready(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, p.interval())
+	ctx, cancel := context.WithTimeout(ctx, Interval)
 	defer cancel()
 	return p.Ready(ctx)
 }
@@ -171,20 +171,6 @@ func waitFor(err error) (time.Duration, bool) {
 func unreachable(err error) bool {
 	return err != nil && (utilnet.IsConnectionRefused(err) || utilnet.IsConnectionReset(err) || utilnet.IsProbableEOF(err) ||
 		errors.Is(err, io.ErrUnexpectedEOF))
-}
-
-func (p *ListerWatcher) interval() time.Duration {
-	if p.Interval <= 0 {
-		return DefaultInterval
-	}
-	return p.Interval
-}
-
-func (p *ListerWatcher) patience() time.Duration {
-	if p.Patience <= 0 {
-		return DefaultPatience
-	}
-	return p.Patience
 }
 
 func (p *ListerWatcher) wait(ctx context.Context, d time.Duration) error {

@@ -52,7 +52,7 @@ var refused = &url.Error{Op: "Get", URL: "https://127.0.0.1:6443/api/v1/pods", E
 
 // newLW wraps s, recording the waits instead of sleeping.
 func newLW(s *scriptedLW, waits *[]time.Duration) *ListerWatcher {
-	return &ListerWatcher{LW: s, Interval: time.Second, Patience: time.Hour, Type: "Pod", Log: logr.Discard(),
+	return &ListerWatcher{LW: s, Patience: time.Hour, Type: "Pod", Log: logr.Discard(),
 		sleep: func(ctx context.Context, d time.Duration) error {
 			*waits = append(*waits, d)
 			return ctx.Err()
@@ -134,7 +134,7 @@ func TestListerWatcher_AfterPatienceTheErrorIsReturned(t *testing.T) {
 
 func TestListerWatcher_AStoppedInformerStopsWaiting(t *testing.T) {
 	s := &scriptedLW{errs: []error{refused, refused, refused}}
-	lw := &ListerWatcher{LW: s, Log: logr.Discard()}
+	lw := &ListerWatcher{LW: s, Patience: DefaultPatience, Log: logr.Discard()}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {

@@ -105,11 +105,6 @@ func ScheduledAt(t time.Time) PodOption {
 	}
 }
 
-// PodRef returns the reference a Reservation status uses for a pod.
-func PodRef(pod *corev1.Pod) *v1alpha1.PodReference {
-	return &v1alpha1.PodReference{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID}
-}
-
 // MakeNode returns a Ready node with the given allocatable (and capacity) and labels.
 func MakeNode(name, cpu, memory string, labels ...string) *corev1.Node {
 	list := resourceList(cpu, memory)
@@ -215,7 +210,7 @@ func MatchedStatus(owner *corev1.Pod, reservedAt time.Time) v1alpha1.Reservation
 	return v1alpha1.ReservationStatus{
 		Phase:        v1alpha1.ReservationMatched,
 		ReservedAt:   ptr.To(metav1.NewTime(reservedAt.Truncate(time.Second))),
-		CurrentOwner: PodRef(owner),
+		CurrentOwner: &v1alpha1.PodReference{Namespace: owner.Namespace, Name: owner.Name, UID: owner.UID},
 	}
 }
 

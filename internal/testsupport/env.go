@@ -51,11 +51,7 @@ func RunMainWith(m *testing.M, env **Env, so StartOptions) {
 	os.Exit(code)
 }
 
-// Start starts a control plane with the CRDs of config/crd/bases. The binaries come from
-// $KUBEBUILDER_ASSETS, or bin/k8s of the repository when it is unset.
-func Start() (*Env, error) { return StartWith(StartOptions{}) }
-
-// StartOptions change the control plane StartWith starts; the zero value is Start's.
+// StartOptions change the control plane StartWith starts.
 type StartOptions struct {
 	// APIServerArgs are kube-apiserver flags (name without dashes, value), e.g.
 	// NativePodGroupAPI.
@@ -99,8 +95,8 @@ func StartForTest(t testing.TB, so StartOptions) *Env {
 	return e
 }
 
-// StartWith starts a control plane as Start does, changed by so. A package whose tests need
-// another API server than its TestMain's starts its own with it.
+// StartWith starts a control plane with the CRDs of config/crd/bases, changed by so. The
+// binaries come from $KUBEBUILDER_ASSETS, or bin/k8s of the repository when it is unset.
 func StartWith(so StartOptions) (*Env, error) {
 	root, err := RepoRoot()
 	if err != nil {

@@ -10,7 +10,7 @@ import (
 // a put moves the revision on, a delete counts what it deleted, and a compaction etcd
 // refuses (a future revision) is an error naming the call.
 func TestEtcd_EditsTheStoreAndReportsItsErrors(t *testing.T) {
-	env, err := Start()
+	env, err := StartWith(StartOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -76,10 +76,6 @@ type Result struct {
 	Took time.Duration
 }
 
-// NeedLeaderElection implements manager.LeaderElectionRunnable: every replica checks its
-// own cache.
-func (l *Loop) NeedLeaderElection() bool { return false }
-
 // Start runs the loop every Period until ctx is done. It first puts a zero in
 // multicache_drift_total for every watched kind, so that a healthy cache shows 0 drift
 // rather than no data.

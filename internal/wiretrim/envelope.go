@@ -26,7 +26,8 @@ const (
 // rule trims the objects of one kind.
 type rule struct {
 	apiVersion, kind, listKind string
-	object, list               *tree
+	// object and list trim the envelope (runtime.Unknown) of an object and of a list.
+	object, list *tree
 }
 
 func newRule(k Kind) *rule {
@@ -38,8 +39,8 @@ func newRule(k Kind) *rule {
 	if k.APIVersion != "" {
 		apiVersion = k.APIVersion
 	}
-	return &rule{apiVersion: apiVersion, kind: k.Kind, listKind: k.Kind + "List", object: obj,
-		list: newTreeInto(listItems, obj)}
+	return &rule{apiVersion: apiVersion, kind: k.Kind, listKind: k.Kind + "List", object: newTreeInto(unknownRaw, obj),
+		list: newTreeInto(unknownRaw, newTreeInto(listItems, obj))}
 }
 
 // appendEncoded appends data, an object or list as the API server encodes it (magic and
@@ -54,22 +55,7 @@ func (r *rule) appendEncoded(dst, data []byte) ([]byte, bool) {
 	if t == nil {
 		return dst, false
 	}
-	dst = append(dst, magic...)
-	for len(u) > 0 {
-		num, typ, tagLen := protowire.ConsumeTag(u)
-		valLen := protowire.ConsumeFieldValue(num, typ, u[tagLen:]) // pick parsed u
-		field := u[:tagLen+valLen]
-		u = u[tagLen+valLen:]
-		if num != unknownRaw || typ != protowire.BytesType {
-			dst = append(dst, field...)
-			continue
-		}
-		raw, _ := protowire.ConsumeBytes(field[tagLen:])
-		if dst, ok = appendNested(dst, num, len(raw), func(dst []byte) ([]byte, bool) { return t.appendTrimmed(dst, raw) }); !ok {
-			return dst, false
-		}
-	}
-	return dst, true
+	return t.appendTrimmed(append(dst, magic...), u)
 }
 
 // validEncoded reports whether appendEncoded trims data, which it then may do in place
@@ -81,52 +67,30 @@ func (r *rule) validEncoded(data []byte) bool {
 		return false
 	}
 	t := r.pick(u)
-	if t == nil {
-		return false
-	}
-	for len(u) > 0 {
-		num, typ, tagLen := protowire.ConsumeTag(u)
-		valLen := protowire.ConsumeFieldValue(num, typ, u[tagLen:]) // pick parsed u
-		if num == unknownRaw && typ == protowire.BytesType {
-			if raw, _ := protowire.ConsumeBytes(u[tagLen:]); !t.valid(raw) {
-				return false
-			}
-		}
-		u = u[tagLen+valLen:]
-	}
-	return true
+	return t != nil && t.valid(u)
 }
 
-// pick returns the tree for the envelope u (runtime.Unknown): the object's or the list's
+// pick returns the tree of the envelope u (runtime.Unknown): the object's or the list's
 // by the kind and API version it names, nil for another kind, an encoded or malformed one.
 func (r *rule) pick(u []byte) *tree {
-	var apiVersion, kind []byte
-	for len(u) > 0 {
-		num, typ, tagLen := protowire.ConsumeTag(u)
-		if tagLen < 0 {
-			return nil
+	var apiVersion, kind, encoding []byte
+	typeMetaOK := true
+	envelopeOK := eachBytesField(u, func(num protowire.Number, v []byte) {
+		switch num {
+		case unknownContentEncoding:
+			encoding = v
+		case unknownTypeMeta:
+			typeMetaOK = eachBytesField(v, func(num protowire.Number, s []byte) {
+				switch num {
+				case typeMetaAPIVersion:
+					apiVersion = s
+				case typeMetaKind:
+					kind = s
+				}
+			})
 		}
-		valLen := protowire.ConsumeFieldValue(num, typ, u[tagLen:])
-		if valLen < 0 {
-			return nil
-		}
-		v := u[tagLen : tagLen+valLen]
-		u = u[tagLen+valLen:]
-		switch {
-		case typ != protowire.BytesType:
-		case num == unknownContentEncoding:
-			if enc, _ := protowire.ConsumeBytes(v); len(enc) > 0 {
-				return nil
-			}
-		case num == unknownTypeMeta:
-			tm, _ := protowire.ConsumeBytes(v)
-			var ok bool
-			if apiVersion, kind, ok = typeMeta(tm); !ok {
-				return nil
-			}
-		}
-	}
-	if string(apiVersion) != r.apiVersion {
+	})
+	if !envelopeOK || !typeMetaOK || len(encoding) > 0 || string(apiVersion) != r.apiVersion {
 		return nil
 	}
 	switch string(kind) {
@@ -138,84 +102,62 @@ func (r *rule) pick(u []byte) *tree {
 	return nil
 }
 
-// typeMeta returns the apiVersion and kind of a runtime.TypeMeta message.
-func typeMeta(m []byte) (apiVersion, kind []byte, ok bool) {
+// eachBytesField calls f with the number and value of each length-delimited field of m;
+// false when m is not a well-formed message.
+func eachBytesField(m []byte, f func(num protowire.Number, v []byte)) bool {
 	for len(m) > 0 {
 		num, typ, tagLen := protowire.ConsumeTag(m)
 		if tagLen < 0 {
-			return nil, nil, false
+			return false
 		}
 		valLen := protowire.ConsumeFieldValue(num, typ, m[tagLen:])
 		if valLen < 0 {
-			return nil, nil, false
+			return false
 		}
-		v := m[tagLen : tagLen+valLen]
+		if typ == protowire.BytesType {
+			v, _ := protowire.ConsumeBytes(m[tagLen:])
+			f(num, v)
+		}
 		m = m[tagLen+valLen:]
-		if typ != protowire.BytesType {
-			continue
-		}
-		s, _ := protowire.ConsumeBytes(v)
-		switch num {
-		case typeMetaAPIVersion:
-			apiVersion = s
-		case typeMetaKind:
-			kind = s
-		}
 	}
-	return apiVersion, kind, true
+	return true
 }
 
 // appendEvent appends frame, a metav1.WatchEvent, with its object trimmed; false when
 // frame is not a well-formed event of an object of the rule's kind.
 func (r *rule) appendEvent(dst, frame []byte) ([]byte, bool) {
-	trimmedObject := false
-	for len(frame) > 0 {
-		num, typ, tagLen := protowire.ConsumeTag(frame)
-		if tagLen < 0 {
-			return dst, false
-		}
-		valLen := protowire.ConsumeFieldValue(num, typ, frame[tagLen:])
-		if valLen < 0 {
-			return dst, false
-		}
-		field := frame[:tagLen+valLen]
-		frame = frame[tagLen+valLen:]
-		if num != watchEventObject || typ != protowire.BytesType {
-			dst = append(dst, field...)
-			continue
-		}
-		ext, _ := protowire.ConsumeBytes(field[tagLen:])
-		var ok bool
-		if dst, ok = appendNested(dst, num, len(ext), func(dst []byte) ([]byte, bool) { return r.appendRawExtension(dst, ext) }); !ok {
-			return dst, false
-		}
-		trimmedObject = true
-	}
-	return dst, trimmedObject
+	dst, found, ok := appendInto(dst, frame, watchEventObject, func(dst, ext []byte) ([]byte, bool) {
+		// ext is a runtime.RawExtension: its raw is the object as the API server encodes it.
+		dst, _, ok := appendInto(dst, ext, rawExtensionRaw, r.appendEncoded)
+		return dst, ok
+	})
+	return dst, found && ok
 }
 
-// appendRawExtension appends ext, a runtime.RawExtension, with its object trimmed.
-func (r *rule) appendRawExtension(dst, ext []byte) ([]byte, bool) {
-	for len(ext) > 0 {
-		num, typ, tagLen := protowire.ConsumeTag(ext)
+// appendInto appends msg with the value of each length-delimited field num replaced by what
+// fill appends from it; found says whether msg has such a field. ok is false when msg is not
+// a well-formed message or fill failed (dst is then to be discarded).
+func appendInto(dst, msg []byte, num protowire.Number, fill func(dst, v []byte) ([]byte, bool)) (out []byte, found, ok bool) {
+	for len(msg) > 0 {
+		n, typ, tagLen := protowire.ConsumeTag(msg)
 		if tagLen < 0 {
-			return dst, false
+			return dst, found, false
 		}
-		valLen := protowire.ConsumeFieldValue(num, typ, ext[tagLen:])
+		valLen := protowire.ConsumeFieldValue(n, typ, msg[tagLen:])
 		if valLen < 0 {
-			return dst, false
+			return dst, found, false
 		}
-		field := ext[:tagLen+valLen]
-		ext = ext[tagLen+valLen:]
-		if num != rawExtensionRaw || typ != protowire.BytesType {
+		field := msg[:tagLen+valLen]
+		msg = msg[tagLen+valLen:]
+		if n != num || typ != protowire.BytesType {
 			dst = append(dst, field...)
 			continue
 		}
-		raw, _ := protowire.ConsumeBytes(field[tagLen:])
-		var ok bool
-		if dst, ok = appendNested(dst, num, len(raw), func(dst []byte) ([]byte, bool) { return r.appendEncoded(dst, raw) }); !ok {
-			return dst, false
+		v, _ := protowire.ConsumeBytes(field[tagLen:])
+		if dst, ok = appendNested(dst, num, len(v), func(dst []byte) ([]byte, bool) { return fill(dst, v) }); !ok {
+			return dst, found, false
 		}
+		found = true
 	}
-	return dst, true
+	return dst, found, true
 }

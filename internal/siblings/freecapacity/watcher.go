@@ -47,7 +47,6 @@ func (w *Watcher) NeedLeaderElection() bool { return false }
 
 // Start implements manager.Runnable.
 func (w *Watcher) Start(ctx context.Context) error {
-	w.snapshot = w.cache.NewSnapshot(store.SnapshotOptions{})
 	ticker := time.NewTicker(w.period)
 	defer ticker.Stop()
 	for {
