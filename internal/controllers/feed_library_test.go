@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -20,6 +21,7 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -135,8 +137,8 @@ func TestInformer_AResyncHandsTheSameObject(t *testing.T) {
 
 // TestFeed_ControllerRuntimeInformersExposeTheirStore: the informer controller-runtime's
 // cache hands out has client-go's GetStore, which the feed reads (feed.current) so that the
-// cache holds the informer's own objects; without it the feed falls back to the manager's
-// reader, whose copies the cache would hold beside the informer's. This fails if
+// cache holds the informer's own objects; without it register refuses the informer (the
+// manager's reader would hand the cache copies to hold beside the informer's). This fails if
 // controller-runtime's informer stops exposing its store.
 func TestFeed_ControllerRuntimeInformersExposeTheirStore(t *testing.T) {
 	mapper := meta.NewDefaultRESTMapper(nil)
@@ -152,9 +154,31 @@ func TestFeed_ControllerRuntimeInformersExposeTheirStore(t *testing.T) {
 	}
 	defer f.cancel()
 	if f.store == nil {
-		inf, _ := c.GetInformer(t.Context(), &corev1.Pod{})
-		t.Fatalf("controller-runtime's informer %T has no GetStore: the feed would read copies", inf)
+		t.Fatal("register accepted the informer and kept no store")
 	}
+}
+
+// storelessInformer is an informer with no GetStore.
+type storelessInformer struct{ cache.Informer }
+
+// TestFeed_RegisterRefusesAnInformerWithoutItsStore: an informer that does not expose its
+// store is refused with an error naming the feed, and the feed keeps nothing of it.
+func TestFeed_RegisterRefusesAnInformerWithoutItsStore(t *testing.T) {
+	f := &feed{name: "pod-feed", kind: stores.KindPod, obj: &corev1.Pod{}, log: logr.Discard()}
+	err := f.register(t.Context(), storelessInformers{})
+	if err == nil || !strings.Contains(err.Error(), "pod-feed") || !strings.Contains(err.Error(), "does not expose its store") {
+		t.Fatalf("register: %v, want the feed named and the missing store said", err)
+	}
+	if f.store != nil || f.reg != nil {
+		t.Error("a refused informer left a store or a registration behind")
+	}
+}
+
+// storelessInformers hands out a storelessInformer.
+type storelessInformers struct{ cache.Informers }
+
+func (storelessInformers) GetInformer(context.Context, client.Object, ...cache.InformerGetOption) (cache.Informer, error) {
+	return storelessInformer{}, nil
 }
 
 // orderRecorder is a reconciler that records the keys it is handed, holding the first until

@@ -49,7 +49,8 @@ type Options struct {
 	// their transport): an error (this replica's lease is not known to be held) refuses the
 	// request unsent, and an attempt let through is cut at the deadline it returns.
 	Fence Fence
-	// Recorder records the writers' Events (NewRecorder(mgr, Fence)).
+	// Recorder records the writers' Events (nil: none; operator.New passes
+	// NewRecorder(mgr, Fence)).
 	Recorder events.EventRecorder
 	// PodGroupSources are the APIs pod groups are read from when the PodGroupStore is
 	// enabled (podgroup_sources.go); none means multicache's own only. Only multicache's own

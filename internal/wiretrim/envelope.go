@@ -72,14 +72,17 @@ func (r *rule) validEncoded(data []byte) bool {
 
 // pick returns the tree of the envelope u (runtime.Unknown): the object's or the list's
 // by the kind and API version it names, nil for another kind, an encoded or malformed one.
+// A field repeated is judged strictly: any malformed TypeMeta, any non-empty encoding, and
+// the kind and API version of the last TypeMeta alone.
 func (r *rule) pick(u []byte) *tree {
-	var apiVersion, kind, encoding []byte
-	typeMetaOK := true
+	var apiVersion, kind []byte
+	typeMetaOK, encoded := true, false
 	envelopeOK := eachBytesField(u, func(num protowire.Number, v []byte) {
 		switch num {
 		case unknownContentEncoding:
-			encoding = v
+			encoded = encoded || len(v) > 0
 		case unknownTypeMeta:
+			apiVersion, kind = nil, nil
 			typeMetaOK = eachBytesField(v, func(num protowire.Number, s []byte) {
 				switch num {
 				case typeMetaAPIVersion:
@@ -87,10 +90,10 @@ func (r *rule) pick(u []byte) *tree {
 				case typeMetaKind:
 					kind = s
 				}
-			})
+			}) && typeMetaOK
 		}
 	})
-	if !envelopeOK || !typeMetaOK || len(encoding) > 0 || string(apiVersion) != r.apiVersion {
+	if !envelopeOK || !typeMetaOK || encoded || string(apiVersion) != r.apiVersion {
 		return nil
 	}
 	switch string(kind) {

@@ -1,6 +1,7 @@
 package multicache
 
 import (
+	"slices"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -63,5 +64,36 @@ func TestReader_AnswersInPublicViewsAndSnapshotsTheSame(t *testing.T) {
 		if p := snap.Part(name); p != nil {
 			t.Errorf("Snapshot.Part(%q) = %T: only stores registered out of tree are read by part", name, p)
 		}
+	}
+}
+
+// TestReader_ASubClusterSnapshotHoldsOnlyItsNodes: SnapshotOptions' sub-cluster (a label key
+// and value) keeps the nodes labelled so and leaves the others out.
+func TestReader_ASubClusterSnapshotHoldsOnlyItsNodes(t *testing.T) {
+	h := newHandler(t)
+	for name, shard := range map[string]string{"a1": "a", "a2": "a", "b1": "b"} {
+		n := ts.MakeNode(name, "4", "8Gi")
+		n.Labels = map[string]string{"shard": shard}
+		if err := h.Add(n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := readerOf(h)
+	snap := r.NewSnapshot(SnapshotOptions{SubClusterKey: "shard", SubCluster: "a"})
+	if err := r.UpdateSnapshot(snap); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, info := range snap.NodeInfos() {
+		names = append(names, info.Name)
+	}
+	if slices.Sort(names); !slices.Equal(names, []string{"a1", "a2"}) {
+		t.Errorf("sub-cluster shard=a: nodes %v, want [a1 a2]", names)
+	}
+	if _, ok := snap.NodeInfo("b1"); ok {
+		t.Error("a node of another sub-cluster is in the snapshot")
+	}
+	if whole := r.NewSnapshot(SnapshotOptions{}); r.UpdateSnapshot(whole) != nil || len(whole.NodeInfos()) != 3 {
+		t.Errorf("no sub-cluster: %d nodes, want 3", len(whole.NodeInfos()))
 	}
 }
