@@ -16,6 +16,7 @@ import (
 // metrics server and checks which protocol a client offering h2 and http/1.1 gets: HTTP/1.1
 // by default, h2 with --enable-http2.
 func TestBinary_MetricsServerSpeaksHTTP2OnlyWhenEnabled(t *testing.T) {
+	t.Parallel() // waits on processes; buildOperator is shared
 	bin := buildOperator(t)
 	path := writeKubeconfig(t)
 	for _, tc := range []struct {

@@ -20,6 +20,7 @@ import (
 // kubelets. The banner's scenario holds: the demo Deployment's pods are made, bound and run;
 // the pods deleted on kwok-node-1 are replaced there, into the places the cache kept.
 func TestBinary_LocalClusterActsOnTheCache(t *testing.T) {
+	t.Parallel() // waits on processes; buildOperator is shared
 	assets := filepath.Join(env.RepoRoot, "bin", "k8s")
 	scheduler := filepath.Join(env.RepoRoot, "bin", "multicache-scheduler")
 	for _, p := range []string{filepath.Join(assets, "kube-controller-manager"), filepath.Join(assets, "kwok"), scheduler} {

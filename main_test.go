@@ -47,6 +47,7 @@ func TestBinary_StartsAgainstTheAPIServerAndReportsReady(t *testing.T) {
 // a machine without a cluster: start the embedded control plane, apply the samples, report
 // ready, and show every sample in the debug dump.
 func TestBinary_LocalModeStartsItsOwnControlPlane(t *testing.T) {
+	t.Parallel() // waits on processes; buildOperator is shared
 	bin := buildOperator(t)
 	dir := t.TempDir()
 	probe, debug := freeAddress(t), freeAddress(t)
@@ -165,11 +166,17 @@ func TestBinary_RejectsBadFlagsNamingTheFlag(t *testing.T) {
 	}
 }
 
-var builtOperator string
+var (
+	builtOperatorMu sync.Mutex
+	builtOperator   string
+)
 
-// buildOperator compiles the operator once per test binary.
+// buildOperator compiles the operator once per test binary (the parallel tests wait for
+// the first one's build).
 func buildOperator(t *testing.T) string {
 	t.Helper()
+	builtOperatorMu.Lock()
+	defer builtOperatorMu.Unlock()
 	if builtOperator != "" {
 		return builtOperator
 	}

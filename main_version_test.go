@@ -24,6 +24,7 @@ const versionPackage = "github.com/seed0f91f25e/multicache/internal/version"
 // stamped as `make build` does, checks that --version prints it and exits 0, then runs it
 // against the test API server through a proxy that records the User-Agent of every request.
 func TestBinary_VersionIsStampedAndSentAsUserAgent(t *testing.T) {
+	t.Parallel() // waits on processes; buildOperator is shared
 	const stamped = "v9.8.7-test"
 	bin := filepath.Join(t.TempDir(), "multicache")
 	build := exec.Command("go", "build", "-o", bin, "-ldflags", "-X "+versionPackage+".Version="+stamped, ".")

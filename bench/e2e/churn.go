@@ -193,6 +193,9 @@ type Churn struct {
 	DrainTimeout time.Duration
 	// Pause between phases.
 	Pause time.Duration
+	// OverheadWindow is how long multicache's CPU is read idle, then again with the poller
+	// running (ChurnReport.IdleCPU, PolledCPU); 0 means 5 s.
+	OverheadWindow time.Duration
 }
 
 // ChurnReport is the churn's phases and what reading multicache's counters costs it.
@@ -235,7 +238,10 @@ func (c Churn) Run(ctx context.Context, cl *harness.Cluster, size Size, rsUID ty
 		return rep, err
 	}
 	rep.ScrapeBytes = len(body)
-	const overheadWindow = 5 * time.Second
+	overheadWindow := c.OverheadWindow
+	if overheadWindow <= 0 {
+		overheadWindow = 5 * time.Second
+	}
 	if rep.IdleCPU, err = cpuOver(mc.Pid(), overheadWindow); err != nil {
 		return rep, err
 	}

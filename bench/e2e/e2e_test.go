@@ -73,6 +73,8 @@ func TestSmall(t *testing.T) {
 		Churn: Churn{
 			Steps:   []ChurnStep{{Rate: 100, Duration: 3 * time.Second}},
 			Workers: 16, Poll: 10 * time.Millisecond, DrainTimeout: time.Minute, Pause: time.Second,
+			// The idle and polled CPU are reported, not checked: a second each, not five.
+			OverheadWindow: time.Second,
 		},
 		Log: &log,
 	})

@@ -54,6 +54,7 @@ func (c *compactingTransport) RoundTrip(req *http.Request) (*http.Response, erro
 // again from its start and compared as if nothing happened; one that expires again fails
 // the comparison with an error that names the kind, says it expired twice and to retry.
 func TestCompare_AListingWhoseContinueTokenExpiresIsListedAgain(t *testing.T) {
+	t.Parallel() // its own control plane: the wait for it overlaps the other e2e test's
 	env := ts.StartForTest(t, ts.StartOptions{APIServerArgs: map[string]string{"watch-cache": "false"}})
 	ctx := context.Background()
 	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "expiry"}}); err != nil {

@@ -47,6 +47,7 @@ func (c *contentTypes) RoundTrip(req *http.Request) (*http.Response, error) {
 // versions of exactly the objects a whole list gives, and that the built-in kinds arrive
 // in protobuf (read field by field, not through the JSON fallback).
 func TestMetadataStream_ReadsWhatTheAPIServerServes(t *testing.T) {
+	t.Parallel() // its own control plane: the wait for it overlaps the other e2e test's
 	env := ts.StartForTest(t, ts.StartOptions{})
 	ctx := context.Background()
 	for _, ns := range []string{"e2e-a", "e2e-a-b"} {

@@ -58,6 +58,7 @@ var podReadingLibraries = []string{
 // it through the API reader, or take the field out of podfields.go (and measure what
 // keeping it costs).
 func TestPodFields_NoCodeReadsAFieldTheCacheLeavesOut(t *testing.T) {
+	t.Parallel() // type-checks the module, no API server: overlaps the parallel e2e tests' waits
 	if testing.Short() {
 		t.Skip("type-checks the module: not in -short")
 	}

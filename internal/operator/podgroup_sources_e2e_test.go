@@ -42,6 +42,7 @@ var sourceCases = []sourceCase{
 // drift comparison and a second operator's catch-up agree, and the verify loop repairs a
 // lost group of another API.
 func TestPodGroupSources_GangsOfEveryAPIGoPendingScheduledRunning(t *testing.T) {
+	t.Parallel() // its own control plane and operators: overlaps the other parallel tests
 	e := ts.StartForTest(t, ts.StartOptions{APIServerArgs: ts.NativePodGroupAPI, CRDPaths: []string{ts.SchedulerPluginsPodGroupCRD}})
 	c := e.Client
 	const ns = "gangs"

@@ -19,6 +19,7 @@ import (
 // server again and checks that after the relist the cache equals the API: every delete
 // whose final state the informer lost still removed exactly what was charged.
 func TestRelist_DeletesMissedWhileTheAPIServerWasDownAreApplied(t *testing.T) {
+	t.Parallel() // restarts the package's API server: parallel only with tests that do not use it
 	op := startOperator(t)
 	ns := newNamespace(t)
 	node := "relist-node"
