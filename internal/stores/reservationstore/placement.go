@@ -453,15 +453,19 @@ func (e *entry) selects(pod *corev1.Pod) bool {
 }
 
 // accepts reports whether an API pod that landed on the reservation's node at landed may
-// consume it: selected, and not landed before the reservation was created (a pod already
-// running there when it was created is not the one it is for) or, for one that keeps a
-// deleted pod's place, before that pod was deleted (its replacement may land first).
+// consume it: selected, and not landed before e.from().
 func (e *entry) accepts(pod *corev1.Pod, landed time.Time) bool {
-	from := e.r.CreationTimestamp.Time
+	return e.selects(pod) && !landed.Before(e.from())
+}
+
+// from is the earliest landing time of a bound pod the reservation accepts: its creation (a
+// pod already running there when it was created is not the one it is for) or, for one that
+// keeps a deleted pod's place, that pod's deletion (its replacement may land first).
+func (e *entry) from() time.Time {
 	if !e.replacesSince.IsZero() {
-		from = e.replacesSince
+		return e.replacesSince
 	}
-	return e.selects(pod) && !landed.Before(from)
+	return e.r.CreationTimestamp.Time
 }
 
 // landedAt is when the API placed a pod on its node: its PodScheduled condition's
@@ -479,14 +483,18 @@ func landedAt(pod *corev1.Pod) time.Time {
 // preferred orders the reservations a pod may consume: the oldest first, then by
 // namespace/name.
 func preferred(a, b *entry) bool {
-	ta, tb := a.r.CreationTimestamp.Time, b.r.CreationTimestamp.Time
+	return olderFirst(a.r.CreationTimestamp.Time, a.key, b.r.CreationTimestamp.Time, b.key)
+}
+
+// olderFirst orders by creation time, then by namespace/name.
+func olderFirst(ta time.Time, a types.NamespacedName, tb time.Time, b types.NamespacedName) bool {
 	if !ta.Equal(tb) {
 		return ta.Before(tb)
 	}
-	if a.key.Namespace != b.key.Namespace {
-		return a.key.Namespace < b.key.Namespace
+	if a.Namespace != b.Namespace {
+		return a.Namespace < b.Namespace
 	}
-	return a.key.Name < b.key.Name
+	return a.Name < b.Name
 }
 
 func podLess(a, b *corev1.Pod) bool {

@@ -4,7 +4,6 @@ import (
 	"sort"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
@@ -31,67 +30,31 @@ func OnNodeIn(snap *Snapshot, node string) []store.Reservation {
 }
 
 // MatchableIn answers as Store.MatchableFor did when snap was updated, podState being the
-// pod states of the same generation: the Reserved reservations pod may consume, best
-// first (a walk of the snapshot's reservations).
-func MatchableIn(snap *Snapshot, pod *corev1.Pod, podState func(types.NamespacedName) (store.PodStatus, bool)) []store.Reservation {
-	if pod == nil || !qualifies(pod) {
-		return nil
-	}
-	items := snap.Items()
-	for _, v := range items {
-		if v.match.linked && v.Owner != nil && ownerIs(v.Owner, pod) {
-			return nil // consumed one
+// pod states of the same generation.
+func MatchableIn(snap *Snapshot, pod *corev1.Pod, podState podStates) []store.Reservation {
+	consumed := func() bool {
+		for _, v := range snap.Items() {
+			if v.match.linked && v.Owner != nil && ownerIs(v.Owner, pod) {
+				return true
+			}
 		}
+		return false
 	}
-	node, landed, elsewhere := matchPlace(pod, podState)
-	if elsewhere {
-		return nil
-	}
-	var out []store.Reservation
-	for _, v := range items {
-		if v.Phase != v1alpha1.ReservationReserved || v.Node == "" || (node != "" && v.Node != node) {
-			continue
-		}
-		if pod.Namespace != v.Key.Namespace || v.match.selector == nil || !v.match.selector.Matches(labels.Set(pod.Labels)) {
-			continue
-		}
-		if !landed.IsZero() && landed.Before(v.match.from) {
-			continue
-		}
-		out = append(out, v.Reservation)
-	}
-	sort.Slice(out, func(i, j int) bool { return preferredView(out[i], out[j]) })
-	return out
+	return matchable(pod, podState, consumed, reservedIn(snap))
 }
 
-// HeldFromIn answers as Store.HeldFrom did when snap was updated: by node, the room the
-// Reserved reservations pod may not consume keep, with one pod slot each.
-func HeldFromIn(snap *Snapshot, pod *corev1.Pod, podState func(types.NamespacedName) (store.PodStatus, bool)) map[string]store.Resources {
-	mine := map[types.NamespacedName]bool{}
-	for _, v := range MatchableIn(snap, pod, podState) {
-		mine[v.Key] = true
-	}
-	out := map[string]store.Resources{}
-	for key, v := range snap.Items() {
-		if v.Phase != v1alpha1.ReservationReserved || v.Node == "" || mine[key] {
-			continue
-		}
-		held := out[v.Node]
-		held.Add(v.Resources())
-		held.Pods++
-		out[v.Node] = held
-	}
-	return out
+// HeldFromIn answers as Store.HeldFrom did when snap was updated.
+func HeldFromIn(snap *Snapshot, pod *corev1.Pod, podState podStates) map[string]store.Resources {
+	return heldFrom(MatchableIn(snap, pod, podState), reservedIn(snap))
 }
 
-// preferredView reports whether a is preferred over b: the older, then by namespace/name.
-func preferredView(a, b store.Reservation) bool {
-	ta, tb := a.Reservation.CreationTimestamp.Time, b.Reservation.CreationTimestamp.Time
-	if !ta.Equal(tb) {
-		return ta.Before(tb)
+// reservedIn is Store.eachReserved for a snapshot (a walk of its reservations).
+func reservedIn(snap *Snapshot) func(string, func(store.Reservation, matchInfo)) {
+	return func(node string, yield func(store.Reservation, matchInfo)) {
+		for _, v := range snap.Items() {
+			if v.Phase == v1alpha1.ReservationReserved && v.Node != "" && (node == "" || v.Node == node) {
+				yield(v.Reservation, v.match)
+			}
+		}
 	}
-	if a.Key.Namespace != b.Key.Namespace {
-		return a.Key.Namespace < b.Key.Namespace
-	}
-	return a.Key.Name < b.Key.Name
 }
