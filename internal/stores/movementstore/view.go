@@ -1,6 +1,7 @@
 package movementstore
 
 import (
+	"iter"
 	"sort"
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
@@ -65,13 +66,21 @@ func (s *Store) Get(name string) (store.Movement, bool) {
 // SuggestionsFor returns, for an owner, how many more pods each node should receive, summed
 // over every movement with suggestions for it. Nodes with nothing left are omitted.
 func (s *Store) SuggestionsFor(owner store.OwnerKey) map[string]int64 {
-	left := map[string]int64{}
-	for name := range s.byOwner[owner] {
-		mv, ok := s.movements.Get(name)
-		if !ok {
-			continue
+	return suggestions(owner, func(yield func(store.Movement) bool) {
+		for name := range s.byOwner[owner] {
+			if mv, ok := s.movements.Get(name); ok && !yield(mv.view()) {
+				return
+			}
 		}
-		for _, sug := range mv.view().Owners {
+	})
+}
+
+// suggestions is SuggestionsFor's sum over movements, for the live store and a snapshot
+// alike.
+func suggestions(owner store.OwnerKey, movements iter.Seq[store.Movement]) map[string]int64 {
+	left := map[string]int64{}
+	for mv := range movements {
+		for _, sug := range mv.Owners {
 			if ownerKey(sug.Owner) != owner {
 				continue
 			}
