@@ -39,10 +39,8 @@ type Dump struct {
 
 // NodeDump is one node of the dump.
 type NodeDump struct {
-	Sources             []string            `json:"sources"`
 	Requested           corev1.ResourceList `json:"requested"`
 	BestEffortRequested corev1.ResourceList `json:"bestEffortRequested"`
-	Reserved            corev1.ResourceList `json:"reserved"`
 	Pods                []string            `json:"pods"`
 	Reservations        []string            `json:"reservations"`
 }
@@ -55,10 +53,8 @@ type PodDump struct {
 
 // GroupDump is one pod group of the dump.
 type GroupDump struct {
-	Exists    bool   `json:"exists"`
-	MinMember int32  `json:"minMember"`
-	Phase     string `json:"phase"`
-	Counts    struct {
+	Phase  string `json:"phase"`
+	Counts struct {
 		Pending, Scheduled, Running, Succeeded, Failed int32
 	} `json:"counts"`
 }

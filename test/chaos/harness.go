@@ -156,7 +156,7 @@ func (h *Harness) Setup(ctx context.Context) error {
 	common = append(common, h.Cfg.OperatorArgs...)
 	a, err := NewReplica("a", bin, h.Out, append(common, "--kubeconfig="+kubeconfigs["a"],
 		"--chaos-scheduler-name="+SchedulerName, "--chaos-slow-bind="+h.Cfg.SlowBind.String(),
-		"--chaos-slow-bind-fraction=0.1", "--chaos-forget-fraction=0.05", fmt.Sprintf("--chaos-seed=%d", h.Cfg.Seed)), h.logf)
+		fmt.Sprintf("--chaos-seed=%d", h.Cfg.Seed)), h.logf)
 	if err != nil {
 		return err
 	}

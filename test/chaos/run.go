@@ -176,7 +176,7 @@ func (h *Harness) final(ctx context.Context) {
 	h.Results.Writes, h.Results.LateWrites = writes.PerProc, writes.Late
 	h.Results.Exits = exits
 	h.Results.Ops = h.W.Stats()
-	h.Results.Relists = hist.Relists
+	h.Results.Relists = h.Rec.Relists()
 	h.Results.mu.Unlock()
 	if inv > 0 {
 		h.Results.final("invariant", "multicache_invariant_violations_total summed over every process: %v", inv)
