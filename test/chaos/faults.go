@@ -113,7 +113,6 @@ func pauseLeader(ctx context.Context, h *Harness, res *FaultResult) (time.Time, 
 	}
 	s := h.other(l)
 	h.scrape(ctx, l)
-	inc, _ := l.Incarnation()
 	exits := len(l.Exits())
 	res.note("paused", l.Name)
 	paused := time.Now()
@@ -131,7 +130,7 @@ func pauseLeader(ctx context.Context, h *Harness, res *FaultResult) (time.Time, 
 		return cont, err
 	}
 	res.note("stopped for", since(paused))
-	h.Results.addPause(PauseWindow{Replica: l.Name, Incarnation: inc, Stopped: paused, Continued: cont})
+	h.Results.addHeld(PauseWindow{Replica: l.Name, Stopped: paused, Continued: cont})
 	time.Sleep(500 * time.Millisecond) // load while it wakes up
 	h.W.Pause()
 	end := time.Now().Add(15 * time.Second)
@@ -398,7 +397,7 @@ func since(t time.Time) string { return time.Since(t).Round(time.Millisecond).St
 func noteCRsServed(ctx context.Context, h *Harness, res *FaultResult, healed time.Time) {
 	deadline := healed.Add(30 * time.Second)
 	for time.Now().Before(deadline) {
-		if err := h.crProbe.List(ctx, &v1alpha1.ReservationList{}, client.Limit(1)); err == nil {
+		if err := h.Env.Client.List(ctx, &v1alpha1.ReservationList{}, client.Limit(1)); err == nil {
 			res.note("custom resources served after", since(healed))
 			return
 		}

@@ -16,17 +16,6 @@ import (
 	"github.com/seed0f91f25e/multicache/test/chaos/apiproxy"
 )
 
-// BuildOperator compiles test/chaos/cmd/chaos-operator (in the chaos module, under
-// repoRoot) into dir (with the race detector when race) and returns the binary's path.
-func BuildOperator(repoRoot, dir string, race bool) (string, error) {
-	bin := filepath.Join(dir, "chaos-operator")
-	var flags []string
-	if race {
-		flags = append(flags, "-race")
-	}
-	return bin, harness.GoBuild(filepath.Join(repoRoot, "test", "chaos"), "./cmd/chaos-operator", bin, flags...)
-}
-
 // Exit is one end of a replica's process.
 type Exit struct {
 	At          time.Time

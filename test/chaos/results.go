@@ -82,12 +82,11 @@ func (r *FaultResult) violation(check, format string, args ...any) {
 	r.Violations = append(r.Violations, v)
 }
 
-// PauseWindow is one SIGSTOP of a leader.
+// PauseWindow is a SIGSTOP of a replica or a partition of its path to the API server.
 type PauseWindow struct {
-	Replica     string
-	Incarnation int
-	Stopped     time.Time
-	Continued   time.Time
+	Replica   string
+	Stopped   time.Time
+	Continued time.Time
 }
 
 // BurstRecord is one burst of expiries.
@@ -110,10 +109,9 @@ type Results struct {
 	ColdReady, ColdFull time.Duration
 	Faults              []*FaultResult
 	Final               []Violation
-	Pauses              []PauseWindow
-	// Partitions are when a replica was cut from the API server (Stopped to Continued).
-	Partitions []PauseWindow
-	Bursts     []BurstRecord
+	// Held are the SIGSTOPs and partitions of the replicas.
+	Held   []PauseWindow
+	Bursts []BurstRecord
 	// Drift and Invariants are multicache_drift_total{kind} and
 	// multicache_invariant_violations_total summed over every process.
 	Drift      map[string]float64
@@ -137,17 +135,10 @@ func (r *Results) add(f *FaultResult) {
 	r.Faults = append(r.Faults, f)
 }
 
-func (r *Results) addPause(p PauseWindow) {
+func (r *Results) addHeld(p PauseWindow) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.Pauses = append(r.Pauses, p)
-}
-
-// addPartition records when a replica was cut from the API server.
-func (r *Results) addPartition(p PauseWindow) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.Partitions = append(r.Partitions, p)
+	r.Held = append(r.Held, p)
 }
 
 func (r *Results) addBurst(id string, expiry time.Time, n int) {

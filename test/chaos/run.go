@@ -3,6 +3,7 @@ package chaos
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -132,12 +133,10 @@ func (h *Harness) final(ctx context.Context) {
 
 	hist := h.Rec.History()
 	_, rsvs, groups = h.W.Intents()
-	var pauses, held []PauseWindow
 	h.Results.mu.Lock()
-	pauses = append(pauses, h.Results.Pauses...)
-	held = append(append(held, h.Results.Pauses...), h.Results.Partitions...)
+	held := slices.Clone(h.Results.Held)
 	h.Results.mu.Unlock()
-	writes := readWrites(h.Replicas, h.Lease, hist.Leases, pauses, h.Cfg.RenewDeadline, h.Results.final, h.logf)
+	writes := readWrites(h.Replicas, h.Lease, hist.Leases, h.Results.final, h.logf)
 	h.Results.mu.Lock()
 	failoverWrite(writes.entries, h.Results.Faults, h.Lease, h.Cfg.LeaseDuration)
 	h.Results.mu.Unlock()
