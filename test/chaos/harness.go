@@ -240,16 +240,24 @@ func (h *Harness) leader(ctx context.Context) *Replica {
 
 // waitLeader waits until one replica leads.
 func (h *Harness) waitLeader(ctx context.Context, bound time.Duration) (*Replica, error) {
-	deadline := time.Now().Add(bound)
-	for {
-		if l := h.leader(ctx); l != nil {
-			return l, nil
-		}
-		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("no replica leads after %v", bound)
-		}
-		time.Sleep(100 * time.Millisecond)
+	var l *Replica
+	if !poll(bound, 100*time.Millisecond, func() bool { l = h.leader(ctx); return l != nil }) {
+		return nil, fmt.Errorf("no replica leads after %v", bound)
 	}
+	return l, nil
+}
+
+// poll calls done every interval until it reports true or bound has passed; it reports
+// whether done did.
+func poll(bound, interval time.Duration, done func() bool) bool {
+	deadline := time.Now().Add(bound)
+	for !done() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(interval)
+	}
+	return true
 }
 
 // other returns the replica that is not r.

@@ -55,11 +55,7 @@ func (w *Workload) Populate(ctx context.Context) error {
 		}
 	}
 	// The gangs' members are follow-up steps: run them now, before the operators start.
-	deadline := time.Now().Add(2 * time.Minute)
-	for w.PendingSteps() > 0 && time.Now().Before(deadline) {
-		w.runDueSteps(ctx)
-		time.Sleep(100 * time.Millisecond)
-	}
+	poll(2*time.Minute, 100*time.Millisecond, func() bool { w.runDueSteps(ctx); return w.PendingSteps() == 0 })
 	return nil
 }
 

@@ -217,32 +217,47 @@ func (r *Replica) WaitReady(ctx context.Context) error {
 
 // lastError returns the message of the last error-level line of a log, if any.
 func lastError(path string) string {
-	f, err := os.Open(path)
-	if err != nil {
+	lines := grepLogs([]string{path}, `"level":"error"`)
+	if len(lines) == 0 {
 		return ""
 	}
-	defer f.Close()
-	last := ""
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if strings.Contains(line, `"level":"error"`) {
-			last = line
-		}
+	last := lines[len(lines)-1]
+	msg := logField(last, "msg")
+	if msg == "" {
+		return last
 	}
-	if i := strings.Index(last, `"msg":"`); i >= 0 {
-		msg := last[i+7:]
-		if j := strings.Index(msg, `"`); j >= 0 {
-			msg = msg[:j]
+	if e := logField(last, "error"); e != "" {
+		msg += ": " + e
+	}
+	return msg
+}
+
+// grepLogs returns the lines of the log files that contain s.
+func grepLogs(paths []string, s string) []string {
+	var out []string
+	for _, path := range paths {
+		f, err := os.Open(path)
+		if err != nil {
+			continue
 		}
-		if k := strings.Index(last, `"error":"`); k >= 0 {
-			e := last[k+9:]
-			if j := strings.Index(e, `"`); j >= 0 {
-				msg += ": " + e[:j]
+		sc := bufio.NewScanner(f)
+		sc.Buffer(make([]byte, 1<<20), 16<<20)
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), s) {
+				out = append(out, sc.Text())
 			}
 		}
-		return msg
+		f.Close()
 	}
-	return last
+	return out
+}
+
+// logField returns the string value of key in a JSON log line ("" without one).
+func logField(line, key string) string {
+	_, v, ok := strings.Cut(line, `"`+key+`":"`)
+	if !ok {
+		return ""
+	}
+	v, _, _ = strings.Cut(v, `"`)
+	return v
 }

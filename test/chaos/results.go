@@ -63,7 +63,9 @@ type FaultResult struct {
 	killedAt      time.Time
 	failoverKnown bool
 	relistsBefore map[string]int
-	slowBindRsv   string
+	// slowBindRsv is the reservation of a slow bind, slowBound when its pod was bound.
+	slowBindRsv string
+	slowBound   time.Time
 	// apiFaultsBefore counts, for an API server fault, those injected in the 2 minutes
 	// before it (recentAPIDisruptions).
 	apiFaultsBefore int

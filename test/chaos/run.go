@@ -104,10 +104,7 @@ func (h *Harness) recentAPIDisruptions(now time.Time) int {
 func (h *Harness) final(ctx context.Context) {
 	h.W.StopRandom()
 	h.W.Resume()
-	deadline := time.Now().Add(30 * time.Second)
-	for h.W.PendingSteps() > 0 && time.Now().Before(deadline) {
-		time.Sleep(200 * time.Millisecond)
-	}
+	poll(30*time.Second, 200*time.Millisecond, func() bool { return h.W.PendingSteps() == 0 })
 	h.W.Pause()
 	_, rsvs, groups := h.W.Intents()
 	due := time.Now()
