@@ -80,8 +80,8 @@ type chargeCheck struct {
 // reservations ("" when none is).
 func (h *Harness) chargeRound(ctx context.Context, c *chargeCheck, problems *[]string) (unsettled string, err error) {
 	roundStart := time.Now()
-	pods, err := h.W.listPods(ctx)
-	if err != nil {
+	var pods corev1.PodList
+	if err := h.Env.Client.List(ctx, &pods, client.InNamespace(h.NS)); err != nil {
 		return "", err
 	}
 	var rsvs v1alpha1.ReservationList
@@ -123,7 +123,7 @@ func (h *Harness) chargeRound(ctx context.Context, c *chargeCheck, problems *[]s
 			// in (a round itself takes a list and a dump).
 			c.settledAt[r.Name] = roundStart.Sub(c.start).Round(time.Millisecond).String()
 		}
-		for _, p := range chargeProblems(d, pods, inAPI) {
+		for _, p := range chargeProblems(d, pods.Items, inAPI) {
 			*problems = append(*problems, r.Name+": "+p)
 		}
 	}

@@ -5,9 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-
 	"github.com/seed0f91f25e/multicache/internal/harness"
 )
 
@@ -55,30 +52,11 @@ func (w *Workload) Populate(ctx context.Context) error {
 		}
 	}
 	// The gangs' members are follow-up steps: run them now, before the operators start.
-	poll(2*time.Minute, 100*time.Millisecond, func() bool { w.runDueSteps(ctx); return w.PendingSteps() == 0 })
-	return nil
-}
-
-// runDueSteps runs the due follow-up steps once, in this goroutine (before Run).
-func (w *Workload) runDueSteps(ctx context.Context) {
-	for _, s := range w.takeDue(time.Now()) {
-		octx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		err := s.do(octx)
-		cancel()
-		w.count(s.name, err)
-		if err != nil {
-			s.due = time.Now().Add(time.Second)
-			w.mu.Lock()
-			w.steps = append(w.steps, s)
-			w.mu.Unlock()
+	poll(2*time.Minute, 100*time.Millisecond, func() bool {
+		for _, s := range w.takeDue(time.Now()) {
+			w.runStep(ctx, s)
 		}
-		w.running.Add(-1)
-	}
-}
-
-// listPods lists the namespace's pods.
-func (w *Workload) listPods(ctx context.Context) ([]corev1.Pod, error) {
-	var list corev1.PodList
-	err := w.c.List(ctx, &list, client.InNamespace(w.ns))
-	return list.Items, err
+		return w.PendingSteps() == 0
+	})
+	return nil
 }

@@ -270,34 +270,38 @@ func (w *Workload) runSteps(ctx context.Context) {
 		}
 		for _, s := range w.takeDue(time.Now()) {
 			sem <- struct{}{}
-			wg.Add(1)
-			go func(s *step) {
-				defer wg.Done()
+			wg.Go(func() {
 				defer func() { <-sem }()
-				defer w.running.Add(-1)
-				w.gate.RLock()
-				octx, cancel := context.WithTimeout(ctx, 5*time.Second)
-				err := s.do(octx)
-				cancel()
-				w.gate.RUnlock()
-				w.count(s.name, err)
-				if err == nil {
-					return
-				}
-				if time.Now().After(s.deadline) {
-					w.logf("workload: giving up %s: %v", s.name, err)
-					if s.abandon != nil {
-						s.abandon()
-					}
-					return
-				}
-				s.due = time.Now().Add(time.Second)
-				w.mu.Lock()
-				w.steps = append(w.steps, s)
-				w.mu.Unlock()
-			}(s)
+				w.runStep(ctx, s)
+			})
 		}
 	}
+}
+
+// runStep runs a step taken off the queue (takeDue): one that fails is queued again a
+// second later, or given up once past its deadline.
+func (w *Workload) runStep(ctx context.Context, s *step) {
+	defer w.running.Add(-1)
+	w.gate.RLock()
+	octx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	err := s.do(octx)
+	cancel()
+	w.gate.RUnlock()
+	w.count(s.name, err)
+	if err == nil {
+		return
+	}
+	if time.Now().After(s.deadline) {
+		w.logf("workload: giving up %s: %v", s.name, err)
+		if s.abandon != nil {
+			s.abandon()
+		}
+		return
+	}
+	s.due = time.Now().Add(time.Second)
+	w.mu.Lock()
+	w.steps = append(w.steps, s)
+	w.mu.Unlock()
 }
 
 // liveNodes are the nodes operations may use: base and extra nodes not taken down.
