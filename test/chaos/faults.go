@@ -220,22 +220,10 @@ func burst(ctx context.Context, h *Harness, res *FaultResult) (time.Time, error)
 	}
 	start = time.Now()
 	expiry := start.Add(time.Duration(float64(nRsv)/rate*1.5*float64(time.Second)) + 4*time.Second).Truncate(time.Second)
-	create := func(ctx context.Context, i int) error {
-		name := fmt.Sprintf("%s-r%05d", id, i)
-		node := nodes[i%len(nodes)]
-		ttl := int64(time.Until(expiry).Seconds())
-		if ttl < 1 {
-			ttl = 1
-		}
-		r := newReservation(h.NS, name, node, ttl, LabelNobody, name)
-		if err := h.W.create(ctx, r); err != nil {
-			return err
-		}
-		h.W.addRsv(&RsvIntent{Name: name, Class: "burst", Node: node, TTL: ttl, Created: r.CreationTimestamp.Time})
-		return nil
-	}
 	if err := harness.Parallel(ctx, nRsv, 32, func(ctx context.Context, i int) error {
-		return create(ctx, i)
+		name := fmt.Sprintf("%s-r%05d", id, i)
+		ttl := max(1, int64(time.Until(expiry).Seconds()))
+		return h.W.createRsv(ctx, RsvIntent{Name: name, Class: "burst", Node: nodes[i%len(nodes)], TTL: ttl}, LabelNobody, name)
 	}); err != nil {
 		return time.Now(), err
 	}
@@ -268,17 +256,12 @@ func nodeDelete(ctx context.Context, h *Harness, res *FaultResult) (time.Time, e
 	res.note("node", node)
 	// Something held and something matched on it.
 	hold := h.W.name("e")
-	if err := h.W.create(ctx, newReservation(h.NS, hold, node, longTTL, LabelNobody, hold)); err != nil {
+	if err := h.W.createRsv(ctx, RsvIntent{Name: hold, Class: "base", Node: node, TTL: longTTL}, LabelNobody, hold); err != nil {
 		return time.Now(), err
 	}
-	h.W.addRsv(&RsvIntent{Name: hold, Class: "base", Node: node, TTL: longTTL, Created: time.Now()})
-	match := h.W.name("m")
-	r := newReservation(h.NS, match, node, longTTL, LabelRsv, match)
-	if err := h.W.create(ctx, r); err != nil {
+	if _, err := h.W.createMatch(ctx, node, "", false); err != nil {
 		return time.Now(), err
 	}
-	h.W.addRsv(&RsvIntent{Name: match, Class: "match", Node: node, TTL: longTTL, Created: r.CreationTimestamp.Time})
-	h.W.targetPodLater(match, node, "")
 	time.Sleep(1500 * time.Millisecond) // the matched reservation's pod comes 1.2 s after it
 	h.W.SetDown(node, true)
 	if err := h.W.DeleteNode(ctx, node); err != nil {
@@ -301,14 +284,11 @@ func slowBind(ctx context.Context, h *Harness, res *FaultResult) (time.Time, err
 	}
 	nodes := h.W.Nodes()
 	node := nodes[h.intn(len(nodes))]
-	name := h.W.name("m")
-	r := newReservation(h.NS, name, node, longTTL, LabelRsv, name)
-	if err := h.W.create(ctx, r); err != nil {
+	// Pinned: a random delete of the workload would void the check.
+	name, err := h.W.createMatch(ctx, node, h.Cfg.SlowBind.String(), true)
+	if err != nil {
 		return time.Now(), err
 	}
-	// Pinned: a random delete of the workload would void the check (it did once).
-	h.W.addRsv(&RsvIntent{Name: name, Class: "match", Node: node, TTL: longTTL, Created: r.CreationTimestamp.Time, Pinned: true})
-	h.W.targetPodLater(name, node, h.Cfg.SlowBind.String())
 	pod := "t" + name[1:]
 	res.note("pod", pod)
 	if !poll(h.Cfg.RecoveryBound, 100*time.Millisecond, func() bool {

@@ -26,22 +26,13 @@ func (w *Workload) Populate(ctx context.Context) error {
 	}
 	if err := harness.Parallel(ctx, w.cfg.Pods, 32, func(ctx context.Context, i int) error {
 		name, node := fmt.Sprintf("p-base-%06d", i), nodes[i%len(nodes)]
-		if err := w.create(ctx, newPod(w.ns, name, node, i%10 == 9)); err != nil {
-			return err
-		}
-		w.addPod(&PodIntent{Name: name, Class: "plain", Node: node})
-		return nil
+		return w.createPod(ctx, newPod(w.ns, name, node, i%10 == 9), PodIntent{Name: name, Class: "plain", Node: node})
 	}); err != nil {
 		return fmt.Errorf("pods: %w", err)
 	}
 	if err := harness.Parallel(ctx, w.cfg.BaseReservations, 16, func(ctx context.Context, i int) error {
-		name, node := fmt.Sprintf("r-base-%05d", i), nodes[(i*7)%len(nodes)]
-		r := newReservation(w.ns, name, node, longTTL, LabelNobody, name)
-		if err := w.create(ctx, r); err != nil {
-			return err
-		}
-		w.addRsv(&RsvIntent{Name: name, Class: "base", Node: node, TTL: longTTL, Created: r.CreationTimestamp.Time})
-		return nil
+		name := fmt.Sprintf("r-base-%05d", i)
+		return w.createRsv(ctx, RsvIntent{Name: name, Class: "base", Node: nodes[(i*7)%len(nodes)], TTL: longTTL}, LabelNobody, name)
 	}); err != nil {
 		return fmt.Errorf("reservations: %w", err)
 	}
