@@ -474,7 +474,7 @@ const readyBound = 90 * time.Second
 // violation (with what its catch-up still misses and how its cache compares with the API),
 // and is restarted, as an operator of the cluster would, so that the run goes on.
 func (h *Harness) ensureReady(ctx context.Context, r *Replica, res *FaultResult) {
-	if err := r.WaitReady(ctxTimeout(ctx, readyBound)); err == nil {
+	if err := r.WaitReady(ctx, readyBound); err == nil {
 		return
 	}
 	missing := "unknown"
@@ -493,6 +493,6 @@ func (h *Harness) ensureReady(ctx context.Context, r *Replica, res *FaultResult)
 		return
 	}
 	if err := r.Start(); err == nil {
-		_ = r.WaitReady(ctxTimeout(ctx, readyBound))
+		_ = r.WaitReady(ctx, readyBound)
 	}
 }

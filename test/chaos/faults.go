@@ -64,12 +64,18 @@ func killLeader(ctx context.Context, h *Harness, res *FaultResult) (time.Time, e
 		res.Takeover = time.Since(killed)
 		res.note("new leader", nl.Name)
 	}
+	return h.restart(ctx, l, res)
+}
+
+// restart starts a killed replica again on a paused workload and returns when: what its
+// catch-up is compared with is a cold start.
+func (h *Harness) restart(ctx context.Context, r *Replica, res *FaultResult) (time.Time, error) {
 	h.W.Pause()
 	healed := time.Now()
-	if err := l.Start(); err != nil {
+	if err := r.Start(); err != nil {
 		return healed, err
 	}
-	if err := l.WaitReady(ctxTimeout(ctx, h.Cfg.RecoveryBound)); err == nil {
+	if err := r.WaitReady(ctx, h.Cfg.RecoveryBound); err == nil {
 		res.note("restarted ready after", since(healed))
 	}
 	return healed, nil
@@ -88,15 +94,7 @@ func killStandby(ctx context.Context, h *Harness, res *FaultResult) (time.Time, 
 		return time.Now(), err
 	}
 	time.Sleep(time.Second) // load while it is gone
-	h.W.Pause()
-	healed := time.Now()
-	if err := s.Start(); err != nil {
-		return healed, err
-	}
-	if err := s.WaitReady(ctxTimeout(ctx, h.Cfg.RecoveryBound)); err == nil {
-		res.note("restarted ready after", since(healed))
-	}
-	return healed, nil
+	return h.restart(ctx, s, res)
 }
 
 // pauseLeader: SIGSTOP of the leader for longer than the lease, under load; the standby
@@ -279,7 +277,7 @@ func nodeDelete(ctx context.Context, h *Harness, res *FaultResult) (time.Time, e
 // expires, then the API confirms the pod. The reservation must end Matched by it.
 func slowBind(ctx context.Context, h *Harness, res *FaultResult) (time.Time, error) {
 	a := h.Replicas[0]
-	if err := a.WaitReady(ctxTimeout(ctx, h.Cfg.RecoveryBound)); err != nil {
+	if err := a.WaitReady(ctx, h.Cfg.RecoveryBound); err != nil {
 		return time.Now(), err
 	}
 	nodes := h.W.Nodes()

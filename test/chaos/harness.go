@@ -185,7 +185,7 @@ func (h *Harness) coldStart(ctx context.Context, r *Replica) (ready, full time.D
 	if err := r.Start(); err != nil {
 		return 0, 0, err
 	}
-	if err := r.WaitReady(ctxTimeout(ctx, h.Cfg.RecoveryBound)); err != nil {
+	if err := r.WaitReady(ctx, h.Cfg.RecoveryBound); err != nil {
 		return 0, 0, err
 	}
 	ready = time.Since(start)
@@ -266,10 +266,4 @@ func (h *Harness) other(r *Replica) *Replica {
 		return h.Replicas[1]
 	}
 	return h.Replicas[0]
-}
-
-func ctxTimeout(ctx context.Context, d time.Duration) context.Context {
-	c, cancel := context.WithTimeout(ctx, d)
-	go func() { <-c.Done(); cancel() }()
-	return c
 }

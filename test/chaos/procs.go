@@ -199,20 +199,18 @@ func (r *Replica) Shutdown() {
 	}
 }
 
-// WaitReady waits until /readyz answers 200 (the cache caught up) or ctx ends.
-func (r *Replica) WaitReady(ctx context.Context) error {
-	for {
-		if r.Running() {
-			if _, err := harness.Get(ctx, "http://"+r.HealthAddr+"/readyz", 2*time.Second); err == nil {
-				return nil
-			}
+// WaitReady waits up to bound until /readyz answers 200 (the cache caught up).
+func (r *Replica) WaitReady(ctx context.Context, bound time.Duration) error {
+	if !poll(bound, 100*time.Millisecond, func() bool {
+		if !r.Running() {
+			return false
 		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("replica %s not ready: %w", r.Name, ctx.Err())
-		case <-time.After(100 * time.Millisecond):
-		}
+		_, err := harness.Get(ctx, "http://"+r.HealthAddr+"/readyz", 2*time.Second)
+		return err == nil
+	}) {
+		return fmt.Errorf("replica %s not ready after %v", r.Name, bound)
 	}
+	return nil
 }
 
 // lastError returns the message of the last error-level line of a log, if any.
