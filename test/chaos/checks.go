@@ -31,7 +31,7 @@ func (h *Harness) recoverAndCheck(ctx context.Context, healed time.Time, res *Fa
 	// How the differences went down: a long flat stretch is time nobody relisted.
 	var steps []string
 	lastN := ""
-	_, diffs, err := h.waitCompareEmptyTimeline(ctx, h.Replicas, bound, func(replica string, diffs []Difference) {
+	_, diffs, err := h.waitCompareEmpty(ctx, h.Replicas, bound, func(replica string, diffs []Difference) {
 		n := fmt.Sprintf("%s:%d", replica, len(diffs))
 		if len(diffs) > 0 {
 			n += "(" + diffs[0].Kind + ")"
@@ -72,7 +72,7 @@ func (h *Harness) recoverAndCheck(ctx context.Context, healed time.Time, res *Fa
 	if err := h.waitSchedulerIdle(ctx, bound); err != nil {
 		res.violation("compare", "%v", err)
 	}
-	if _, diffs, err := h.waitCompareEmpty(ctx, h.Replicas, bound); err != nil {
+	if _, diffs, err := h.waitCompareEmpty(ctx, h.Replicas, bound, nil); err != nil {
 		res.violation("compare", "cache not equal to the API on a quiet cluster: %v; %s", err, sample(diffs, 5))
 	}
 	if res.Kind == "final" {
@@ -90,14 +90,10 @@ func (h *Harness) recoverAndCheck(ctx context.Context, healed time.Time, res *Fa
 }
 
 // waitCompareEmpty polls every replica's /debug/cache/compare until all are empty in the
-// same round; it returns how long that took, or the last differences.
-func (h *Harness) waitCompareEmpty(ctx context.Context, replicas []*Replica, bound time.Duration) (time.Duration, []Difference, error) {
-	return h.waitCompareEmptyTimeline(ctx, replicas, bound, nil)
-}
-
-// waitCompareEmptyTimeline is waitCompareEmpty, calling timeline with the first replica
-// whose comparison was not empty in a round, and its differences.
-func (h *Harness) waitCompareEmptyTimeline(ctx context.Context, replicas []*Replica, bound time.Duration,
+// same round; it returns how long that took, or the last differences. timeline, if not nil,
+// is called with the first replica whose comparison was not empty in a round, and its
+// differences.
+func (h *Harness) waitCompareEmpty(ctx context.Context, replicas []*Replica, bound time.Duration,
 	timeline func(replica string, diffs []Difference)) (time.Duration, []Difference, error) {
 	start := time.Now()
 	var last []Difference

@@ -69,8 +69,8 @@ type ReservationDump struct {
 	ExpiresAt  *time.Time          `json:"expiresAt"`
 }
 
-// debugTimeout bounds a read of a replica's debug server or metrics: the comparison lists
-// the whole cluster from the API.
+// debugTimeout bounds a read of a replica's debug server: the comparison lists the whole
+// cluster from the API.
 const debugTimeout = time.Minute
 
 func getJSON(ctx context.Context, url string, into any) error {
@@ -96,11 +96,7 @@ func (r *Replica) Dump(ctx context.Context) (*Dump, error) {
 
 // Metrics scrapes the replica's /metrics.
 func (r *Replica) Metrics(ctx context.Context) (harness.Metrics, error) {
-	body, err := harness.Get(ctx, "http://"+r.MetricsAddr+"/metrics", debugTimeout)
-	if err != nil {
-		return nil, err
-	}
-	return harness.ParseMetrics(body), nil
+	return harness.Scrape(ctx, "http://"+r.MetricsAddr+"/metrics")
 }
 
 // Leading reports whether the replica says it holds the lease

@@ -44,7 +44,7 @@ type Harness struct {
 	wdone  chan struct{}
 	// metrics keeps the last scrape of every incarnation (replica/incarnation).
 	metricsMu sync.Mutex
-	// lastRound is how long the last round of comparisons took (waitCompareEmptyTimeline).
+	// lastRound is how long the last round of comparisons took (waitCompareEmpty).
 	lastRound time.Duration
 	// apiDisruptions are when the API server faults (restart, 410) were injected: client-go's
 	// reflectors back off longer with every relist in a 2-minute window (backoffWindow).
@@ -189,7 +189,7 @@ func (h *Harness) coldStart(ctx context.Context, r *Replica) (ready, full time.D
 		return 0, 0, err
 	}
 	ready = time.Since(start)
-	_, _, err = h.waitCompareEmpty(ctx, []*Replica{r}, h.Cfg.RecoveryBound)
+	_, _, err = h.waitCompareEmpty(ctx, []*Replica{r}, h.Cfg.RecoveryBound, nil)
 	return ready, time.Since(start), err
 }
 

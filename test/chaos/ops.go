@@ -467,22 +467,18 @@ func (w *Workload) CreateNode(ctx context.Context, name string, labels ...string
 	if err := w.create(ctx, newNode(name, labels...)); err != nil {
 		return err
 	}
-	nm := newNMNode(name, 62)
-	status := nm.Status
-	if err := w.create(ctx, nm); err != nil {
-		return err
+	// A create drops a custom resource's status: the agents write theirs after it.
+	for _, obj := range []client.Object{newNMNode(name), newCNR(name)} {
+		want := obj.DeepCopyObject().(client.Object)
+		if err := w.create(ctx, obj); err != nil {
+			return err
+		}
+		want.SetResourceVersion(obj.GetResourceVersion())
+		if err := w.c.Status().Update(ctx, want); err != nil {
+			return err
+		}
 	}
-	nm.Status = status
-	if err := w.c.Status().Update(ctx, nm); err != nil {
-		return err
-	}
-	cnr := newCNR(name, 8)
-	cstatus := cnr.Status
-	if err := w.create(ctx, cnr); err != nil {
-		return err
-	}
-	cnr.Status = cstatus
-	return w.c.Status().Update(ctx, cnr)
+	return nil
 }
 
 // DeleteNode deletes a Node, its NMNode and its CNR (whatever is still on the node).

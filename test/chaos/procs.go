@@ -187,16 +187,8 @@ func (r *Replica) Logs() []string {
 func (r *Replica) Shutdown() {
 	r.mu.Lock()
 	r.closed = true
-	p, done := r.proc, r.done
 	r.mu.Unlock()
-	if p == nil {
-		return
-	}
-	_ = p.Signal(syscall.SIGKILL)
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-	}
+	_ = r.Kill9()
 }
 
 // WaitReady waits up to bound until /readyz answers 200 (the cache caught up).

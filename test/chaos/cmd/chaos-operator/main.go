@@ -4,8 +4,8 @@
 //   - leader-election timings as flags (main.go keeps controller-runtime's 15s/10s/2s; the
 //     Options have the fields but main.go binds no flag to them);
 //   - a write log: every request that changes something (method, path, code, the resulting
-//     resourceVersion, and for status writes and leases the written status or holder), one
-//     JSON line each, so that the suite knows who wrote what and when;
+//     resourceVersion, and for a Lease its holder), one JSON line each, so that the suite
+//     knows who wrote what and when;
 //   - with --chaos-scheduler-name, a simulated scheduler inside the process that assumes
 //     pods into the cache (Cache.AssumePod, FinishBinding), binds them through the binding
 //     subresource (sometimes after --pod-assumed-ttl has passed) or forgets them.
