@@ -31,7 +31,7 @@ func (h *Harness) recoverAndCheck(ctx context.Context, healed time.Time, res *Fa
 	// How the differences went down: a long flat stretch is time nobody relisted.
 	var steps []string
 	lastN := ""
-	_, diffs, err := h.waitCompareEmpty(ctx, h.Replicas, bound, func(replica string, diffs []Difference) {
+	diffs, err := h.waitCompareEmpty(ctx, h.Replicas, bound, func(replica string, diffs []Difference) {
 		n := fmt.Sprintf("%s:%d", replica, len(diffs))
 		if len(diffs) > 0 {
 			n += "(" + diffs[0].Kind + ")"
@@ -72,7 +72,7 @@ func (h *Harness) recoverAndCheck(ctx context.Context, healed time.Time, res *Fa
 	if err := h.waitSchedulerIdle(ctx, bound); err != nil {
 		res.violation("compare", "%v", err)
 	}
-	if _, diffs, err := h.waitCompareEmpty(ctx, h.Replicas, bound, nil); err != nil {
+	if diffs, err := h.waitCompareEmpty(ctx, h.Replicas, bound, nil); err != nil {
 		res.violation("compare", "cache not equal to the API on a quiet cluster: %v; %s", err, sample(diffs, 5))
 	}
 	if res.Kind == "final" {
@@ -90,16 +90,13 @@ func (h *Harness) recoverAndCheck(ctx context.Context, healed time.Time, res *Fa
 }
 
 // waitCompareEmpty polls every replica's /debug/cache/compare until all are empty in the
-// same round; it returns how long that took, or the last differences. timeline, if not nil,
-// is called with the first replica whose comparison was not empty in a round, and its
-// differences.
+// same round, or returns the last differences after bound. timeline, if not nil, is called
+// with the first replica whose comparison was not empty in a round, and its differences.
 func (h *Harness) waitCompareEmpty(ctx context.Context, replicas []*Replica, bound time.Duration,
-	timeline func(replica string, diffs []Difference)) (time.Duration, []Difference, error) {
-	start := time.Now()
+	timeline func(replica string, diffs []Difference)) ([]Difference, error) {
 	var last []Difference
 	var lastErr error
-	lastReplica := ""
-	for {
+	poll(bound, 200*time.Millisecond, func() bool {
 		// The replicas are compared at once: a round lasts one comparison, not one per
 		// replica, so the recovery is not overstated by the probe.
 		diffs := make([][]Difference, len(replicas))
@@ -107,36 +104,29 @@ func (h *Harness) waitCompareEmpty(ctx context.Context, replicas []*Replica, bou
 		var wg sync.WaitGroup
 		roundStart := time.Now()
 		for i, r := range replicas {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				diffs[i], errs[i] = r.Compare(ctx)
-			}()
+			wg.Go(func() { diffs[i], errs[i] = r.Compare(ctx) })
 		}
 		wg.Wait()
 		h.lastRound = time.Since(roundStart)
-		empty := true
 		for i, r := range replicas {
-			if errs[i] != nil {
-				empty, lastErr, last, lastReplica = false, fmt.Errorf("replica %s: %w", r.Name, errs[i]), nil, r.Name+"(error)"
-				break
+			name := r.Name
+			switch {
+			case errs[i] != nil:
+				last, lastErr, name = nil, fmt.Errorf("replica %s: %w", r.Name, errs[i]), r.Name+"(error)"
+			case len(diffs[i]) > 0:
+				last, lastErr = diffs[i], fmt.Errorf("replica %s: %d differences", r.Name, len(diffs[i]))
+			default:
+				continue
 			}
-			if len(diffs[i]) > 0 {
-				empty, last, lastErr, lastReplica = false, diffs[i], fmt.Errorf("replica %s: %d differences", r.Name, len(diffs[i])), r.Name
-				break
+			if timeline != nil {
+				timeline(name, last)
 			}
+			return false
 		}
-		if empty {
-			return time.Since(start), nil, nil
-		}
-		if timeline != nil {
-			timeline(lastReplica, last)
-		}
-		if time.Since(start) > bound {
-			return time.Since(start), last, lastErr
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		last, lastErr = nil, nil
+		return true
+	})
+	return last, lastErr
 }
 
 // waitSchedulerIdle waits until no pod waits for the simulated scheduler.

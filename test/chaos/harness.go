@@ -189,7 +189,7 @@ func (h *Harness) coldStart(ctx context.Context, r *Replica) (ready, full time.D
 		return 0, 0, err
 	}
 	ready = time.Since(start)
-	_, _, err = h.waitCompareEmpty(ctx, []*Replica{r}, h.Cfg.RecoveryBound, nil)
+	_, err = h.waitCompareEmpty(ctx, []*Replica{r}, h.Cfg.RecoveryBound, nil)
 	return ready, time.Since(start), err
 }
 

@@ -2,7 +2,9 @@ package chaos
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -225,12 +227,7 @@ func (r *Results) ByKind() []KindStats {
 		}
 		s.Violations = fmt.Sprint(n)
 		if len(known) > 0 {
-			var ids []string
-			for id := range known {
-				ids = append(ids, id)
-			}
-			sort.Strings(ids)
-			s.Violations += " (" + strings.Join(ids, ", ") + ")"
+			s.Violations += " (" + strings.Join(slices.Sorted(maps.Keys(known)), ", ") + ")"
 		}
 		if len(rec) > 0 {
 			sort.Slice(rec, func(i, j int) bool { return rec[i] < rec[j] })

@@ -3,8 +3,9 @@ package chaos
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
-	"sort"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -314,12 +315,8 @@ func (w *Workload) liveNodes() []string {
 			out = append(out, n)
 		}
 	}
-	extra := make([]string, 0, len(w.extra))
-	for n := range w.extra {
-		extra = append(extra, n)
-	}
-	sort.Strings(extra) // map order would make the seed's choices irreproducible
-	return append(out, extra...)
+	// Sorted: map order would make the seed's choices irreproducible.
+	return append(out, slices.Sorted(maps.Keys(w.extra))...)
 }
 
 func (w *Workload) randomNode() string {
