@@ -18,21 +18,23 @@ import (
 type Fault struct {
 	Kind   string
 	Inject func(ctx context.Context, h *Harness, res *FaultResult) (healed time.Time, err error)
+	// weight is how often the random phase picks the kind (0: never).
+	weight int
 }
 
 // The fault kinds, numbered as in the report and docs/RELIABILITY.md.
 var (
-	KillLeader    = Fault{"1a kill -9 leader", killLeader}
-	KillStandby   = Fault{"1b kill -9 standby", killStandby}
-	PauseLeader   = Fault{"2 SIGSTOP leader > lease", pauseLeader}
-	APIRestart    = Fault{"3 API server restart", apiRestart}
-	Compaction410 = Fault{"4 etcd compaction, 410 relist", compaction410}
-	Burst         = Fault{"5 burst: expiry + mass delete", burst}
-	NodeDelete    = Fault{"6 node deleted with pods, recreated", nodeDelete}
-	SlowBind      = Fault{"7 slow bind after assumed TTL", slowBind}
-	Partition     = Fault{"8 network partition of one replica", partition}
-	SlowWrites    = Fault{"9 slow API server for writes", slowWrites}
-	LateDelivery  = Fault{"10 late watch delivery, same-name recreation", lateDelivery}
+	KillLeader    = Fault{"1a kill -9 leader", killLeader, 3}
+	KillStandby   = Fault{"1b kill -9 standby", killStandby, 2}
+	PauseLeader   = Fault{"2 SIGSTOP leader > lease", pauseLeader, 2}
+	APIRestart    = Fault{"3 API server restart", apiRestart, 2}
+	Compaction410 = Fault{"4 etcd compaction, 410 relist", compaction410, 2}
+	Burst         = Fault{"5 burst: expiry + mass delete", burst, 1}
+	NodeDelete    = Fault{"6 node deleted with pods, recreated", nodeDelete, 2}
+	SlowBind      = Fault{"7 slow bind after assumed TTL", slowBind, 2}
+	Partition     = Fault{"8 network partition of one replica", partition, 0}
+	SlowWrites    = Fault{"9 slow API server for writes", slowWrites, 0}
+	LateDelivery  = Fault{"10 late watch delivery, same-name recreation", lateDelivery, 0}
 
 	// Kinds are the fault kinds in the report's order.
 	Kinds = []Fault{KillLeader, KillStandby, PauseLeader, APIRestart, Compaction410, Burst, NodeDelete, SlowBind,

@@ -43,23 +43,24 @@ var ops = []op{
 	{"delete-extra-node", 1, (*Workload).deleteExtraNode},
 }
 
-var opsWeight = func() int {
-	total := 0
-	for _, o := range ops {
-		total += o.weight
-	}
-	return total
-}()
-
 func (w *Workload) randomOp(ctx context.Context) {
-	n := w.intn(opsWeight)
-	for _, o := range ops {
-		if n < o.weight {
-			w.count(o.name, o.do(w, ctx))
-			return
-		}
-		n -= o.weight
+	o := pick(w.intn, ops, func(o op) int { return o.weight })
+	w.count(o.name, o.do(w, ctx))
+}
+
+// pick draws one of choices in proportion to weight, with intn.
+func pick[T any](intn func(int) int, choices []T, weight func(T) int) T {
+	total := 0
+	for _, c := range choices {
+		total += weight(c)
 	}
+	n := intn(total)
+	for _, c := range choices {
+		if n -= weight(c); n < 0 {
+			return c
+		}
+	}
+	panic("pick: no choice")
 }
 
 // pickKey returns a random key of m (read under w.mu) whose value keep accepts, or "" when
@@ -335,7 +336,7 @@ func (w *Workload) createGroup(ctx context.Context, name, class string, minMembe
 	if err := w.create(ctx, newPodGroup(w.ns, name, minMember, timeout)); err != nil {
 		return err
 	}
-	g := &GroupIntent{Name: name, Class: class, MinMember: minMember, Timeout: timeout}
+	g := &GroupIntent{Name: name, Class: class, MinMember: minMember, Timeout: timeout, Created: time.Now()}
 	members := 1
 	if class == "runs" {
 		members = int(minMember) + w.intn(2)

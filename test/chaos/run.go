@@ -9,30 +9,6 @@ import (
 	"time"
 )
 
-// randomWeights are how often the random phase picks each kind.
-var randomWeights = []struct {
-	f Fault
-	w int
-}{
-	{KillLeader, 3}, {KillStandby, 2}, {PauseLeader, 2}, {APIRestart, 2},
-	{Compaction410, 2}, {Burst, 1}, {NodeDelete, 2}, {SlowBind, 2},
-}
-
-func (h *Harness) randomFault() Fault {
-	total := 0
-	for _, x := range randomWeights {
-		total += x.w
-	}
-	n := h.intn(total)
-	for _, x := range randomWeights {
-		if n < x.w {
-			return x.f
-		}
-		n -= x.w
-	}
-	return KillLeader
-}
-
 // Run injects every kind once (FirstPass), then random kinds until Config.Duration has
 // passed and Config.MinFaults were injected, then runs the final checks.
 func (h *Harness) Run(ctx context.Context) {
@@ -45,7 +21,7 @@ func (h *Harness) Run(ctx context.Context) {
 	deadline := time.Now().Add(h.Cfg.Duration)
 	for (time.Now().Before(deadline) || seq < h.Cfg.MinFaults) && ctx.Err() == nil {
 		seq++
-		h.cycle(ctx, seq, h.randomFault())
+		h.cycle(ctx, seq, pick(h.intn, Kinds, func(f Fault) int { return f.weight }))
 	}
 	h.final(ctx)
 	h.Results.Took = time.Since(h.Results.Started)
@@ -115,7 +91,7 @@ func (h *Harness) final(ctx context.Context) {
 	}
 	for _, g := range groups {
 		if g.Class == "starves" && !g.Deleted {
-			due = maxTime(due, time.Now().Add(time.Duration(g.Timeout)*time.Second))
+			due = maxTime(due, g.Created.Add(time.Duration(g.Timeout)*time.Second+2*time.Second))
 		}
 	}
 	if wait := time.Until(due); wait > 0 {

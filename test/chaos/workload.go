@@ -92,6 +92,7 @@ type GroupIntent struct {
 	Class     string // runs, starves
 	MinMember int32
 	Timeout   int32
+	Created   time.Time
 	Members   []string
 	Deleted   bool
 	Abandoned bool
