@@ -48,7 +48,6 @@ func (h *Harness) recoverAndCheck(ctx context.Context, healed time.Time, res *Fa
 	if len(steps) > 0 && (res.Kind == APIRestart.Kind || res.Kind == Compaction410.Kind) {
 		res.note("differences over time", strings.Join(steps[:min(8, len(steps))], " "))
 	}
-	res.RecoveryOK = err == nil
 	if err != nil {
 		res.violation("compare", "cache not equal to the API %v after the fault healed: %v; %s", bound, err, sample(diffs, 5))
 	}

@@ -5,8 +5,8 @@ package chaos
 // CHAOS_STRICT=true, so that `make test` stays green until the fix lands; a violation that
 // matches no known defect always fails. Remove the entry with the fix.
 type KnownDefect struct {
-	ID, Summary string
-	Matches     func(v Violation) bool
+	ID      string
+	Matches func(v Violation) bool
 }
 
 // KnownDefects are the open defects recorded in docs/RELIABILITY.md: none (D1-D10 are

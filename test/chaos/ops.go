@@ -356,7 +356,7 @@ func (w *Workload) createGroup(ctx context.Context, name, class string, minMembe
 		node := w.randomNode()
 		w.after(0, "create-gang-member", func(ctx context.Context) error {
 			p := newPod(w.ns, m, node, false, v1alpha1.PodGroupLabel, name)
-			if err := w.createPod(ctx, p, PodIntent{Name: m, Class: "member", Node: node, Group: name}); err != nil {
+			if err := w.createPod(ctx, p, PodIntent{Name: m, Class: "member", Node: node}); err != nil {
 				return err
 			}
 			if class != "runs" {

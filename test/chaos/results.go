@@ -45,9 +45,8 @@ type FaultResult struct {
 	Kind string
 	At   time.Time
 	// Recovery is from the moment the fault healed until every replica's comparison with
-	// the API was empty; RecoveryOK is false when that bound was exceeded.
-	Recovery   time.Duration
-	RecoveryOK bool
+	// the API was empty (or the bound, when it was exceeded: a violation).
+	Recovery time.Duration
 	// Takeover (leader faults) is until the other replica led.
 	Takeover time.Duration
 	// FailoverWrite (kill -9 of the leader) is from the killed leader's lease expiring to

@@ -61,7 +61,6 @@ type PodIntent struct {
 	Name  string
 	Class string // plain, bind, sched, target, member, burst
 	Node  string // where it was put or is to go ("" for the scheduler's choice)
-	Group string
 	// Rsv is the reservation a target pod is for.
 	Rsv string
 }
