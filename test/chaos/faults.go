@@ -69,8 +69,8 @@ func killLeader(ctx context.Context, h *Harness, res *FaultResult) (time.Time, e
 	return h.restart(ctx, l, res)
 }
 
-// restart starts a killed replica again on a paused workload and returns when: what its
-// catch-up is compared with is a cold start.
+// restart starts a killed replica again on a paused workload (so that its catch-up
+// compares with a cold start) and returns when it started it.
 func (h *Harness) restart(ctx context.Context, r *Replica, res *FaultResult) (time.Time, error) {
 	h.W.Pause()
 	healed := time.Now()

@@ -83,18 +83,18 @@ func (h *Harness) final(ctx context.Context) {
 	poll(30*time.Second, 200*time.Millisecond, func() bool { return h.W.PendingSteps() == 0 })
 	h.W.Pause()
 	_, rsvs, groups := h.W.Intents()
-	due := time.Now()
+	due := []time.Time{time.Now()}
 	for _, r := range rsvs {
 		if r.Class == "expire" && !r.Deleted {
-			due = maxTime(due, r.Created.Add(time.Duration(r.TTL)*time.Second+2*time.Second))
+			due = append(due, r.Created.Add(time.Duration(r.TTL)*time.Second+2*time.Second))
 		}
 	}
 	for _, g := range groups {
 		if g.Class == "starves" && !g.Deleted {
-			due = maxTime(due, g.Created.Add(time.Duration(g.Timeout)*time.Second+2*time.Second))
+			due = append(due, g.Created.Add(time.Duration(g.Timeout)*time.Second+2*time.Second))
 		}
 	}
-	if wait := time.Until(due); wait > 0 {
+	if wait := time.Until(slices.MaxFunc(due, time.Time.Compare)); wait > 0 {
 		time.Sleep(min(wait, 6*time.Second))
 	}
 	res := &FaultResult{Seq: 0, Kind: "final"}
@@ -153,11 +153,4 @@ func (h *Harness) final(ctx context.Context) {
 	if inv > 0 {
 		h.Results.final("invariant", "multicache_invariant_violations_total summed over every process: %v", inv)
 	}
-}
-
-func maxTime(a, b time.Time) time.Time {
-	if b.After(a) {
-		return b
-	}
-	return a
 }
