@@ -3,6 +3,7 @@ package chaos
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 	"time"
@@ -80,8 +81,8 @@ type chargeCheck struct {
 // reservations ("" when none is).
 func (h *Harness) chargeRound(ctx context.Context, c *chargeCheck, problems *[]string) (unsettled string, err error) {
 	roundStart := time.Now()
-	pods, err := h.W.listPods(ctx)
-	if err != nil {
+	var pods corev1.PodList
+	if err := h.Env.Client.List(ctx, &pods, client.InNamespace(h.NS)); err != nil {
 		return "", err
 	}
 	var rsvs v1alpha1.ReservationList
@@ -105,8 +106,8 @@ func (h *Harness) chargeRound(ctx context.Context, c *chargeCheck, problems *[]s
 		}
 		prev, seen := c.phases[r.Name]
 		c.phases[r.Name] = phases
-		if n := changedPhases(prev, phases); !seen || n > 0 {
-			why = fmt.Sprintf("replica %s changed %d reservations' phases between its last two dumps (%s after the check began)", r.Name, n, since(c.start))
+		if !seen || !maps.Equal(prev, phases) {
+			why = fmt.Sprintf("replica %s changed reservations' phases between its last two dumps (%s after the check began)", r.Name, since(c.start))
 		}
 		// Only a standby follows the statuses; the leader's writer may lag its cache.
 		if b := statusesBehind(d, rsvs.Items); len(b) > 0 && !r.Leading(ctx) {
@@ -123,28 +124,11 @@ func (h *Harness) chargeRound(ctx context.Context, c *chargeCheck, problems *[]s
 			// in (a round itself takes a list and a dump).
 			c.settledAt[r.Name] = roundStart.Sub(c.start).Round(time.Millisecond).String()
 		}
-		for _, p := range chargeProblems(d, pods, inAPI) {
+		for _, p := range chargeProblems(d, pods.Items, inAPI) {
 			*problems = append(*problems, r.Name+": "+p)
 		}
 	}
 	return unsettled, nil
-}
-
-// changedPhases counts the reservations whose phase differs between two dumps (present in
-// one only counts too).
-func changedPhases(prev, cur map[string]string) int {
-	n := 0
-	for k, p := range cur {
-		if q, ok := prev[k]; !ok || q != p {
-			n++
-		}
-	}
-	for k := range prev {
-		if _, ok := cur[k]; !ok {
-			n++
-		}
-	}
-	return n
 }
 
 // statusesBehind lists the reservations whose status in the API the dump does not show

@@ -1,10 +1,9 @@
 package chaos
 
 import (
-	"bufio"
+	"cmp"
 	"context"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -32,7 +31,7 @@ func (h *Harness) recoverAndCheck(ctx context.Context, healed time.Time, res *Fa
 	// How the differences went down: a long flat stretch is time nobody relisted.
 	var steps []string
 	lastN := ""
-	_, diffs, err := h.waitCompareEmptyTimeline(ctx, h.Replicas, bound, func(replica string, diffs []Difference) {
+	diffs, err := h.waitCompareEmpty(ctx, h.Replicas, bound, func(replica string, diffs []Difference) {
 		n := fmt.Sprintf("%s:%d", replica, len(diffs))
 		if len(diffs) > 0 {
 			n += "(" + diffs[0].Kind + ")"
@@ -49,7 +48,6 @@ func (h *Harness) recoverAndCheck(ctx context.Context, healed time.Time, res *Fa
 	if len(steps) > 0 && (res.Kind == APIRestart.Kind || res.Kind == Compaction410.Kind) {
 		res.note("differences over time", strings.Join(steps[:min(8, len(steps))], " "))
 	}
-	res.RecoveryOK = err == nil
 	if err != nil {
 		res.violation("compare", "cache not equal to the API %v after the fault healed: %v; %s", bound, err, sample(diffs, 5))
 	}
@@ -73,7 +71,7 @@ func (h *Harness) recoverAndCheck(ctx context.Context, healed time.Time, res *Fa
 	if err := h.waitSchedulerIdle(ctx, bound); err != nil {
 		res.violation("compare", "%v", err)
 	}
-	if _, diffs, err := h.waitCompareEmpty(ctx, h.Replicas, bound); err != nil {
+	if diffs, err := h.waitCompareEmpty(ctx, h.Replicas, bound, nil); err != nil {
 		res.violation("compare", "cache not equal to the API on a quiet cluster: %v; %s", err, sample(diffs, 5))
 	}
 	if res.Kind == "final" {
@@ -91,20 +89,13 @@ func (h *Harness) recoverAndCheck(ctx context.Context, healed time.Time, res *Fa
 }
 
 // waitCompareEmpty polls every replica's /debug/cache/compare until all are empty in the
-// same round; it returns how long that took, or the last differences.
-func (h *Harness) waitCompareEmpty(ctx context.Context, replicas []*Replica, bound time.Duration) (time.Duration, []Difference, error) {
-	return h.waitCompareEmptyTimeline(ctx, replicas, bound, nil)
-}
-
-// waitCompareEmptyTimeline is waitCompareEmpty, calling timeline with the first replica
-// whose comparison was not empty in a round, and its differences.
-func (h *Harness) waitCompareEmptyTimeline(ctx context.Context, replicas []*Replica, bound time.Duration,
-	timeline func(replica string, diffs []Difference)) (time.Duration, []Difference, error) {
-	start := time.Now()
+// same round, or returns the last differences after bound. timeline, if not nil, is called
+// with the first replica whose comparison was not empty in a round, and its differences.
+func (h *Harness) waitCompareEmpty(ctx context.Context, replicas []*Replica, bound time.Duration,
+	timeline func(replica string, diffs []Difference)) ([]Difference, error) {
 	var last []Difference
 	var lastErr error
-	lastReplica := ""
-	for {
+	poll(bound, 200*time.Millisecond, func() bool {
 		// The replicas are compared at once: a round lasts one comparison, not one per
 		// replica, so the recovery is not overstated by the probe.
 		diffs := make([][]Difference, len(replicas))
@@ -112,60 +103,51 @@ func (h *Harness) waitCompareEmptyTimeline(ctx context.Context, replicas []*Repl
 		var wg sync.WaitGroup
 		roundStart := time.Now()
 		for i, r := range replicas {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				diffs[i], errs[i] = r.Compare(ctx)
-			}()
+			wg.Go(func() { diffs[i], errs[i] = r.Compare(ctx) })
 		}
 		wg.Wait()
 		h.lastRound = time.Since(roundStart)
-		empty := true
 		for i, r := range replicas {
-			if errs[i] != nil {
-				empty, lastErr, last, lastReplica = false, fmt.Errorf("replica %s: %w", r.Name, errs[i]), nil, r.Name+"(error)"
-				break
+			name := r.Name
+			switch {
+			case errs[i] != nil:
+				last, lastErr, name = nil, fmt.Errorf("replica %s: %w", r.Name, errs[i]), r.Name+"(error)"
+			case len(diffs[i]) > 0:
+				last, lastErr = diffs[i], fmt.Errorf("replica %s: %d differences", r.Name, len(diffs[i]))
+			default:
+				continue
 			}
-			if len(diffs[i]) > 0 {
-				empty, last, lastErr, lastReplica = false, diffs[i], fmt.Errorf("replica %s: %d differences", r.Name, len(diffs[i])), r.Name
-				break
+			if timeline != nil {
+				timeline(name, last)
 			}
+			return false
 		}
-		if empty {
-			return time.Since(start), nil, nil
-		}
-		if timeline != nil {
-			timeline(lastReplica, last)
-		}
-		if time.Since(start) > bound {
-			return time.Since(start), last, lastErr
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		last, lastErr = nil, nil
+		return true
+	})
+	return last, lastErr
 }
 
 // waitSchedulerIdle waits until no pod waits for the simulated scheduler.
 func (h *Harness) waitSchedulerIdle(ctx context.Context, bound time.Duration) error {
-	deadline := time.Now().Add(bound)
-	for {
+	waiting := 0
+	var err error
+	if poll(bound, 250*time.Millisecond, func() bool {
 		// Filtered by the API server: listing every pod four times a second would load it.
 		var list corev1.PodList
-		err := h.Env.Client.List(ctx, &list, client.InNamespace(h.NS),
+		err = h.Env.Client.List(ctx, &list, client.InNamespace(h.NS),
 			client.MatchingFields{"spec.schedulerName": SchedulerName, "spec.nodeName": ""})
-		waiting := 0
+		waiting = 0
 		for i := range list.Items {
 			if list.Items[i].DeletionTimestamp == nil {
 				waiting++
 			}
 		}
-		if err == nil && waiting == 0 {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%d pods still wait for the simulated scheduler after %v (err %v)", waiting, bound, err)
-		}
-		time.Sleep(250 * time.Millisecond)
+		return err == nil && waiting == 0
+	}) {
+		return nil
 	}
+	return fmt.Errorf("%d pods still wait for the simulated scheduler after %v (err %v)", waiting, bound, err)
 }
 
 // waitVerifyRun waits until every replica's verify loop ran once more (on the quiet,
@@ -178,18 +160,14 @@ func (h *Harness) waitVerifyRun(ctx context.Context, res *FaultResult) {
 			before[r.Name] = m.Sum(metric)
 		}
 	}
-	deadline := time.Now().Add(3*h.Cfg.VerifyPeriod + 5*time.Second)
+	bound := 3*h.Cfg.VerifyPeriod + 5*time.Second
+	deadline := time.Now().Add(bound)
 	for _, r := range h.Replicas {
-		for {
+		if !poll(time.Until(deadline), 250*time.Millisecond, func() bool {
 			m, err := r.Metrics(ctx)
-			if err == nil && m.Sum(metric) > before[r.Name] {
-				break
-			}
-			if time.Now().After(deadline) {
-				res.violation("invariant", "replica %s: the verify loop did not run within %v", r.Name, 3*h.Cfg.VerifyPeriod+5*time.Second)
-				break
-			}
-			time.Sleep(250 * time.Millisecond)
+			return err == nil && m.Sum(metric) > before[r.Name]
+		}) {
+			res.violation("invariant", "replica %s: the verify loop did not run within %v", r.Name, bound)
 		}
 	}
 }
@@ -224,8 +202,9 @@ func (h *Harness) checkMetrics(ctx context.Context, res *FaultResult) {
 			h.reportedInvariants[key] = n
 			h.metricsMu.Unlock()
 			if n > reported {
+				logged := grepLogs(r.Logs(), "cache invariant violated")
 				res.violation("invariant", "replica %s: multicache_invariant_violations_total %v; logged: %s", r.Name, n,
-					strings.Join(grepLogs(r, "cache invariant violated", 5), " | "))
+					strings.Join(logged[:min(5, len(logged))], " | "))
 			}
 		}
 	}
@@ -237,18 +216,11 @@ func (h *Harness) checkMetrics(ctx context.Context, res *FaultResult) {
 func (h *Harness) checkStatus(ctx context.Context, res *FaultResult) {
 	start := time.Now()
 	var problems []string
-	for {
-		problems = h.statusProblems(ctx)
-		if len(problems) == 0 {
-			res.StatusSettled = time.Since(start)
-			return
-		}
-		if time.Since(start) > h.Cfg.RecoveryBound {
-			break
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
+	settled := poll(h.Cfg.RecoveryBound, 500*time.Millisecond, func() bool { problems = h.statusProblems(ctx); return len(problems) == 0 })
 	res.StatusSettled = time.Since(start)
+	if settled {
+		return
+	}
 	sort.Strings(problems)
 	res.violation("status-convergence", "%d objects' status differs from the leader's cache %v after recovery, e.g. %s",
 		len(problems), h.Cfg.RecoveryBound, strings.Join(problems[:min(5, len(problems))], "; "))
@@ -311,92 +283,73 @@ func (h *Harness) statusProblems(ctx context.Context) []string {
 	return problems
 }
 
-// checkAgree: the replicas' caches agree on every reservation's phase and owner and every
-// group's phase and counts (they derive them from the same objects).
+// checkAgree: the replicas' caches agree on every reservation's phase, owner and times and
+// every group's phase and counts (they derive them from the same objects).
 func (h *Harness) checkAgree(ctx context.Context, res *FaultResult) {
 	var problems []string
 	for try := range 6 {
-		problems = nil
-		var dumps []*Dump
-		for _, r := range h.Replicas {
-			d, err := r.Dump(ctx)
-			if err != nil {
-				problems = append(problems, err.Error())
-				break
-			}
-			dumps = append(dumps, d)
-		}
-		if len(problems) == 0 {
-			a, b := dumps[0], dumps[1]
-			// An Expired reservation the leader is deleting (garbage collection) may be gone
-			// from one cache a moment before the other.
-			gc := func(d *Dump, key string) bool {
-				return d.Reservations[key].Phase == string(v1alpha1.ReservationExpired)
-			}
-			for key, rb := range b.Reservations {
-				if _, ok := a.Reservations[key]; !ok && !gc(b, key) {
-					problems = append(problems, fmt.Sprintf("reservation %s: only b holds it (%s)", key, rb.Phase))
-				}
-			}
-			for key, ra := range a.Reservations {
-				rb, ok := b.Reservations[key]
-				if !ok && gc(a, key) {
-					continue
-				}
-				if ok && reservedAtSplit(ra, rb) {
-					problems = append(problems, fmt.Sprintf("reservation %s: a %s reserved at %s expires %s, b %s reserved at %s expires %s",
-						key, ra.Phase, clock(ra.ReservedAt), clock(ra.ExpiresAt), rb.Phase, clock(rb.ReservedAt), clock(rb.ExpiresAt)))
-				} else if !ok || ra.Phase != rb.Phase || ra.Owner != rb.Owner {
-					problems = append(problems, fmt.Sprintf("reservation %s: a %s %q, b %s %q", key, ra.Phase, ra.Owner, rb.Phase, rb.Owner))
-				} else if !sameTime(ra.ReservedAt, rb.ReservedAt) || !sameTime(ra.ExpiresAt, rb.ExpiresAt) {
-					problems = append(problems, fmt.Sprintf("reservation %s: a %s (reservedAt %s, expiresAt %s), b %s (reservedAt %s, expiresAt %s)",
-						key, ra.Phase, clock(ra.ReservedAt), clock(ra.ExpiresAt), rb.Phase, clock(rb.ReservedAt), clock(rb.ExpiresAt)))
-				}
-			}
-			for key, ga := range a.PodGroups {
-				gb, ok := b.PodGroups[key]
-				if !ok || ga.Phase != gb.Phase || ga.Counts != gb.Counts {
-					problems = append(problems, fmt.Sprintf("pod group %s: a %s %+v, b %s %+v", key, ga.Phase, ga.Counts, gb.Phase, gb.Counts))
-				}
-			}
-			for key := range b.PodGroups {
-				if _, ok := a.PodGroups[key]; !ok {
-					problems = append(problems, fmt.Sprintf("pod group %s: only b holds it", key))
-				}
-			}
-			uids, err := h.ownerUIDs(ctx)
-			if err != nil {
-				problems = append(problems, err.Error())
-			}
-			problems = append(problems, doubleConsumed("a", a, uids)...)
-			problems = append(problems, doubleConsumed("b", b, uids)...)
-		}
-		if len(problems) == 0 {
-			return
-		}
-		if try < 5 {
+		if try > 0 {
 			time.Sleep(500 * time.Millisecond)
 		}
-	}
-	// The differences reservedAt does not explain first.
-	sort.Slice(problems, func(i, j int) bool {
-		di, dj := strings.Contains(problems[i], " reserved at "), strings.Contains(problems[j], " reserved at ")
-		if di != dj {
-			return dj
-		}
-		return problems[i] < problems[j]
-	})
-	prefix := reservedAtOnly
-	for _, p := range problems {
-		if !strings.Contains(p, " reserved at ") {
-			prefix = ""
+		if problems = h.disagreements(ctx); len(problems) == 0 {
+			return
 		}
 	}
-	if prefix == "" && allMatchedTimesOnly(problems) {
-		prefix = matchedTimesOnly
-	}
-	res.violation("replicas-disagree", "%s%d differences between the replicas' caches, e.g. %s", prefix, len(problems),
+	sort.Strings(problems)
+	res.violation("replicas-disagree", "%d differences between the replicas' caches, e.g. %s", len(problems),
 		strings.Join(problems[:min(5, len(problems))], "; "))
+}
+
+// disagreements compares the dumps of the two replicas.
+func (h *Harness) disagreements(ctx context.Context) []string {
+	var dumps []*Dump
+	for _, r := range h.Replicas {
+		d, err := r.Dump(ctx)
+		if err != nil {
+			return []string{err.Error()}
+		}
+		dumps = append(dumps, d)
+	}
+	a, b := dumps[0], dumps[1]
+	var problems []string
+	expired := string(v1alpha1.ReservationExpired)
+	for key := range union(a.Reservations, b.Reservations) {
+		ra, inA := a.Reservations[key]
+		rb, inB := b.Reservations[key]
+		switch {
+		case !inA && rb.Phase == expired, !inB && ra.Phase == expired:
+			// An Expired reservation the leader is deleting (garbage collection) may be gone
+			// from one cache a moment before the other.
+		case !inA || !inB || ra.Phase != rb.Phase || ra.Owner != rb.Owner ||
+			!sameTime(ra.ReservedAt, rb.ReservedAt) || !sameTime(ra.ExpiresAt, rb.ExpiresAt):
+			problems = append(problems, fmt.Sprintf("reservation %s: a %s, b %s", key, ra.describe(inA), rb.describe(inB)))
+		}
+	}
+	for key := range union(a.PodGroups, b.PodGroups) {
+		ga, inA := a.PodGroups[key]
+		gb, inB := b.PodGroups[key]
+		if !inA || !inB || ga.Phase != gb.Phase || ga.Counts != gb.Counts {
+			problems = append(problems, fmt.Sprintf("pod group %s: a %s %+v (held %v), b %s %+v (held %v)", key, ga.Phase, ga.Counts, inA, gb.Phase, gb.Counts, inB))
+		}
+	}
+	uids, err := h.ownerUIDs(ctx)
+	if err != nil {
+		problems = append(problems, err.Error())
+	}
+	problems = append(problems, doubleConsumed("a", a, uids)...)
+	return append(problems, doubleConsumed("b", b, uids)...)
+}
+
+// union is the set of the keys of two maps.
+func union[V any](a, b map[string]V) map[string]bool {
+	keys := map[string]bool{}
+	for k := range a {
+		keys[k] = true
+	}
+	for k := range b {
+		keys[k] = true
+	}
+	return keys
 }
 
 // doubleConsumed lists pods that own more than one Matched reservation in a dump. A dump
@@ -441,44 +394,28 @@ func (h *Harness) ownerUIDs(ctx context.Context) (map[string]types.UID, error) {
 }
 
 // checkSlowBind: the reservation whose pod was bound after its assumption expired ends
-// Matched by that pod.
+// Matched by that pod. The note says whether replica a's log has the assumption expire.
 func (h *Harness) checkSlowBind(ctx context.Context, res *FaultResult) {
-	deadline := time.Now().Add(h.Cfg.RecoveryBound)
 	ns, name, _ := strings.Cut(res.slowBindRsv, "/")
-	for {
-		r := &v1alpha1.Reservation{}
-		err := h.Env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, r)
-		if err == nil && r.Status.Phase == v1alpha1.ReservationMatched && r.Status.CurrentOwner != nil &&
-			r.Status.CurrentOwner.Name == "t"+name[1:] {
-			return
+	pod := "t" + name[1:]
+	logs := h.Replicas[0].Logs()
+	expiry := "no: the API confirmed the pod first"
+	for _, line := range grepLogs(logs[len(logs)-1:], "assumed pod expired") {
+		if strings.Contains(line, fmt.Sprintf(`"pod":{"name":%q,"namespace":%q}`, pod, ns)) {
+			expiry = fmt.Sprintf("at %s, bound at %s", cmp.Or(logField(line, "ts"), "(no time)"), res.slowBound.UTC().Format(time.RFC3339))
+			break
 		}
-		if time.Now().After(deadline) {
-			res.violation("expectation", "reservation %s (its pod bound after the assumption expired) is %v, want Matched by %s (err %v)",
-				res.slowBindRsv, r.Status.Phase, "t"+name[1:], err)
-			return
-		}
-		time.Sleep(250 * time.Millisecond)
 	}
-}
-
-// grepLogs returns up to n lines of the replica's logs containing s.
-func grepLogs(r *Replica, s string, n int) []string {
-	var out []string
-	for _, path := range r.Logs() {
-		f, err := os.Open(path)
-		if err != nil {
-			continue
-		}
-		sc := bufio.NewScanner(f)
-		sc.Buffer(make([]byte, 1<<20), 16<<20)
-		for sc.Scan() && len(out) < n {
-			if strings.Contains(sc.Text(), s) {
-				out = append(out, sc.Text())
-			}
-		}
-		f.Close()
+	res.note("assumption expired", expiry)
+	r := &v1alpha1.Reservation{}
+	var err error
+	if !poll(h.Cfg.RecoveryBound, 250*time.Millisecond, func() bool {
+		err = h.Env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, r)
+		return err == nil && r.Status.Phase == v1alpha1.ReservationMatched && r.Status.CurrentOwner != nil && r.Status.CurrentOwner.Name == pod
+	}) {
+		res.violation("expectation", "reservation %s (its pod bound after the assumption expired) is %v, want Matched by %s (err %v)",
+			res.slowBindRsv, r.Status.Phase, pod, err)
 	}
-	return out
 }
 
 func sample(diffs []Difference, n int) string {
@@ -500,6 +437,14 @@ func sameTime(a, b *time.Time) bool {
 	return a.Equal(*b)
 }
 
+// describe is a reservation of a dump for a message ("(none)" when the dump lacks it).
+func (r ReservationDump) describe(held bool) string {
+	if !held {
+		return "(none)"
+	}
+	return fmt.Sprintf("%s %q (reservedAt %s, expiresAt %s)", r.Phase, r.Owner, clock(r.ReservedAt), clock(r.ExpiresAt))
+}
+
 func clock(t *time.Time) string {
 	if t == nil {
 		return "-"
@@ -514,18 +459,12 @@ const readyBound = 90 * time.Second
 // violation (with what its catch-up still misses and how its cache compares with the API),
 // and is restarted, as an operator of the cluster would, so that the run goes on.
 func (h *Harness) ensureReady(ctx context.Context, r *Replica, res *FaultResult) {
-	if err := r.WaitReady(ctxTimeout(ctx, readyBound)); err == nil {
+	if err := r.WaitReady(ctx, readyBound); err == nil {
 		return
 	}
 	missing := "unknown"
-	if lines := grepLogs(r, "waiting for the cache to catch up", 1<<20); len(lines) > 0 {
-		last := lines[len(lines)-1]
-		if i := strings.Index(last, `"missing":"`); i >= 0 {
-			missing = last[i+len(`"missing":"`):]
-			if j := strings.Index(missing, `"`); j >= 0 {
-				missing = missing[:j]
-			}
-		}
+	if lines := grepLogs(r.Logs(), "waiting for the cache to catch up"); len(lines) > 0 {
+		missing = cmp.Or(logField(lines[len(lines)-1], "missing"), missing)
 	}
 	cmp := "compare failed"
 	if diffs, err := r.Compare(ctx); err == nil {
@@ -539,26 +478,6 @@ func (h *Harness) ensureReady(ctx context.Context, r *Replica, res *FaultResult)
 		return
 	}
 	if err := r.Start(); err == nil {
-		_ = r.WaitReady(ctxTimeout(ctx, readyBound))
+		_ = r.WaitReady(ctx, readyBound)
 	}
-}
-
-// reservedAtSplit reports whether two replicas' views of a reservation differ only through
-// their reservedAt: the same phase at different times, or one replica's deadline passed
-// (Expired) while the other's, reserved later, has not (Reserved).
-func reservedAtSplit(a, b ReservationDump) bool {
-	if sameTime(a.ReservedAt, b.ReservedAt) || a.ReservedAt == nil || b.ReservedAt == nil {
-		return false
-	}
-	if a.Phase == b.Phase {
-		return a.Owner == b.Owner
-	}
-	expired, reserved := string(v1alpha1.ReservationExpired), string(v1alpha1.ReservationReserved)
-	switch {
-	case a.Phase == expired && b.Phase == reserved:
-		return b.ReservedAt.After(*a.ReservedAt)
-	case b.Phase == expired && a.Phase == reserved:
-		return a.ReservedAt.After(*b.ReservedAt)
-	}
-	return false
 }

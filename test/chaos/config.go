@@ -1,8 +1,10 @@
 package chaos
 
 import (
+	"errors"
 	"fmt"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -90,46 +92,33 @@ func FromEnv() (Config, error) {
 		c = Long()
 	}
 	var errs []string
-	dur := func(name string, into *time.Duration) {
-		if v := os.Getenv(name); v != "" {
-			d, err := time.ParseDuration(v)
-			if err != nil {
-				errs = append(errs, fmt.Sprintf("%s=%q: %v", name, v, err))
-				return
+	for name, into := range map[string]any{
+		"CHAOS_TIME": &c.Duration, "CHAOS_MIN_FAULTS": &c.MinFaults, "CHAOS_NODES": &c.Nodes, "CHAOS_PODS": &c.Pods,
+		"CHAOS_RESERVATIONS": &c.BaseReservations, "CHAOS_BURST_RESERVATIONS": &c.BurstReservations,
+		"CHAOS_BURST_PODS": &c.BurstPods, "CHAOS_RATE": &c.Rate, "CHAOS_SEED": &c.Seed,
+	} {
+		v := os.Getenv(name)
+		if v == "" {
+			continue
+		}
+		var err error
+		switch p := into.(type) {
+		case *time.Duration:
+			*p, err = time.ParseDuration(v)
+		case *int:
+			if *p, err = strconv.Atoi(v); err == nil && *p < 0 {
+				err = errors.New("want a number >= 0")
 			}
-			*into = d
-		}
-	}
-	num := func(name string, into *int) {
-		if v := os.Getenv(name); v != "" {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 0 {
-				errs = append(errs, fmt.Sprintf("%s=%q: want a number", name, v))
-				return
+		case *float64:
+			if *p, err = strconv.ParseFloat(v, 64); err == nil && *p <= 0 {
+				err = errors.New("want a positive number")
 			}
-			*into = n
+		case *uint64:
+			*p, err = strconv.ParseUint(v, 10, 64)
 		}
-	}
-	dur("CHAOS_TIME", &c.Duration)
-	num("CHAOS_MIN_FAULTS", &c.MinFaults)
-	num("CHAOS_NODES", &c.Nodes)
-	num("CHAOS_PODS", &c.Pods)
-	num("CHAOS_RESERVATIONS", &c.BaseReservations)
-	num("CHAOS_BURST_RESERVATIONS", &c.BurstReservations)
-	num("CHAOS_BURST_PODS", &c.BurstPods)
-	if v := os.Getenv("CHAOS_RATE"); v != "" {
-		r, err := strconv.ParseFloat(v, 64)
-		if err != nil || r <= 0 {
-			errs = append(errs, fmt.Sprintf("CHAOS_RATE=%q: want a positive number", v))
-		}
-		c.Rate = r
-	}
-	if v := os.Getenv("CHAOS_SEED"); v != "" {
-		s, err := strconv.ParseUint(v, 10, 64)
 		if err != nil {
-			errs = append(errs, fmt.Sprintf("CHAOS_SEED=%q: want a number", v))
+			errs = append(errs, fmt.Sprintf("%s=%q: %v", name, v, err))
 		}
-		c.Seed = s
 	}
 	if v := os.Getenv("CHAOS_RACE"); v != "" {
 		c.Race = v == "true" || v == "1"
@@ -140,6 +129,7 @@ func FromEnv() (Config, error) {
 		errs = append(errs, "CHAOS_NODES: want at least 4 nodes")
 	}
 	if len(errs) > 0 {
+		sort.Strings(errs)
 		return c, fmt.Errorf("chaos configuration: %s", strings.Join(errs, "; "))
 	}
 	return c, nil

@@ -39,10 +39,8 @@ type Dump struct {
 
 // NodeDump is one node of the dump.
 type NodeDump struct {
-	Sources             []string            `json:"sources"`
 	Requested           corev1.ResourceList `json:"requested"`
 	BestEffortRequested corev1.ResourceList `json:"bestEffortRequested"`
-	Reserved            corev1.ResourceList `json:"reserved"`
 	Pods                []string            `json:"pods"`
 	Reservations        []string            `json:"reservations"`
 }
@@ -55,10 +53,8 @@ type PodDump struct {
 
 // GroupDump is one pod group of the dump.
 type GroupDump struct {
-	Exists    bool   `json:"exists"`
-	MinMember int32  `json:"minMember"`
-	Phase     string `json:"phase"`
-	Counts    struct {
+	Phase  string `json:"phase"`
+	Counts struct {
 		Pending, Scheduled, Running, Succeeded, Failed int32
 	} `json:"counts"`
 }
@@ -73,8 +69,8 @@ type ReservationDump struct {
 	ExpiresAt  *time.Time          `json:"expiresAt"`
 }
 
-// debugTimeout bounds a read of a replica's debug server or metrics: the comparison lists
-// the whole cluster from the API.
+// debugTimeout bounds a read of a replica's debug server: the comparison lists the whole
+// cluster from the API.
 const debugTimeout = time.Minute
 
 func getJSON(ctx context.Context, url string, into any) error {
@@ -100,11 +96,7 @@ func (r *Replica) Dump(ctx context.Context) (*Dump, error) {
 
 // Metrics scrapes the replica's /metrics.
 func (r *Replica) Metrics(ctx context.Context) (harness.Metrics, error) {
-	body, err := harness.Get(ctx, "http://"+r.MetricsAddr+"/metrics", debugTimeout)
-	if err != nil {
-		return nil, err
-	}
-	return harness.ParseMetrics(body), nil
+	return harness.Scrape(ctx, "http://"+r.MetricsAddr+"/metrics")
 }
 
 // Leading reports whether the replica says it holds the lease

@@ -1,6 +1,8 @@
 package chaos
 
 import (
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -63,11 +65,7 @@ func checkLeaseExpiry(entries []writelog.Entry, leaseName string, leaseDuration 
 		l.objects[res+" "+ns+"/"+name] = true
 	}
 	for k, l := range lates {
-		var objs []string
-		for o := range l.objects {
-			objs = append(objs, o)
-		}
-		sort.Strings(objs)
+		objs := slices.Sorted(maps.Keys(l.objects))
 		fail("lease-expired", "replica %s (pid %d): the API took %d writes after its lease expired (the renewal a standby saw + %v), from %s to %s, "+
 			"up to %v late; e.g. %s", k.replica, k.pid, l.n, leaseDuration, l.first.Time.Format("15:04:05.000"),
 			l.last.Time.Format("15:04:05.000"), l.worst.Round(time.Millisecond), strings.Join(objs[:min(3, len(objs))], ", "))

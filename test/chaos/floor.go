@@ -7,8 +7,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 )
@@ -29,20 +29,7 @@ type informerFloor struct {
 // startInformerFloor starts the informers until ctx is done and waits for their first lists.
 func startInformerFloor(ctx context.Context, cs kubernetes.Interface) *informerFloor {
 	f := &informerFloor{replayed: map[string][]time.Time{}}
-	pods := f.informer("pods", &corev1.Pod{},
-		func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			return cs.CoreV1().Pods(metav1.NamespaceAll).List(ctx, o)
-		},
-		func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			return cs.CoreV1().Pods(metav1.NamespaceAll).Watch(ctx, o)
-		})
-	nodes := f.informer("nodes", &corev1.Node{},
-		func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			return cs.CoreV1().Nodes().List(ctx, o)
-		},
-		func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			return cs.CoreV1().Nodes().Watch(ctx, o)
-		})
+	pods, nodes := f.informer(cs, "pods", &corev1.Pod{}), f.informer(cs, "nodes", &corev1.Node{})
 	for _, inf := range []cache.SharedIndexInformer{pods, nodes} {
 		go inf.RunWithContext(ctx)
 	}
@@ -50,11 +37,10 @@ func startInformerFloor(ctx context.Context, cs kubernetes.Interface) *informerF
 	return f
 }
 
-// informer is a bare informer of one kind whose replays are recorded.
-func (f *informerFloor) informer(kind string, obj runtime.Object,
-	list func(context.Context, metav1.ListOptions) (runtime.Object, error),
-	watchFn func(context.Context, metav1.ListOptions) (watch.Interface, error)) cache.SharedIndexInformer {
-	inf := cache.NewSharedIndexInformer(&cache.ListWatch{ListWithContextFunc: list, WatchFuncWithContext: watchFn}, obj, 0, cache.Indexers{})
+// informer is a bare informer of one core kind whose replays are recorded.
+func (f *informerFloor) informer(cs kubernetes.Interface, kind string, obj runtime.Object) cache.SharedIndexInformer {
+	lw := cache.NewListWatchFromClient(cs.CoreV1().RESTClient(), kind, metav1.NamespaceAll, fields.Everything())
+	inf := cache.NewSharedIndexInformer(lw, obj, 0, cache.Indexers{})
 	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{UpdateFunc: func(oldObj, newObj any) {
 		o, ok1 := oldObj.(metav1.Object)
 		n, ok2 := newObj.(metav1.Object)

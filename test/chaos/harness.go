@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -14,7 +15,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/seed0f91f25e/multicache/internal/harness"
 	"github.com/seed0f91f25e/multicache/internal/testsupport"
@@ -44,15 +44,13 @@ type Harness struct {
 	wdone  chan struct{}
 	// metrics keeps the last scrape of every incarnation (replica/incarnation).
 	metricsMu sync.Mutex
-	// lastRound is how long the last round of comparisons took (waitCompareEmptyTimeline).
+	// lastRound is how long the last round of comparisons took (waitCompareEmpty).
 	lastRound time.Duration
 	// apiDisruptions are when the API server faults (restart, 410) were injected: client-go's
 	// reflectors back off longer with every relist in a 2-minute window (backoffWindow).
 	apiDisruptions []time.Time
 	// floor is the bare informers the 410 relists are judged against (floor.go).
-	floor *informerFloor
-	// crProbe reads custom resources after an API server restart (noteCRsServed).
-	crProbe            client.Client
+	floor              *informerFloor
 	metrics            map[string]harness.Metrics
 	reportedInvariants map[string]float64
 }
@@ -72,13 +70,7 @@ func NewHarness(env *testsupport.Env, cfg Config, logf func(string, ...any)) (*H
 	if err != nil {
 		return nil, err
 	}
-	// The custom-resource probe after API restarts retries as the operators' clients do
-	// (client-go's own handling of Retry-After).
-	crProbe, err := client.New(env.Config, client.Options{Scheme: env.Scheme})
-	if err != nil {
-		return nil, err
-	}
-	h := &Harness{crProbe: crProbe,
+	h := &Harness{
 		Cfg: cfg, Env: env, Out: out, NS: fmt.Sprintf("chaos-%d", cfg.Seed), LeaseNS: "default",
 		Lease: fmt.Sprintf("multicache-chaos-%d", cfg.Seed), logf: logf, cs: cs,
 		rng:     rand.New(rand.NewPCG(cfg.Seed, 7)),
@@ -97,13 +89,16 @@ func (h *Harness) intn(n int) int {
 // Setup builds the operator, populates the cluster, starts the recorder and the replicas
 // (measuring a cold start) and the workload.
 func (h *Harness) Setup(ctx context.Context) error {
-	start := time.Now()
-	bin, err := BuildOperator(h.Env.RepoRoot, h.Out, h.Cfg.Race)
-	if err != nil {
-		return err
+	// The operator builds while the cluster is populated.
+	h.Bin = filepath.Join(h.Out, "chaos-operator")
+	var flags []string
+	if h.Cfg.Race {
+		flags = append(flags, "-race")
 	}
-	h.Bin = bin
-	h.logf("built %s in %v (race %v)", bin, time.Since(start).Round(time.Millisecond), h.Cfg.Race)
+	built, began := make(chan error, 1), time.Now()
+	go func() {
+		built <- harness.GoBuild(filepath.Join(h.Env.RepoRoot, "test", "chaos"), "./cmd/chaos-operator", h.Bin, flags...)
+	}()
 
 	if err := h.Env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: h.NS}}); err != nil {
 		return err
@@ -114,36 +109,18 @@ func (h *Harness) Setup(ctx context.Context) error {
 		return fmt.Errorf("recorder: %w", err)
 	}
 	h.W = NewWorkload(h.Env.Client, h.cs, h.NS, h.Cfg, h.Rec, h.logf)
-	start = time.Now()
+	start := time.Now()
 	if err := h.W.Populate(ctx); err != nil {
 		return fmt.Errorf("populating: %w", err)
 	}
 	h.logf("populated %d nodes, %d pods, %d reservations in %v", h.Cfg.Nodes, h.Cfg.Pods, h.Cfg.BaseReservations,
 		time.Since(start).Round(time.Millisecond))
 	h.floor = startInformerFloor(rctx, h.cs)
+	if err := <-built; err != nil {
+		return err
+	}
+	h.logf("built %s (race %v) while populating, %v after setup began", h.Bin, h.Cfg.Race, time.Since(began).Round(time.Millisecond))
 
-	kubeconfig, err := h.Env.KubeConfig()
-	if err != nil {
-		return err
-	}
-	// Each replica reaches the API server through a proxy of its own (the network faults).
-	upstream, err := clientcmd.RESTConfigFromKubeConfig(kubeconfig)
-	if err != nil {
-		return err
-	}
-	kubeconfigs := map[string]string{}
-	proxies := map[string]*apiproxy.Proxy{}
-	for _, name := range []string{"a", "b"} {
-		p, err := apiproxy.Start(upstream)
-		if err != nil {
-			return err
-		}
-		proxies[name] = p
-		kubeconfigs[name] = filepath.Join(h.Out, name+".kubeconfig")
-		if err := writeKubeconfig(kubeconfigs[name], p.URL()); err != nil {
-			return err
-		}
-	}
 	common := []string{
 		"--leader-elect", "--leader-election-namespace=" + h.LeaseNS, "--leader-election-id=" + h.Lease,
 		"--leader-elect-lease-duration=" + h.Cfg.LeaseDuration.String(), "--leader-elect-renew-deadline=" + h.Cfg.RenewDeadline.String(),
@@ -154,49 +131,43 @@ func (h *Harness) Setup(ctx context.Context) error {
 		"--component-name=multicache-chaos", "--low-free-threshold=0",
 	}
 	common = append(common, h.Cfg.OperatorArgs...)
-	a, err := NewReplica("a", bin, h.Out, append(common, "--kubeconfig="+kubeconfigs["a"],
-		"--chaos-scheduler-name="+SchedulerName, "--chaos-slow-bind="+h.Cfg.SlowBind.String(),
-		"--chaos-slow-bind-fraction=0.1", "--chaos-forget-fraction=0.05", fmt.Sprintf("--chaos-seed=%d", h.Cfg.Seed)), h.logf)
-	if err != nil {
-		return err
+	// Each replica reaches the API server through a proxy of its own (the network faults);
+	// replica a runs the simulated scheduler.
+	for _, name := range []string{"a", "b"} {
+		p, err := apiproxy.Start(h.Env.Config)
+		if err != nil {
+			return err
+		}
+		kubeconfig := filepath.Join(h.Out, name+".kubeconfig")
+		if err := writeKubeconfig(kubeconfig, p.URL()); err != nil {
+			return err
+		}
+		args := append(slices.Clone(common), "--kubeconfig="+kubeconfig)
+		if name == "a" {
+			args = append(args, "--chaos-scheduler-name="+SchedulerName, "--chaos-slow-bind="+h.Cfg.SlowBind.String(),
+				fmt.Sprintf("--chaos-seed=%d", h.Cfg.Seed))
+		}
+		r, err := NewReplica(name, h.Bin, h.Out, args, h.logf)
+		if err != nil {
+			return err
+		}
+		r.Proxy = p
+		h.Replicas = append(h.Replicas, r)
 	}
-	b, err := NewReplica("b", bin, h.Out, append(common, "--kubeconfig="+kubeconfigs["b"]), h.logf)
-	if err != nil {
-		return err
-	}
-	a.Proxy, b.Proxy = proxies["a"], proxies["b"]
-	h.Replicas = []*Replica{a, b}
 
 	// The first start on the populated cluster also writes the status of every reservation
 	// and gang (the leader's first wave of writes), so its comparison is empty only once
 	// that is done. The cold start the faults compare with is the second replica's, on a
 	// settled cluster: from its start until its cache equals the API.
-	start = time.Now()
-	if err := a.Start(); err != nil {
-		return err
-	}
-	if err := a.WaitReady(ctxTimeout(ctx, h.Cfg.RecoveryBound)); err != nil {
-		return err
-	}
-	h.Results.FirstReady = time.Since(start)
-	if _, _, err := h.waitCompareEmpty(ctx, []*Replica{a}, h.Cfg.RecoveryBound); err != nil {
+	var err error
+	if h.Results.FirstReady, h.Results.FirstFull, err = h.coldStart(ctx, h.Replicas[0]); err != nil {
 		return fmt.Errorf("first start: %w", err)
 	}
-	h.Results.FirstFull = time.Since(start)
 	h.logf("first start of replica a: ready after %v, cache equal to the API (every status written) after %v",
 		h.Results.FirstReady.Round(time.Millisecond), h.Results.FirstFull.Round(time.Millisecond))
-	start = time.Now()
-	if err := b.Start(); err != nil {
-		return err
-	}
-	if err := b.WaitReady(ctxTimeout(ctx, h.Cfg.RecoveryBound)); err != nil {
-		return err
-	}
-	h.Results.ColdReady = time.Since(start)
-	if _, _, err := h.waitCompareEmpty(ctx, []*Replica{b}, h.Cfg.RecoveryBound); err != nil {
+	if h.Results.ColdReady, h.Results.ColdFull, err = h.coldStart(ctx, h.Replicas[1]); err != nil {
 		return fmt.Errorf("cold start: %w", err)
 	}
-	h.Results.ColdFull = time.Since(start)
 	h.logf("cold start of replica b on the settled cluster: ready after %v, cache equal to the API after %v",
 		h.Results.ColdReady.Round(time.Millisecond), h.Results.ColdFull.Round(time.Millisecond))
 	if _, err := h.waitLeader(ctx, h.Cfg.RecoveryBound); err != nil {
@@ -209,6 +180,21 @@ func (h *Harness) Setup(ctx context.Context) error {
 	}()
 	h.W.Pause()
 	return nil
+}
+
+// coldStart starts r and returns how long until it was ready and until its cache equaled
+// the API.
+func (h *Harness) coldStart(ctx context.Context, r *Replica) (ready, full time.Duration, err error) {
+	start := time.Now()
+	if err := r.Start(); err != nil {
+		return 0, 0, err
+	}
+	if err := r.WaitReady(ctx, h.Cfg.RecoveryBound); err != nil {
+		return 0, 0, err
+	}
+	ready = time.Since(start)
+	_, err = h.waitCompareEmpty(ctx, []*Replica{r}, h.Cfg.RecoveryBound, nil)
+	return ready, time.Since(start), err
 }
 
 // Teardown stops the workload, the recorder and the replicas (safe to call twice).
@@ -258,16 +244,24 @@ func (h *Harness) leader(ctx context.Context) *Replica {
 
 // waitLeader waits until one replica leads.
 func (h *Harness) waitLeader(ctx context.Context, bound time.Duration) (*Replica, error) {
-	deadline := time.Now().Add(bound)
-	for {
-		if l := h.leader(ctx); l != nil {
-			return l, nil
-		}
-		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("no replica leads after %v", bound)
-		}
-		time.Sleep(100 * time.Millisecond)
+	var l *Replica
+	if !poll(bound, 100*time.Millisecond, func() bool { l = h.leader(ctx); return l != nil }) {
+		return nil, fmt.Errorf("no replica leads after %v", bound)
 	}
+	return l, nil
+}
+
+// poll calls done every interval until it reports true or bound has passed; it reports
+// whether done did.
+func poll(bound, interval time.Duration, done func() bool) bool {
+	deadline := time.Now().Add(bound)
+	for !done() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(interval)
+	}
+	return true
 }
 
 // other returns the replica that is not r.
@@ -276,10 +270,4 @@ func (h *Harness) other(r *Replica) *Replica {
 		return h.Replicas[1]
 	}
 	return h.Replicas[0]
-}
-
-func ctxTimeout(ctx context.Context, d time.Duration) context.Context {
-	c, cancel := context.WithTimeout(ctx, d)
-	go func() { <-c.Done(); cancel() }()
-	return c
 }

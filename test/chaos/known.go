@@ -1,40 +1,18 @@
 package chaos
 
-import (
-	"strings"
-)
-
 // KnownDefect is an operator defect this suite found and docs/RELIABILITY.md records. Its
 // violations are still reported (marked with the ID), but fail the test only with
 // CHAOS_STRICT=true, so that `make test` stays green until the fix lands; a violation that
 // matches no known defect always fails. Remove the entry with the fix.
 type KnownDefect struct {
-	ID, Summary string
-	Matches     func(v Violation) bool
+	ID      string
+	Matches func(v Violation) bool
 }
 
 // KnownDefects are the open defects recorded in docs/RELIABILITY.md: none (D1-D10 are
 // fixed, and their violations fail the suite like any other). A new one gets an entry here
 // with a Matches narrow enough to catch only its own violations.
 var KnownDefects []KnownDefect
-
-// matchedTimesOnly starts a replicas-disagree detail whose every difference is the times of
-// a reservation both replicas hold Matched by the same owner (D7).
-const matchedTimesOnly = "only a Matched reservation's times differ: "
-
-// allMatchedTimesOnly reports whether every replicas-disagree problem is D7's.
-func allMatchedTimesOnly(problems []string) bool {
-	for _, p := range problems {
-		if !strings.Contains(p, ": a Matched (reservedAt ") || !strings.Contains(p, ", b Matched (reservedAt ") {
-			return false
-		}
-	}
-	return len(problems) > 0
-}
-
-// reservedAtOnly starts a replicas-disagree detail whose every difference comes from the
-// replicas' reservedAt (reservedAtSplit).
-const reservedAtOnly = "only reservedAt differs (each replica's own clock): "
 
 // classify returns the ID of the known defect a violation is an instance of, or "".
 func classify(v Violation) string {

@@ -36,7 +36,7 @@ func partition(ctx context.Context, h *Harness, res *FaultResult) (time.Time, er
 	healed := time.Now()
 	victim.Proxy.Heal()
 	res.note("cut for", since(cut))
-	h.Results.addPartition(PauseWindow{Replica: victim.Name, Stopped: cut, Continued: healed})
+	h.Results.addHeld(PauseWindow{Replica: victim.Name, Stopped: cut, Continued: healed})
 	time.Sleep(500 * time.Millisecond) // load while it reconnects
 	h.W.Pause()
 	return healed, nil

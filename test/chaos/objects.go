@@ -1,8 +1,6 @@
 package chaos
 
 import (
-	"fmt"
-
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 
@@ -82,15 +80,15 @@ func newNode(name string, labels ...string) *corev1.Node {
 }
 
 // newNMNode returns a node agent's NMNode; its status must be written after the create.
-func newNMNode(name string, allocCPU int) *v1alpha1.NMNode {
-	nm := ts.MakeNMNode(name, nodeCPU, nodeMemory, fmt.Sprint(allocCPU), nodeMemory)
+func newNMNode(name string) *v1alpha1.NMNode {
+	nm := ts.MakeNMNode(name, nodeCPU, nodeMemory, "62", nodeMemory)
 	nm.UID = ""
 	return nm
 }
 
 // newCNR returns a node agent's CNR; its status must be written after the create.
-func newCNR(name string, cpu int) *v1alpha1.CustomNodeResource {
-	cnr := ts.MakeCNR(name, fmt.Sprint(cpu), "8Gi")
+func newCNR(name string) *v1alpha1.CustomNodeResource {
+	cnr := ts.MakeCNR(name, "8", "8Gi")
 	cnr.UID = ""
 	return cnr
 }

@@ -43,23 +43,24 @@ var ops = []op{
 	{"delete-extra-node", 1, (*Workload).deleteExtraNode},
 }
 
-var opsWeight = func() int {
-	total := 0
-	for _, o := range ops {
-		total += o.weight
-	}
-	return total
-}()
-
 func (w *Workload) randomOp(ctx context.Context) {
-	n := w.intn(opsWeight)
-	for _, o := range ops {
-		if n < o.weight {
-			w.count(o.name, o.do(w, ctx))
-			return
-		}
-		n -= o.weight
+	o := pick(w.intn, ops, func(o op) int { return o.weight })
+	w.count(o.name, o.do(w, ctx))
+}
+
+// pick draws one of choices in proportion to weight, with intn.
+func pick[T any](intn func(int) int, choices []T, weight func(T) int) T {
+	total := 0
+	for _, c := range choices {
+		total += weight(c)
 	}
+	n := intn(total)
+	for _, c := range choices {
+		if n -= weight(c); n < 0 {
+			return c
+		}
+	}
+	panic("pick: no choice")
 }
 
 // pickKey returns a random key of m (read under w.mu) whose value keep accepts, or "" when
@@ -95,38 +96,34 @@ func (w *Workload) pickPod(classes ...string) *PodIntent {
 	return nil
 }
 
-func (w *Workload) addPod(p *PodIntent) {
+// createPod creates pod and records what the workload means by it.
+func (w *Workload) createPod(ctx context.Context, pod *corev1.Pod, in PodIntent) error {
+	if err := w.create(ctx, pod); err != nil {
+		return err
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.pods[p.Name] = p
+	w.pods[in.Name] = &in
+	return nil
 }
 
 func (w *Workload) createPlainPod(ctx context.Context) error {
 	node, name := w.randomNode(), w.name("p")
-	if err := w.create(ctx, newPod(w.ns, name, node, w.float() < 0.1)); err != nil {
-		return err
-	}
-	w.addPod(&PodIntent{Name: name, Class: "plain", Node: node})
-	return nil
+	return w.createPod(ctx, newPod(w.ns, name, node, w.float() < 0.1), PodIntent{Name: name, Class: "plain", Node: node})
 }
 
 func (w *Workload) createBindPod(ctx context.Context) error {
 	node, name := w.randomNode(), w.name("b")
-	if err := w.create(ctx, newPod(w.ns, name, "", false)); err != nil {
+	if err := w.createPod(ctx, newPod(w.ns, name, "", false), PodIntent{Name: name, Class: "bind", Node: node}); err != nil {
 		return err
 	}
-	w.addPod(&PodIntent{Name: name, Class: "bind", Node: node})
 	w.after(time.Duration(w.intn(800))*time.Millisecond, "bind-pod", func(ctx context.Context) error { return w.bind(ctx, name, node) }, nil)
 	return nil
 }
 
 func (w *Workload) createSchedPod(ctx context.Context) error {
 	name := w.name("s")
-	if err := w.create(ctx, newSchedPod(w.ns, name, "", "")); err != nil {
-		return err
-	}
-	w.addPod(&PodIntent{Name: name, Class: "sched"})
-	return nil
+	return w.createPod(ctx, newSchedPod(w.ns, name, "", ""), PodIntent{Name: name, Class: "sched"})
 }
 
 func (w *Workload) updatePodLabels(ctx context.Context) error {
@@ -186,12 +183,20 @@ func (w *Workload) deletePod(ctx context.Context) error {
 	return nil
 }
 
-func (w *Workload) addRsv(r *RsvIntent) {
+// createRsv creates a reservation of the workload's size selecting key=value and records
+// what the workload means by it (in, given its creation time).
+func (w *Workload) createRsv(ctx context.Context, in RsvIntent, key, value string) error {
+	r := newReservation(w.ns, in.Name, in.Node, in.TTL, key, value)
+	if err := w.create(ctx, r); err != nil {
+		return err
+	}
+	in.Created = r.CreationTimestamp.Time
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	// Its node may have been deleted between being picked and the reservation's creation.
-	r.NodeDeleted = r.NodeDeleted || w.deleted[r.Node]
-	w.rsvs[r.Name] = r
+	in.NodeDeleted = w.deleted[in.Node]
+	w.rsvs[in.Name] = &in
+	return nil
 }
 
 func (w *Workload) rsvChanged(name string, fn func(*RsvIntent)) {
@@ -205,28 +210,27 @@ func (w *Workload) rsvChanged(name string, fn func(*RsvIntent)) {
 // createExpireRsv: a reservation nobody matches, with a short TTL: it must expire, not
 // before its TTL, and never be matched.
 func (w *Workload) createExpireRsv(ctx context.Context) error {
-	node, name := w.randomNode(), w.name("e")
-	ttl := int64(2 + w.intn(7))
-	r := newReservation(w.ns, name, node, ttl, LabelNobody, name)
-	if err := w.create(ctx, r); err != nil {
-		return err
-	}
-	w.addRsv(&RsvIntent{Name: name, Class: "expire", Node: node, TTL: ttl, Created: r.CreationTimestamp.Time})
-	return nil
+	name := w.name("e")
+	return w.createRsv(ctx, RsvIntent{Name: name, Class: "expire", Node: w.randomNode(), TTL: int64(2 + w.intn(7))}, LabelNobody, name)
 }
 
 // createMatchRsv: a reservation for exactly one pod, created a little later on its node by
 // one of three paths (created bound, bound through the binding subresource, or by the
 // simulated scheduler): it must end Matched by that pod and never expire.
 func (w *Workload) createMatchRsv(ctx context.Context) error {
-	node, name := w.randomNode(), w.name("m")
-	r := newReservation(w.ns, name, node, longTTL, LabelRsv, name)
-	if err := w.create(ctx, r); err != nil {
-		return err
+	_, err := w.createMatch(ctx, w.randomNode(), "", false)
+	return err
+}
+
+// createMatch creates a "match" reservation on node and, a little later, its pod
+// (targetPodLater); pinned keeps it from the random deletes.
+func (w *Workload) createMatch(ctx context.Context, node, bindDelay string, pinned bool) (string, error) {
+	name := w.name("m")
+	if err := w.createRsv(ctx, RsvIntent{Name: name, Class: "match", Node: node, TTL: longTTL, Pinned: pinned}, LabelRsv, name); err != nil {
+		return "", err
 	}
-	w.addRsv(&RsvIntent{Name: name, Class: "match", Node: node, TTL: longTTL, Created: r.CreationTimestamp.Time})
-	w.targetPodLater(name, node, "")
-	return nil
+	w.targetPodLater(name, node, bindDelay)
+	return name, nil
 }
 
 // targetPodLater creates the pod a reservation waits for, after the reservation's creation
@@ -249,10 +253,9 @@ func (w *Workload) targetPodLater(rsv, node, bindDelay string) {
 		default:
 			p = newSchedPod(w.ns, pod, node, bindDelay, LabelRsv, rsv)
 		}
-		if err := w.create(ctx, p); err != nil {
+		if err := w.createPod(ctx, p, PodIntent{Name: pod, Class: "target", Node: node, Rsv: rsv}); err != nil {
 			return err
 		}
-		w.addPod(&PodIntent{Name: pod, Class: "target", Node: node, Rsv: rsv})
 		w.rsvChanged(rsv, func(r *RsvIntent) { r.Target = pod })
 		if path == 1 {
 			w.after(time.Duration(w.intn(500))*time.Millisecond, "bind-target-pod",
@@ -265,11 +268,9 @@ func (w *Workload) targetPodLater(rsv, node, bindDelay string) {
 // createPendingRsv: a reservation without a node, given one a little later.
 func (w *Workload) createPendingRsv(ctx context.Context) error {
 	name := w.name("q")
-	r := newReservation(w.ns, name, "", longTTL, LabelNobody, name)
-	if err := w.create(ctx, r); err != nil {
+	if err := w.createRsv(ctx, RsvIntent{Name: name, Class: "pending", TTL: longTTL}, LabelNobody, name); err != nil {
 		return err
 	}
-	w.addRsv(&RsvIntent{Name: name, Class: "pending", TTL: longTTL, Created: r.CreationTimestamp.Time})
 	node := w.randomNode()
 	w.after(time.Duration(1000+w.intn(2000))*time.Millisecond, "place-pending-reservation", func(ctx context.Context) error {
 		obj := &v1alpha1.Reservation{}
@@ -288,23 +289,16 @@ func (w *Workload) createPendingRsv(ctx context.Context) error {
 // end Matched by it.
 func (w *Workload) createContend(ctx context.Context) error {
 	node, name := w.randomNode(), w.name("c")
-	for _, suffix := range []string{"a", "b"} {
-		r := newReservation(w.ns, name+"-"+suffix, node, longTTL, LabelContend, name)
-		if err := w.create(ctx, r); err != nil {
+	for _, pair := range [][2]string{{name + "-a", name + "-b"}, {name + "-b", name + "-a"}} {
+		if err := w.createRsv(ctx, RsvIntent{Name: pair[0], Class: "contend", Node: node, TTL: longTTL, Peer: pair[1]}, LabelContend, name); err != nil {
 			return err
 		}
-		peer := name + "-b"
-		if suffix == "b" {
-			peer = name + "-a"
-		}
-		w.addRsv(&RsvIntent{Name: r.Name, Class: "contend", Node: node, TTL: longTTL, Created: r.CreationTimestamp.Time, Peer: peer})
 	}
 	pod := "k" + name[1:]
 	w.after(1200*time.Millisecond, "create-contended-pod", func(ctx context.Context) error {
-		if err := w.create(ctx, newPod(w.ns, pod, node, false, LabelContend, name)); err != nil {
+		if err := w.createPod(ctx, newPod(w.ns, pod, node, false, LabelContend, name), PodIntent{Name: pod, Class: "target", Node: node, Rsv: name + "-a"}); err != nil {
 			return err
 		}
-		w.addPod(&PodIntent{Name: pod, Class: "target", Node: node, Rsv: name + "-a"})
 		for _, s := range []string{"-a", "-b"} {
 			w.rsvChanged(name+s, func(r *RsvIntent) { r.Target = pod })
 		}
@@ -342,7 +336,7 @@ func (w *Workload) createGroup(ctx context.Context, name, class string, minMembe
 	if err := w.create(ctx, newPodGroup(w.ns, name, minMember, timeout)); err != nil {
 		return err
 	}
-	g := &GroupIntent{Name: name, Class: class, MinMember: minMember, Timeout: timeout}
+	g := &GroupIntent{Name: name, Class: class, MinMember: minMember, Timeout: timeout, Created: time.Now()}
 	members := 1
 	if class == "runs" {
 		members = int(minMember) + w.intn(2)
@@ -362,10 +356,9 @@ func (w *Workload) createGroup(ctx context.Context, name, class string, minMembe
 		node := w.randomNode()
 		w.after(0, "create-gang-member", func(ctx context.Context) error {
 			p := newPod(w.ns, m, node, false, v1alpha1.PodGroupLabel, name)
-			if err := w.create(ctx, p); err != nil {
+			if err := w.createPod(ctx, p, PodIntent{Name: m, Class: "member", Node: node}); err != nil {
 				return err
 			}
-			w.addPod(&PodIntent{Name: m, Class: "member", Node: node, Group: name})
 			if class != "runs" {
 				return nil
 			}
@@ -475,22 +468,18 @@ func (w *Workload) CreateNode(ctx context.Context, name string, labels ...string
 	if err := w.create(ctx, newNode(name, labels...)); err != nil {
 		return err
 	}
-	nm := newNMNode(name, 62)
-	status := nm.Status
-	if err := w.create(ctx, nm); err != nil {
-		return err
+	// A create drops a custom resource's status: the agents write theirs after it.
+	for _, obj := range []client.Object{newNMNode(name), newCNR(name)} {
+		want := obj.DeepCopyObject().(client.Object)
+		if err := w.create(ctx, obj); err != nil {
+			return err
+		}
+		want.SetResourceVersion(obj.GetResourceVersion())
+		if err := w.c.Status().Update(ctx, want); err != nil {
+			return err
+		}
 	}
-	nm.Status = status
-	if err := w.c.Status().Update(ctx, nm); err != nil {
-		return err
-	}
-	cnr := newCNR(name, 8)
-	cstatus := cnr.Status
-	if err := w.create(ctx, cnr); err != nil {
-		return err
-	}
-	cnr.Status = cstatus
-	return w.c.Status().Update(ctx, cnr)
+	return nil
 }
 
 // DeleteNode deletes a Node, its NMNode and its CNR (whatever is still on the node).

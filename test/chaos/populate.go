@@ -5,9 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-
 	"github.com/seed0f91f25e/multicache/internal/harness"
 )
 
@@ -29,22 +26,13 @@ func (w *Workload) Populate(ctx context.Context) error {
 	}
 	if err := harness.Parallel(ctx, w.cfg.Pods, 32, func(ctx context.Context, i int) error {
 		name, node := fmt.Sprintf("p-base-%06d", i), nodes[i%len(nodes)]
-		if err := w.create(ctx, newPod(w.ns, name, node, i%10 == 9)); err != nil {
-			return err
-		}
-		w.addPod(&PodIntent{Name: name, Class: "plain", Node: node})
-		return nil
+		return w.createPod(ctx, newPod(w.ns, name, node, i%10 == 9), PodIntent{Name: name, Class: "plain", Node: node})
 	}); err != nil {
 		return fmt.Errorf("pods: %w", err)
 	}
 	if err := harness.Parallel(ctx, w.cfg.BaseReservations, 16, func(ctx context.Context, i int) error {
-		name, node := fmt.Sprintf("r-base-%05d", i), nodes[(i*7)%len(nodes)]
-		r := newReservation(w.ns, name, node, longTTL, LabelNobody, name)
-		if err := w.create(ctx, r); err != nil {
-			return err
-		}
-		w.addRsv(&RsvIntent{Name: name, Class: "base", Node: node, TTL: longTTL, Created: r.CreationTimestamp.Time})
-		return nil
+		name := fmt.Sprintf("r-base-%05d", i)
+		return w.createRsv(ctx, RsvIntent{Name: name, Class: "base", Node: nodes[(i*7)%len(nodes)], TTL: longTTL}, LabelNobody, name)
 	}); err != nil {
 		return fmt.Errorf("reservations: %w", err)
 	}
@@ -55,34 +43,11 @@ func (w *Workload) Populate(ctx context.Context) error {
 		}
 	}
 	// The gangs' members are follow-up steps: run them now, before the operators start.
-	deadline := time.Now().Add(2 * time.Minute)
-	for w.PendingSteps() > 0 && time.Now().Before(deadline) {
-		w.runDueSteps(ctx)
-		time.Sleep(100 * time.Millisecond)
-	}
-	return nil
-}
-
-// runDueSteps runs the due follow-up steps once, in this goroutine (before Run).
-func (w *Workload) runDueSteps(ctx context.Context) {
-	for _, s := range w.takeDue(time.Now()) {
-		octx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		err := s.do(octx)
-		cancel()
-		w.count(s.name, err)
-		if err != nil {
-			s.due = time.Now().Add(time.Second)
-			w.mu.Lock()
-			w.steps = append(w.steps, s)
-			w.mu.Unlock()
+	poll(2*time.Minute, 100*time.Millisecond, func() bool {
+		for _, s := range w.takeDue(time.Now()) {
+			w.runStep(ctx, s)
 		}
-		w.running.Add(-1)
-	}
-}
-
-// listPods lists the namespace's pods.
-func (w *Workload) listPods(ctx context.Context) ([]corev1.Pod, error) {
-	var list corev1.PodList
-	err := w.c.List(ctx, &list, client.InNamespace(w.ns))
-	return list.Items, err
+		return w.PendingSteps() == 0
+	})
+	return nil
 }

@@ -16,17 +16,6 @@ import (
 	"github.com/seed0f91f25e/multicache/test/chaos/apiproxy"
 )
 
-// BuildOperator compiles test/chaos/cmd/chaos-operator (in the chaos module, under
-// repoRoot) into dir (with the race detector when race) and returns the binary's path.
-func BuildOperator(repoRoot, dir string, race bool) (string, error) {
-	bin := filepath.Join(dir, "chaos-operator")
-	var flags []string
-	if race {
-		flags = append(flags, "-race")
-	}
-	return bin, harness.GoBuild(filepath.Join(repoRoot, "test", "chaos"), "./cmd/chaos-operator", bin, flags...)
-}
-
 // Exit is one end of a replica's process.
 type Exit struct {
 	At          time.Time
@@ -198,62 +187,67 @@ func (r *Replica) Logs() []string {
 func (r *Replica) Shutdown() {
 	r.mu.Lock()
 	r.closed = true
-	p, done := r.proc, r.done
 	r.mu.Unlock()
-	if p == nil {
-		return
-	}
-	_ = p.Signal(syscall.SIGKILL)
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-	}
+	_ = r.Kill9()
 }
 
-// WaitReady waits until /readyz answers 200 (the cache caught up) or ctx ends.
-func (r *Replica) WaitReady(ctx context.Context) error {
-	for {
-		if r.Running() {
-			if _, err := harness.Get(ctx, "http://"+r.HealthAddr+"/readyz", 2*time.Second); err == nil {
-				return nil
-			}
+// WaitReady waits up to bound until /readyz answers 200 (the cache caught up).
+func (r *Replica) WaitReady(ctx context.Context, bound time.Duration) error {
+	if !poll(bound, 100*time.Millisecond, func() bool {
+		if !r.Running() {
+			return false
 		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("replica %s not ready: %w", r.Name, ctx.Err())
-		case <-time.After(100 * time.Millisecond):
-		}
+		_, err := harness.Get(ctx, "http://"+r.HealthAddr+"/readyz", 2*time.Second)
+		return err == nil
+	}) {
+		return fmt.Errorf("replica %s not ready after %v", r.Name, bound)
 	}
+	return nil
 }
 
 // lastError returns the message of the last error-level line of a log, if any.
 func lastError(path string) string {
-	f, err := os.Open(path)
-	if err != nil {
+	lines := grepLogs([]string{path}, `"level":"error"`)
+	if len(lines) == 0 {
 		return ""
 	}
-	defer f.Close()
-	last := ""
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if strings.Contains(line, `"level":"error"`) {
-			last = line
-		}
+	last := lines[len(lines)-1]
+	msg := logField(last, "msg")
+	if msg == "" {
+		return last
 	}
-	if i := strings.Index(last, `"msg":"`); i >= 0 {
-		msg := last[i+7:]
-		if j := strings.Index(msg, `"`); j >= 0 {
-			msg = msg[:j]
+	if e := logField(last, "error"); e != "" {
+		msg += ": " + e
+	}
+	return msg
+}
+
+// grepLogs returns the lines of the log files that contain s.
+func grepLogs(paths []string, s string) []string {
+	var out []string
+	for _, path := range paths {
+		f, err := os.Open(path)
+		if err != nil {
+			continue
 		}
-		if k := strings.Index(last, `"error":"`); k >= 0 {
-			e := last[k+9:]
-			if j := strings.Index(e, `"`); j >= 0 {
-				msg += ": " + e[:j]
+		sc := bufio.NewScanner(f)
+		sc.Buffer(make([]byte, 1<<20), 16<<20)
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), s) {
+				out = append(out, sc.Text())
 			}
 		}
-		return msg
+		f.Close()
 	}
-	return last
+	return out
+}
+
+// logField returns the string value of key in a JSON log line ("" without one).
+func logField(line, key string) string {
+	_, v, ok := strings.Cut(line, `"`+key+`":"`)
+	if !ok {
+		return ""
+	}
+	v, _, _ = strings.Cut(v, `"`)
+	return v
 }

@@ -3,6 +3,7 @@ package chaos
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strconv"
 	"sync"
 	"time"
@@ -28,22 +29,24 @@ import (
 // the API's state at a revision is the last version at or before it. A watch that breaks
 // resumes; a 410 relists, and what changed in between is seen once, at the relist.
 
-// PodRec is one version of a pod.
-type PodRec struct {
+// Version is what every recorded version carries: its revision, when it arrived, whether
+// it is a delete, and whether a relist found it (rather than a watch event).
+type Version struct {
 	RV      int64
 	At      time.Time
 	Deleted bool
 	Relist  bool
-	Key     string
-	Node    string
-	Phase   corev1.PodPhase
-	Labels  map[string]string
-	Created time.Time
+}
+
+// PodRec is one version of a pod.
+type PodRec struct {
+	Version
+	Key    string
+	Node   string
+	Phase  corev1.PodPhase
+	Labels map[string]string
 	// Landed is when the API put it on its node (PodScheduled, else creation); zero unbound.
 	Landed time.Time
-	// MilliCPU and Memory are the pod's requests (podRequests).
-	MilliCPU, Memory int64
-	BestEffort       bool
 }
 
 // Placed reports whether the version is on a node and not failed (what a pod group counts
@@ -54,18 +57,14 @@ func (p *PodRec) Placed() bool {
 
 // RsvRec is one version of a reservation.
 type RsvRec struct {
-	RV      int64
-	At      time.Time
-	Deleted bool
-	Relist  bool
-	Status  v1alpha1.ReservationStatus
+	Version
+	Status v1alpha1.ReservationStatus
 }
 
 // RsvHistory is every version of one reservation (one UID).
 type RsvHistory struct {
-	Key     string
-	UID     types.UID
-	Created time.Time
+	Key string
+	UID types.UID
 	// Since is from when a landed pod may consume it: its creation, or the deletion of
 	// the pod whose place it keeps (ReplacesSinceAnnotation), when earlier.
 	Since    time.Time
@@ -77,17 +76,13 @@ type RsvHistory struct {
 
 // GroupRec is one version of a pod group.
 type GroupRec struct {
-	RV      int64
-	At      time.Time
-	Deleted bool
-	Relist  bool
-	Status  v1alpha1.PodGroupStatus
+	Version
+	Status v1alpha1.PodGroupStatus
 }
 
 // GroupHistory is every version of one pod group (one UID).
 type GroupHistory struct {
 	Key       string
-	UID       types.UID
 	Created   time.Time
 	MinMember int32
 	Timeout   *int32
@@ -97,7 +92,6 @@ type GroupHistory struct {
 // LeaseRec is one version of the leader-election lease.
 type LeaseRec struct {
 	RV     int64
-	At     time.Time
 	Holder string
 }
 
@@ -105,14 +99,15 @@ type LeaseRec struct {
 type Recorder struct {
 	leaseName string
 
-	mu      sync.Mutex
-	pods    map[types.UID][]PodRec
-	podUID  map[string]types.UID
-	rsvs    map[types.UID]*RsvHistory
-	rsvUID  map[string]types.UID
-	groups  map[types.UID]*GroupHistory
-	leases  []LeaseRec
-	relists map[string]int
+	mu       sync.Mutex
+	pods     map[types.UID][]PodRec
+	podUID   map[string]types.UID
+	rsvs     map[types.UID]*RsvHistory
+	rsvUID   map[string]types.UID
+	groups   map[types.UID]*GroupHistory
+	groupUID map[string]types.UID
+	leases   []LeaseRec
+	relists  map[string]int
 }
 
 // NewRecorder returns an empty recorder; leaseName is the lease it follows.
@@ -121,7 +116,7 @@ func NewRecorder(leaseName string) *Recorder {
 		leaseName: leaseName,
 		pods:      map[types.UID][]PodRec{}, podUID: map[string]types.UID{},
 		rsvs: map[types.UID]*RsvHistory{}, rsvUID: map[string]types.UID{},
-		groups: map[types.UID]*GroupHistory{}, relists: map[string]int{},
+		groups: map[types.UID]*GroupHistory{}, groupUID: map[string]types.UID{}, relists: map[string]int{},
 	}
 }
 
@@ -241,17 +236,12 @@ func (r *Recorder) follow(ctx context.Context, c client.WithWatch, kind string, 
 
 func (r *Recorder) record(o client.Object, deleted, relist bool) {
 	rv, _ := strconv.ParseInt(o.GetResourceVersion(), 10, 64)
-	now := time.Now()
+	v := Version{RV: rv, At: time.Now(), Deleted: deleted, Relist: relist}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	switch obj := o.(type) {
 	case *corev1.Pod:
-		rec := PodRec{
-			RV: rv, At: now, Deleted: deleted, Relist: relist, Key: obj.Namespace + "/" + obj.Name,
-			Node: obj.Spec.NodeName, Phase: obj.Status.Phase, Labels: obj.Labels, Created: obj.CreationTimestamp.Time,
-			BestEffort: obj.Annotations[v1alpha1.ResourceTypeAnnotation] == string(v1alpha1.ResourceTypeBestEffort),
-		}
-		rec.MilliCPU, rec.Memory = podRequests(obj)
+		rec := PodRec{Version: v, Key: obj.Namespace + "/" + obj.Name, Node: obj.Spec.NodeName, Phase: obj.Status.Phase, Labels: obj.Labels}
 		if obj.Spec.NodeName != "" {
 			rec.Landed = obj.CreationTimestamp.Time
 			for _, c := range obj.Status.Conditions {
@@ -265,8 +255,7 @@ func (r *Recorder) record(o client.Object, deleted, relist bool) {
 	case *v1alpha1.Reservation:
 		h := r.rsvs[obj.UID]
 		if h == nil {
-			h = &RsvHistory{Key: obj.Namespace + "/" + obj.Name, UID: obj.UID, Created: obj.CreationTimestamp.Time,
-				Since: obj.CreationTimestamp.Time}
+			h = &RsvHistory{Key: obj.Namespace + "/" + obj.Name, UID: obj.UID, Since: obj.CreationTimestamp.Time}
 			if t, err := time.Parse(time.RFC3339, obj.Annotations[v1alpha1.ReplacesSinceAnnotation]); err == nil && t.Before(h.Since) {
 				h.Since = t
 			}
@@ -276,16 +265,17 @@ func (r *Recorder) record(o client.Object, deleted, relist bool) {
 		if sel, err := metav1.LabelSelectorAsSelector(obj.Spec.PodSelector); err == nil {
 			h.Selector = sel
 		}
-		h.Versions = append(h.Versions, RsvRec{RV: rv, At: now, Deleted: deleted, Relist: relist, Status: *obj.Status.DeepCopy()})
+		h.Versions = append(h.Versions, RsvRec{Version: v, Status: *obj.Status.DeepCopy()})
 		r.rsvUID[h.Key] = obj.UID
 	case *v1alpha1.PodGroup:
 		h := r.groups[obj.UID]
 		if h == nil {
-			h = &GroupHistory{Key: obj.Namespace + "/" + obj.Name, UID: obj.UID, Created: obj.CreationTimestamp.Time}
+			h = &GroupHistory{Key: obj.Namespace + "/" + obj.Name, Created: obj.CreationTimestamp.Time}
 			r.groups[obj.UID] = h
 		}
 		h.MinMember, h.Timeout = obj.Spec.MinMember, obj.Spec.ScheduleTimeoutSeconds
-		h.Versions = append(h.Versions, GroupRec{RV: rv, At: now, Deleted: deleted, Relist: relist, Status: *obj.Status.DeepCopy()})
+		h.Versions = append(h.Versions, GroupRec{Version: v, Status: *obj.Status.DeepCopy()})
+		r.groupUID[h.Key] = obj.UID
 	case *coordinationv1.Lease:
 		if obj.Name != r.leaseName || deleted {
 			return
@@ -294,44 +284,33 @@ func (r *Recorder) record(o client.Object, deleted, relist bool) {
 		if obj.Spec.HolderIdentity != nil {
 			holder = *obj.Spec.HolderIdentity
 		}
-		r.leases = append(r.leases, LeaseRec{RV: rv, At: now, Holder: holder})
+		r.leases = append(r.leases, LeaseRec{RV: rv, Holder: holder})
 	}
 }
 
 // goneAtRelist records a delete the watch missed: the object was absent from a relist.
 func (r *Recorder) goneAtRelist(kind, key string, rv int64) {
-	now := time.Now()
+	gone := Version{RV: rv, At: time.Now(), Deleted: true, Relist: true}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	switch kind {
 	case "pods":
-		if uid, ok := r.podUID[key]; ok {
-			vs := r.pods[uid]
-			if len(vs) > 0 && !vs[len(vs)-1].Deleted {
-				last := vs[len(vs)-1]
-				last.RV, last.At, last.Deleted, last.Relist = rv, now, true, true
-				r.pods[uid] = append(vs, last)
-			}
+		if vs := r.pods[r.podUID[key]]; len(vs) > 0 && !vs[len(vs)-1].Deleted {
+			last := vs[len(vs)-1]
+			last.Version = gone
+			r.pods[r.podUID[key]] = append(vs, last)
 		}
 	case "reservations":
-		if uid, ok := r.rsvUID[key]; ok {
-			h := r.rsvs[uid]
-			if n := len(h.Versions); n > 0 && !h.Versions[n-1].Deleted {
-				last := h.Versions[n-1]
-				last.RV, last.At, last.Deleted, last.Relist = rv, now, true, true
-				h.Versions = append(h.Versions, last)
-			}
+		if h := r.rsvs[r.rsvUID[key]]; h != nil && !h.Versions[len(h.Versions)-1].Deleted {
+			last := h.Versions[len(h.Versions)-1]
+			last.Version = gone
+			h.Versions = append(h.Versions, last)
 		}
 	case "podgroups":
-		for _, h := range r.groups {
-			if h.Key != key {
-				continue
-			}
-			if n := len(h.Versions); n > 0 && !h.Versions[n-1].Deleted {
-				last := h.Versions[n-1]
-				last.RV, last.At, last.Deleted, last.Relist = rv, now, true, true
-				h.Versions = append(h.Versions, last)
-			}
+		if h := r.groups[r.groupUID[key]]; h != nil && !h.Versions[len(h.Versions)-1].Deleted {
+			last := h.Versions[len(h.Versions)-1]
+			last.Version = gone
+			h.Versions = append(h.Versions, last)
 		}
 	}
 }
@@ -353,20 +332,15 @@ func (r *Recorder) ReservationStatus(key string) (v1alpha1.ReservationStatus, bo
 func (r *Recorder) Relists() map[string]int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := map[string]int{}
-	for k, v := range r.relists {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(r.relists)
 }
 
 // History is a copy of everything recorded, for the checks.
 type History struct {
-	Pods    map[types.UID][]PodRec
-	Rsvs    map[types.UID]*RsvHistory
-	Groups  map[types.UID]*GroupHistory
-	Leases  []LeaseRec
-	Relists map[string]int
+	Pods   map[types.UID][]PodRec
+	Rsvs   map[types.UID]*RsvHistory
+	Groups map[types.UID]*GroupHistory
+	Leases []LeaseRec
 }
 
 // History copies the histories (the slices are shared: versions are only appended).
@@ -374,7 +348,7 @@ func (r *Recorder) History() *History {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	h := &History{Pods: map[types.UID][]PodRec{}, Rsvs: map[types.UID]*RsvHistory{}, Groups: map[types.UID]*GroupHistory{},
-		Leases: append([]LeaseRec(nil), r.leases...), Relists: map[string]int{}}
+		Leases: append([]LeaseRec(nil), r.leases...)}
 	for k, v := range r.pods {
 		h.Pods[k] = v[:len(v):len(v)]
 	}
@@ -387,9 +361,6 @@ func (r *Recorder) History() *History {
 		c := *v
 		c.Versions = v.Versions[:len(v.Versions):len(v.Versions)]
 		h.Groups[k] = &c
-	}
-	for k, v := range r.relists {
-		h.Relists[k] = v
 	}
 	return h
 }

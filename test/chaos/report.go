@@ -20,16 +20,17 @@ func (r *Results) Markdown() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "### Chaos run of %s\n\n", r.Started.Format("2006-01-02 15:04"))
 	fmt.Fprintf(&b, "Configuration: %s.\n\n", r.Config)
-	known, unknown := map[string]int{}, 0
+	known, nKnown, unknown := map[string]int{}, 0, 0
 	for _, v := range violations {
 		if v.Known != "" {
 			known[v.Known] += v.Count
+			nKnown += v.Count
 		} else {
 			unknown += v.Count
 		}
 	}
 	fmt.Fprintf(&b, "Faults: %d in %v (after setup). Violations: %d new, %d instances of known defects (%s).\n\n",
-		len(r.Faults), r.Took.Round(time.Second), unknown, sum(known), harness.Counts(known))
+		len(r.Faults), r.Took.Round(time.Second), unknown, nKnown, harness.Counts(known))
 	b.WriteString("| fault | count | recovery to an empty comparison: min / median / max | takeover (max) | status settled after (max) | violations |\n")
 	b.WriteString("|---|---:|---|---:|---:|---:|\n")
 	for _, k := range kinds {
@@ -134,14 +135,6 @@ func met(ok bool) string {
 		return "met"
 	}
 	return "NOT met"
-}
-
-func sum(m map[string]int) int {
-	n := 0
-	for _, v := range m {
-		n += v
-	}
-	return n
 }
 
 // margin is how much later than the informers' relist the caches were equal; a fault whose

@@ -2,7 +2,9 @@ package chaos
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -43,9 +45,8 @@ type FaultResult struct {
 	Kind string
 	At   time.Time
 	// Recovery is from the moment the fault healed until every replica's comparison with
-	// the API was empty; RecoveryOK is false when that bound was exceeded.
-	Recovery   time.Duration
-	RecoveryOK bool
+	// the API was empty (or the bound, when it was exceeded: a violation).
+	Recovery time.Duration
 	// Takeover (leader faults) is until the other replica led.
 	Takeover time.Duration
 	// FailoverWrite (kill -9 of the leader) is from the killed leader's lease expiring to
@@ -63,7 +64,9 @@ type FaultResult struct {
 	killedAt      time.Time
 	failoverKnown bool
 	relistsBefore map[string]int
-	slowBindRsv   string
+	// slowBindRsv is the reservation of a slow bind, slowBound when its pod was bound.
+	slowBindRsv string
+	slowBound   time.Time
 	// apiFaultsBefore counts, for an API server fault, those injected in the 2 minutes
 	// before it (recentAPIDisruptions).
 	apiFaultsBefore int
@@ -82,12 +85,11 @@ func (r *FaultResult) violation(check, format string, args ...any) {
 	r.Violations = append(r.Violations, v)
 }
 
-// PauseWindow is one SIGSTOP of a leader.
+// PauseWindow is a SIGSTOP of a replica or a partition of its path to the API server.
 type PauseWindow struct {
-	Replica     string
-	Incarnation int
-	Stopped     time.Time
-	Continued   time.Time
+	Replica   string
+	Stopped   time.Time
+	Continued time.Time
 }
 
 // BurstRecord is one burst of expiries.
@@ -110,10 +112,9 @@ type Results struct {
 	ColdReady, ColdFull time.Duration
 	Faults              []*FaultResult
 	Final               []Violation
-	Pauses              []PauseWindow
-	// Partitions are when a replica was cut from the API server (Stopped to Continued).
-	Partitions []PauseWindow
-	Bursts     []BurstRecord
+	// Held are the SIGSTOPs and partitions of the replicas.
+	Held   []PauseWindow
+	Bursts []BurstRecord
 	// Drift and Invariants are multicache_drift_total{kind} and
 	// multicache_invariant_violations_total summed over every process.
 	Drift      map[string]float64
@@ -137,17 +138,10 @@ func (r *Results) add(f *FaultResult) {
 	r.Faults = append(r.Faults, f)
 }
 
-func (r *Results) addPause(p PauseWindow) {
+func (r *Results) addHeld(p PauseWindow) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.Pauses = append(r.Pauses, p)
-}
-
-// addPartition records when a replica was cut from the API server.
-func (r *Results) addPartition(p PauseWindow) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.Partitions = append(r.Partitions, p)
+	r.Held = append(r.Held, p)
 }
 
 func (r *Results) addBurst(id string, expiry time.Time, n int) {
@@ -232,12 +226,7 @@ func (r *Results) ByKind() []KindStats {
 		}
 		s.Violations = fmt.Sprint(n)
 		if len(known) > 0 {
-			var ids []string
-			for id := range known {
-				ids = append(ids, id)
-			}
-			sort.Strings(ids)
-			s.Violations += " (" + strings.Join(ids, ", ") + ")"
+			s.Violations += " (" + strings.Join(slices.Sorted(maps.Keys(known)), ", ") + ")"
 		}
 		if len(rec) > 0 {
 			sort.Slice(rec, func(i, j int) bool { return rec[i] < rec[j] })

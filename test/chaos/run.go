@@ -3,34 +3,11 @@ package chaos
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 )
-
-// randomWeights are how often the random phase picks each kind.
-var randomWeights = []struct {
-	f Fault
-	w int
-}{
-	{KillLeader, 3}, {KillStandby, 2}, {PauseLeader, 2}, {APIRestart, 2},
-	{Compaction410, 2}, {Burst, 1}, {NodeDelete, 2}, {SlowBind, 2},
-}
-
-func (h *Harness) randomFault() Fault {
-	total := 0
-	for _, x := range randomWeights {
-		total += x.w
-	}
-	n := h.intn(total)
-	for _, x := range randomWeights {
-		if n < x.w {
-			return x.f
-		}
-		n -= x.w
-	}
-	return KillLeader
-}
 
 // Run injects every kind once (FirstPass), then random kinds until Config.Duration has
 // passed and Config.MinFaults were injected, then runs the final checks.
@@ -44,7 +21,7 @@ func (h *Harness) Run(ctx context.Context) {
 	deadline := time.Now().Add(h.Cfg.Duration)
 	for (time.Now().Before(deadline) || seq < h.Cfg.MinFaults) && ctx.Err() == nil {
 		seq++
-		h.cycle(ctx, seq, h.randomFault())
+		h.cycle(ctx, seq, pick(h.intn, Kinds, func(f Fault) int { return f.weight }))
 	}
 	h.final(ctx)
 	h.Results.Took = time.Since(h.Results.Started)
@@ -103,24 +80,21 @@ func (h *Harness) recentAPIDisruptions(now time.Time) int {
 func (h *Harness) final(ctx context.Context) {
 	h.W.StopRandom()
 	h.W.Resume()
-	deadline := time.Now().Add(30 * time.Second)
-	for h.W.PendingSteps() > 0 && time.Now().Before(deadline) {
-		time.Sleep(200 * time.Millisecond)
-	}
+	poll(30*time.Second, 200*time.Millisecond, func() bool { return h.W.PendingSteps() == 0 })
 	h.W.Pause()
 	_, rsvs, groups := h.W.Intents()
-	due := time.Now()
+	due := []time.Time{time.Now()}
 	for _, r := range rsvs {
 		if r.Class == "expire" && !r.Deleted {
-			due = maxTime(due, r.Created.Add(time.Duration(r.TTL)*time.Second+2*time.Second))
+			due = append(due, r.Created.Add(time.Duration(r.TTL)*time.Second+2*time.Second))
 		}
 	}
 	for _, g := range groups {
 		if g.Class == "starves" && !g.Deleted {
-			due = maxTime(due, time.Now().Add(time.Duration(g.Timeout)*time.Second))
+			due = append(due, g.Created.Add(time.Duration(g.Timeout)*time.Second+2*time.Second))
 		}
 	}
-	if wait := time.Until(due); wait > 0 {
+	if wait := time.Until(slices.MaxFunc(due, time.Time.Compare)); wait > 0 {
 		time.Sleep(min(wait, 6*time.Second))
 	}
 	res := &FaultResult{Seq: 0, Kind: "final"}
@@ -132,12 +106,10 @@ func (h *Harness) final(ctx context.Context) {
 
 	hist := h.Rec.History()
 	_, rsvs, groups = h.W.Intents()
-	var pauses, held []PauseWindow
 	h.Results.mu.Lock()
-	pauses = append(pauses, h.Results.Pauses...)
-	held = append(append(held, h.Results.Pauses...), h.Results.Partitions...)
+	held := slices.Clone(h.Results.Held)
 	h.Results.mu.Unlock()
-	writes := readWrites(h.Replicas, h.Lease, hist.Leases, pauses, h.Cfg.RenewDeadline, h.Results.final, h.logf)
+	writes := readWrites(h.Replicas, h.Lease, hist.Leases, h.Results.final, h.logf)
 	h.Results.mu.Lock()
 	failoverWrite(writes.entries, h.Results.Faults, h.Lease, h.Cfg.LeaseDuration)
 	h.Results.mu.Unlock()
@@ -176,16 +148,9 @@ func (h *Harness) final(ctx context.Context) {
 	h.Results.Writes, h.Results.LateWrites = writes.PerProc, writes.Late
 	h.Results.Exits = exits
 	h.Results.Ops = h.W.Stats()
-	h.Results.Relists = hist.Relists
+	h.Results.Relists = h.Rec.Relists()
 	h.Results.mu.Unlock()
 	if inv > 0 {
 		h.Results.final("invariant", "multicache_invariant_violations_total summed over every process: %v", inv)
 	}
-}
-
-func maxTime(a, b time.Time) time.Time {
-	if b.After(a) {
-		return b
-	}
-	return a
 }

@@ -75,13 +75,12 @@ func (w *Workload) recreate(ctx context.Context, s *statefulSet, i int) error {
 	if err := w.deleteNow(ctx, p.DeepCopy()); err != nil {
 		return fmt.Errorf("deleting %s: %w", p.Name, err)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		err := w.c.Create(ctx, p.DeepCopy())
-		if err == nil || !apierrors.IsAlreadyExists(err) || time.Now().After(deadline) || ctx.Err() != nil {
-			w.count("statefulset pod recreated", err)
-			return err
-		}
-		time.Sleep(50 * time.Millisecond) // the old one is still being removed
-	}
+	// Already there while the old one is still being removed.
+	var err error
+	poll(30*time.Second, 50*time.Millisecond, func() bool {
+		err = w.c.Create(ctx, p.DeepCopy())
+		return !apierrors.IsAlreadyExists(err) || ctx.Err() != nil
+	})
+	w.count("statefulset pod recreated", err)
+	return err
 }

@@ -3,8 +3,9 @@ package chaos
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
-	"sort"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -60,7 +61,6 @@ type PodIntent struct {
 	Name  string
 	Class string // plain, bind, sched, target, member, burst
 	Node  string // where it was put or is to go ("" for the scheduler's choice)
-	Group string
 	// Rsv is the reservation a target pod is for.
 	Rsv string
 }
@@ -91,6 +91,7 @@ type GroupIntent struct {
 	Class     string // runs, starves
 	MinMember int32
 	Timeout   int32
+	Created   time.Time
 	Members   []string
 	Deleted   bool
 	Abandoned bool
@@ -270,34 +271,38 @@ func (w *Workload) runSteps(ctx context.Context) {
 		}
 		for _, s := range w.takeDue(time.Now()) {
 			sem <- struct{}{}
-			wg.Add(1)
-			go func(s *step) {
-				defer wg.Done()
+			wg.Go(func() {
 				defer func() { <-sem }()
-				defer w.running.Add(-1)
-				w.gate.RLock()
-				octx, cancel := context.WithTimeout(ctx, 5*time.Second)
-				err := s.do(octx)
-				cancel()
-				w.gate.RUnlock()
-				w.count(s.name, err)
-				if err == nil {
-					return
-				}
-				if time.Now().After(s.deadline) {
-					w.logf("workload: giving up %s: %v", s.name, err)
-					if s.abandon != nil {
-						s.abandon()
-					}
-					return
-				}
-				s.due = time.Now().Add(time.Second)
-				w.mu.Lock()
-				w.steps = append(w.steps, s)
-				w.mu.Unlock()
-			}(s)
+				w.runStep(ctx, s)
+			})
 		}
 	}
+}
+
+// runStep runs a step taken off the queue (takeDue): one that fails is queued again a
+// second later, or given up once past its deadline.
+func (w *Workload) runStep(ctx context.Context, s *step) {
+	defer w.running.Add(-1)
+	w.gate.RLock()
+	octx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	err := s.do(octx)
+	cancel()
+	w.gate.RUnlock()
+	w.count(s.name, err)
+	if err == nil {
+		return
+	}
+	if time.Now().After(s.deadline) {
+		w.logf("workload: giving up %s: %v", s.name, err)
+		if s.abandon != nil {
+			s.abandon()
+		}
+		return
+	}
+	s.due = time.Now().Add(time.Second)
+	w.mu.Lock()
+	w.steps = append(w.steps, s)
+	w.mu.Unlock()
 }
 
 // liveNodes are the nodes operations may use: base and extra nodes not taken down.
@@ -310,12 +315,8 @@ func (w *Workload) liveNodes() []string {
 			out = append(out, n)
 		}
 	}
-	extra := make([]string, 0, len(w.extra))
-	for n := range w.extra {
-		extra = append(extra, n)
-	}
-	sort.Strings(extra) // map order would make the seed's choices irreproducible
-	return append(out, extra...)
+	// Sorted: map order would make the seed's choices irreproducible.
+	return append(out, slices.Sorted(maps.Keys(w.extra))...)
 }
 
 func (w *Workload) randomNode() string {

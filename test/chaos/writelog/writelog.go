@@ -38,10 +38,6 @@ type Entry struct {
 	Sent time.Time `json:"sent,omitempty"`
 	// RV is the resourceVersion of the object in the answer.
 	RV string `json:"rv,omitempty"`
-	// UID of the object in the answer.
-	UID string `json:"uid,omitempty"`
-	// Status is the status of the object in the answer of a status write.
-	Status json.RawMessage `json:"status,omitempty"`
 	// Holder is spec.holderIdentity of a Lease in the answer.
 	Holder string `json:"holder,omitempty"`
 }
@@ -153,7 +149,7 @@ func describe(e *Entry, body []byte) {
 			return
 		}
 		if m, ok := obj.(metav1.Object); ok {
-			e.RV, e.UID = m.GetResourceVersion(), string(m.GetUID())
+			e.RV = m.GetResourceVersion()
 		}
 		if l, ok := obj.(*coordinationv1.Lease); ok && l.Spec.HolderIdentity != nil {
 			e.Holder = *l.Spec.HolderIdentity
@@ -163,22 +159,17 @@ func describe(e *Entry, body []byte) {
 	var obj struct {
 		Metadata struct {
 			ResourceVersion string `json:"resourceVersion"`
-			UID             string `json:"uid"`
 		} `json:"metadata"`
 		Spec struct {
 			HolderIdentity *string `json:"holderIdentity"`
 		} `json:"spec"`
-		Status json.RawMessage `json:"status"`
 	}
 	if json.Unmarshal(body, &obj) != nil {
 		return
 	}
-	e.RV, e.UID = obj.Metadata.ResourceVersion, obj.Metadata.UID
+	e.RV = obj.Metadata.ResourceVersion
 	if obj.Spec.HolderIdentity != nil && strings.Contains(e.Path, "/leases") {
 		e.Holder = *obj.Spec.HolderIdentity
-	}
-	if strings.HasSuffix(e.Path, "/status") && e.OK() {
-		e.Status = obj.Status
 	}
 }
 

@@ -4,8 +4,8 @@
 //   - leader-election timings as flags (main.go keeps controller-runtime's 15s/10s/2s; the
 //     Options have the fields but main.go binds no flag to them);
 //   - a write log: every request that changes something (method, path, code, the resulting
-//     resourceVersion, and for status writes and leases the written status or holder), one
-//     JSON line each, so that the suite knows who wrote what and when;
+//     resourceVersion, and for a Lease its holder), one JSON line each, so that the suite
+//     knows who wrote what and when;
 //   - with --chaos-scheduler-name, a simulated scheduler inside the process that assumes
 //     pods into the cache (Cache.AssumePod, FinishBinding), binds them through the binding
 //     subresource (sometimes after --pod-assumed-ttl has passed) or forgets them.
@@ -29,21 +29,15 @@ import (
 
 func main() { os.Exit(run()) }
 
-// chaosFlags are the flags main.go does not have.
-type chaosFlags struct {
-	replica  string
-	writeLog string
-	sched    schedulerOptions
-}
-
 func run() int {
 	// The same flags as main.go (without --local): the options' own flags and zap's.
 	opts := operator.DefaultOptions()
 	opts.BindFlags(flag.CommandLine)
-	var cf chaosFlags
-	flag.StringVar(&cf.replica, "chaos-replica", "chaos", "Name of this replica in the write log and the user agent.")
-	flag.StringVar(&cf.writeLog, "chaos-write-log", "", "File the write log is appended to (empty: none).")
-	cf.sched.bindFlags(flag.CommandLine)
+	// The flags main.go does not have.
+	replica := flag.String("chaos-replica", "chaos", "Name of this replica in the write log and the user agent.")
+	writeLog := flag.String("chaos-write-log", "", "File the write log is appended to (empty: none).")
+	var sched schedulerOptions
+	sched.bindFlags(flag.CommandLine)
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -63,9 +57,9 @@ func run() int {
 		log.Error(err, "no cluster configured")
 		return 1
 	}
-	cfg.UserAgent = "chaos-operator-" + cf.replica
-	if cf.writeLog != "" {
-		wl, err := writelog.Open(cf.writeLog, cf.replica)
+	cfg.UserAgent = "chaos-operator-" + *replica
+	if *writeLog != "" {
+		wl, err := writelog.Open(*writeLog, *replica)
 		if err != nil {
 			log.Error(err, "opening the write log")
 			return 1
@@ -79,8 +73,8 @@ func run() int {
 		log.Error(err, "setting up the operator")
 		return 1
 	}
-	if cf.sched.name != "" {
-		s, err := newScheduler(op, cfg, cf.sched, ctrl.Log.WithName("chaos-scheduler"))
+	if sched.name != "" {
+		s, err := newScheduler(op, cfg, sched, ctrl.Log.WithName("chaos-scheduler"))
 		if err != nil {
 			log.Error(err, "setting up the simulated scheduler")
 			return 1
@@ -91,7 +85,7 @@ func run() int {
 			return 1
 		}
 	}
-	log.Info("starting multicache (chaos build)", "replica", cf.replica, "scheduler", cf.sched.name)
+	log.Info("starting multicache (chaos build)", "replica", *replica, "scheduler", sched.name)
 	if err := op.Start(ctx); err != nil {
 		log.Error(err, "operator stopped with an error")
 		return 1

@@ -18,6 +18,7 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/seed0f91f25e/multicache/internal/handler"
 	"github.com/seed0f91f25e/multicache/internal/operator"
@@ -31,29 +32,28 @@ const (
 	BindDelayAnnotation = "chaos.multicache.dev/bind-delay"
 )
 
+// The simulated scheduler binds after up to bindDelay; slowFraction of the binds wait
+// --chaos-slow-bind instead, and forgetFraction of the assumptions are forgotten.
+const (
+	bindDelay      = 200 * time.Millisecond
+	slowFraction   = 0.1
+	forgetFraction = 0.05
+	workers        = 4
+)
+
 // schedulerOptions configure the simulated scheduler.
 type schedulerOptions struct {
 	// name is the spec.schedulerName it serves; empty disables it.
 	name string
-	// bindDelay is the longest ordinary wait before binding.
-	bindDelay time.Duration
-	// slowBind is the wait of a slow bind; slowFraction of the binds are slow.
-	slowBind     time.Duration
-	slowFraction float64
-	// forgetFraction of the assumptions are forgotten instead of bound.
-	forgetFraction float64
-	seed           uint64
-	workers        int
+	// slowBind is the wait of a slow bind.
+	slowBind time.Duration
+	seed     uint64
 }
 
 func (o *schedulerOptions) bindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.name, "chaos-scheduler-name", "", "Run the simulated scheduler for pods with this spec.schedulerName (empty: no scheduler).")
-	fs.DurationVar(&o.bindDelay, "chaos-bind-delay", 200*time.Millisecond, "Longest ordinary wait between FinishBinding and the binding call.")
 	fs.DurationVar(&o.slowBind, "chaos-slow-bind", 5*time.Second, "Wait of a slow bind (set it above --pod-assumed-ttl).")
-	fs.Float64Var(&o.slowFraction, "chaos-slow-bind-fraction", 0.1, "Fraction of the binds that are slow.")
-	fs.Float64Var(&o.forgetFraction, "chaos-forget-fraction", 0.05, "Fraction of the assumptions forgotten instead of bound.")
 	fs.Uint64Var(&o.seed, "chaos-seed", 1, "Seed of the scheduler's random choices.")
-	fs.IntVar(&o.workers, "chaos-scheduler-workers", 4, "Pods scheduled at once.")
 }
 
 // scheduler is a minimal scheduler on top of the cache: for each unbound pod of its name it
@@ -70,17 +70,12 @@ type scheduler struct {
 	mu       sync.Mutex
 	rng      *rand.Rand
 	inFlight map[types.NamespacedName]bool
-	nodes    []string
-	nodesAt  time.Time
 }
 
 func newScheduler(op *operator.Operator, cfg *rest.Config, opts schedulerOptions, log logr.Logger) (*scheduler, error) {
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
-	}
-	if opts.workers <= 0 {
-		opts.workers = 1
 	}
 	return &scheduler{
 		opts: opts, cache: op.Cache, reader: op.Manager.GetCache(), cs: cs, log: log,
@@ -108,7 +103,7 @@ func (s *scheduler) Start(ctx context.Context) error {
 		return err
 	}
 	var wg sync.WaitGroup
-	for range s.opts.workers {
+	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -170,9 +165,9 @@ func (s *scheduler) schedule(ctx context.Context, key types.NamespacedName) bool
 		return true
 	}
 	s.mu.Lock()
-	forget := s.rng.Float64() < s.opts.forgetFraction
-	delay := time.Duration(s.rng.Int64N(int64(s.opts.bindDelay) + 1))
-	slow := s.rng.Float64() < s.opts.slowFraction
+	forget := s.rng.Float64() < forgetFraction
+	delay := time.Duration(s.rng.Int64N(int64(bindDelay) + 1))
+	slow := s.rng.Float64() < slowFraction
 	s.mu.Unlock()
 	if forget {
 		if err := s.cache.ForgetPod(assumed); err != nil {
@@ -219,37 +214,25 @@ func (s *scheduler) bind(ctx context.Context, assumed *corev1.Pod, delay time.Du
 	if err != nil {
 		ferr := s.cache.ForgetPod(assumed)
 		s.log.Info("binding failed; assumption forgotten", "pod", key, "node", assumed.Spec.NodeName,
-			"err", err.Error(), "forgetErr", errString(ferr))
+			"err", err.Error(), "forgetErr", ferr)
 		s.queue.AddAfter(key, time.Second)
 		return
 	}
 	s.log.Info("bound", "pod", key, "node", assumed.Spec.NodeName, "delay", delay.String(), "slow", slow)
 }
 
-// randomNode returns one of the cluster's nodes (the list is refreshed every second).
+// randomNode returns one of the cluster's nodes.
 func (s *scheduler) randomNode(ctx context.Context) string {
+	var list corev1.NodeList
+	if err := s.reader.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil || len(list.Items) == 0 {
+		return ""
+	}
+	names := make([]string, len(list.Items))
+	for i := range list.Items {
+		names[i] = list.Items[i].Name
+	}
+	sort.Strings(names)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if time.Since(s.nodesAt) > time.Second || len(s.nodes) == 0 {
-		var list corev1.NodeList
-		if err := s.reader.List(ctx, &list); err == nil {
-			s.nodes = s.nodes[:0]
-			for i := range list.Items {
-				s.nodes = append(s.nodes, list.Items[i].Name)
-			}
-			sort.Strings(s.nodes)
-			s.nodesAt = time.Now()
-		}
-	}
-	if len(s.nodes) == 0 {
-		return ""
-	}
-	return s.nodes[s.rng.IntN(len(s.nodes))]
-}
-
-func errString(err error) string {
-	if err == nil {
-		return ""
-	}
-	return err.Error()
+	return names[s.rng.IntN(len(names))]
 }
