@@ -39,32 +39,26 @@ func Summarise(subjects []Subject, runs []ColdStart) []Summary {
 		if len(mine) == 0 {
 			continue
 		}
+		// The API server's costs, 0 when they were not read.
+		api := func(f func(APICost) time.Duration) time.Duration {
+			return median(mine, func(c ColdStart) time.Duration {
+				if c.API == nil {
+					return 0
+				}
+				return f(*c.API)
+			})
+		}
 		out = append(out, Summary{
 			Subject: s.Name, Samples: len(mine),
-			Full:        median(mine, func(c ColdStart) time.Duration { return c.Full }),
-			CPU:         median(mine, func(c ColdStart) time.Duration { return c.CPU }),
-			RSSAtFull:   median(mine, func(c ColdStart) int64 { return c.RSSAtFull }),
-			PeakRSS:     median(mine, func(c ColdStart) int64 { return c.PeakRSS }),
-			SettledRSS:  median(mine, func(c ColdStart) int64 { return c.SettledRSS }),
-			HeapAfterGC: median(mine, func(c ColdStart) int64 { return c.HeapAfterGC }),
-			APIServerCPU: median(mine, func(c ColdStart) time.Duration {
-				if c.API == nil {
-					return 0
-				}
-				return c.API.APIServerCPU
-			}),
-			NetAPIServerCPU: median(mine, func(c ColdStart) time.Duration {
-				if c.API == nil {
-					return 0
-				}
-				return c.API.NetAPIServerCPU()
-			}),
-			EtcdCPU: median(mine, func(c ColdStart) time.Duration {
-				if c.API == nil {
-					return 0
-				}
-				return c.API.EtcdCPU
-			}),
+			Full:            median(mine, func(c ColdStart) time.Duration { return c.Full }),
+			CPU:             median(mine, func(c ColdStart) time.Duration { return c.CPU }),
+			RSSAtFull:       median(mine, func(c ColdStart) int64 { return c.RSSAtFull }),
+			PeakRSS:         median(mine, func(c ColdStart) int64 { return c.PeakRSS }),
+			SettledRSS:      median(mine, func(c ColdStart) int64 { return c.SettledRSS }),
+			HeapAfterGC:     median(mine, func(c ColdStart) int64 { return c.HeapAfterGC }),
+			APIServerCPU:    api(func(a APICost) time.Duration { return a.APIServerCPU }),
+			NetAPIServerCPU: api(APICost.NetAPIServerCPU),
+			EtcdCPU:         api(func(a APICost) time.Duration { return a.EtcdCPU }),
 		})
 	}
 	return out

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/seed0f91f25e/multicache/internal/controlplane"
 	"github.com/seed0f91f25e/multicache/internal/harness"
@@ -24,22 +25,31 @@ func SchedulerFlagsSubject(name, bin string, qps int) Subject {
 		if err != nil {
 			return nil, err
 		}
-		args := []string{
-			"--kubeconfig=" + env.Kubeconfig,
-			"--leader-elect=false",
-			"--bind-address=127.0.0.1",
-			"--secure-port=" + strconv.Itoa(port),
-			"--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics,/debug/pprof/*",
-		}
-		if qps > 0 {
-			args = append(args, "--kube-api-qps="+strconv.Itoa(qps), "--kube-api-burst="+strconv.Itoa(2*qps))
-		}
-		p, err := controlplane.StartProcess(filepath.Base(bin), bin, args, nil, logPath)
+		p, err := controlplane.StartProcess(filepath.Base(bin), bin, componentArgs(env, port, qps, "/debug/pprof/*"), nil, logPath)
 		if err != nil {
 			return nil, err
 		}
 		return schedulerInstance(p, port), nil
 	}}
+}
+
+// componentArgs are the flags a Kubernetes component (kube-scheduler,
+// kube-controller-manager) is started with here: the cluster's kubeconfig, leader election
+// off, the secure port on localhost with anonymous reads of its health, its metrics and
+// extraPaths, and, when qps > 0, its client limited to qps requests a second (burst twice
+// that).
+func componentArgs(env Env, port, qps int, extraPaths ...string) []string {
+	args := []string{
+		"--kubeconfig=" + env.Kubeconfig,
+		"--leader-elect=false",
+		"--bind-address=127.0.0.1",
+		"--secure-port=" + strconv.Itoa(port),
+		"--authorization-always-allow-paths=" + strings.Join(append([]string{"/healthz", "/readyz", "/livez", "/metrics"}, extraPaths...), ","),
+	}
+	if qps > 0 {
+		args = append(args, "--kube-api-qps="+strconv.Itoa(qps), "--kube-api-burst="+strconv.Itoa(2*qps))
+	}
+	return args
 }
 
 // schedulerCacheFull is a kube-scheduler's Full: its cache-size gauge counts every wanted
