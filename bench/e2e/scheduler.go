@@ -29,7 +29,17 @@ func SchedulerFlagsSubject(name, bin string, qps int) Subject {
 		if err != nil {
 			return nil, err
 		}
-		return schedulerInstance(p, port), nil
+		base := "https://127.0.0.1:" + strconv.Itoa(port)
+		return &Instance{
+			Process:    p,
+			MetricsURL: base + "/metrics",
+			Prefixes:   []string{"scheduler_cache_size"},
+			PprofURL:   base + "/debug/pprof",
+			Full: func(m harness.Metrics, want Want) (bool, string) {
+				nodes, pods := count(m, `scheduler_cache_size{type="nodes"}`), count(m, `scheduler_cache_size{type="pods"}`)
+				return nodes == want.Nodes && pods == want.Pods, fmt.Sprintf("nodes=%d pods=%d", nodes, pods)
+			},
+		}, nil
 	}}
 }
 
@@ -50,24 +60,4 @@ func componentArgs(env Env, port, qps int, extraPaths ...string) []string {
 		args = append(args, "--kube-api-qps="+strconv.Itoa(qps), "--kube-api-burst="+strconv.Itoa(2*qps))
 	}
 	return args
-}
-
-// schedulerCacheFull is a kube-scheduler's Full: its cache-size gauge counts every wanted
-// node and pod.
-func schedulerCacheFull(m harness.Metrics, want Want) (bool, string) {
-	nodes, pods := count(m, `scheduler_cache_size{type="nodes"}`), count(m, `scheduler_cache_size{type="pods"}`)
-	return nodes == want.Nodes && pods == want.Pods, fmt.Sprintf("nodes=%d pods=%d", nodes, pods)
-}
-
-// schedulerInstance is a running kube-scheduler (stock or multicache's) as a subject: its
-// metrics and pprof on its secure port, full once its cache holds every node.
-func schedulerInstance(p *controlplane.Process, port int) *Instance {
-	base := "https://127.0.0.1:" + strconv.Itoa(port)
-	return &Instance{
-		Process:    p,
-		MetricsURL: base + "/metrics",
-		Prefixes:   []string{"scheduler_cache_size"},
-		PprofURL:   base + "/debug/pprof",
-		Full:       schedulerCacheFull,
-	}
 }
