@@ -21,9 +21,9 @@ type HoldsSummary struct {
 	Samples, WithExcess int
 	// MaxNode is the node account with the largest excess; MaxCluster the largest sum of
 	// excesses over the nodes at one sample, and the legit charge of the cluster then.
-	MaxNode                       NodeAccount
-	MaxCluster, MaxClusterLegit   int64
-	MaxHolds, MaxStale, MaxUnjust int
+	MaxNode                     NodeAccount
+	MaxCluster, MaxClusterLegit int64
+	MaxHolds, MaxStale          int
 	// HoldsGone is the time from the phase's end to the first sample from which no hold was
 	// charged until the phase's last sample (0 when none was charged after the end);
 	// Lingering is false when the last sample still charged holds.
@@ -59,7 +59,6 @@ func SummariseHolds(res *HoldsResult) []HoldsSummary {
 			}
 			s.MaxHolds = max(s.MaxHolds, smp.Holds)
 			s.MaxStale = max(s.MaxStale, smp.Stale)
-			s.MaxUnjust = max(s.MaxUnjust, len(smp.Unjustified))
 			if !ph.End.IsZero() && smp.At.After(ph.End) {
 				s.LastSample = smp.At.Sub(ph.End)
 				if smp.Holds > 0 {
