@@ -1,8 +1,8 @@
 // Command bench-e2e is `make bench-e2e`: it starts a real control plane, populates it,
-// cold-starts a bare informer, kube-scheduler and multicache in turn (rotating the order
-// every round), drives pod churn against multicache, and prints a markdown report with the
-// ratios of multicache against both anchors (also written to -out). See package e2e and
-// BENCHMARKS.md.
+// cold-starts a bare informer, kube-scheduler and multicache (and, with
+// -multicache-baseline, another multicache build) in turn, rotating the order every round,
+// drives pod churn against multicache, and prints a markdown report with the ratios of
+// multicache against the anchors (also written to -out). See package e2e and BENCHMARKS.md.
 package main
 
 import (
