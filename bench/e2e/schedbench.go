@@ -213,7 +213,7 @@ func schedRun(ctx context.Context, cfg SchedBenchConfig, s Subject, round int) (
 		return run, fmt.Errorf("creating pods: %w", err)
 	}
 	run.Create = time.Since(first)
-	fmt.Fprintf(cfg.Log, "  %d pods created in %.1fs; %d bound so far\n", cfg.Pods, run.Create.Seconds(), w.count())
+	fmt.Fprintf(cfg.Log, "  %d pods created in %.1fs; %d bound so far\n", cfg.Pods, run.Create.Seconds(), len(w.snapshot()))
 
 	last, err := w.waitAll(ctx, cfg.Pods, cfg.Timeout, in, logPath)
 	if err != nil {
@@ -305,12 +305,6 @@ func (w *bindWatch) start(ctx context.Context) error {
 		return fmt.Errorf("the harness's pod watch did not sync")
 	}
 	return nil
-}
-
-func (w *bindWatch) count() int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return len(w.bound)
 }
 
 func (w *bindWatch) snapshot() map[string]time.Time {
