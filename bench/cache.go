@@ -34,12 +34,6 @@ type Cache interface {
 	Close()
 }
 
-// InvariantChecker is a Cache that can check its own consistency.
-type InvariantChecker interface {
-	// CheckInvariants returns every violated invariant.
-	CheckInvariants() []error
-}
-
 // Snapshot is a cache's own snapshot type, opaque to the benchmarks.
 type Snapshot any
 

@@ -121,8 +121,8 @@ func (f *Fixture) check(op string, i int, err error) error {
 }
 
 // Verify checks that the cache holds exactly the workload: every pod, as the very object
-// the fixture last gave it, every node in a fresh snapshot, and, for a cache that can
-// check itself, no violated invariant.
+// the fixture last gave it, every node in a fresh snapshot, and, for multicache (which
+// checks itself), no violated invariant.
 func (f *Fixture) Verify() error {
 	var errs []error
 	for i := range f.version {
@@ -139,8 +139,8 @@ func (f *Fixture) Verify() error {
 	} else if got := f.Cache.SnapshotLen(snap); got != len(f.W.Nodes) {
 		errs = append(errs, fmt.Errorf("a fresh snapshot holds %d nodes, want %d", got, len(f.W.Nodes)))
 	}
-	if c, ok := f.Cache.(InvariantChecker); ok {
-		errs = append(errs, c.CheckInvariants()...)
+	if c, ok := f.Cache.(*multicache); ok {
+		errs = append(errs, c.h.CheckInvariants()...)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("%s: %w", f.Variant.Name, err)

@@ -17,10 +17,7 @@ type multicache struct {
 	h *handler.Handler
 }
 
-var (
-	_ Cache            = (*multicache)(nil)
-	_ InvariantChecker = (*multicache)(nil)
-)
+var _ Cache = (*multicache)(nil)
 
 // NewMulticache returns an empty handler with the given stores enabled (nil: the default,
 // every store) on clk (nil: the real clock).
@@ -30,12 +27,6 @@ func NewMulticache(clk clock.WithTicker, enabled ...stores.Name) *handler.Handle
 		panic(fmt.Sprintf("multicache configuration: %v", err))
 	}
 	return handler.New(config, logr.Discard())
-}
-
-// NewMulticacheCache returns an empty multicache with the given stores enabled (none
-// given: every store, the default) on the real clock.
-func NewMulticacheCache(enabled ...stores.Name) Cache {
-	return &multicache{h: NewMulticache(nil, enabled...)}
 }
 
 // AddNode implements Cache.
@@ -78,10 +69,6 @@ func (m *multicache) SnapshotLen(snap Snapshot) int {
 
 // GetPod implements Cache.
 func (m *multicache) GetPod(pod *corev1.Pod) (*corev1.Pod, error) { return m.h.GetPod(pod) }
-
-// CheckInvariants implements InvariantChecker: every store's invariants and those across
-// stores.
-func (m *multicache) CheckInvariants() []error { return m.h.CheckInvariants() }
 
 // Close implements Cache: nothing runs in the background.
 func (m *multicache) Close() {}

@@ -8,10 +8,10 @@ var (
 	Kube = Variant{Name: "kube", New: NewKubeCache}
 	// MCCore is multicache with only the required stores.
 	MCCore = Variant{Name: "mc-core", New: func() Cache {
-		return NewMulticacheCache(stores.NodeStoreName, stores.PodStoreName)
+		return &multicache{h: NewMulticache(nil, stores.NodeStoreName, stores.PodStoreName)}
 	}}
 	// MCAll is multicache with all the built-in stores (the default).
-	MCAll = Variant{Name: "mc-all", New: func() Cache { return NewMulticacheCache() }}
+	MCAll = Variant{Name: "mc-all", New: func() Cache { return &multicache{h: NewMulticache(nil)} }}
 
 	// Variants lists them in table order.
 	Variants = []Variant{Kube, MCCore, MCAll}

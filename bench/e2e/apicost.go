@@ -3,6 +3,7 @@ package e2e
 import (
 	"cmp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -172,42 +173,20 @@ func resourceOf(labels map[string]string) string {
 }
 
 // parseSeries splits a series key as ParseMetrics writes it, name{a="x",b="y"}, into its
-// name and labels. Label values are unescaped (\", \\ and \n).
+// name and labels. Label values are unquoted (Prometheus escapes \", \\ and \n as Go does).
 func parseSeries(key string) (string, map[string]string) {
-	open := strings.IndexByte(key, '{')
-	if open < 0 {
+	name, rest, ok := strings.Cut(key, "{")
+	if !ok {
 		return key, nil
 	}
 	labels := map[string]string{}
-	rest := key[open+1:]
 	for {
-		rest = strings.TrimLeft(rest, ", ")
-		eq := strings.Index(rest, `="`)
-		if eq < 0 {
-			break
+		label, value, ok := strings.Cut(strings.TrimLeft(rest, ", "), "=")
+		quoted, err := strconv.QuotedPrefix(value)
+		if !ok || err != nil {
+			return name, labels
 		}
-		name := rest[:eq]
-		rest = rest[eq+2:]
-		var val strings.Builder
-		i := 0
-		for ; i < len(rest) && rest[i] != '"'; i++ {
-			if rest[i] == '\\' && i+1 < len(rest) {
-				i++
-				switch rest[i] {
-				case 'n':
-					val.WriteByte('\n')
-				default:
-					val.WriteByte(rest[i])
-				}
-				continue
-			}
-			val.WriteByte(rest[i])
-		}
-		labels[name] = val.String()
-		if i >= len(rest) {
-			break
-		}
-		rest = rest[i+1:]
+		labels[label], _ = strconv.Unquote(quoted)
+		rest = value[len(quoted):]
 	}
-	return key[:open], labels
 }

@@ -62,16 +62,11 @@ func NewAPIServer(cfg *rest.Config) (*APIServer, error) {
 	if a.client, err = rest.HTTPClientFor(cfg); err != nil {
 		return nil, err
 	}
-	q := make([]string, len(apiServerFamilies))
-	for i, f := range apiServerFamilies {
-		q[i] = "name[]=" + f
-	}
-	a.metricsURL = strings.TrimSuffix(cfg.Host, "/") + "/metrics?" + strings.Join(q, "&")
+	a.metricsURL = harness.FilterURL(strings.TrimSuffix(cfg.Host, "/")+"/metrics", apiServerFamilies...)
 	return a, nil
 }
 
-// childProcesses returns the pid of each direct child of parent, by command name
-// (/proc/<pid>/stat: field 2 is the name, field 4 the parent's pid).
+// childProcesses returns the pid of each direct child of parent, by command name.
 func childProcesses(parent int) (map[string]int, error) {
 	stats, err := filepath.Glob("/proc/[0-9]*/stat")
 	if err != nil {
@@ -79,28 +74,13 @@ func childProcesses(parent int) (map[string]int, error) {
 	}
 	out := map[string]int{}
 	for _, p := range stats {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			continue // it ended meanwhile
+		name, fields, err := procStat(p) // fields[1] is the parent's pid
+		if err != nil || len(fields) < 2 || fields[1] != strconv.Itoa(parent) {
+			continue // not a child, or it ended meanwhile
 		}
-		s := string(data)
-		open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
-		if open < 0 || end < open {
-			continue
+		if pid, err := strconv.Atoi(filepath.Base(filepath.Dir(p))); err == nil {
+			out[name] = pid
 		}
-		fields := strings.Fields(s[end+1:])
-		if len(fields) < 2 {
-			continue
-		}
-		ppid, err := strconv.Atoi(fields[1])
-		if err != nil || ppid != parent {
-			continue
-		}
-		pid, err := strconv.Atoi(strings.TrimSpace(s[:open]))
-		if err != nil {
-			continue
-		}
-		out[s[open+1:end]] = pid
 	}
 	return out, nil
 }
@@ -127,21 +107,12 @@ func (a *APIServer) CPU() (APISnapshot, error) {
 
 // Metrics reads the API server's request metrics into s.
 func (a *APIServer) Metrics(ctx context.Context, s *APISnapshot) error {
-	body, err := a.get(ctx, a.metricsURL, harness.RequestTimeout)
+	body, err := harness.GetWith(ctx, a.client, a.metricsURL, harness.RequestTimeout)
 	if err != nil {
-		return err
+		return fmt.Errorf("kube-apiserver: %w", err)
 	}
 	s.Metrics = harness.ParseMetrics(body, apiServerSeries...)
 	return nil
-}
-
-// get returns the body of the API server's url, read as the administrator.
-func (a *APIServer) get(ctx context.Context, url string, timeout time.Duration) ([]byte, error) {
-	body, err := harness.GetWith(ctx, a.client, url, timeout)
-	if err != nil {
-		return nil, fmt.Errorf("kube-apiserver: %w", err)
-	}
-	return body, nil
 }
 
 // Before is the snapshot that opens a window: the metrics, then the CPU (the scrape's own
@@ -168,10 +139,6 @@ func (a *APIServer) After(ctx context.Context) (APISnapshot, error) {
 // Pause sleeps d and returns the API server's CPU over it, in cores (-1 when it could not be
 // read): the idle rate NetAPIServerCPU takes off a start's window.
 func (a *APIServer) Pause(d time.Duration) float64 {
-	if a == nil {
-		time.Sleep(d)
-		return -1
-	}
 	before, err := a.CPU()
 	if err != nil || d <= 0 {
 		time.Sleep(d)

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/seed0f91f25e/multicache/internal/controlplane"
@@ -19,14 +18,6 @@ func StartControllerManager(bin string, env Env, controllers []string, qps int, 
 	if err != nil {
 		return nil, err
 	}
-	return controlplane.StartProcess(filepath.Base(bin), bin, []string{
-		"--kubeconfig=" + env.Kubeconfig,
-		"--controllers=" + strings.Join(controllers, ","),
-		"--leader-elect=false",
-		"--bind-address=127.0.0.1",
-		"--secure-port=" + strconv.Itoa(port),
-		"--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics",
-		"--kube-api-qps=" + strconv.Itoa(qps),
-		"--kube-api-burst=" + strconv.Itoa(2*qps),
-	}, nil, logPath)
+	args := append(componentArgs(env, port, qps), "--controllers="+strings.Join(controllers, ","))
+	return controlplane.StartProcess(filepath.Base(bin), bin, args, nil, logPath)
 }

@@ -122,16 +122,8 @@ func devicesSteps(c client.Client, size Size) []populateStep {
 			return harness.Create(ctx, c, MakeResourceSlice(i, size.DevicesPerNode))
 		}},
 		{"claims", size.Claims(), func(ctx context.Context, k int) error {
-			want := MakeResourceClaim(k, size)
-			obj := want.DeepCopy()
-			if err := harness.Create(ctx, c, obj); err != nil {
-				return err
-			}
-			if obj.Status.Allocation != nil {
-				return nil // a retried create found it allocated
-			}
-			obj.Status = want.Status
-			return c.Status().Update(ctx, obj)
+			obj := MakeResourceClaim(k, size)
+			return createWithStatus(ctx, c, obj, func() { obj.Status = MakeResourceClaim(k, size).Status })
 		}},
 	}
 }

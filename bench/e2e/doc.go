@@ -4,13 +4,14 @@
 // One run (Run) starts etcd and kube-apiserver (the binaries `make envtest-assets` builds,
 // through internal/harness), populates the cluster through the API (populate.go:
 // nodes, ReplicaSets and their bound pods, PodGroups, PDBs, Reservations, NMNodes, CNRs),
-// then cold-starts each subject in turn, rotating the order every round (coldstart.go):
+// then cold-starts each subject in turn, rotating the order every round (run.go, measure.go):
 //
 //   - informer: a bare client-go informer for pods and nodes (cmd/informer), the floor;
 //   - informer-mc-kinds: bare informers of every kind multicache watches (cmd/informer
 //     -kinds=multicache), what the same watches cost without a cache;
 //   - kube-scheduler: the real kube-scheduler v1.37.1, leader election off (scheduler.go);
-//   - multicache: the operator binary built from the main module (multicache.go).
+//   - multicache: the operator binary built from the main module (multicache.go);
+//   - multicache-baseline, when asked for: another build of it, for a before/after comparison.
 //
 // For each it records the time until the process holds every object, read from its own
 // object-count metric, its CPU seconds until then, its peak and settled RSS and its heap

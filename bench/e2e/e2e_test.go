@@ -48,7 +48,8 @@ func TestSmall(t *testing.T) {
 	} else {
 		t.Logf("kube-scheduler is not in %s: its subject is skipped (make kube-scheduler builds it)", assets)
 	}
-	subjects = append(subjects, mc)
+	// The same binary as the baseline: the before/after subject runs and is reported.
+	subjects = append(subjects, mc, BaselineSubject(mcBin))
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -88,6 +89,9 @@ func TestSmall(t *testing.T) {
 
 	if got := len(res.ColdStarts); got != len(subjects) {
 		t.Errorf("%d cold starts, want %d (one per subject)", got, len(subjects))
+	}
+	if line := "multicache / " + BaselineName + ", two builds in the same rounds: time to full "; !strings.Contains(report.String(), line) {
+		t.Errorf("the report has no line %q", line)
 	}
 	for _, p := range res.Problems() {
 		t.Error(p)
@@ -145,7 +149,7 @@ func checkAPICosts(t *testing.T, res *Result) {
 		}
 	}
 	for _, c := range res.ColdStarts {
-		if c.Subject == "informer-mc-kinds" || c.Subject == "multicache" {
+		if c.Subject == "informer-mc-kinds" || c.Subject == "multicache" || c.Subject == BaselineName {
 			if rs := c.API.Row("WATCH", "resourceslices.resource.k8s.io"); rs.WatchEvents < res.Config.Size.ResourceSlices() {
 				t.Errorf("%s: %d ResourceSlice events, want at least %d", c.Subject, rs.WatchEvents, res.Config.Size.ResourceSlices())
 			}

@@ -3,7 +3,6 @@ package e2e
 import (
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"time"
 
@@ -22,9 +21,9 @@ type HoldsSummary struct {
 	Samples, WithExcess int
 	// MaxNode is the node account with the largest excess; MaxCluster the largest sum of
 	// excesses over the nodes at one sample, and the legit charge of the cluster then.
-	MaxNode                       NodeAccount
-	MaxCluster, MaxClusterLegit   int64
-	MaxHolds, MaxStale, MaxUnjust int
+	MaxNode                     NodeAccount
+	MaxCluster, MaxClusterLegit int64
+	MaxHolds, MaxStale          int
 	// HoldsGone is the time from the phase's end to the first sample from which no hold was
 	// charged until the phase's last sample (0 when none was charged after the end);
 	// Lingering is false when the last sample still charged holds.
@@ -60,7 +59,6 @@ func SummariseHolds(res *HoldsResult) []HoldsSummary {
 			}
 			s.MaxHolds = max(s.MaxHolds, smp.Holds)
 			s.MaxStale = max(s.MaxStale, smp.Stale)
-			s.MaxUnjust = max(s.MaxUnjust, len(smp.Unjustified))
 			if !ph.End.IsZero() && smp.At.After(ph.End) {
 				s.LastSample = smp.At.Sub(ph.End)
 				if smp.Holds > 0 {
@@ -140,14 +138,9 @@ func WriteHoldsReport(w io.Writer, res *HoldsResult, machine string) {
 	pf("multicache %s. ", strings.Join(append([]string{"with"}, cfg.MulticacheArgs...), " "))
 	pf("kube-apiserver, etcd, kube-scheduler and kube-controller-manager (deployment and replicaset controllers, %d requests/s) v1.37.1; no kubelet: the harness reports bound pods Running and Ready and removes a deleted pod %v after its deletionTimestamp. ",
 		cfg.ControllerQPS, cfg.DeleteDelay)
-	spans := make([]time.Duration, len(res.Samples))
-	for i, s := range res.Samples {
-		spans[i] = s.Span
-	}
-	slices.Sort(spans)
 	medianSpan := time.Duration(0)
-	if len(spans) > 0 {
-		medianSpan = spans[(len(spans)-1)/2]
+	if len(res.Samples) > 0 {
+		medianSpan = median(res.Samples, func(s HoldSample) time.Duration { return s.Span })
 	}
 	pf("multicache's nodes sampled every %v (%d samples; one sample, two API lists around the read of %d nodes, took %v at the median). The Deployment was available after %.1fs; the run took %.0fs.\n\n",
 		cfg.SamplePeriod, len(res.Samples), cfg.Nodes, medianSpan.Round(time.Millisecond), res.Created.Seconds(), res.Duration.Seconds())

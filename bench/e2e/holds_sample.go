@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -153,27 +154,21 @@ func (s *holdSampler) list(ctx context.Context) (APIList, error) {
 // readNodes reads /debug/cache/nodes/<name> of every node, eight at a time.
 func (s *holdSampler) readNodes(ctx context.Context) ([]NodeView, error) {
 	views := make([]NodeView, len(s.nodes))
-	errs := make([]error, len(s.nodes))
-	next := atomic.Int64{}
-	var wg sync.WaitGroup
-	for range 8 {
-		wg.Go(func() {
-			for i := int(next.Add(1) - 1); i < len(s.nodes); i = int(next.Add(1) - 1) {
-				body, err := harness.Get(ctx, s.debugURL+"/debug/cache/nodes/"+s.nodes[i], harness.RequestTimeout)
-				if err == nil {
-					err = json.Unmarshal(body, &views[i])
-				}
-				errs[i] = err
+	var g errgroup.Group
+	g.SetLimit(8)
+	for i, node := range s.nodes {
+		g.Go(func() error {
+			body, err := harness.Get(ctx, s.debugURL+"/debug/cache/nodes/"+node, harness.RequestTimeout)
+			if err == nil {
+				err = json.Unmarshal(body, &views[i])
 			}
+			if err != nil {
+				return fmt.Errorf("reading node %s from multicache: %w", node, err)
+			}
+			return nil
 		})
 	}
-	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			return nil, fmt.Errorf("reading node %s from multicache: %w", s.nodes[i], err)
-		}
-	}
-	return views, nil
+	return views, g.Wait()
 }
 
 // keepEvidence writes a sample with an excess, the views of its nodes and multicache's

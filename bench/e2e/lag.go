@@ -155,11 +155,11 @@ func matchLags(returns []time.Time, samples []eventSample, op int, base float64)
 
 // Quantiles summarises a set of durations.
 type Quantiles struct {
-	N                  int
-	P50, P99, Max, Avg time.Duration
+	N             int
+	P50, P99, Max time.Duration
 }
 
-// quantiles computes the nearest-rank p50 and p99, the maximum and the mean of d.
+// quantiles computes the nearest-rank p50 and p99 and the maximum of d.
 func quantiles(d []time.Duration) Quantiles {
 	if len(d) == 0 {
 		return Quantiles{}
@@ -170,9 +170,5 @@ func quantiles(d []time.Duration) Quantiles {
 		i := int(p*float64(len(s)) + 0.999999)
 		return s[min(max(i, 1), len(s))-1]
 	}
-	var sum time.Duration
-	for _, v := range s {
-		sum += v
-	}
-	return Quantiles{N: len(s), P50: rank(0.50), P99: rank(0.99), Max: s[len(s)-1], Avg: sum / time.Duration(len(s))}
+	return Quantiles{N: len(s), P50: rank(0.50), P99: rank(0.99), Max: s[len(s)-1]}
 }

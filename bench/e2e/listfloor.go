@@ -69,11 +69,3 @@ func ListFloor(ctx context.Context, cfg *rest.Config) (time.Duration, int, error
 
 // errWarm stops a warm-up listing at its first object.
 var errWarm = errors.New("warm")
-
-func meanDuration(ds []time.Duration) time.Duration {
-	var sum time.Duration
-	for _, d := range ds {
-		sum += d
-	}
-	return sum / time.Duration(len(ds))
-}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/seed0f91f25e/multicache/internal/controlplane"
+	"github.com/seed0f91f25e/multicache/internal/harness"
 )
 
 // ColdStart is one cold start of one subject.
@@ -54,9 +55,9 @@ func Watch(ctx context.Context, in *Instance, want Want, timing Timing, logPath 
 		if exited, err := in.Exited(); exited {
 			return ColdStart{}, fmt.Errorf("%w (%v); log:\n%s", errExited, err, controlplane.Tail(logPath, 20))
 		}
-		full, d, err := in.Poll(ctx, want)
-		if err == nil {
-			detail = d
+		full := false
+		if m, err := harness.Scrape(ctx, harness.FilterURL(in.MetricsURL, in.Prefixes...), in.Prefixes...); err == nil {
+			full, detail = in.Full(m, want)
 		} else {
 			lastErr = err
 		}

@@ -42,6 +42,18 @@ func MulticacheSubject(bin string, extra ...string) Subject {
 	}}
 }
 
+// BaselineName names the second multicache build of a run (BaselineSubject).
+const BaselineName = "multicache-baseline"
+
+// BaselineSubject is another multicache binary (e.g. built from the commit before a change)
+// cold-started beside MulticacheSubject in the same rounds, for a before/after comparison on
+// one cluster.
+func BaselineSubject(bin string, extra ...string) Subject {
+	s := MulticacheSubject(bin, extra...)
+	s.Name = BaselineName
+	return s
+}
+
 // DebugURL is the base of a multicache instance's debug server: the URL that
 // /debug/cache/compare is appended to.
 func DebugURL(in *Instance) string {

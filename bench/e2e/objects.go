@@ -35,7 +35,6 @@ func ReplicaSetNamespace(r int) string {
 // PodGroupName names the PodGroup of ReplicaSet r (when r is a gang).
 func PodGroupName(r int) string { return "pg-" + ReplicaSetName(r) }
 
-func isGang(r int) bool     { return r%ReplicaSetsPerPodGroup == 0 }
 func appLabel(r int) string { return ReplicaSetName(r) }
 
 // Label keys the harness writes.
@@ -101,7 +100,7 @@ func tier(r int) string { return []string{"web", "api", "batch", "cache"}[r%4] }
 // pod in three has a sidecar; requests vary with the slot.
 func MakePod(r, slot int, rsUID types.UID, node string) *corev1.Pod {
 	labels := map[string]string{labelApp: appLabel(r), labelTier: tier(r), "pod-template-hash": fmt.Sprintf("h%06d", r)}
-	if isGang(r) {
+	if r%ReplicaSetsPerPodGroup == 0 { // a gang
 		labels[v1alpha1.PodGroupLabel] = PodGroupName(r)
 	}
 	containers := []corev1.Container{container("main", fmt.Sprintf("%dm", 100+100*(slot%5)), fmt.Sprintf("%dMi", 128<<(slot%3)))}

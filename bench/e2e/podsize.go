@@ -4,12 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 )
@@ -34,7 +33,7 @@ func (s PodSizes) String() string {
 // and in protobuf.
 func MeasurePodSizes(ctx context.Context, cfg *rest.Config, pods, n int) (PodSizes, error) {
 	var out PodSizes
-	hc, err := rest.HTTPClientFor(cfg)
+	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return out, err
 	}
@@ -42,14 +41,16 @@ func MeasurePodSizes(ctx context.Context, cfg *rest.Config, pods, n int) (PodSiz
 	var jsonMF, pbMF float64
 	for k := range n {
 		key := populatedPod(k * pods / n)
-		url := fmt.Sprintf("%s/api/v1/namespaces/%s/pods/%s", strings.TrimSuffix(cfg.Host, "/"), key.Namespace, key.Name)
-		jsonBody, err := getAs(ctx, hc, url, "application/json")
-		if err != nil {
-			return out, err
+		get := func(accept string) ([]byte, error) {
+			return cs.CoreV1().RESTClient().Get().Namespace(key.Namespace).Resource("pods").Name(key.Name).SetHeader("Accept", accept).DoRaw(ctx)
 		}
-		pbBody, err := getAs(ctx, hc, url, "application/vnd.kubernetes.protobuf")
+		jsonBody, err := get(runtime.ContentTypeJSON)
 		if err != nil {
-			return out, err
+			return out, fmt.Errorf("pod %s in JSON: %w", key, err)
+		}
+		pbBody, err := get(runtime.ContentTypeProtobuf)
+		if err != nil {
+			return out, fmt.Errorf("pod %s in protobuf: %w", key, err)
 		}
 		var pod corev1.Pod
 		if err := json.Unmarshal(jsonBody, &pod); err != nil {
@@ -97,25 +98,6 @@ func managedFieldsProtobuf(pod *corev1.Pod) int {
 	bare := pod.DeepCopy()
 	bare.ManagedFields = nil
 	return pod.Size() - bare.Size()
-}
-
-// getAs returns the body of url read with hc, asking for the accept media type.
-func getAs(ctx context.Context, hc *http.Client, url, accept string) ([]byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Accept", accept)
-	resp, err := hc.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err == nil && resp.StatusCode != http.StatusOK {
-		err = fmt.Errorf("GET %s (%s): %s: %.200s", url, accept, resp.Status, body)
-	}
-	return body, err
 }
 
 // writePods reports the pods' shape, what one weighs as served, and how long writing them

@@ -42,22 +42,12 @@ func Populate(ctx context.Context, c client.Client, size Size, writers int, log 
 		{"namespaces", size.Namespaces(), func(ctx context.Context, i int) error { return harness.Create(ctx, c, MakeNamespace(i)) }},
 		{"nodes", size.Nodes, func(ctx context.Context, i int) error { return harness.Create(ctx, c, MakeNode(i)) }},
 		{"nmnodes", size.NMNodes(), func(ctx context.Context, i int) error {
-			want := MakeNMNode(i)
-			obj := want.DeepCopy()
-			if err := harness.Create(ctx, c, obj); err != nil {
-				return err
-			}
-			obj.Status = want.Status
-			return c.Status().Update(ctx, obj)
+			obj := MakeNMNode(i)
+			return createWithStatus(ctx, c, obj, func() { obj.Status = MakeNMNode(i).Status })
 		}},
 		{"cnrs", size.CNRs(), func(ctx context.Context, i int) error {
-			want := MakeCNR(i)
-			obj := want.DeepCopy()
-			if err := harness.Create(ctx, c, obj); err != nil {
-				return err
-			}
-			obj.Status = want.Status
-			return c.Status().Update(ctx, obj)
+			obj := MakeCNR(i)
+			return createWithStatus(ctx, c, obj, func() { obj.Status = MakeCNR(i).Status })
 		}},
 		{"replicasets", size.ReplicaSets(), func(ctx context.Context, r int) error {
 			rs := MakeReplicaSet(r, podsOf(size, r))
@@ -114,22 +104,25 @@ func podsOf(size Size, r int) int {
 	return min(PodsPerReplicaSet, size.Pods-r*PodsPerReplicaSet)
 }
 
-// createNodes creates n nodes (MakeNode: allocatable in their status, Ready), writing the
-// status through the status subresource when the create dropped it, and lifts the
-// not-ready taint the API server's admission puts on a new node (the node lifecycle
-// controller would, once the kubelet reports Ready; neither runs here).
+// createWithStatus creates obj, then has setStatus put back the status the create dropped
+// and writes it through the status subresource.
+func createWithStatus(ctx context.Context, c client.Client, obj client.Object, setStatus func()) error {
+	if err := harness.Create(ctx, c, obj); err != nil {
+		return err
+	}
+	setStatus()
+	return c.Status().Update(ctx, obj)
+}
+
+// createNodes creates n nodes (MakeNode: allocatable in their status, which a node keeps on
+// create; Ready) and lifts the not-ready taint the API server's admission puts on a new
+// node (the node lifecycle controller would, once the kubelet reports Ready; neither runs
+// here).
 func createNodes(ctx context.Context, c client.Client, n, writers int) error {
 	return harness.Parallel(ctx, n, writers, func(ctx context.Context, i int) error {
-		want := MakeNode(i)
-		node := want.DeepCopy()
+		node := MakeNode(i)
 		if err := harness.Create(ctx, c, node); err != nil {
 			return err
-		}
-		if len(node.Status.Allocatable) == 0 {
-			node.Status = want.Status
-			if err := c.Status().Update(ctx, node); err != nil {
-				return err
-			}
 		}
 		if len(node.Spec.Taints) == 0 {
 			return nil

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"os"
@@ -27,19 +26,10 @@ func ReadMem(pid int) (Mem, error) {
 		return Mem{}, err
 	}
 	var m Mem
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
-		key, val, ok := strings.Cut(sc.Text(), ":")
-		if !ok {
-			continue
-		}
-		var dst *int64
-		switch key {
-		case "VmRSS":
-			dst = &m.RSS
-		case "VmHWM":
-			dst = &m.HWM
-		default:
+	for _, line := range strings.Split(string(data), "\n") {
+		key, val, _ := strings.Cut(line, ":")
+		dst := map[string]*int64{"VmRSS": &m.RSS, "VmHWM": &m.HWM}[key]
+		if dst == nil {
 			continue
 		}
 		kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(val), " kB"), 10, 64)
@@ -51,20 +41,27 @@ func ReadMem(pid int) (Mem, error) {
 	return m, nil
 }
 
+// procStat reads a /proc/<pid>/stat file: the command name (field 2, in parentheses; it
+// may hold spaces) and the fields after it (fields[0] is field 3, the state).
+func procStat(path string) (name string, fields []string, err error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", nil, err
+	}
+	open, end := bytes.IndexByte(data, '('), bytes.LastIndexByte(data, ')')
+	if open < 0 || end < open {
+		return "", nil, fmt.Errorf("%s: no command name", path)
+	}
+	return string(data[open+1 : end]), strings.Fields(string(data[end+1:])), nil
+}
+
 // ReadCPU reads the CPU time pid has used so far, user and system (utime + stime of
-// /proc/<pid>/stat; 10 ms resolution).
+// /proc/<pid>/stat, fields 14 and 15; 10 ms resolution).
 func ReadCPU(pid int) (time.Duration, error) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	_, fields, err := procStat(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0, err
 	}
-	// The command name (field 2) is in parentheses and may hold spaces: count from the last ')'.
-	i := bytes.LastIndexByte(data, ')')
-	if i < 0 {
-		return 0, fmt.Errorf("/proc/%d/stat: no command name", pid)
-	}
-	fields := strings.Fields(string(data[i+1:]))
-	// fields[0] is field 3 (state); utime and stime are fields 14 and 15.
 	if len(fields) < 13 {
 		return 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(fields))
 	}

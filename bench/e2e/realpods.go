@@ -34,7 +34,7 @@ var realisticStart = metav1.NewTime(time.Date(2026, 11, 1, 8, 0, 0, 0, time.UTC)
 // through the status subresource with the kubelet's (RealisticPodStatus).
 func CreateRealisticPod(ctx context.Context, c client.Client, r, slot int, rsUID types.UID, node int) error {
 	pod := MakeRealisticPod(r, slot, rsUID, NodeName(node))
-	if err := createAs(ctx, c, pod, ControllerFieldManager); err != nil {
+	if err := harness.Create(ctx, client.WithFieldOwner(c, ControllerFieldManager), pod); err != nil {
 		return err
 	}
 	if pod.Status.Phase == corev1.PodRunning {
@@ -42,11 +42,6 @@ func CreateRealisticPod(ctx context.Context, c client.Client, r, slot int, rsUID
 	}
 	pod.Status = RealisticPodStatus(pod, node)
 	return c.Status().Update(ctx, pod, client.FieldOwner(KubeletFieldManager))
-}
-
-// createAs is create with a field manager.
-func createAs(ctx context.Context, c client.Client, obj client.Object, manager string) error {
-	return harness.Create(ctx, client.WithFieldOwner(c, manager), obj)
 }
 
 // MakeRealisticPod returns MakePod's pod as the ReplicaSet controller creates it and the
@@ -131,7 +126,7 @@ func RealisticPodStatus(pod *corev1.Pod, node int) corev1.PodStatus {
 		return corev1.PodCondition{Type: typ, Status: corev1.ConditionTrue, LastTransitionTime: t}
 	}
 	hostIP := fmt.Sprintf("10.%d.%d.%d", 1+node/65536, node/256%256, node%256)
-	podIP := fmt.Sprintf("100.%d.%d.%d", 64+node/256%64, node%256, 2+int(shortHashByte(pod.Name)))
+	podIP := fmt.Sprintf("100.%d.%d.%d", 64+node/256%64, node%256, 2+int(sha256.Sum256([]byte(pod.Name))[0]%250))
 	st := corev1.PodStatus{
 		Phase: corev1.PodRunning,
 		Conditions: []corev1.PodCondition{
@@ -169,9 +164,4 @@ func RealisticPodStatus(pod *corev1.Pod, node int) corev1.PodStatus {
 func shortHash(s string, n int) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:])[:n]
-}
-
-func shortHashByte(s string) byte {
-	sum := sha256.Sum256([]byte(s))
-	return sum[0] % 250
 }

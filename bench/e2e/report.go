@@ -39,32 +39,26 @@ func Summarise(subjects []Subject, runs []ColdStart) []Summary {
 		if len(mine) == 0 {
 			continue
 		}
+		// The API server's costs, 0 when they were not read.
+		api := func(f func(APICost) time.Duration) time.Duration {
+			return median(mine, func(c ColdStart) time.Duration {
+				if c.API == nil {
+					return 0
+				}
+				return f(*c.API)
+			})
+		}
 		out = append(out, Summary{
 			Subject: s.Name, Samples: len(mine),
-			Full:        median(mine, func(c ColdStart) time.Duration { return c.Full }),
-			CPU:         median(mine, func(c ColdStart) time.Duration { return c.CPU }),
-			RSSAtFull:   median(mine, func(c ColdStart) int64 { return c.RSSAtFull }),
-			PeakRSS:     median(mine, func(c ColdStart) int64 { return c.PeakRSS }),
-			SettledRSS:  median(mine, func(c ColdStart) int64 { return c.SettledRSS }),
-			HeapAfterGC: median(mine, func(c ColdStart) int64 { return c.HeapAfterGC }),
-			APIServerCPU: median(mine, func(c ColdStart) time.Duration {
-				if c.API == nil {
-					return 0
-				}
-				return c.API.APIServerCPU
-			}),
-			NetAPIServerCPU: median(mine, func(c ColdStart) time.Duration {
-				if c.API == nil {
-					return 0
-				}
-				return c.API.NetAPIServerCPU()
-			}),
-			EtcdCPU: median(mine, func(c ColdStart) time.Duration {
-				if c.API == nil {
-					return 0
-				}
-				return c.API.EtcdCPU
-			}),
+			Full:            median(mine, func(c ColdStart) time.Duration { return c.Full }),
+			CPU:             median(mine, func(c ColdStart) time.Duration { return c.CPU }),
+			RSSAtFull:       median(mine, func(c ColdStart) int64 { return c.RSSAtFull }),
+			PeakRSS:         median(mine, func(c ColdStart) int64 { return c.PeakRSS }),
+			SettledRSS:      median(mine, func(c ColdStart) int64 { return c.SettledRSS }),
+			HeapAfterGC:     median(mine, func(c ColdStart) int64 { return c.HeapAfterGC }),
+			APIServerCPU:    api(func(a APICost) time.Duration { return a.APIServerCPU }),
+			NetAPIServerCPU: api(APICost.NetAPIServerCPU),
+			EtcdCPU:         api(func(a APICost) time.Duration { return a.EtcdCPU }),
 		})
 	}
 	return out
@@ -98,19 +92,24 @@ func WriteReport(w io.Writer, res *Result, machine string) {
 		by[s.Subject] = s
 		names = append(names, s.Subject)
 	}
-	mc, hasMC := by[cfg.Multicache.Name]
-	var anchors []string
+	// The ratio columns: multicache against every anchor and, with a baseline build, the
+	// baseline against the informer and multicache against the baseline.
+	var ratios [][2]string
 	for _, n := range names {
-		if n != cfg.Multicache.Name {
-			anchors = append(anchors, n)
+		if n != cfg.Multicache.Name && n != BaselineName {
+			ratios = append(ratios, [2]string{cfg.Multicache.Name, n})
 		}
+	}
+	_, hasBase := by[BaselineName]
+	if hasBase {
+		ratios = append(ratios, [2]string{BaselineName, "informer"}, [2]string{cfg.Multicache.Name, BaselineName})
 	}
 	p("### Cold start (median of %d)\n\n", cfg.Rounds)
 	p("| | %s |", strings.Join(names, " | "))
-	for _, a := range anchors {
-		p(" multicache / %s |", a)
+	for _, r := range ratios {
+		p(" %s / %s |", r[0], r[1])
 	}
-	p("\n|---|%s", strings.Repeat("---:|", len(names)+len(anchors)))
+	p("\n|---|%s", strings.Repeat("---:|", len(names)+len(ratios)))
 	p("\n")
 	rows := []struct {
 		name string
@@ -132,14 +131,15 @@ func WriteReport(w io.Writer, res *Result, machine string) {
 		for _, n := range names {
 			p(" "+r.fmt+" |", r.get(by[n]))
 		}
-		for _, a := range anchors {
-			if hasMC && r.get(by[a]) > 0 {
-				p(" %.2fx |", r.get(mc)/r.get(by[a]))
-			} else {
-				p(" - |")
-			}
+		for _, q := range ratios {
+			p(" %s |", subjectRatio(by, q, r.get))
 		}
 		p("\n")
+	}
+	if hasBase {
+		q := ratios[len(ratios)-1]
+		p("\nmulticache / %s, two builds in the same rounds: time to full %s, CPU to full %s, settled RSS %s.\n",
+			BaselineName, subjectRatio(by, q, rows[0].get), subjectRatio(by, q, rows[1].get), subjectRatio(by, q, rows[4].get))
 	}
 	p("\nEvery round (time to full s / CPU s / peak MiB / settled MiB / heap MiB):\n\n")
 	p("| round | subject | full | CPU | peak | settled | heap | counts at full |\n|---:|---|---:|---:|---:|---:|---:|---|\n")
@@ -208,15 +208,16 @@ func writeDebugCosts(p func(string, ...any), res *Result) {
 	if res.CompareCost.Path != "" {
 		row(res.CompareCost, 1)
 		if f := res.CompareFloor; len(f) > 0 {
-			mean := meanDuration(f)
+			var sum time.Duration
 			p("\nThe list floor of `/debug/cache/compare` (the same lists, metadata only, in the same pages, by a bare client in the harness, just before and just after it): ")
 			for i, d := range f {
 				if i > 0 {
 					p(", ")
 				}
 				p("%.2f s", d.Seconds())
+				sum += d
 			}
-			p("; the comparison took %.2fx their mean.\n", res.CompareCost.Took.Seconds()/mean.Seconds())
+			p("; the comparison took %.2fx their mean.\n", res.CompareCost.Took.Seconds()*float64(len(f))/sum.Seconds())
 		}
 	}
 	if r := res.Churn.DuringDump; r != nil {
@@ -224,6 +225,16 @@ func writeDebugCosts(p func(string, ...any), res *Result) {
 		p("Label updates at %.0f/s while it was read back to back: lag p50 %.1f ms, p99 %.1f ms, max %.1f ms (the informer read alike p50, p99, ratio of the p99s: %s); kept up: %s.\n",
 			r.Step.Rate, msf(r.Lag.P50), msf(r.Lag.P99), msf(r.Lag.Max), strings.ReplaceAll(informerCells(*r), " |", ","), yes(r.KeptUp))
 	}
+}
+
+// subjectRatio is q[0]'s figure over q[1]'s, or a dash when either subject did not run.
+func subjectRatio(by map[string]Summary, q [2]string, get func(Summary) float64) string {
+	num, ok := by[q[0]]
+	den, ok2 := by[q[1]]
+	if !ok || !ok2 || get(den) <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2fx", get(num)/get(den))
 }
 
 func msf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

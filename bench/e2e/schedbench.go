@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"path/filepath"
 	"sync"
 	"time"
@@ -69,7 +70,7 @@ type SchedRun struct {
 	// CPU is the scheduler's CPU (user + system, /proc) from the first create to the last
 	// binding seen.
 	CPU time.Duration
-	// APIServerCPU and EtcdCPU over the same window (-1 when unread).
+	// APIServerCPU and EtcdCPU over the same window.
 	APIServerCPU, EtcdCPU time.Duration
 	// PeakRSS (VmHWM, since the start), SettledRSS (VmRSS) and HeapAfterGC are read Settle
 	// after the last binding.
@@ -143,22 +144,21 @@ func schedRun(ctx context.Context, cfg SchedBenchConfig, s Subject, round int) (
 	defer cancel()
 	api, err := NewAPIServer(cl.Config)
 	if err != nil {
-		fmt.Fprintf(cfg.Log, "  no API server CPU: %v\n", err)
-		api = nil
+		return run, err
 	}
 
 	t := time.Now()
 	if err := createNodes(ctx, cl.Client, cfg.Nodes, cfg.Writers); err != nil {
 		return run, err
 	}
-	sets := ceilDiv(cfg.Pods, PodsPerReplicaSet)
+	size := Size{Nodes: cfg.Nodes, Pods: cfg.Pods}
+	sets := size.ReplicaSets()
 	uids := make([]types.UID, sets)
-	nsCount := ReplicaSetNamespaceIndex(sets-1) + 1
-	if err := harness.Parallel(ctx, nsCount, cfg.Writers, func(ctx context.Context, i int) error { return harness.Create(ctx, cl.Client, MakeNamespace(i)) }); err != nil {
+	if err := harness.Parallel(ctx, size.Namespaces(), cfg.Writers, func(ctx context.Context, i int) error { return harness.Create(ctx, cl.Client, MakeNamespace(i)) }); err != nil {
 		return run, fmt.Errorf("creating namespaces: %w", err)
 	}
 	if err := harness.Parallel(ctx, sets, cfg.Writers, func(ctx context.Context, r int) error {
-		rs := MakeReplicaSet(r, min(PodsPerReplicaSet, cfg.Pods-r*PodsPerReplicaSet))
+		rs := MakeReplicaSet(r, podsOf(size, r))
 		if err := harness.Create(ctx, cl.Client, rs); err != nil {
 			return err
 		}
@@ -196,11 +196,9 @@ func schedRun(ctx context.Context, cfg SchedBenchConfig, s Subject, round int) (
 	if err != nil {
 		return run, err
 	}
-	var api0 APISnapshot
-	if api != nil {
-		if api0, err = api.CPU(); err != nil {
-			return run, err
-		}
+	api0, err := api.CPU()
+	if err != nil {
+		return run, err
 	}
 	created := make([]time.Time, cfg.Pods)
 	first := time.Now()
@@ -215,7 +213,7 @@ func schedRun(ctx context.Context, cfg SchedBenchConfig, s Subject, round int) (
 		return run, fmt.Errorf("creating pods: %w", err)
 	}
 	run.Create = time.Since(first)
-	fmt.Fprintf(cfg.Log, "  %d pods created in %.1fs; %d bound so far\n", cfg.Pods, run.Create.Seconds(), w.count())
+	fmt.Fprintf(cfg.Log, "  %d pods created in %.1fs; %d bound so far\n", cfg.Pods, run.Create.Seconds(), len(w.snapshot()))
 
 	last, err := w.waitAll(ctx, cfg.Pods, cfg.Timeout, in, logPath)
 	if err != nil {
@@ -225,21 +223,17 @@ func schedRun(ctx context.Context, cfg SchedBenchConfig, s Subject, round int) (
 	if err != nil {
 		return run, err
 	}
-	run.CPU = cpu1 - cpu0
-	run.APIServerCPU, run.EtcdCPU = -1, -1
-	if api != nil {
-		if api1, err := api.CPU(); err == nil {
-			run.APIServerCPU, run.EtcdCPU = api1.APIServerCPU-api0.APIServerCPU, api1.EtcdCPU-api0.EtcdCPU
-		}
+	api1, err := api.CPU()
+	if err != nil {
+		return run, err
 	}
+	run.CPU, run.APIServerCPU, run.EtcdCPU = cpu1-cpu0, api1.APIServerCPU-api0.APIServerCPU, api1.EtcdCPU-api0.EtcdCPU
 	run.Span = last.Sub(first)
 	bound := w.snapshot()
 	run.Bound = len(bound)
 	lat := make([]time.Duration, 0, cfg.Pods)
 	for i := range cfg.Pods {
-		r := i / PodsPerReplicaSet
-		key := ReplicaSetNamespace(r) + "/" + fmt.Sprintf("%s-%d", ReplicaSetName(r), i%PodsPerReplicaSet)
-		if at, ok := bound[key]; ok {
+		if at, ok := bound[populatedPod(i).String()]; ok {
 			lat = append(lat, max(0, at.Sub(created[i])))
 		}
 	}
@@ -251,37 +245,19 @@ func schedRun(ctx context.Context, cfg SchedBenchConfig, s Subject, round int) (
 	}
 	run.PeakRSS, run.SettledRSS, run.HeapAfterGC = cs0.PeakRSS, cs0.SettledRSS, cs0.HeapAfterGC
 	if cfg.Operator != nil && s.Name == StockSchedulerName {
+		// The operator alone on this cluster, its pods bound: up when it holds every node
+		// and pod, its memory read after the settle.
 		env.Want.Pods = cfg.Pods
-		if run.Operator, err = operatorRun(ctx, cfg, *cfg.Operator, env, round); err != nil {
+		op, err := MeasureColdStart(ctx, *cfg.Operator, env, round, Timing{Poll: 100 * time.Millisecond, Timeout: cfg.Timeout, Settle: cfg.Settle},
+			filepath.Join(dir, cfg.Operator.Name+".log"), nil)
+		if err != nil {
 			return run, fmt.Errorf("%s alone: %w", cfg.Operator.Name, err)
 		}
+		fmt.Fprintf(cfg.Log, "  %s alone up in %.1fs, settled RSS %s\n", op.Subject, op.Full.Seconds(), mib(op.SettledRSS))
+		run.Operator = &op
 	}
 	return run, nil
 }
-
-// operatorRun starts the operator on a cluster whose pods are bound, waits until it holds
-// every node and pod, and reads its memory after the settle.
-func operatorRun(ctx context.Context, cfg SchedBenchConfig, op Subject, env Env, round int) (*ColdStart, error) {
-	logPath := filepath.Join(env.Dir, op.Name+".log")
-	in, err := op.Start(env, logPath)
-	if err != nil {
-		return nil, err
-	}
-	defer in.Stop(10 * time.Second)
-	up, err := Watch(ctx, in, env.Want, Timing{Poll: 100 * time.Millisecond, Timeout: cfg.Timeout}, logPath)
-	if err != nil {
-		return nil, err
-	}
-	up.Subject, up.Round = op.Name, round
-	if err := Settle(ctx, in, Timing{Settle: cfg.Settle}, &up); err != nil {
-		return nil, err
-	}
-	fmt.Fprintf(cfg.Log, "  %s alone (pid %d) up in %.1fs, settled RSS %s\n", op.Name, in.Pid(), up.Full.Seconds(), mib(up.SettledRSS))
-	return &up, nil
-}
-
-// ReplicaSetNamespaceIndex is the index of ReplicaSet r's namespace (ReplicaSetNamespace).
-func ReplicaSetNamespaceIndex(r int) int { return r * PodsPerReplicaSet / PodsPerNamespace }
 
 // bindWatch records when the harness first saw each bench pod bound (spec.nodeName set).
 type bindWatch struct {
@@ -331,20 +307,10 @@ func (w *bindWatch) start(ctx context.Context) error {
 	return nil
 }
 
-func (w *bindWatch) count() int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return len(w.bound)
-}
-
 func (w *bindWatch) snapshot() map[string]time.Time {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	out := make(map[string]time.Time, len(w.bound))
-	for k, v := range w.bound {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(w.bound)
 }
 
 // waitAll waits until n pods were seen bound and returns when the last was; it fails when

@@ -103,10 +103,10 @@ func WriteSchedBenchReport(w io.Writer, res *SchedBenchResult, machine string) {
 	p("| round | scheduler | up (s) | CPU to up (s) | create (s) | span (s) | pods/s | p50 (ms) | p99 (ms) | CPU (s) | kube-apiserver CPU (s) | etcd CPU (s) | RSS settled (MiB) | peak RSS (MiB) | heap after GC (MiB) |\n")
 	p("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range res.Runs {
-		p("| %d | %s | %.1f | %.1f | %.1f | %.1f | %.0f | %.0f | %.0f | %.1f | %s | %s | %.0f | %.0f | %.0f |\n",
+		p("| %d | %s | %.1f | %.1f | %.1f | %.1f | %.0f | %.0f | %.0f | %.1f | %.1f | %.1f | %.0f | %.0f | %.0f |\n",
 			r.Round+1, r.Subject, r.Up.Seconds(), r.CPUUp.Seconds(), r.Create.Seconds(), r.Span.Seconds(), r.PodsPerSecond(),
 			msf(r.Latency.P50), msf(r.Latency.P99), r.CPU.Seconds(),
-			cpuCell(r.APIServerCPU), cpuCell(r.EtcdCPU), mibf(r.SettledRSS), mibf(r.PeakRSS), mibf(r.HeapAfterGC))
+			r.APIServerCPU.Seconds(), r.EtcdCPU.Seconds(), mibf(r.SettledRSS), mibf(r.PeakRSS), mibf(r.HeapAfterGC))
 		if op := r.Operator; op != nil {
 			p("| %d | %s alone | %.1f | %.1f | – | – | – | – | – | – | – | – | %.0f | %.0f | %.0f |\n",
 				r.Round+1, op.Subject, op.Full.Seconds(), op.CPU.Seconds(), mibf(op.SettledRSS), mibf(op.PeakRSS), mibf(op.HeapAfterGC))
@@ -139,11 +139,4 @@ func ratioCell(r float64) string {
 		return "–"
 	}
 	return fmt.Sprintf("%.2f", r)
-}
-
-func cpuCell(d time.Duration) string {
-	if d < 0 {
-		return "–"
-	}
-	return fmt.Sprintf("%.1f", d.Seconds())
 }

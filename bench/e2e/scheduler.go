@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/seed0f91f25e/multicache/internal/controlplane"
 	"github.com/seed0f91f25e/multicache/internal/harness"
@@ -24,40 +25,39 @@ func SchedulerFlagsSubject(name, bin string, qps int) Subject {
 		if err != nil {
 			return nil, err
 		}
-		args := []string{
-			"--kubeconfig=" + env.Kubeconfig,
-			"--leader-elect=false",
-			"--bind-address=127.0.0.1",
-			"--secure-port=" + strconv.Itoa(port),
-			"--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics,/debug/pprof/*",
-		}
-		if qps > 0 {
-			args = append(args, "--kube-api-qps="+strconv.Itoa(qps), "--kube-api-burst="+strconv.Itoa(2*qps))
-		}
-		p, err := controlplane.StartProcess(filepath.Base(bin), bin, args, nil, logPath)
+		p, err := controlplane.StartProcess(filepath.Base(bin), bin, componentArgs(env, port, qps, "/debug/pprof/*"), nil, logPath)
 		if err != nil {
 			return nil, err
 		}
-		return schedulerInstance(p, port), nil
+		base := "https://127.0.0.1:" + strconv.Itoa(port)
+		return &Instance{
+			Process:    p,
+			MetricsURL: base + "/metrics",
+			Prefixes:   []string{"scheduler_cache_size"},
+			PprofURL:   base + "/debug/pprof",
+			Full: func(m harness.Metrics, want Want) (bool, string) {
+				nodes, pods := count(m, `scheduler_cache_size{type="nodes"}`), count(m, `scheduler_cache_size{type="pods"}`)
+				return nodes == want.Nodes && pods == want.Pods, fmt.Sprintf("nodes=%d pods=%d", nodes, pods)
+			},
+		}, nil
 	}}
 }
 
-// schedulerCacheFull is a kube-scheduler's Full: its cache-size gauge counts every wanted
-// node and pod.
-func schedulerCacheFull(m harness.Metrics, want Want) (bool, string) {
-	nodes, pods := count(m, `scheduler_cache_size{type="nodes"}`), count(m, `scheduler_cache_size{type="pods"}`)
-	return nodes == want.Nodes && pods == want.Pods, fmt.Sprintf("nodes=%d pods=%d", nodes, pods)
-}
-
-// schedulerInstance is a running kube-scheduler (stock or multicache's) as a subject: its
-// metrics and pprof on its secure port, full once its cache holds every node.
-func schedulerInstance(p *controlplane.Process, port int) *Instance {
-	base := "https://127.0.0.1:" + strconv.Itoa(port)
-	return &Instance{
-		Process:    p,
-		MetricsURL: base + "/metrics",
-		Prefixes:   []string{"scheduler_cache_size"},
-		PprofURL:   base + "/debug/pprof",
-		Full:       schedulerCacheFull,
+// componentArgs are the flags a Kubernetes component (kube-scheduler,
+// kube-controller-manager) is started with here: the cluster's kubeconfig, leader election
+// off, the secure port on localhost with anonymous reads of its health, its metrics and
+// extraPaths, and, when qps > 0, its client limited to qps requests a second (burst twice
+// that).
+func componentArgs(env Env, port, qps int, extraPaths ...string) []string {
+	args := []string{
+		"--kubeconfig=" + env.Kubeconfig,
+		"--leader-elect=false",
+		"--bind-address=127.0.0.1",
+		"--secure-port=" + strconv.Itoa(port),
+		"--authorization-always-allow-paths=" + strings.Join(append([]string{"/healthz", "/readyz", "/livez", "/metrics"}, extraPaths...), ","),
 	}
+	if qps > 0 {
+		args = append(args, "--kube-api-qps="+strconv.Itoa(qps), "--kube-api-burst="+strconv.Itoa(2*qps))
+	}
+	return args
 }

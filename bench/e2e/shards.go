@@ -33,23 +33,15 @@ func ValidShardSplit(k int) error {
 // i ≡ s (mod k) and the pods bound to them (pod i is on node i mod Nodes).
 func ShardWant(size Size, k, s int) Want {
 	var w Want
-	for i := range size.Nodes {
-		w.Nodes += btoi(i%k == s)
-	}
-	if size.Nodes == 0 {
-		return w
-	}
-	for i := range size.Pods {
-		w.Pods += btoi(i%size.Nodes%k == s)
+	for n := s; n < size.Nodes; n += k {
+		// Node n holds Pods/Nodes pods, one more when n < Pods mod Nodes.
+		w.Nodes++
+		w.Pods += size.Pods / size.Nodes
+		if n < size.Pods%size.Nodes {
+			w.Pods++
+		}
 	}
 	return w
-}
-
-func btoi(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // ShardRun is the shard mode's measurement, round after round: a whole-cluster replica,

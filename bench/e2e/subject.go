@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"errors"
 
 	"github.com/seed0f91f25e/multicache/internal/controlplane"
@@ -46,16 +45,6 @@ type Instance struct {
 	PprofURL string
 	// Full says whether the metrics show every wanted object, and the counts it read.
 	Full func(m harness.Metrics, want Want) (bool, string)
-}
-
-// Poll scrapes the instance's metrics and says whether it holds every wanted object.
-func (in *Instance) Poll(ctx context.Context, want Want) (bool, string, error) {
-	m, err := harness.Scrape(ctx, harness.FilterURL(in.MetricsURL, in.Prefixes...), in.Prefixes...)
-	if err != nil {
-		return false, "", err
-	}
-	full, detail := in.Full(m, want)
-	return full, detail, nil
 }
 
 // count reads a gauge as an int (-1 when absent) for the Full functions.

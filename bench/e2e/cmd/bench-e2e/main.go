@@ -1,8 +1,8 @@
 // Command bench-e2e is `make bench-e2e`: it starts a real control plane, populates it,
-// cold-starts a bare informer, kube-scheduler and multicache in turn (rotating the order
-// every round), drives pod churn against multicache, and prints a markdown report with the
-// ratios of multicache against both anchors (also written to -out). See package e2e and
-// BENCHMARKS.md.
+// cold-starts a bare informer, kube-scheduler and multicache (and, with
+// -multicache-baseline, another multicache build) in turn, rotating the order every round,
+// drives pod churn against multicache, and prints a markdown report with the ratios of
+// multicache against the anchors (also written to -out). See package e2e and BENCHMARKS.md.
 package main
 
 import (
@@ -60,6 +60,7 @@ func run() error {
 		churnDur    = flag.Duration("churn-duration", 0, "how long each churn step lasts (default by size)")
 		churnPoll   = flag.Duration("churn-poll", 10*time.Millisecond, "how often multicache's event counters are read during the churn")
 		mcArgs      = flag.String("multicache-args", "", "extra flags of multicache, space-separated (e.g. --verify-period=0)")
+		baseline    = flag.String("multicache-baseline", "", "another multicache binary (e.g. the build before a change), cold-started beside -multicache in every round with the same flags and reported as "+e2e.BaselineName)
 		churnWorks  = flag.Int("churn-workers", 32, "writers per churn operation")
 		mcKinds     = flag.Bool("informer-mc-kinds", true, "also cold-start informer-mc-kinds, a bare informer of every kind multicache watches")
 		devices     = flag.Bool("devices", false, "also populate DRA objects (resource.k8s.io/v1): a DeviceClass, a ResourceSlice of -devices-per-node devices per node, -claims-per-node allocated ResourceClaims per node")
@@ -134,6 +135,9 @@ func run() error {
 		fmt.Fprintf(os.Stderr, "kube-scheduler skipped: %v\n", err)
 	}
 	subjects = append(subjects, mc)
+	if *baseline != "" {
+		subjects = append(subjects, e2e.BaselineSubject(*baseline, strings.Fields(*mcArgs)...))
+	}
 
 	var steps []e2e.ChurnStep
 	for _, r := range strings.Split(*rates, ",") {
