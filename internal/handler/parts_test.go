@@ -36,9 +36,10 @@ func populated(t testing.TB, nodes, pods int) (*Handler, []*corev1.Pod) {
 // TestCheckInvariants_InPartsFindsWhatTheWholeCheckFinds breaks the cache behind the
 // handler's back in each way that spans the NodeStore and the PodStore, in the last part
 // of each kind: the check in parts finds it, and CheckInvariants reports what the whole
-// check (checkWhole) finds.
+// check (checkWhole) finds. The cache spans two parts and a bit of each kind as the check
+// cuts them (checkNodesPerHold, checkPodsPerHold).
 func TestCheckInvariants_InPartsFindsWhatTheWholeCheckFinds(t *testing.T) {
-	nodes, pods := 2*nodesPerHold+10, 2*podsPerHold+100
+	nodes, pods := 2*checkNodesPerHold+10, 2*checkPodsPerHold+100
 	for _, tc := range []struct {
 		name    string
 		corrupt func(h *Handler, last *corev1.Pod)
@@ -93,8 +94,9 @@ func TestCheckInvariants_InPartsFindsWhatTheWholeCheckFinds(t *testing.T) {
 // parts of each check: every pod moved to the next node (deleted, then created again there),
 // so that parts copied before and after the move see it on two nodes, and the pod parts see
 // pods come and go. The check in parts suspects something; CheckInvariants reports nothing.
+// The cache spans two parts and a bit of each kind as the check cuts them.
 func TestCheckInvariants_InPartsUnderChurnReportsNothingFalse(t *testing.T) {
-	nodes, pods := 2*nodesPerHold+10, 2*podsPerHold+100
+	nodes, pods := 2*checkNodesPerHold+10, 2*checkPodsPerHold+100
 	h, held := populated(t, nodes, pods)
 	round := 0
 	move := func() {

@@ -277,11 +277,13 @@ func staleWrites(t *testing.T, seed uint64) {
 
 // TestRelist_AnyOrderAndAnyRestartEndInTheSamePlace_MoreSeeds runs the relist property on
 // 500 seeds beyond the ordinary test's (skipped with -short; `make fuzz` explores the
-// handler further, against its reference model).
+// handler further, against its reference model). It shares no state with other tests, and
+// runs beside them.
 func TestRelist_AnyOrderAndAnyRestartEndInTheSamePlace_MoreSeeds(t *testing.T) {
 	if testing.Short() {
 		t.Skip("long")
 	}
+	t.Parallel()
 	for seed := 1000; seed < 1500; seed++ {
 		relistProperty(t, uint64(seed), 6)
 	}
