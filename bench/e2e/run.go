@@ -137,9 +137,25 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	logColdStart(log, res.WarmUp)
 
+	// The baseline's statuses are the same objects; its own warm-up keeps any status it
+	// writes differently out of its samples too.
+	for _, s := range cfg.Subjects {
+		if s.Name == BaselineName {
+			cs, err := MeasureColdStart(ctx, s, env, -1, cfg.Timing, filepath.Join(cfg.Dir, s.Name+"-warmup.log"), nil)
+			if err != nil {
+				return res, err
+			}
+			logColdStart(log, cs)
+		}
+	}
+
 	for round := range cfg.Rounds {
-		for i := range cfg.Subjects {
-			s := cfg.Subjects[(i+round)%len(cfg.Subjects)]
+		order := make([]Subject, len(cfg.Subjects))
+		for i := range order {
+			order[i] = cfg.Subjects[(i+round)%len(cfg.Subjects)]
+		}
+		alternate(order, round, cfg.Multicache.Name, BaselineName)
+		for _, s := range order {
 			// The cooldown also measures the API server's idle CPU (NetAPIServerCPU).
 			idle := env.API.Pause(cfg.Cooldown)
 			var check func(context.Context, *Instance) error
@@ -312,4 +328,16 @@ func (r *Result) Problems() []string {
 		p = append(p, fmt.Sprintf("/debug/cache/compare after the churn: %d differences, e.g. %s", len(r.Compare), r.Compare[0]))
 	}
 	return p
+}
+
+// alternate puts subject a before b in even rounds and after it in odd ones (swapping their
+// places in order): the rotation alone keeps neighbours in one order most rounds, so the
+// second would mostly start right after the first (and its store check, a list of the
+// whole cluster).
+func alternate(order []Subject, round int, a, b string) {
+	i := slices.IndexFunc(order, func(s Subject) bool { return s.Name == a })
+	j := slices.IndexFunc(order, func(s Subject) bool { return s.Name == b })
+	if i >= 0 && j >= 0 && (i < j) != (round%2 == 0) {
+		order[i], order[j] = order[j], order[i]
+	}
 }

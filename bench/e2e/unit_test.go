@@ -287,3 +287,23 @@ func TestChurnPod_HasThePopulationsShape(t *testing.T) {
 		}
 	}
 }
+
+// TestAlternate_NeitherBuildAlwaysFollowsTheOther: over the rotated rounds of a run,
+// multicache starts before its baseline in even rounds and after it in odd ones.
+func TestAlternate_NeitherBuildAlwaysFollowsTheOther(t *testing.T) {
+	subjects := []Subject{{Name: "informer"}, {Name: "multicache"}, {Name: BaselineName}}
+	for round := range 4 {
+		order := make([]Subject, len(subjects))
+		for i := range order {
+			order[i] = subjects[(i+round)%len(subjects)]
+		}
+		alternate(order, round, "multicache", BaselineName)
+		at := map[string]int{}
+		for i, s := range order {
+			at[s.Name] = i
+		}
+		if first := at["multicache"] < at[BaselineName]; first != (round%2 == 0) {
+			t.Errorf("round %d: order %v: multicache first = %v", round, at, first)
+		}
+	}
+}

@@ -136,6 +136,9 @@ func run() error {
 	}
 	subjects = append(subjects, mc)
 	if *baseline != "" {
+		if err := e2e.NeedBinaries([2]string{*baseline, "build"}); err != nil {
+			return fmt.Errorf("-multicache-baseline: %w", err)
+		}
 		subjects = append(subjects, e2e.BaselineSubject(*baseline, strings.Fields(*mcArgs)...))
 	}
 
