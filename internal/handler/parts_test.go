@@ -16,8 +16,8 @@ import (
 	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
-// populated returns a handler holding nodes nodes and pods pods spread over them: more than
-// one hold of the lock's worth of each (nodesPerHold, podsPerHold).
+// populated returns a handler holding nodes nodes and pods pods spread over them (callers
+// size them past one part of the dump or of the invariant check, as they test).
 func populated(t testing.TB, nodes, pods int) (*Handler, []*corev1.Pod) {
 	t.Helper()
 	h, _ := newQuietHandler(t)

@@ -394,13 +394,14 @@ func (h *Harness) ownerUIDs(ctx context.Context) (map[string]types.UID, error) {
 }
 
 // checkSlowBind: the reservation whose pod was bound after its assumption expired ends
-// Matched by that pod. The note says whether replica a's log has the assumption expire.
+// Matched by that pod. The note says whether replica a's logs (every incarnation) have the
+// assumption expire.
 func (h *Harness) checkSlowBind(ctx context.Context, res *FaultResult) {
 	ns, name, _ := strings.Cut(res.slowBindRsv, "/")
 	pod := "t" + name[1:]
 	logs := h.Replicas[0].Logs()
 	expiry := "no: the API confirmed the pod first"
-	for _, line := range grepLogs(logs[len(logs)-1:], "assumed pod expired") {
+	for _, line := range grepLogs(logs, "assumed pod expired") {
 		if strings.Contains(line, fmt.Sprintf(`"pod":{"name":%q,"namespace":%q}`, pod, ns)) {
 			expiry = fmt.Sprintf("at %s, bound at %s", cmp.Or(logField(line, "ts"), "(no time)"), res.slowBound.UTC().Format(time.RFC3339))
 			break

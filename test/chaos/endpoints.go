@@ -94,9 +94,14 @@ func (r *Replica) Dump(ctx context.Context) (*Dump, error) {
 	return d, getJSON(ctx, "http://"+r.DebugAddr+"/debug/cache", d)
 }
 
-// Metrics scrapes the replica's /metrics.
+// Metrics scrapes the replica's /metrics, with the debug endpoints' patience: a replica
+// under the long run's load may take longer than the harness's default.
 func (r *Replica) Metrics(ctx context.Context) (harness.Metrics, error) {
-	return harness.Scrape(ctx, "http://"+r.MetricsAddr+"/metrics")
+	body, err := harness.Get(ctx, "http://"+r.MetricsAddr+"/metrics", debugTimeout)
+	if err != nil {
+		return nil, err
+	}
+	return harness.ParseMetrics(body), nil
 }
 
 // Leading reports whether the replica says it holds the lease

@@ -289,7 +289,7 @@ func checkExpectations(hist *History, ns string, rsvIntents map[string]RsvIntent
 			if ever(vs, v1alpha1.ReservationMatched) {
 				fail("expectation", "reservation %s (%s, selects nobody) was written Matched", name, in.Class)
 			}
-			due := in.Created.Add(time.Duration(in.TTL)*time.Second + 5*time.Second)
+			due := in.Created.Add(time.Duration(in.TTL)*time.Second + judgedAfter)
 			// Its TTL starts when it is placed: one whose node is gone (an extra node deleted
 			// before it was placed there) stays Pending, Reserved=False NodeNotFound (below).
 			awaitsNode := st.Phase == v1alpha1.ReservationPending && nodeNotFound(st.Conditions)
@@ -379,7 +379,7 @@ func checkExpectations(hist *History, ns string, rsvIntents map[string]RsvIntent
 					fail("expectation", "pod group %s (1 member of 3) was written %s (revision %d)", name, x.Status.Phase, x.RV)
 				}
 			}
-			due := h.Created.Add(time.Duration(in.Timeout)*time.Second + 5*time.Second)
+			due := h.Created.Add(time.Duration(in.Timeout)*time.Second + judgedAfter)
 			if !v.Deleted && !in.Deleted && end.After(due) && v.Status.Phase != v1alpha1.PodGroupTimeout {
 				fail("expectation", "pod group %s (1 member of 3, timeout %ds) ends %s, want Timeout", name, in.Timeout, orNone(v.Status.Phase))
 			}
@@ -411,3 +411,8 @@ func nodeNotFound(conds []metav1.Condition) bool {
 	c := meta.FindStatusCondition(conds, v1alpha1.ReservationConditionReserved)
 	return c != nil && c.Status == metav1.ConditionFalse && c.Reason == "NodeNotFound"
 }
+
+// judgedAfter is how long past its deadline (a reservation's TTL, a gang's timeout) the
+// checks wait before they judge what the deadline should have done; the final wait lets
+// every deadline reach it.
+const judgedAfter = 5 * time.Second

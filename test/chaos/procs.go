@@ -194,6 +194,9 @@ func (r *Replica) Shutdown() {
 // WaitReady waits up to bound until /readyz answers 200 (the cache caught up).
 func (r *Replica) WaitReady(ctx context.Context, bound time.Duration) error {
 	if !poll(bound, 100*time.Millisecond, func() bool {
+		if ctx.Err() != nil {
+			return true // given up: the caller's context is done
+		}
 		if !r.Running() {
 			return false
 		}
@@ -202,7 +205,7 @@ func (r *Replica) WaitReady(ctx context.Context, bound time.Duration) error {
 	}) {
 		return fmt.Errorf("replica %s not ready after %v", r.Name, bound)
 	}
-	return nil
+	return ctx.Err()
 }
 
 // lastError returns the message of the last error-level line of a log, if any.

@@ -86,12 +86,12 @@ func (h *Harness) final(ctx context.Context) {
 	due := []time.Time{time.Now()}
 	for _, r := range rsvs {
 		if r.Class == "expire" && !r.Deleted {
-			due = append(due, r.Created.Add(time.Duration(r.TTL)*time.Second+2*time.Second))
+			due = append(due, r.Created.Add(time.Duration(r.TTL)*time.Second+judgedAfter))
 		}
 	}
 	for _, g := range groups {
 		if g.Class == "starves" && !g.Deleted {
-			due = append(due, g.Created.Add(time.Duration(g.Timeout)*time.Second+2*time.Second))
+			due = append(due, g.Created.Add(time.Duration(g.Timeout)*time.Second+judgedAfter))
 		}
 	}
 	if wait := time.Until(slices.MaxFunc(due, time.Time.Compare)); wait > 0 {

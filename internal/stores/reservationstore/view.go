@@ -117,7 +117,7 @@ func (s *Store) eachReserved(node string, yield func(store.Reservation, matchInf
 // Reserved reservations reserved yields (on a node, or on every node for ""), those pod may
 // consume, best first. consumed reports whether pod consumed one already.
 func matchable(pod *corev1.Pod, podState podStates, consumed func() bool, reserved func(string, func(store.Reservation, matchInfo))) []store.Reservation {
-	if !qualifies(pod) || consumed() {
+	if pod == nil || !qualifies(pod) || consumed() {
 		return nil
 	}
 	node, landed, elsewhere := matchPlace(pod, podState)
