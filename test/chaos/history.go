@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -291,9 +290,8 @@ func checkExpectations(hist *History, ns string, rsvIntents map[string]RsvIntent
 			}
 			due := in.Created.Add(time.Duration(in.TTL)*time.Second + judgedAfter)
 			// Its TTL starts when it is placed: one whose node is gone (an extra node deleted
-			// before it was placed there) stays Pending, Reserved=False NodeNotFound (below).
-			awaitsNode := st.Phase == v1alpha1.ReservationPending && nodeNotFound(st.Conditions)
-			if live && !in.Deleted && end.After(due) && st.Phase != v1alpha1.ReservationExpired && !awaitsNode {
+			// before it was placed there) awaits its node (below).
+			if live && !in.Deleted && end.After(due) && st.Phase != v1alpha1.ReservationExpired && !awaitsNode(st) {
 				fail("expectation", "reservation %s (%s, TTL %ds, created %s) ends %s, want Expired", name, in.Class, in.TTL,
 					in.Created.Format(time.TimeOnly), orNone(st.Phase))
 			}
@@ -304,10 +302,10 @@ func checkExpectations(hist *History, ns string, rsvIntents map[string]RsvIntent
 			if in.Target == "" || in.Deleted || !live {
 				continue
 			}
-			// Its node deleted before it was placed there, it stays Pending, Reserved=False
-			// NodeNotFound, as an expiring one does (above): its pod, bound to that node's
-			// name, has no node to be charged on.
-			if in.NodeDeleted && st.Phase == v1alpha1.ReservationPending && nodeNotFound(st.Conditions) {
+			// Its node deleted before it was placed there, it awaits its node, as an expiring
+			// one does (above): its pod, bound to that node's name, has no node to be
+			// charged on.
+			if in.NodeDeleted && awaitsNode(st) {
 				continue
 			}
 			if st.Phase != v1alpha1.ReservationMatched || st.CurrentOwner == nil || st.CurrentOwner.Name != in.Target {
@@ -320,10 +318,9 @@ func checkExpectations(hist *History, ns string, rsvIntents map[string]RsvIntent
 				fail("expectation", "reservation %s (%s: selects nobody, TTL 1 day) was written Matched or Expired", name, in.Class)
 			}
 			// A reservation whose node is gone (an extra node deleted before the reservation
-			// was placed there) stays Pending, Reserved=False NodeNotFound: nothing is charged
-			// on a node that does not exist.
-			awaitsNode := st.Phase == v1alpha1.ReservationPending && nodeNotFound(st.Conditions)
-			if live && !in.Deleted && in.Node != "" && st.Phase != v1alpha1.ReservationReserved && !awaitsNode {
+			// was placed there) awaits its node: nothing is charged on a node that does not
+			// exist.
+			if live && !in.Deleted && in.Node != "" && st.Phase != v1alpha1.ReservationReserved && !awaitsNode(st) {
 				fail("expectation", "reservation %s (%s on %s) ends %s, want Reserved", name, in.Class, in.Node, orNone(st.Phase))
 			}
 		case "contend":
@@ -335,6 +332,11 @@ func checkExpectations(hist *History, ns string, rsvIntents map[string]RsvIntent
 			if !plive || peer.Deleted {
 				continue
 			}
+			// Their node deleted before they were placed there, both await it, as a "match"
+			// reservation does (above), and neither can be Matched.
+			if in.NodeDeleted && awaitsNode(st) && awaitsNode(pst) {
+				continue
+			}
 			matched := 0
 			for _, s := range []v1alpha1.ReservationStatus{st, pst} {
 				if s.Phase == v1alpha1.ReservationMatched {
@@ -342,8 +344,9 @@ func checkExpectations(hist *History, ns string, rsvIntents map[string]RsvIntent
 				}
 			}
 			if matched != 1 {
-				fail("expectation", "contended reservations %s and %s end %s and %s; want exactly one Matched by %s",
-					name, in.Peer, orNone(st.Phase), orNone(pst.Phase), in.Target)
+				fail("expectation", "contended reservations %s and %s (created %s on %s, node deleted by the workload: %t) end %s (%s) and %s (%s); want exactly one Matched by %s",
+					name, in.Peer, in.Created.Format(time.TimeOnly), in.Node, in.NodeDeleted,
+					orNone(st.Phase), reservedWhy(st), orNone(pst.Phase), reservedWhy(pst), in.Target)
 			}
 		}
 	}
@@ -406,10 +409,18 @@ func orNone[T ~string](s T) string {
 	return string(s)
 }
 
-// nodeNotFound reports whether a Reservation's conditions say its node does not exist.
-func nodeNotFound(conds []metav1.Condition) bool {
-	c := meta.FindStatusCondition(conds, v1alpha1.ReservationConditionReserved)
-	return c != nil && c.Status == metav1.ConditionFalse && c.Reason == "NodeNotFound"
+// awaitsNode reports whether a reservation's status says it awaits a node that does not
+// exist: Pending, Reserved=False NodeNotFound.
+func awaitsNode(st v1alpha1.ReservationStatus) bool {
+	return st.Phase == v1alpha1.ReservationPending && reservedWhy(st) == "NodeNotFound"
+}
+
+// reservedWhy is the reason of a reservation's Reserved condition ("" without one).
+func reservedWhy(st v1alpha1.ReservationStatus) string {
+	if c := meta.FindStatusCondition(st.Conditions, v1alpha1.ReservationConditionReserved); c != nil {
+		return c.Reason
+	}
+	return ""
 }
 
 // judgedAfter is how long past its deadline (a reservation's TTL, a gang's timeout) the

@@ -1,11 +1,14 @@
 package chaos
 
 import (
+	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
 )
@@ -39,6 +42,38 @@ func TestOwnerProblem_AReplacementMayBeConsumedByAPodThatLandedSinceItsPredecess
 		got := ownerProblem(hist, hist.Rsvs["rsv-uid"], &v1alpha1.PodReference{Namespace: "ns", Name: "web-0", UID: "pod-uid"}, 12)
 		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
 			t.Errorf("%s: got %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
+// TestCheckExpectations_AContendedPairWhoseNodeWentAwaitsIt: a contended pair whose node
+// the workload deleted before they were placed there awaits it, neither Matched; the same
+// pair Pending on a live node fails, and the failure names the node and the reasons.
+func TestCheckExpectations_AContendedPairWhoseNodeWentAwaitsIt(t *testing.T) {
+	awaiting := v1alpha1.ReservationStatus{Phase: v1alpha1.ReservationPending, Conditions: []metav1.Condition{{
+		Type: v1alpha1.ReservationConditionReserved, Status: metav1.ConditionFalse, Reason: "NodeNotFound"}}}
+	for _, c := range []struct {
+		name        string
+		nodeDeleted bool
+		want        string
+	}{
+		{"node deleted", true, ""},
+		{"node live", false, "on x-7, node deleted by the workload: false) end Pending (NodeNotFound)"},
+	} {
+		r := NewRecorder("lease")
+		intents := map[string]RsvIntent{}
+		for i, pair := range [][2]string{{"c-1-a", "c-1-b"}, {"c-1-b", "c-1-a"}} {
+			rsv := newReservation("ns", pair[0], "x-7", 600, LabelContend, "c-1")
+			rsv.UID, rsv.ResourceVersion, rsv.Status = types.UID(pair[0]), strconv.Itoa(10+i), awaiting
+			r.record(rsv, false, false)
+			intents[pair[0]] = RsvIntent{Name: pair[0], Class: "contend", Node: "x-7", Peer: pair[1], Target: "k-1", NodeDeleted: c.nodeDeleted}
+		}
+		var got []string
+		checkExpectations(r.History(), "ns", intents, nil, time.Now(), func(_, format string, args ...any) {
+			got = append(got, fmt.Sprintf(format, args...))
+		})
+		if c.want == "" && len(got) > 0 || c.want != "" && (len(got) != 1 || !strings.Contains(got[0], c.want)) {
+			t.Errorf("%s: got %q, want one failure containing %q", c.name, got, c.want)
 		}
 	}
 }
