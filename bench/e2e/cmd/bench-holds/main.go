@@ -24,39 +24,43 @@ import (
 )
 
 func main() {
-	if err := run(); err != nil {
+	if err := run(os.Args[1:]); err != nil {
 		fmt.Fprintln(os.Stderr, "bench-holds:", err)
 		os.Exit(1)
 	}
 }
 
-func run() error {
+// run parses args, checks them and runs the benchmark; a bad flag fails before anything starts.
+func run(args []string) error {
+	fs := flag.NewFlagSet("bench-holds", flag.ContinueOnError)
 	var (
-		assets    = flag.String("assets", os.Getenv("KUBEBUILDER_ASSETS"), "directory with kube-apiserver and etcd (bin/k8s)")
-		repo      = flag.String("repo", "../..", "the main module's directory (CRDs, commit)")
-		mcBin     = flag.String("multicache", "", "the multicache binary (go build -o bin/multicache . in the main module)")
-		mcArgs    = flag.String("multicache-args", "", "extra flags of multicache, space-separated")
-		schedBin  = flag.String("kube-scheduler", "", "the kube-scheduler binary (default: kube-scheduler in -assets)")
-		kcmBin    = flag.String("kube-controller-manager", "", "the kube-controller-manager binary (default: kube-controller-manager in -assets)")
-		dir       = flag.String("dir", "", "directory for logs, the kubeconfig and the evidence of any excess (default: a new temporary directory)")
-		out       = flag.String("out", "", "also write the markdown report to this file")
-		nodes     = flag.Int("nodes", 50, "nodes in the cluster")
-		replicas  = flag.Int("replicas", 500, "pods of the Deployment, rolled")
-		scaleTo   = flag.Int("scale-to", 250, "pods the Deployment is scaled to after the rollout")
-		evict     = flag.Int("force-delete", 25, "pods force-deleted after the scale-down (their replacements are due: a third phase); 0 skips it")
-		surge     = flag.String("max-surge", "25%", "maxSurge of the rolling update")
-		unavail   = flag.String("max-unavailable", "25%", "maxUnavailable of the rolling update")
-		cpu       = flag.String("pod-cpu", "500m", "each pod's CPU request")
-		mem       = flag.String("pod-memory", "512Mi", "each pod's memory request")
-		period    = flag.Duration("sample", 200*time.Millisecond, "how often multicache's nodes are sampled")
-		delay     = flag.Duration("delete-delay", 500*time.Millisecond, "how long a pod being deleted stays before the harness's kubelet removes it")
-		settle    = flag.Duration("settle", 5*time.Second, "how long the sampling goes on after the rollout and after the scale-down")
-		timeout   = flag.Duration("phase-timeout", 10*time.Minute, "how long the Deployment's creation, rollout and scale-down may each take")
-		qps       = flag.Int("controller-qps", 100, "kube-controller-manager's requests per second (burst twice that)")
-		verify    = flag.Duration("verify-period", time.Second, "multicache's --verify-period: how often it checks its own invariants during the run (violations are counted and named in the report)")
-		failOnBad = flag.Bool("check", true, "exit non-zero when the report's checks fail")
+		assets    = fs.String("assets", os.Getenv("KUBEBUILDER_ASSETS"), "directory with kube-apiserver and etcd (bin/k8s)")
+		repo      = fs.String("repo", "../..", "the main module's directory (CRDs, commit)")
+		mcBin     = fs.String("multicache", "", "the multicache binary (go build -o bin/multicache . in the main module)")
+		mcArgs    = fs.String("multicache-args", "", "extra flags of multicache, space-separated")
+		schedBin  = fs.String("kube-scheduler", "", "the kube-scheduler binary (default: kube-scheduler in -assets)")
+		kcmBin    = fs.String("kube-controller-manager", "", "the kube-controller-manager binary (default: kube-controller-manager in -assets)")
+		dir       = fs.String("dir", "", "directory for logs, the kubeconfig and the evidence of any excess (default: a new temporary directory)")
+		out       = fs.String("out", "", "also write the markdown report to this file")
+		nodes     = fs.Int("nodes", 50, "nodes in the cluster")
+		replicas  = fs.Int("replicas", 500, "pods of the Deployment, rolled")
+		scaleTo   = fs.Int("scale-to", 250, "pods the Deployment is scaled to after the rollout")
+		evict     = fs.Int("force-delete", 25, "pods force-deleted after the scale-down (their replacements are due: a third phase); 0 skips it")
+		surge     = fs.String("max-surge", "25%", "maxSurge of the rolling update")
+		unavail   = fs.String("max-unavailable", "25%", "maxUnavailable of the rolling update")
+		cpu       = fs.String("pod-cpu", "500m", "each pod's CPU request")
+		mem       = fs.String("pod-memory", "512Mi", "each pod's memory request")
+		period    = fs.Duration("sample", 200*time.Millisecond, "how often multicache's nodes are sampled")
+		delay     = fs.Duration("delete-delay", 500*time.Millisecond, "how long a pod being deleted stays before the harness's kubelet removes it")
+		settle    = fs.Duration("settle", 5*time.Second, "how long the sampling goes on after the rollout and after the scale-down")
+		timeout   = fs.Duration("phase-timeout", 10*time.Minute, "how long the Deployment's creation, rollout and scale-down may each take")
+		qps       = fs.Int("controller-qps", 100, "kube-controller-manager's requests per second (burst twice that)")
+		verify    = fs.Duration("verify-period", time.Second, "multicache's --verify-period: how often it checks its own invariants during the run (violations are counted and named in the report)")
+		failOnBad = fs.Bool("check", true, "exit non-zero when the report's checks fail")
 	)
-	flag.Parse()
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
 	// The commit is read now, when the Makefile has just built the binaries: the tree may
 	// move on during a long run.
 	machine := harness.Machine(*repo)
@@ -78,6 +82,10 @@ func run() error {
 	}
 	if *evict < 0 || *evict > *scaleTo {
 		return fmt.Errorf("-force-delete: %d is not between 0 and -scale-to (%d)", *evict, *scaleTo)
+	}
+	if *qps <= 0 {
+		// kube-controller-manager reads 0 as "its default" (20), which the report would print as 0.
+		return fmt.Errorf("-controller-qps: %d must be positive", *qps)
 	}
 	if *settle <= e2e.HoldsGoneWithin {
 		return fmt.Errorf("-settle: %v must be longer than the %v the holds have to be gone in", *settle, e2e.HoldsGoneWithin)
