@@ -64,7 +64,7 @@ type Store struct {
 	// slices by name; pools by driver and pool name.
 	slices map[string]*resourcev1.ResourceSlice
 	pools  map[poolKey]*pool
-	// selective are the pools some slice of which reaches nodes other than by name: a
+	// selective are the pools some slice of which reaches nodes by selector or all nodes: a
 	// node's change re-gathers only those.
 	selective map[poolKey]*pool
 

@@ -28,8 +28,6 @@ type pool struct {
 	reach map[string]*reach
 	// targets are the slices' node selections, parsed once per change of the pool.
 	targets []sliceTargets
-	// selective: some slice reaches nodes by selector, all nodes or per device.
-	selective bool
 	// errs are the node selectors that do not parse (they select no node).
 	errs []error
 }
@@ -53,8 +51,8 @@ func (s *Store) gather(p *pool) {
 	p.errs = nil
 	targets := s.poolTargets(p)
 	p.targets = targets
-	p.selective = slices.ContainsFunc(targets, sliceTargets.selective)
-	if p.selective {
+	selective := slices.ContainsFunc(targets, sliceTargets.selective)
+	if selective {
 		s.selective[p.key] = p
 	} else {
 		delete(s.selective, p.key)
@@ -65,7 +63,7 @@ func (s *Store) gather(p *pool) {
 			nodes[name] = s.nodeOrName(name)
 		}
 	}
-	if p.selective {
+	if selective {
 		for name, node := range s.nodes {
 			nodes[name] = node
 		}
