@@ -93,18 +93,25 @@ func (s *Store) release(claim types.NamespacedName, a allocation) {
 // touchDevice marks changed the nodes a device is published to, and recounts it in the
 // cluster's totals: its holders or their assumptions changed.
 func (s *Store) touchDevice(id DeviceID) {
-	p := s.pools[poolKey{id.Driver.String(), id.Pool.String()}]
-	if p == nil {
+	p, e := s.deviceOf(id)
+	if e == nil {
 		return
 	}
-	if e := p.devices[id]; e != nil {
-		for _, v := range e.versions {
-			for node := range v.nodes.all {
-				s.views.Touch(node)
-			}
+	for _, v := range e.versions {
+		for node := range v.nodes.all {
+			s.views.Touch(node)
 		}
-		s.recount(p, id)
 	}
+	s.recount(p, id)
+}
+
+// deviceOf returns a device's pool and entry; a nil entry when no pool publishes it.
+func (s *Store) deviceOf(id DeviceID) (*pool, *device) {
+	p := s.pools[poolKey{id.Driver.String(), id.Pool.String()}]
+	if p == nil {
+		return nil, nil
+	}
+	return p, p.devices[id]
 }
 
 // allocated reports whether a device is held, alone or by some share.

@@ -2,7 +2,6 @@ package devicestore
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	resourcev1 "k8s.io/api/resource/v1"
@@ -83,15 +82,4 @@ func (s *Store) rematchClass(name string, c *class) {
 			s.touchPool(p)
 		}
 	}
-}
-
-// classErrors are the classes whose selectors do not compile or failed on some device.
-func (s *Store) classErrors() error {
-	var errs []error
-	for _, c := range s.classes {
-		if c.err != nil {
-			errs = append(errs, c.err)
-		}
-	}
-	return errors.Join(errs...)
 }

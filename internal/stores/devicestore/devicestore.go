@@ -84,13 +84,11 @@ type Store struct {
 	extendedClaims map[types.NamespacedName]extendedClaim
 
 	// views are the devices of each node, versioned for snapshots.
-	views *store.Versioned[string, *nodeEntry]
+	views *store.Versioned[string, nodeEntry]
 	// totals are the cluster's devices (totals.go); miscounted is set by a self-check that
 	// found them wrong, cleared by one that found them right (RebuildTotals acts only then).
 	totals     totals
 	miscounted atomic.Bool
-	// seen is collect's scratch set of the device names of a generation.
-	seen map[string]bool
 }
 
 var (
@@ -117,9 +115,8 @@ func New(h *stores.CacheHandler) *Store {
 		celCache:  cel.NewCache(celCacheSize, cel.Features{EnableConsumableCapacity: true}),
 		classSets: newClassSets(),
 		extended:  extendedresourcecache.NewExtendedResourceCache(logr.Discard()),
-		views:     store.NewVersioned[string, *nodeEntry](h.Generations()),
+		views:     store.NewVersioned[string, nodeEntry](h.Generations()),
 		totals:    newTotals(),
-		seen:      map[string]bool{},
 
 		extendedClaims: map[types.NamespacedName]extendedClaim{},
 	}
