@@ -101,11 +101,8 @@ func (s *Store) touchClaim(key types.NamespacedName) {
 
 // assumedHolder reports whether some claim holding the device is an assumption.
 func (s *Store) assumedHolder(id DeviceID) bool {
-	if len(s.assumed) == 0 {
-		return false
-	}
 	h := s.holders[id]
-	if h == nil {
+	if len(s.assumed) == 0 || h == nil {
 		return false
 	}
 	for _, c := range h.dedicated {

@@ -103,21 +103,20 @@ var (
 // New returns an empty DeviceStore.
 func New(h *stores.CacheHandler) *Store {
 	s := &Store{
-		h:         h,
-		nodes:     map[string]*corev1.Node{},
-		slices:    map[string]*resourcev1.ResourceSlice{},
-		pools:     map[poolKey]*pool{},
-		selective: map[poolKey]*pool{},
-		claims:    map[types.NamespacedName][]allocation{},
-		holders:   map[DeviceID]*holders{},
-		assumed:   map[types.NamespacedName]struct{}{},
-		classes:   map[string]*class{},
-		celCache:  cel.NewCache(celCacheSize, cel.Features{EnableConsumableCapacity: true}),
-		classSets: newClassSets(),
-		extended:  extendedresourcecache.NewExtendedResourceCache(logr.Discard()),
-		views:     store.NewVersioned[string, nodeEntry](h.Generations()),
-		totals:    newTotals(),
-
+		h:              h,
+		nodes:          map[string]*corev1.Node{},
+		slices:         map[string]*resourcev1.ResourceSlice{},
+		pools:          map[poolKey]*pool{},
+		selective:      map[poolKey]*pool{},
+		claims:         map[types.NamespacedName][]allocation{},
+		holders:        map[DeviceID]*holders{},
+		assumed:        map[types.NamespacedName]struct{}{},
+		classes:        map[string]*class{},
+		celCache:       cel.NewCache(celCacheSize, cel.Features{EnableConsumableCapacity: true}),
+		classSets:      newClassSets(),
+		extended:       extendedresourcecache.NewExtendedResourceCache(logr.Discard()),
+		views:          store.NewVersioned[string, nodeEntry](h.Generations()),
+		totals:         newTotals(),
 		extendedClaims: map[types.NamespacedName]extendedClaim{},
 	}
 	h.SetExtendedResourceResolver(s.ExtendedResourceClass)
