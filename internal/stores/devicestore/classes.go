@@ -17,7 +17,9 @@ type class struct {
 	err error
 }
 
-func (s *Store) compile(dc *resourcev1.DeviceClass) *class {
+// setClass compiles a (new or changed) class and matches it against every published
+// device.
+func (s *Store) setClass(dc *resourcev1.DeviceClass) {
 	c := &class{class: dc}
 	for i, sel := range dc.Spec.Selectors {
 		if sel.CEL == nil {
@@ -30,7 +32,8 @@ func (s *Store) compile(dc *resourcev1.DeviceClass) *class {
 		}
 		c.selectors = append(c.selectors, res)
 	}
-	return c
+	s.classes[dc.Name] = c
+	s.rematchClass(dc.Name, c)
 }
 
 // matches reports whether every selector of the class accepts the device, evaluated by

@@ -232,12 +232,6 @@ func (s *Store) AddDeviceClass(dc *resourcev1.DeviceClass) {
 	s.setClass(dc)
 }
 
-func (s *Store) setClass(dc *resourcev1.DeviceClass) {
-	c := s.compile(dc)
-	s.classes[dc.Name] = c
-	s.rematchClass(dc.Name, c)
-}
-
 // UpdateDeviceClass re-matches a class whose selectors changed. Even a change that keeps
 // its extendedResourceName may change the extended resources' map: where two classes name
 // one resource, the library keeps one of them, and which depends on the order of the

@@ -1,6 +1,7 @@
 package devicestore
 
 import (
+	"maps"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
@@ -27,7 +28,8 @@ type pool struct {
 	devices map[DeviceID]*device
 	// reach is what the pool gives each node it reaches.
 	reach map[string]*reach
-	// targets are the slices' node selections, parsed once per change of the pool.
+	// targets are the slices' node selections, sorted by slice name, parsed once per
+	// change of the pool.
 	targets []sliceTargets
 	// errs are the node selectors that do not parse (they select no node).
 	errs []error
@@ -49,9 +51,11 @@ type reach struct {
 // gather recomputes what a pool gives every node it reaches, after one of its slices
 // changed.
 func (s *Store) gather(p *pool) {
-	p.errs = nil
-	targets := s.poolTargets(p)
-	p.targets = targets
+	p.errs, p.targets = nil, p.targets[:0]
+	for _, name := range slices.Sorted(maps.Keys(p.slices)) {
+		p.targets = append(p.targets, s.targetsOf(p, p.slices[name]))
+	}
+	targets := p.targets
 	selective := slices.ContainsFunc(targets, sliceTargets.selective)
 	if selective {
 		s.selective[p.key] = p

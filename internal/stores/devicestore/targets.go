@@ -2,7 +2,6 @@ package devicestore
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
@@ -33,9 +32,6 @@ func (sel selector) matches(node *corev1.Node, known bool) bool {
 	}
 	return false
 }
-
-// byName reports whether sel reaches one node by its name (not shared).
-func (sel selector) byName() bool { return sel.nodeName != "" }
 
 // selectorOf parses a node selection (nodeName, allNodes, nodeSelector) as
 // structured.NodeMatches reads it; ok is false when none is set.
@@ -97,7 +93,7 @@ func (t sliceTargets) selective() bool {
 func (t sliceTargets) namedNodes() []string {
 	var out []string
 	for _, sel := range t.sels {
-		if sel.byName() {
+		if sel.nodeName != "" {
 			out = append(out, sel.nodeName)
 		}
 	}
@@ -117,18 +113,8 @@ func (t sliceTargets) deviceReaches(i int, node *corev1.Node, known bool) bool {
 // deviceShared reports whether device i of a slice reaching some node reaches nodes other
 // than by name.
 func (t sliceTargets) deviceShared(i int) bool {
-	if t.perDevice {
-		return !t.sels[i].byName()
+	if !t.perDevice {
+		i = 0
 	}
-	return !t.sels[0].byName()
-}
-
-// poolTargets parses the node selections of a pool's slices, sorted by name.
-func (s *Store) poolTargets(p *pool) []sliceTargets {
-	names := slices.Sorted(maps.Keys(p.slices))
-	out := make([]sliceTargets, 0, len(names))
-	for _, name := range names {
-		out = append(out, s.targetsOf(p, p.slices[name]))
-	}
-	return out
+	return t.sels[i].nodeName == ""
 }
