@@ -94,12 +94,18 @@ func (s *Store) gatherFor(p *pool, targets []sliceTargets, name string) {
 		node = &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}
 	}
 	var relevant []sliceTargets
-	gen := int64(-1)
+	gen, newest, atNewest := int64(-1), int64(-1), 0
 	for _, t := range targets {
+		g := t.slice.Spec.Pool.Generation
+		if g > newest {
+			newest, atNewest = g, 0
+		}
+		if g == newest {
+			atNewest++
+		}
 		if !t.reaches(node, known) {
 			continue
 		}
-		g := t.slice.Spec.Pool.Generation
 		switch {
 		case g > gen:
 			gen, relevant = g, []sliceTargets{t}
@@ -109,23 +115,12 @@ func (s *Store) gatherFor(p *pool, targets []sliceTargets, name string) {
 	}
 	var r *reach
 	if len(relevant) > 0 {
-		r = &reach{generation: gen}
-		if want := relevant[0].slice.Spec.Pool.ResourceSliceCount; int64(len(relevant)) != want {
-			obsolete, all := false, 0
-			for _, t := range targets {
-				switch g := t.slice.Spec.Pool.Generation; {
-				case g > gen:
-					obsolete = true
-				case g == gen:
-					all++
-				}
-			}
-			switch {
-			case obsolete:
-				r = nil
-			case int64(all) != want:
-				r.incomplete = true
-			}
+		switch want := relevant[0].slice.Spec.Pool.ResourceSliceCount; {
+		case int64(len(relevant)) == want:
+			r = &reach{generation: gen}
+		case gen < newest: // a newer generation reaches other nodes: this one is ignored
+		default: // the generation's other slices reach other nodes, or do not exist
+			r = &reach{generation: gen, incomplete: int64(atNewest) != want}
 		}
 	}
 	if r != nil && !r.incomplete {
