@@ -81,8 +81,10 @@ func (s *Store) rematchClass(name string, c *class) {
 				changed = true
 			}
 		}
-		if changed {
-			s.touchPool(p)
+		if changed { // every node the pool reaches
+			for node := range p.reach {
+				s.views.Touch(node)
+			}
 		}
 	}
 }

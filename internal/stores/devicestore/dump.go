@@ -48,16 +48,14 @@ func (s *Store) Dump() any {
 	if len(s.assumed) > 0 {
 		d.Assumed = s.AssumedClaims()
 	}
-	for name := range s.classes {
+	var classErrs, poolErrs []error
+	for name, c := range s.classes {
 		if r := s.extended.GetExtendedResource(name); r != "" {
 			if d.ExtendedResources == nil {
 				d.ExtendedResources = map[string]string{}
 			}
 			d.ExtendedResources[r] = name
 		}
-	}
-	var classErrs, poolErrs []error
-	for _, c := range s.classes {
 		if c.err != nil {
 			classErrs = append(classErrs, c.err)
 		}

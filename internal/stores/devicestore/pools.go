@@ -197,10 +197,3 @@ func (r *reach) list() []*published {
 	}
 	return r.devices
 }
-
-// touchPool marks changed every node a pool reaches.
-func (s *Store) touchPool(p *pool) {
-	for node := range p.reach {
-		s.views.Touch(node)
-	}
-}
