@@ -30,22 +30,7 @@ func claimKey(claim *resourcev1.ResourceClaim) types.NamespacedName {
 func (s *Store) CheckAssumeResourceClaim(claim *resourcev1.ResourceClaim) error {
 	key := claimKey(claim)
 	for _, a := range allocationsOf(claim) {
-		h := s.holders[a.id]
-		if h == nil {
-			continue
-		}
-		var other types.NamespacedName
-		switch {
-		case a.shareID == "":
-			other = h.otherThan(key)
-		default:
-			if c, ok := h.shares[a.shareID]; ok && c != key {
-				other = c
-			} else {
-				other = h.otherDedicated(key)
-			}
-		}
-		if other != (types.NamespacedName{}) {
+		if other := s.holders[a.id].conflict(key, a.shareID); other != (types.NamespacedName{}) {
 			return fmt.Errorf("%w: claim %s wants device %s, which claim %s%s holds; allocate another device, or forget %s first if its allocation failed",
 				store.ErrDeviceInUse, key, a.id, other, s.assumedMark(other), other)
 		}
@@ -61,24 +46,26 @@ func (s *Store) assumedMark(key types.NamespacedName) string {
 	return ""
 }
 
-// otherDedicated returns a claim other than key holding the device alone, if any.
-func (h *holders) otherDedicated(key types.NamespacedName) types.NamespacedName {
+// conflict returns a claim other than key that keeps it from holding the device under
+// shareID (alone when empty): one holding the same share, one holding the device alone,
+// or, for key wanting it alone, one holding a share; none on a nil h.
+func (h *holders) conflict(key types.NamespacedName, shareID string) types.NamespacedName {
+	if h == nil {
+		return types.NamespacedName{}
+	}
+	if c, ok := h.shares[shareID]; shareID != "" && ok && c != key {
+		return c
+	}
 	for _, c := range h.dedicated {
 		if c != key {
 			return c
 		}
 	}
-	return types.NamespacedName{}
-}
-
-// otherThan returns a claim other than key holding the device alone or by share, if any.
-func (h *holders) otherThan(key types.NamespacedName) types.NamespacedName {
-	if c := h.otherDedicated(key); c != (types.NamespacedName{}) {
-		return c
-	}
-	for _, id := range slices.Sorted(maps.Keys(h.shares)) {
-		if c := h.shares[id]; c != key {
-			return c
+	if shareID == "" {
+		for _, id := range slices.Sorted(maps.Keys(h.shares)) {
+			if c := h.shares[id]; c != key {
+				return c
+			}
 		}
 	}
 	return types.NamespacedName{}
@@ -98,13 +85,11 @@ func (s *Store) AssumeResourceClaim(oldClaim, newClaim *resourcev1.ResourceClaim
 }
 
 // unassume ends a claim's mark, if any, marking its devices' nodes changed.
-func (s *Store) unassume(key types.NamespacedName) bool {
-	if _, ok := s.assumed[key]; !ok {
-		return false
+func (s *Store) unassume(key types.NamespacedName) {
+	if _, ok := s.assumed[key]; ok {
+		delete(s.assumed, key)
+		s.touchClaim(key)
 	}
-	delete(s.assumed, key)
-	s.touchClaim(key)
-	return true
 }
 
 // touchClaim marks changed the nodes of the devices a claim holds.
@@ -116,11 +101,8 @@ func (s *Store) touchClaim(key types.NamespacedName) {
 
 // assumedHolder reports whether some claim holding the device is an assumption.
 func (s *Store) assumedHolder(id DeviceID) bool {
-	if len(s.assumed) == 0 {
-		return false
-	}
 	h := s.holders[id]
-	if h == nil {
+	if len(s.assumed) == 0 || h == nil {
 		return false
 	}
 	for _, c := range h.dedicated {

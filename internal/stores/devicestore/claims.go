@@ -38,14 +38,13 @@ func allocationsOf(claim *resourcev1.ResourceClaim) []allocation {
 }
 
 // holders are the claims holding one device: alone (dedicated; more than one is a
-// violation) or by share, with the capacity the shares consume.
+// violation) or by share, with the capacity the shares consume. The store keeps none
+// empty: release drops the last.
 type holders struct {
 	dedicated []types.NamespacedName
 	shares    map[string]types.NamespacedName
 	consumed  structured.ConsumedCapacity
 }
-
-func (h *holders) empty() bool { return len(h.dedicated) == 0 && len(h.shares) == 0 }
 
 func (s *Store) hold(claim types.NamespacedName, a allocation) {
 	h := s.holders[a.id]
@@ -85,7 +84,7 @@ func (s *Store) release(claim types.NamespacedName, a allocation) {
 			h.consumed.Sub(structured.NewDeviceConsumedCapacity(a.id, a.consumed).ConsumedCapacity)
 		}
 	}
-	if h.empty() {
+	if len(h.dedicated) == 0 && len(h.shares) == 0 {
 		delete(s.holders, a.id)
 	}
 	s.touchDevice(a.id)
@@ -94,22 +93,28 @@ func (s *Store) release(claim types.NamespacedName, a allocation) {
 // touchDevice marks changed the nodes a device is published to, and recounts it in the
 // cluster's totals: its holders or their assumptions changed.
 func (s *Store) touchDevice(id DeviceID) {
-	p := s.pools[poolKey{id.Driver.String(), id.Pool.String()}]
-	if p == nil {
+	p, e := s.deviceOf(id)
+	if e == nil {
 		return
 	}
-	if e := p.devices[id]; e != nil {
-		for _, v := range e.versions {
-			for node := range v.nodes.all {
-				s.views.Touch(node)
-			}
+	for _, v := range e.versions {
+		for node := range v.nodes.all {
+			s.views.Touch(node)
 		}
-		s.recount(p, id)
 	}
+	s.recount(p, id)
+}
+
+// deviceOf returns a device's pool and entry; a nil entry when no pool publishes it.
+func (s *Store) deviceOf(id DeviceID) (*pool, *device) {
+	p := s.pools[poolKey{id.Driver.String(), id.Pool.String()}]
+	if p == nil {
+		return nil, nil
+	}
+	return p, p.devices[id]
 }
 
 // allocated reports whether a device is held, alone or by some share.
 func (s *Store) allocated(id DeviceID) bool {
-	h := s.holders[id]
-	return h != nil && !h.empty()
+	return s.holders[id] != nil
 }

@@ -2,7 +2,6 @@ package devicestore
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	resourcev1 "k8s.io/api/resource/v1"
@@ -18,7 +17,9 @@ type class struct {
 	err error
 }
 
-func (s *Store) compile(dc *resourcev1.DeviceClass) *class {
+// setClass compiles a (new or changed) class and matches it against every published
+// device.
+func (s *Store) setClass(dc *resourcev1.DeviceClass) {
 	c := &class{class: dc}
 	for i, sel := range dc.Spec.Selectors {
 		if sel.CEL == nil {
@@ -31,7 +32,8 @@ func (s *Store) compile(dc *resourcev1.DeviceClass) *class {
 		}
 		c.selectors = append(c.selectors, res)
 	}
-	return c
+	s.classes[dc.Name] = c
+	s.rematchClass(dc.Name, c)
 }
 
 // matches reports whether every selector of the class accepts the device, evaluated by
@@ -79,19 +81,10 @@ func (s *Store) rematchClass(name string, c *class) {
 				changed = true
 			}
 		}
-		if changed {
-			s.touchPool(p)
+		if changed { // every node the pool reaches
+			for node := range p.reach {
+				s.views.Touch(node)
+			}
 		}
 	}
-}
-
-// classErrors are the classes whose selectors do not compile or failed on some device.
-func (s *Store) classErrors() error {
-	var errs []error
-	for _, c := range s.classes {
-		if c.err != nil {
-			errs = append(errs, c.err)
-		}
-	}
-	return errors.Join(errs...)
 }

@@ -34,12 +34,14 @@ package devicestore
 import (
 	"sync/atomic"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/dynamic-resource-allocation/cel"
+	"k8s.io/dynamic-resource-allocation/deviceclass/extendedresourcecache"
 	"k8s.io/dynamic-resource-allocation/structured"
 
 	"github.com/seed0f91f25e/multicache/internal/stores"
@@ -62,7 +64,7 @@ type Store struct {
 	// slices by name; pools by driver and pool name.
 	slices map[string]*resourcev1.ResourceSlice
 	pools  map[poolKey]*pool
-	// selective are the pools some slice of which reaches nodes other than by name: a
+	// selective are the pools some slice of which reaches nodes by selector or all nodes: a
 	// node's change re-gathers only those.
 	selective map[poolKey]*pool
 
@@ -76,17 +78,17 @@ type Store struct {
 	celCache *cel.Cache
 	// classSets interns the sets of classes devices are in.
 	classSets *classSets
-	// extended maps extended resource names to the classes serving them (extended.go).
-	extended *extendedResources
+	// extended maps extended resource names to the classes serving them; extendedClaims
+	// are the pods' extended-resource claims (extended.go).
+	extended       *extendedresourcecache.ExtendedResourceCache
+	extendedClaims map[types.NamespacedName]extendedClaim
 
 	// views are the devices of each node, versioned for snapshots.
-	views *store.Versioned[string, *nodeEntry]
+	views *store.Versioned[string, nodeEntry]
 	// totals are the cluster's devices (totals.go); miscounted is set by a self-check that
 	// found them wrong, cleared by one that found them right (RebuildTotals acts only then).
 	totals     totals
 	miscounted atomic.Bool
-	// seen is collect's scratch set of the device names of a generation.
-	seen map[string]bool
 }
 
 var (
@@ -100,23 +102,25 @@ var (
 
 // New returns an empty DeviceStore.
 func New(h *stores.CacheHandler) *Store {
-	return &Store{
-		h:         h,
-		nodes:     map[string]*corev1.Node{},
-		slices:    map[string]*resourcev1.ResourceSlice{},
-		pools:     map[poolKey]*pool{},
-		selective: map[poolKey]*pool{},
-		claims:    map[types.NamespacedName][]allocation{},
-		holders:   map[DeviceID]*holders{},
-		assumed:   map[types.NamespacedName]struct{}{},
-		classes:   map[string]*class{},
-		celCache:  cel.NewCache(celCacheSize, cel.Features{EnableConsumableCapacity: true}),
-		classSets: newClassSets(),
-		extended:  newExtendedResources(h),
-		views:     store.NewVersioned[string, *nodeEntry](h.Generations()),
-		totals:    newTotals(),
-		seen:      map[string]bool{},
+	s := &Store{
+		h:              h,
+		nodes:          map[string]*corev1.Node{},
+		slices:         map[string]*resourcev1.ResourceSlice{},
+		pools:          map[poolKey]*pool{},
+		selective:      map[poolKey]*pool{},
+		claims:         map[types.NamespacedName][]allocation{},
+		holders:        map[DeviceID]*holders{},
+		assumed:        map[types.NamespacedName]struct{}{},
+		classes:        map[string]*class{},
+		celCache:       cel.NewCache(celCacheSize, cel.Features{EnableConsumableCapacity: true}),
+		classSets:      newClassSets(),
+		extended:       extendedresourcecache.NewExtendedResourceCache(logr.Discard()),
+		views:          store.NewVersioned[string, nodeEntry](h.Generations()),
+		totals:         newTotals(),
+		extendedClaims: map[types.NamespacedName]extendedClaim{},
 	}
+	h.SetExtendedResourceResolver(s.ExtendedResourceClass)
+	return s
 }
 
 // Name implements stores.Store.
@@ -162,8 +166,6 @@ func (s *Store) AddResourceSlice(slice *resourcev1.ResourceSlice) {
 func (s *Store) UpdateResourceSlice(oldSlice, newSlice *resourcev1.ResourceSlice) {
 	if poolKeyOf(oldSlice) != poolKeyOf(newSlice) {
 		s.DeleteResourceSlice(oldSlice)
-		s.AddResourceSlice(newSlice)
-		return
 	}
 	s.AddResourceSlice(newSlice)
 }
@@ -226,18 +228,18 @@ func (s *Store) DeleteResourceClaim(claim *resourcev1.ResourceClaim) {
 // AddDeviceClass compiles a class and matches it against every published device.
 func (s *Store) AddDeviceClass(dc *resourcev1.DeviceClass) {
 	s.extended.OnAdd(dc, false)
+	s.h.ExtendedResourcesChanged(namesOf(dc)...)
 	s.setClass(dc)
 }
 
-func (s *Store) setClass(dc *resourcev1.DeviceClass) {
-	c := s.compile(dc)
-	s.classes[dc.Name] = c
-	s.rematchClass(dc.Name, c)
-}
-
-// UpdateDeviceClass re-matches a class whose selectors changed.
+// UpdateDeviceClass re-matches a class whose selectors changed. Even a change that keeps
+// its extendedResourceName may change the extended resources' map: where two classes name
+// one resource, the library keeps one of them, and which depends on the order of the
+// events (a class that lost the name to another takes it when updated after the other
+// left it).
 func (s *Store) UpdateDeviceClass(oldClass, newClass *resourcev1.DeviceClass) {
 	s.extended.OnUpdate(oldClass, newClass)
+	s.h.ExtendedResourcesChanged(append(namesOf(oldClass), namesOf(newClass)...)...)
 	c, ok := s.classes[newClass.Name]
 	if ok && equality.Semantic.DeepEqual(oldClass.Spec.Selectors, newClass.Spec.Selectors) {
 		c.class = newClass
@@ -249,6 +251,7 @@ func (s *Store) UpdateDeviceClass(oldClass, newClass *resourcev1.DeviceClass) {
 // DeleteDeviceClass removes a class from every device.
 func (s *Store) DeleteDeviceClass(dc *resourcev1.DeviceClass) {
 	s.extended.OnDelete(dc)
+	s.h.ExtendedResourcesChanged(namesOf(dc)...)
 	delete(s.classes, dc.Name)
 	s.rematchClass(dc.Name, nil)
 	delete(s.totals.byClass, dc.Name)

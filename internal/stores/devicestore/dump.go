@@ -1,6 +1,10 @@
 package devicestore
 
-import "github.com/seed0f91f25e/multicache/pkg/multicache/store"
+import (
+	"errors"
+
+	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
+)
 
 // NodeDump is the debug view of one node: its devices under "devices", as the node views
 // of the debug server show them.
@@ -28,12 +32,12 @@ type Dump struct {
 // Dump implements stores.Store.
 func (s *Store) Dump() any {
 	d := Dump{Nodes: map[string]NodeDump{}}
-	s.views.Range(func(name string, e *nodeEntry) bool {
+	s.views.Range(func(name string, e nodeEntry) bool {
 		d.Nodes[name] = NodeDump{Devices: s.view(e)}
 		return true
 	})
 	for id, h := range s.holders {
-		if s.isPublished(id) {
+		if _, e := s.deviceOf(id); e != nil {
 			continue
 		}
 		if d.Unpublished == nil {
@@ -44,15 +48,22 @@ func (s *Store) Dump() any {
 	if len(s.assumed) > 0 {
 		d.Assumed = s.AssumedClaims()
 	}
-	for name := range s.classes {
+	var classErrs, poolErrs []error
+	for name, c := range s.classes {
 		if r := s.extended.GetExtendedResource(name); r != "" {
 			if d.ExtendedResources == nil {
 				d.ExtendedResources = map[string]string{}
 			}
 			d.ExtendedResources[r] = name
 		}
+		if c.err != nil {
+			classErrs = append(classErrs, c.err)
+		}
 	}
-	for _, err := range []error{s.classErrors(), s.poolErrors()} {
+	for _, p := range s.pools {
+		poolErrs = append(poolErrs, p.errs...)
+	}
+	for _, err := range []error{errors.Join(classErrs...), errors.Join(poolErrs...)} {
 		if err != nil {
 			d.Errors = append(d.Errors, err.Error())
 		}

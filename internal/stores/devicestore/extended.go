@@ -5,79 +5,31 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/dynamic-resource-allocation/deviceclass/extendedresourcecache"
 
-	"github.com/seed0f91f25e/multicache/internal/stores"
 	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
-// extendedResources are the extended resources DRA serves (DRAExtendedResource, GA in
-// v1.37): kube-scheduler's own map from extended resource names to the DeviceClasses
-// serving them (a class's spec.extendedResourceName, and the implicit
-// deviceclass.resource.kubernetes.io/<class>), fed with the store's class events, and the
-// pods whose requests for them kube-scheduler served with a claim
-// (pod.status.extendedResourceClaimStatus), to check that the claim holds devices.
-//
-// The NodeStore reads the map through CacheHandler.ExtendedResourceClass and is told when
-// it changes (CacheHandler.ExtendedResourcesChanged): a pod's request for such a resource,
-// on a node whose allocatable lists none of it, is charged to the class's devices through
-// the claim, not to the node's allocatable.
-type extendedResources struct {
-	*extendedresourcecache.ExtendedResourceCache
-	h *stores.CacheHandler
-	// claims are the bound, running pods with an extended-resource claim: its name and the
-	// pod's node.
-	claims map[types.NamespacedName]extendedClaim
-}
+// Extended resources DRA serves (DRAExtendedResource, GA in v1.37) are resolved with
+// kube-scheduler's own map from extended resource names to the DeviceClasses serving them
+// (a class's spec.extendedResourceName, and the implicit
+// deviceclass.resource.kubernetes.io/<class>), fed with the store's class events. The
+// NodeStore reads it through CacheHandler.ExtendedResourceClass and is told when it
+// changes (CacheHandler.ExtendedResourcesChanged): a pod's request for such a resource, on
+// a node whose allocatable lists none of it, is charged to the class's devices through the
+// claim, not to the node's allocatable. The store also follows the pods whose requests for
+// them kube-scheduler served with a claim (pod.status.extendedResourceClaimStatus), to
+// check that the claim holds devices.
 
-// extendedClaim is the claim kube-scheduler made for a pod's extended resources.
+// extendedClaim is the claim kube-scheduler made for a bound, running pod's extended
+// resources, and the pod's node.
 type extendedClaim struct {
 	name, node string
 }
 
 var _ store.PodHandler = (*Store)(nil)
-
-func newExtendedResources(h *stores.CacheHandler) *extendedResources {
-	e := &extendedResources{
-		ExtendedResourceCache: extendedresourcecache.NewExtendedResourceCache(logr.Discard()),
-		h:                     h,
-		claims:                map[types.NamespacedName]extendedClaim{},
-	}
-	h.SetExtendedResourceResolver(e.class)
-	return e
-}
-
-func (e *extendedResources) class(name corev1.ResourceName) (string, bool) {
-	if c := e.GetDeviceClass(name); c != nil {
-		return c.Name, true
-	}
-	return "", false
-}
-
-// OnAdd records a class; every class serves its implicit name, so the map changed.
-func (e *extendedResources) OnAdd(dc *resourcev1.DeviceClass, initial bool) {
-	e.ExtendedResourceCache.OnAdd(dc, initial)
-	e.h.ExtendedResourcesChanged(namesOf(dc)...)
-}
-
-// OnUpdate records a class change. Even one that keeps its extendedResourceName may change
-// the map: where two classes name one resource, the library keeps one of them, and which
-// depends on the order of the events (a class that lost the name to another takes it when
-// it is updated after the other left it).
-func (e *extendedResources) OnUpdate(oldClass, newClass *resourcev1.DeviceClass) {
-	e.ExtendedResourceCache.OnUpdate(oldClass, newClass)
-	e.h.ExtendedResourcesChanged(append(namesOf(oldClass), namesOf(newClass)...)...)
-}
-
-// OnDelete forgets a class.
-func (e *extendedResources) OnDelete(dc *resourcev1.DeviceClass) {
-	e.ExtendedResourceCache.OnDelete(dc)
-	e.h.ExtendedResourcesChanged(namesOf(dc)...)
-}
 
 // namesOf returns the resource names a class event can change in the library's map: the
 // class's extendedResourceName and its implicit name (the library writes and deletes no
@@ -93,7 +45,10 @@ func namesOf(dc *resourcev1.DeviceClass) []corev1.ResourceName {
 // ExtendedResourceClass returns the DeviceClass that serves an extended resource, as
 // kube-scheduler resolves it (DRAExtendedResource, GA in v1.37).
 func (s *Store) ExtendedResourceClass(name corev1.ResourceName) (string, bool) {
-	return s.extended.class(name)
+	if c := s.extended.GetDeviceClass(name); c != nil {
+		return c.Name, true
+	}
+	return "", false
 }
 
 // AddPod records the extended-resource claim of a bound, running pod.
@@ -102,7 +57,7 @@ func (s *Store) AddPod(pod *corev1.Pod) {
 	if st == nil || pod.Spec.NodeName == "" || store.IsTerminal(pod) {
 		return
 	}
-	s.extended.claims[store.PodKey(pod)] = extendedClaim{name: st.ResourceClaimName, node: pod.Spec.NodeName}
+	s.extendedClaims[store.PodKey(pod)] = extendedClaim{name: st.ResourceClaimName, node: pod.Spec.NodeName}
 }
 
 // UpdatePod follows a pod's extended-resource claim.
@@ -117,7 +72,7 @@ func (s *Store) UpdatePod(oldPod, newPod *corev1.Pod) {
 // DeletePod forgets a pod's extended-resource claim.
 func (s *Store) DeletePod(pod *corev1.Pod) {
 	if pod.Status.ExtendedResourceClaimStatus != nil {
-		delete(s.extended.claims, store.PodKey(pod))
+		delete(s.extendedClaims, store.PodKey(pod))
 	}
 }
 
@@ -126,7 +81,7 @@ func (s *Store) DeletePod(pod *corev1.Pod) {
 // charged to no device (and, as kube-scheduler does, not to the node either).
 func (s *Store) checkExtendedClaims() []error {
 	var errs []error
-	for pod, c := range s.extended.claims {
+	for pod, c := range s.extendedClaims {
 		key := types.NamespacedName{Namespace: pod.Namespace, Name: c.name}
 		if _, ok := s.claims[key]; !ok {
 			errs = append(errs, fmt.Errorf("pod %s on node %s: its extended-resource claim %s (pod.status.extendedResourceClaimStatus) "+

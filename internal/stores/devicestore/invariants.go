@@ -9,12 +9,6 @@ import (
 	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
-// isPublished reports whether some node counts the device.
-func (s *Store) isPublished(id DeviceID) bool {
-	p := s.pools[poolKey{id.Driver.String(), id.Pool.String()}]
-	return p != nil && p.devices[id] != nil
-}
-
 // namedDevices returns, per pool, the device names its slices of any generation use:
 // built once per check, for the pools some claim holds a device of.
 type namedDevices map[poolKey]map[string]bool
@@ -78,15 +72,15 @@ func (s *Store) CheckInvariants() []error {
 			}
 		}
 	}
-	s.views.Range(func(node string, e *nodeEntry) bool {
-		for key, r := range e.pools {
+	s.views.Range(func(node string, e nodeEntry) bool {
+		for key, r := range e {
 			p := s.pools[key]
 			if p == nil || p.reach[node] != r {
 				errs = append(errs, fmt.Errorf("node %s counts pool %s, which does not reach it", node, key))
 				continue
 			}
 			for _, d := range r.devices {
-				if !d.nodes.has(node) || !p.published(d) {
+				if e := p.devices[d.id]; !d.nodes.has(node) || e == nil || !slices.Contains(e.versions, d) {
 					errs = append(errs, fmt.Errorf("node %s counts device %s, which its pool does not publish to it", node, d.id))
 				}
 			}
@@ -95,7 +89,7 @@ func (s *Store) CheckInvariants() []error {
 	})
 	for key, p := range s.pools {
 		for node, r := range p.reach {
-			if e, ok := s.views.Get(node); !ok || e.pools[key] != r {
+			if e, ok := s.views.Get(node); !ok || e[key] != r {
 				errs = append(errs, fmt.Errorf("pool %s reaches node %s, whose view misses it", key, node))
 			}
 		}

@@ -1,7 +1,5 @@
 package devicestore
 
-import "maps"
-
 // nodeSet is the nodes a version of a device is counted on: most devices are node-local,
 // on one node, kept without a map.
 type nodeSet struct {
@@ -49,15 +47,12 @@ func (ns *nodeSet) remove(node string) {
 
 // all ranges over the nodes.
 func (ns *nodeSet) all(yield func(string) bool) {
-	if ns.many != nil {
-		for node := range maps.Keys(ns.many) {
-			if !yield(node) {
-				return
-			}
-		}
-		return
-	}
-	if ns.one != "" {
+	if ns.many == nil && ns.one != "" {
 		yield(ns.one)
+	}
+	for node := range ns.many {
+		if !yield(node) {
+			return
+		}
 	}
 }

@@ -1,11 +1,13 @@
 package devicestore
 
 import (
-	"errors"
+	"maps"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
 )
 
 // poolKey names a resource pool: a driver's pool.
@@ -26,10 +28,9 @@ type pool struct {
 	devices map[DeviceID]*device
 	// reach is what the pool gives each node it reaches.
 	reach map[string]*reach
-	// targets are the slices' node selections, parsed once per change of the pool.
+	// targets are the slices' node selections, sorted by slice name, parsed once per
+	// change of the pool.
 	targets []sliceTargets
-	// selective: some slice reaches nodes by selector, all nodes or per device.
-	selective bool
 	// errs are the node selectors that do not parse (they select no node).
 	errs []error
 }
@@ -50,70 +51,61 @@ type reach struct {
 // gather recomputes what a pool gives every node it reaches, after one of its slices
 // changed.
 func (s *Store) gather(p *pool) {
-	p.errs = nil
-	targets := s.poolTargets(p)
-	p.targets = targets
-	p.selective = slices.ContainsFunc(targets, sliceTargets.selective)
-	if p.selective {
+	p.errs, p.targets = nil, p.targets[:0]
+	for _, name := range slices.Sorted(maps.Keys(p.slices)) {
+		p.targets = append(p.targets, s.targetsOf(p, p.slices[name]))
+	}
+	targets := p.targets
+	selective := slices.ContainsFunc(targets, sliceTargets.selective)
+	if selective {
 		s.selective[p.key] = p
 	} else {
 		delete(s.selective, p.key)
 	}
-	nodes := map[string]*corev1.Node{}
+	nodes := sets.KeySet(p.reach) // a node the pool no longer reaches loses it
 	for _, t := range targets {
-		for _, name := range t.namedNodes() {
-			nodes[name] = s.nodeOrName(name)
-		}
+		nodes.Insert(t.namedNodes()...)
 	}
-	if p.selective {
-		for name, node := range s.nodes {
-			nodes[name] = node
-		}
+	if selective {
+		nodes = nodes.Union(sets.KeySet(s.nodes))
 	}
-	for name := range p.reach {
-		if _, ok := nodes[name]; !ok {
-			nodes[name] = s.nodeOrName(name)
-		}
-	}
-	for _, node := range nodes {
-		s.gatherFor(p, targets, node)
+	for name := range nodes {
+		s.gatherFor(p, targets, name)
 	}
 	s.dropUnreached(p)
 }
 
 // gatherNode recomputes what every selective pool gives one node, after the node changed.
 func (s *Store) gatherNode(name string) {
-	node := s.nodeOrName(name)
 	for _, p := range s.selective {
-		s.gatherFor(p, p.targets, node)
+		s.gatherFor(p, p.targets, name)
 		s.dropUnreached(p)
 	}
-}
-
-// nodeOrName returns the known node, or a node with only the name for slices naming a
-// node the cache does not know (reported by CheckInvariants).
-func (s *Store) nodeOrName(name string) *corev1.Node {
-	if n, ok := s.nodes[name]; ok {
-		return n
-	}
-	n := &corev1.Node{}
-	n.Name = name
-	return n
 }
 
 // gatherFor is kube-scheduler's pool gathering for one pool and one node: of the slices
 // reaching the node, the newest generation; complete when it has resourceSliceCount
 // slices; otherwise the pool is ignored when a newer generation exists (reaching other
-// nodes), and incomplete when not all slices of that generation exist.
-func (s *Store) gatherFor(p *pool, targets []sliceTargets, node *corev1.Node) {
-	_, known := s.nodes[node.Name]
+// nodes), and incomplete when not all slices of that generation exist. A node the cache
+// does not know (some slice names it: reported by CheckInvariants) is only reached by name.
+func (s *Store) gatherFor(p *pool, targets []sliceTargets, name string) {
+	node, known := s.nodes[name]
+	if !known {
+		node = &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	}
 	var relevant []sliceTargets
-	gen := int64(-1)
+	gen, newest, atNewest := int64(-1), int64(-1), 0
 	for _, t := range targets {
+		g := t.slice.Spec.Pool.Generation
+		if g > newest {
+			newest, atNewest = g, 0
+		}
+		if g == newest {
+			atNewest++
+		}
 		if !t.reaches(node, known) {
 			continue
 		}
-		g := t.slice.Spec.Pool.Generation
 		switch {
 		case g > gen:
 			gen, relevant = g, []sliceTargets{t}
@@ -123,40 +115,28 @@ func (s *Store) gatherFor(p *pool, targets []sliceTargets, node *corev1.Node) {
 	}
 	var r *reach
 	if len(relevant) > 0 {
-		r = &reach{generation: gen}
-		if want := relevant[0].slice.Spec.Pool.ResourceSliceCount; int64(len(relevant)) != want {
-			obsolete, all := false, 0
-			for _, t := range targets {
-				switch g := t.slice.Spec.Pool.Generation; {
-				case g > gen:
-					obsolete = true
-				case g == gen:
-					all++
-				}
-			}
-			switch {
-			case obsolete:
-				r = nil
-			case int64(all) != want:
-				r.incomplete = true
-			}
+		switch want := relevant[0].slice.Spec.Pool.ResourceSliceCount; {
+		case int64(len(relevant)) == want:
+			r = &reach{generation: gen}
+		case gen < newest: // a newer generation reaches other nodes: this one is ignored
+		default: // the generation's other slices reach other nodes, or do not exist
+			r = &reach{generation: gen, incomplete: int64(atNewest) != want}
 		}
 	}
 	if r != nil && !r.incomplete {
 		s.collect(p, relevant, node, known, r)
 	}
-	s.setReach(p, node.Name, r)
+	s.setReach(p, name, r)
 }
 
 // collect fills a complete reach with the devices reaching the node; a device name used
 // twice in the generation makes the pool invalid.
 func (s *Store) collect(p *pool, relevant []sliceTargets, node *corev1.Node, known bool, r *reach) {
-	seen := s.seen
-	clear(seen)
 	n := 0
 	for _, t := range relevant {
 		n += len(t.slice.Spec.Devices)
 	}
+	seen := make(map[string]bool, n)
 	r.devices = make([]*published, 0, n)
 	for _, t := range relevant {
 		for i := range t.slice.Spec.Devices {
@@ -180,58 +160,40 @@ func (s *Store) setReach(p *pool, node string, r *reach) {
 	if old == nil && r == nil {
 		return
 	}
-	if old != nil {
-		for _, d := range old.devices {
-			d.nodes.remove(node)
-		}
+	e, ok := s.views.Get(node)
+	if !ok {
+		e = nodeEntry{}
+		s.views.Set(node, e)
+	}
+	for _, d := range old.list() {
+		d.nodes.remove(node)
 	}
 	if r == nil {
 		delete(p.reach, node)
+		delete(e, p.key)
 	} else {
-		p.reach[node] = r
+		p.reach[node], e[p.key] = r, r
 		for _, d := range r.devices {
 			d.nodes.add(node)
 		}
 	}
-	if old != nil {
-		for _, d := range old.devices {
-			s.recount(p, d.id)
-		}
+	for _, d := range old.list() { // once the devices' nodes are set
+		s.recount(p, d.id)
 	}
-	if r != nil {
-		for _, d := range r.devices {
-			s.recount(p, d.id)
-		}
+	for _, d := range r.list() {
+		s.recount(p, d.id)
 	}
-	e, ok := s.views.Get(node)
-	if !ok {
-		e = &nodeEntry{pools: map[poolKey]*reach{}}
-		s.views.Set(node, e)
-	}
-	if r == nil {
-		delete(e.pools, p.key)
-	} else {
-		e.pools[p.key] = r
-	}
-	if len(e.pools) == 0 {
+	if len(e) == 0 {
 		s.views.Delete(node)
 		return
 	}
 	s.views.Touch(node)
 }
 
-// touchPool marks changed every node a pool reaches.
-func (s *Store) touchPool(p *pool) {
-	for node := range p.reach {
-		s.views.Touch(node)
+// list returns the devices of a reach, none of a nil one.
+func (r *reach) list() []*published {
+	if r == nil {
+		return nil
 	}
-}
-
-// poolErrors are the pools' node selectors that do not parse.
-func (s *Store) poolErrors() error {
-	var errs []error
-	for _, p := range s.pools {
-		errs = append(errs, p.errs...)
-	}
-	return errors.Join(errs...)
+	return r.devices
 }

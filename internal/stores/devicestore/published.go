@@ -112,31 +112,10 @@ func sameList[T comparable](a, b []T) bool {
 // devices left with none.
 func (s *Store) dropUnreached(p *pool) {
 	for id, e := range p.devices {
-		kept := e.versions[:0]
-		for _, v := range e.versions {
-			if v.nodes.len() > 0 {
-				kept = append(kept, v)
-			}
-		}
-		clear(e.versions[len(kept):])
-		e.versions = kept
-		if len(kept) == 0 {
+		e.versions = slices.DeleteFunc(e.versions, func(v *published) bool { return v.nodes.len() == 0 })
+		if len(e.versions) == 0 {
 			s.uncount(e)
 			delete(p.devices, id)
 		}
 	}
-}
-
-// published reports whether v is the pool's current version of its device.
-func (p *pool) published(v *published) bool {
-	e := p.devices[v.id]
-	if e == nil {
-		return false
-	}
-	for _, cur := range e.versions {
-		if cur == v {
-			return true
-		}
-	}
-	return false
 }

@@ -30,13 +30,7 @@ func (s *Store) NodeDevicesList(name string) []Device {
 // kube-scheduler's claim tracker gathers (its AllocatedDevices plus the devices of its
 // shared device IDs).
 func (s *Store) AllocatedDevices() sets.Set[DeviceID] {
-	out := sets.New[DeviceID]()
-	for id, h := range s.holders {
-		if !h.empty() {
-			out.Insert(id)
-		}
-	}
-	return out
+	return sets.KeySet(s.holders)
 }
 
 // ConsumedCapacity returns, per device some claims share, the capacity the shares consume

@@ -18,5 +18,5 @@ func (s *Store) NewSnapshot(store.SnapshotOptions) store.Snapshot {
 // changed since are recomputed.
 func (s *Store) UpdateSnapshot(snap store.Snapshot, since int64) {
 	ms := snap.(*Snapshot)
-	store.Sync(s.views, ms.Items(), since, func(_ store.NodeDevices, e *nodeEntry) store.NodeDevices { return s.view(e) }, nil)
+	store.Sync(s.views, ms.Items(), since, func(_ store.NodeDevices, e nodeEntry) store.NodeDevices { return s.view(e) }, nil)
 }

@@ -2,7 +2,6 @@ package devicestore
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
@@ -34,9 +33,6 @@ func (sel selector) matches(node *corev1.Node, known bool) bool {
 	return false
 }
 
-// byName reports whether sel reaches one node by its name (not shared).
-func (sel selector) byName() bool { return sel.nodeName != "" }
-
 // selectorOf parses a node selection (nodeName, allNodes, nodeSelector) as
 // structured.NodeMatches reads it; ok is false when none is set.
 func selectorOf(nodeName *string, allNodes *bool, ns *corev1.NodeSelector) (selector, bool, error) {
@@ -55,64 +51,49 @@ func selectorOf(nodeName *string, allNodes *bool, ns *corev1.NodeSelector) (sele
 	return selector{}, false, nil
 }
 
-// sliceTargets are a slice's node selection: one for the slice, or one per device with
-// perDeviceNodeSelection (devices selecting nothing are left out).
+// sliceTargets are a slice's node selection: one selector for the slice, or one per
+// device by index with perDevice; none when the slice selects no node (nothing set, or a
+// selector that does not parse).
 type sliceTargets struct {
 	slice     *resourcev1.ResourceSlice
+	sels      []selector
 	perDevice bool
-	whole     selector
-	devices   []selector // by device index, with perDevice
-	known     bool       // some node selection is set
 }
 
 func (s *Store) targetsOf(p *pool, slice *resourcev1.ResourceSlice) sliceTargets {
 	t := sliceTargets{slice: slice}
-	whole, ok, err := selectorOf(slice.Spec.NodeName, slice.Spec.AllNodes, slice.Spec.NodeSelector)
-	if err != nil {
+	sel, ok, err := selectorOf(slice.Spec.NodeName, slice.Spec.AllNodes, slice.Spec.NodeSelector)
+	switch {
+	case err != nil:
 		p.errs = append(p.errs, fmt.Errorf("slice %s: node selector: %w", slice.Name, err))
-	}
-	if ok {
-		t.whole, t.known = whole, err == nil
-		return t
-	}
-	if !ptr.Deref(slice.Spec.PerDeviceNodeSelection, false) {
-		return t
-	}
-	t.perDevice, t.known = true, true
-	t.devices = make([]selector, len(slice.Spec.Devices))
-	for i := range slice.Spec.Devices {
-		d := &slice.Spec.Devices[i]
-		sel, _, err := selectorOf(d.NodeName, d.AllNodes, d.NodeSelector)
-		if err != nil {
-			p.errs = append(p.errs, fmt.Errorf("slice %s, device %s: node selector: %w", slice.Name, d.Name, err))
+	case ok:
+		t.sels = []selector{sel}
+	case ptr.Deref(slice.Spec.PerDeviceNodeSelection, false):
+		t.perDevice = true
+		t.sels = make([]selector, len(slice.Spec.Devices))
+		for i := range slice.Spec.Devices {
+			d := &slice.Spec.Devices[i]
+			sel, _, err := selectorOf(d.NodeName, d.AllNodes, d.NodeSelector)
+			if err != nil {
+				p.errs = append(p.errs, fmt.Errorf("slice %s, device %s: node selector: %w", slice.Name, d.Name, err))
+			}
+			t.sels[i] = sel
 		}
-		t.devices[i] = sel
 	}
 	return t
 }
 
-// selective reports whether a slice reaches nodes other than by name.
+// selective reports whether a slice reaches nodes other than by name: only those follow
+// the nodes' labels and the nodes the cache knows.
 func (t sliceTargets) selective() bool {
-	if !t.known {
-		return false
-	}
-	if !t.perDevice {
-		return !t.whole.byName()
-	}
-	return true
+	return slices.ContainsFunc(t.sels, func(sel selector) bool { return sel.allNodes || sel.sel != nil })
 }
 
 // namedNodes are the nodes a slice reaches by name (whether known or not).
 func (t sliceTargets) namedNodes() []string {
-	if !t.perDevice {
-		if t.whole.byName() {
-			return []string{t.whole.nodeName}
-		}
-		return nil
-	}
 	var out []string
-	for _, sel := range t.devices {
-		if sel.byName() {
+	for _, sel := range t.sels {
+		if sel.nodeName != "" {
 			out = append(out, sel.nodeName)
 		}
 	}
@@ -121,34 +102,19 @@ func (t sliceTargets) namedNodes() []string {
 
 // reaches reports whether a slice reaches a node (some of its devices, per device).
 func (t sliceTargets) reaches(node *corev1.Node, known bool) bool {
-	if !t.known {
-		return false
-	}
-	if !t.perDevice {
-		return t.whole.matches(node, known)
-	}
-	return slices.ContainsFunc(t.devices, func(sel selector) bool { return sel.matches(node, known) })
+	return slices.ContainsFunc(t.sels, func(sel selector) bool { return sel.matches(node, known) })
 }
 
-// deviceReaches reports whether device i of the slice reaches a node.
+// deviceReaches reports whether device i of a slice reaching the node reaches it too.
 func (t sliceTargets) deviceReaches(i int, node *corev1.Node, known bool) bool {
-	return !t.perDevice || t.devices[i].matches(node, known)
+	return !t.perDevice || t.sels[i].matches(node, known)
 }
 
-// deviceShared reports whether device i reaches nodes other than by name.
+// deviceShared reports whether device i of a slice reaching some node reaches nodes other
+// than by name.
 func (t sliceTargets) deviceShared(i int) bool {
-	if t.perDevice {
-		return !t.devices[i].byName()
+	if !t.perDevice {
+		i = 0
 	}
-	return !t.whole.byName()
-}
-
-// poolTargets parses the node selections of a pool's slices, sorted by name.
-func (s *Store) poolTargets(p *pool) []sliceTargets {
-	names := slices.Sorted(maps.Keys(p.slices))
-	out := make([]sliceTargets, 0, len(names))
-	for _, name := range names {
-		out = append(out, s.targetsOf(p, p.slices[name]))
-	}
-	return out
+	return t.sels[i].nodeName == ""
 }

@@ -1,6 +1,7 @@
 package devicestore
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 
@@ -11,9 +12,7 @@ import (
 )
 
 // nodeEntry is what the pools give one node.
-type nodeEntry struct {
-	pools map[poolKey]*reach
-}
+type nodeEntry map[poolKey]*reach
 
 // count adds (sign 1) or takes out (sign -1) one device.
 func count(c *store.DeviceCounts, allocated, assumed bool, sign int) {
@@ -29,9 +28,9 @@ func count(c *store.DeviceCounts, allocated, assumed bool, sign int) {
 }
 
 // view computes a node's devices.
-func (s *Store) view(e *nodeEntry) store.NodeDevices {
-	v := store.NodeDevices{ByClass: map[string]store.DeviceCounts{}, ByPool: make(map[string]store.PoolDevices, len(e.pools))}
-	for key, r := range e.pools {
+func (s *Store) view(e nodeEntry) store.NodeDevices {
+	v := store.NodeDevices{ByClass: map[string]store.DeviceCounts{}, ByPool: make(map[string]store.PoolDevices, len(e))}
+	for key, r := range e {
 		pd := store.PoolDevices{Generation: r.generation, Incomplete: r.incomplete, Invalid: r.invalid}
 		for _, d := range r.devices {
 			held, assumed := s.allocated(d.id), s.assumedHolder(d.id)
@@ -69,9 +68,9 @@ type Device struct {
 }
 
 // devicesOf lists a node's counted devices.
-func (s *Store) devicesOf(e *nodeEntry) []Device {
+func (s *Store) devicesOf(e nodeEntry) []Device {
 	var out []Device
-	for _, r := range e.pools {
+	for _, r := range e {
 		for _, d := range r.devices {
 			dv := Device{ID: d.id, Shared: d.shared, Allocated: s.allocated(d.id), Assumed: s.assumedHolder(d.id), Classes: slices.Clone(d.classes.names)}
 			if h := s.holders[d.id]; h != nil && len(h.shares) > 0 {
@@ -84,16 +83,9 @@ func (s *Store) devicesOf(e *nodeEntry) []Device {
 			out = append(out, dv)
 		}
 	}
-	slices.SortFunc(out, func(a, b Device) int { return compareIDs(a.ID, b.ID) })
+	slices.SortFunc(out, func(a, b Device) int {
+		return cmp.Or(strings.Compare(a.ID.Driver.String(), b.ID.Driver.String()),
+			strings.Compare(a.ID.Pool.String(), b.ID.Pool.String()), strings.Compare(a.ID.Device.String(), b.ID.Device.String()))
+	})
 	return out
-}
-
-func compareIDs(a, b DeviceID) int {
-	if c := strings.Compare(a.Driver.String(), b.Driver.String()); c != 0 {
-		return c
-	}
-	if c := strings.Compare(a.Pool.String(), b.Pool.String()); c != 0 {
-		return c
-	}
-	return strings.Compare(a.Device.String(), b.Device.String())
 }
