@@ -25,14 +25,7 @@ func (h deadlineHeap) Len() int { return len(h) }
 // Less implements heap.Interface: earlier expiry first, then namespace and name, so the
 // order is total (deadlines in whole seconds are often equal).
 func (h deadlineHeap) Less(i, j int) bool {
-	if !h[i].at.Equal(h[j].at) {
-		return h[i].at.Before(h[j].at)
-	}
-	a, b := h[i].entry.key, h[j].entry.key
-	if a.Namespace != b.Namespace {
-		return a.Namespace < b.Namespace
-	}
-	return a.Name < b.Name
+	return olderFirst(h[i].at, h[i].entry.key, h[j].at, h[j].entry.key)
 }
 
 // Swap implements heap.Interface.

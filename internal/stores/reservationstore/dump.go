@@ -144,12 +144,12 @@ func (s *Store) CheckInvariants() []error {
 	for node := range s.byNode {
 		open, want := s.assignment(node)
 		for _, e := range open {
-			pod := want[e]
-			switch {
-			case pod == nil && e.phase != v1alpha1.ReservationReserved:
-				bad(e.key, "%s by %s, but the landing rule gives it to no pod on %s", e.phase, ownerKey(e.owner), node)
-			case pod != nil && (e.owner == nil || e.owner.UID != pod.UID || !ownerIs(e.owner, pod)):
-				bad(e.key, "%s, but the landing rule gives it to %s on %s", e.phase, store.PodKey(pod), node)
+			if pod := want[e]; !settledAs(e, pod) {
+				to := "no pod"
+				if pod != nil {
+					to = store.PodKey(pod).String()
+				}
+				bad(e.key, "%s by %v, but the landing rule gives it to %s on %s", e.phase, e.owner, to, node)
 			}
 		}
 	}

@@ -1,10 +1,10 @@
 package reservationstore
 
 import (
+	"time"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
-
-	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
 )
 
 // KeepsPlaceFor reports whether the place of leaving, a bound pod that is going (its
@@ -25,24 +25,7 @@ func (s *Store) KeepsPlaceFor(leaving, pod *corev1.Pod) bool {
 	if keep, err := s.keepsPlace(leaving); err != nil || !keep || !s.nodeExists(leaving.Spec.NodeName) {
 		return false
 	}
-	if requestsNothing(leaving) {
-		return false
-	}
-	selected := replacementLabels(leaving)
-	return len(selected) > 0 && labels.SelectorFromSet(selected).Matches(labels.Set(pod.Labels))
-}
-
-// requestsNothing reports whether pod requests nothing a hold could keep, its pod slot
-// aside (Replacement refuses such a pod).
-func requestsNothing(pod *corev1.Pod) bool {
-	req := store.PodRequests(pod)
-	if req.MilliCPU != 0 || req.Memory != 0 || req.EphemeralStorage != 0 {
-		return false
-	}
-	for _, v := range req.Scalar {
-		if v != 0 {
-			return false
-		}
-	}
-	return true
+	// The hold PodGone would place (none: nothing to hold, no labels to select by).
+	r, err := Replacement(leaving, 0, time.Time{})
+	return err == nil && selectorOf(r).Matches(labels.Set(pod.Labels))
 }

@@ -4,7 +4,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
 	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
@@ -31,22 +30,15 @@ func (s *Store) nodeExists(name string) bool {
 // await leaves e Pending until node appears.
 func (s *Store) await(e *entry, node string) {
 	e.phase, e.node, e.awaiting = v1alpha1.ReservationPending, "", node
-	if s.awaitingNode[node] == nil {
-		s.awaitingNode[node] = map[types.NamespacedName]struct{}{}
-	}
-	s.awaitingNode[node][e.key] = struct{}{}
+	addTo(s.awaitingNode, node, e.key, struct{}{})
 }
 
 // unawait forgets that e awaits a node.
 func (s *Store) unawait(e *entry) {
-	if e.awaiting == "" {
-		return
+	if e.awaiting != "" {
+		removeFrom(s.awaitingNode, e.awaiting, e.key)
+		e.awaiting = ""
 	}
-	delete(s.awaitingNode[e.awaiting], e.key)
-	if len(s.awaitingNode[e.awaiting]) == 0 {
-		delete(s.awaitingNode, e.awaiting)
-	}
-	e.awaiting = ""
 }
 
 // nodeAppeared places the reservations that awaited node.

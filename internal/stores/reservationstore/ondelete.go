@@ -208,16 +208,6 @@ func deletedAt(pod *corev1.Pod, now time.Time) time.Time {
 }
 
 // Replacement returns the Reservation that keeps a deleted pod's place: named
-// replacementLabels are the labels a pod's replacement is selected by: the pod's, less those
-// its controller sets per revision.
-func replacementLabels(pod *corev1.Pod) map[string]string {
-	selected := maps.Clone(pod.Labels)
-	for _, k := range replacementLabelsDropped {
-		delete(selected, k)
-	}
-	return selected
-}
-
 // ReplacementName(pod), on the pod's node, holding what the pod requested (as the NodeStore
 // charged it), for the pods of the namespace with the pod's labels less the per-revision
 // ones, for ttl from since; owned by the pod's controller (garbage-collected with it). Its
@@ -231,7 +221,10 @@ func Replacement(pod *corev1.Pod, ttl time.Duration, since time.Time) (*v1alpha1
 		return nil, fmt.Errorf("%w: %s requests no resources, so there is nothing to hold; give its containers requests or remove the %s annotation",
 			ErrCannotKeepPlace, where, v1alpha1.ReserveOnDeleteAnnotation)
 	}
-	selected := replacementLabels(pod)
+	selected := maps.Clone(pod.Labels)
+	for _, k := range replacementLabelsDropped {
+		delete(selected, k)
+	}
 	if len(selected) == 0 {
 		return nil, fmt.Errorf("%w: %s has no labels a replacement could be selected by (an empty selector would hand its place to any pod of the namespace); label its pods",
 			ErrCannotKeepPlace, where)

@@ -264,21 +264,13 @@ func (s *Store) indexReplaced(e *entry) {
 	if !ok || rep.uid == "" {
 		return
 	}
-	if s.byReplacedOwner[rep.uid] == nil {
-		s.byReplacedOwner[rep.uid] = map[types.NamespacedName]struct{}{}
-	}
-	s.byReplacedOwner[rep.uid][e.key] = struct{}{}
+	addTo(s.byReplacedOwner, rep.uid, e.key, struct{}{})
 }
 
 // unindexReplaced forgets e in byReplacedOwner.
 func (s *Store) unindexReplaced(e *entry) {
-	rep, ok := replacedOf(e.r)
-	if !ok {
-		return
-	}
-	delete(s.byReplacedOwner[rep.uid], e.key)
-	if len(s.byReplacedOwner[rep.uid]) == 0 {
-		delete(s.byReplacedOwner, rep.uid)
+	if rep, ok := replacedOf(e.r); ok {
+		removeFrom(s.byReplacedOwner, rep.uid, e.key)
 	}
 }
 

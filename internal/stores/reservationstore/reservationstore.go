@@ -107,7 +107,7 @@ type Store struct {
 	// byNode indexes Reserved and Matched reservations by node.
 	byNode map[string]map[types.NamespacedName]*entry
 	// byOwner indexes Matched reservations by their owner's namespace/name (owners of
-	// another UID of the same name included: ownerIs tells them apart).
+	// another UID of the same name included: sameRef tells them apart).
 	byOwner map[types.NamespacedName][]*entry
 	// byRecording indexes the reservations whose status records an owner by that owner's
 	// namespace/name: the candidates of resolveRecorded.
@@ -298,7 +298,7 @@ func (s *Store) DeleteReservation(r *v1alpha1.Reservation) {
 	s.disown(e)
 	s.settle(e.node)
 	// A recorded owner may be on another node than the reservation.
-	if st, ok := s.h.GetPodState(ownerKey(&owner)); ok && ownerIs(&owner, st.Pod) && st.Pod.Spec.NodeName != e.node {
+	if st, ok := s.h.GetPodState(ownerKey(&owner)); ok && sameRef(&owner, refOf(st.Pod)) && st.Pod.Spec.NodeName != e.node {
 		s.settle(st.Pod.Spec.NodeName)
 	}
 }
@@ -356,7 +356,7 @@ func (s *Store) DeletePod(pod *corev1.Pod) {
 	}
 	var gone []*entry // collected first: unlink edits byOwner
 	for _, e := range s.byOwner[store.PodKey(pod)] {
-		if ownerIs(e.owner, pod) {
+		if sameRef(e.owner, refOf(pod)) {
 			gone = append(gone, e)
 		}
 	}
@@ -420,7 +420,7 @@ func (s *Store) confirmOwner(e *entry, pod *corev1.Pod) {
 // ownerChanged tells the status writer about every reservation pod consumed.
 func (s *Store) ownerChanged(pod *corev1.Pod) {
 	for _, e := range s.byOwner[store.PodKey(pod)] {
-		if ownerIs(e.owner, pod) {
+		if sameRef(e.owner, refOf(pod)) {
 			s.changed(e)
 		}
 	}

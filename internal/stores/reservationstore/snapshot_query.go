@@ -34,7 +34,7 @@ func OnNodeIn(snap *Snapshot, node string) []store.Reservation {
 func MatchableIn(snap *Snapshot, pod *corev1.Pod, podState podStates) []store.Reservation {
 	consumed := func() bool {
 		for _, v := range snap.Items() {
-			if v.match.linked && v.Owner != nil && ownerIs(v.Owner, pod) {
+			if v.match.linked && v.Owner != nil && sameRef(v.Owner, refOf(pod)) {
 				return true
 			}
 		}
