@@ -141,12 +141,17 @@ func (s *Store) placeAsRecorded(e *entry) {
 		s.place(e)
 	case v1alpha1.ReservationExpired:
 		s.unawait(e)
-		e.phase, e.node = v1alpha1.ReservationExpired, e.r.Spec.NodeName
-		switch {
-		case st.ExpiresAt != nil:
-			e.expiresAt = st.ExpiresAt.Time
-		case !e.reservedAt.IsZero():
-			e.expiresAt = e.reservedAt.Add(s.ttl(e))
-		}
+		s.expiredAsRecorded(e)
+	}
+}
+
+// expiredAsRecorded makes e Expired at the expiry its status records, else at its TTL from
+// e.reservedAt: the garbage collector counts its grace from it, across a restart too.
+func (s *Store) expiredAsRecorded(e *entry) {
+	e.phase, e.node = v1alpha1.ReservationExpired, e.r.Spec.NodeName
+	if t := e.r.Status.ExpiresAt; t != nil {
+		e.expiresAt = t.Time
+	} else if !e.reservedAt.IsZero() {
+		e.expiresAt = e.reservedAt.Add(s.ttl(e))
 	}
 }

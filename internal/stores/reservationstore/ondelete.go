@@ -269,14 +269,7 @@ func ReplacementName(pod *corev1.Pod) string {
 // replacesSince reads a Reservation's ReplacesSinceAnnotation (zero when absent or not an
 // RFC 3339 time: then it is an ordinary reservation).
 func replacesSince(r *v1alpha1.Reservation) time.Time {
-	v, ok := r.Annotations[v1alpha1.ReplacesSinceAnnotation]
-	if !ok {
-		return time.Time{}
-	}
-	t, err := time.Parse(time.RFC3339, v)
-	if err != nil {
-		return time.Time{}
-	}
+	t, _ := time.Parse(time.RFC3339, r.Annotations[v1alpha1.ReplacesSinceAnnotation]) // zero on error
 	return t
 }
 
@@ -313,18 +306,11 @@ func (s *Store) takeOver(e *entry, r *v1alpha1.Reservation) bool {
 	return true
 }
 
-// dropHold forgets a hold: its charge, its match, its deadline.
+// dropHold forgets a hold: its charge, its match, its deadline (as expire ends them).
 func (s *Store) dropHold(e *entry) {
-	if e.heapIndex >= 0 {
-		s.unheap(e)
-	}
+	s.expire(e, e.expiresAt)
 	s.unindexReplaced(e)
-	s.release(e)
-	s.disown(e)
 	s.rsvs.Delete(e.key)
-	if e.node != "" {
-		s.settle(e.node) // a pod the hold gave itself to may consume another reservation
-	}
 }
 
 // Holds returns the keys of the holds no Reservation took over yet.

@@ -204,13 +204,7 @@ func (s *Store) AddReservation(r *v1alpha1.Reservation) {
 	}
 	switch {
 	case r.Status.Phase == v1alpha1.ReservationExpired:
-		e.phase, e.node = v1alpha1.ReservationExpired, r.Spec.NodeName
-		// The garbage collector counts its grace from the expiry, which must survive a restart.
-		if t := r.Status.ExpiresAt; t != nil {
-			e.expiresAt = t.Time
-		} else if !e.reservedAt.IsZero() {
-			e.expiresAt = e.reservedAt.Add(s.ttl(e))
-		}
+		s.expiredAsRecorded(e)
 	case isRecorded(r):
 		if !e.reservedAt.IsZero() {
 			e.expiresAt = e.reservedAt.Add(s.ttl(e))
@@ -221,7 +215,11 @@ func (s *Store) AddReservation(r *v1alpha1.Reservation) {
 		s.settle(s.resolveRecorded(ownerKey(r.Status.CurrentOwner))...)
 	default:
 		s.place(e)
-		s.releaseUnwanted(e)
+		if s.unwanted(e) {
+			// The leader created it while its hold was there, and the hold was released
+			// before it came (a replacement landed meanwhile); counted with the hold.
+			s.expire(e, s.h.Clock().Now())
+		}
 	}
 	s.changed(e)
 }
@@ -382,7 +380,11 @@ func (s *Store) reported(pod *corev1.Pod, wasAssumed bool) {
 		s.settle(active.node)
 		consumed = false
 	} else if consumed && wasAssumed {
-		s.ownerChanged(pod) // confirmed: the status writer may now record the match
+		for _, e := range s.byOwner[store.PodKey(pod)] {
+			if sameRef(e.owner, refOf(pod)) {
+				s.changed(e) // confirmed: the status writer may now record the match
+			}
+		}
 	}
 	if consumed || !eligible(pod) {
 		return
@@ -415,15 +417,6 @@ func (s *Store) confirmOwner(e *entry, pod *corev1.Pod) {
 		s.settle(e.node)
 	}
 	s.changed(e) // the owner's object (or its confirmation) changed
-}
-
-// ownerChanged tells the status writer about every reservation pod consumed.
-func (s *Store) ownerChanged(pod *corev1.Pod) {
-	for _, e := range s.byOwner[store.PodKey(pod)] {
-		if sameRef(e.owner, refOf(pod)) {
-			s.changed(e)
-		}
-	}
 }
 
 // begin and end bracket a pod event (see fromAPI).
