@@ -52,11 +52,8 @@ func (s *Store) DropDueHolds(now time.Time) []Transition {
 		if from == v1alpha1.ReservationMatched {
 			to = v1alpha1.ReservationMatched
 		}
-		if !e.counted {
-			e.counted = true
-			count(map[bool]string{true: resultConsumed, false: resultExpired}[from == v1alpha1.ReservationMatched])
-		}
 		s.dropHold(e)
+		s.settled(e) // Expired now: counted so unless a pod consumed it (counted then)
 		out = append(out, Transition{Key: e.key, From: from, To: to, At: now, Hold: true})
 	}
 	return out

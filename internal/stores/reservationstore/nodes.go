@@ -126,7 +126,7 @@ func (s *Store) awaitAsRecorded(e *entry) {
 
 // placeAsRecorded takes what a status records about a reservation this replica awaits the
 // node of: the leader saw the node, and what a status records is an input, as at a start
-// (placedByTheLeader). Reserved places it at the recorded reservedAt; Expired ends it at
+// (see place). Reserved places it at the recorded reservedAt; Expired ends it at
 // the recorded times; Matched is record's (resolveRecorded).
 func (s *Store) placeAsRecorded(e *entry) {
 	if e.phase != v1alpha1.ReservationPending || e.awaiting == "" {

@@ -50,7 +50,10 @@ func (s *Store) place(e *entry) {
 		e.phase, e.node = v1alpha1.ReservationPending, ""
 		return
 	}
-	if !s.nodeExists(node) && !placedByTheLeader(e) {
+	// A status that records it placed (Reserved or Matched) is an input: a replica that
+	// starts after the node went places it as the one that saw the node did (a node deleted
+	// keeps what was placed on it), instead of awaiting a node that may never come back.
+	if p := e.r.Status.Phase; !s.nodeExists(node) && p != v1alpha1.ReservationReserved && p != v1alpha1.ReservationMatched {
 		s.await(e, node) // see nodes.go
 		return
 	}
@@ -70,15 +73,6 @@ func (s *Store) place(e *entry) {
 	e.expiresAt = e.reservedAt.Add(s.ttl(e))
 	s.reserve(e)
 	s.settle(node)
-}
-
-// placedByTheLeader reports whether the reservation's status records it placed (Reserved or
-// Matched): what a status records is an input, so a replica that starts after the node went
-// places it as the replica that saw the node did (a node deleted keeps what was placed on
-// it), instead of awaiting a node that may never come back.
-func placedByTheLeader(e *entry) bool {
-	p := e.r.Status.Phase
-	return p == v1alpha1.ReservationReserved || p == v1alpha1.ReservationMatched
 }
 
 // reserve charges the placeholder on the reservation's node (where it was placed, even if
@@ -246,9 +240,7 @@ func (s *Store) settle(nodes ...string) {
 			switch pod := want[e]; {
 			case settledAs(e, pod):
 			case pod == nil:
-				s.disown(e)
-				s.reserve(e)
-				s.changed(e)
+				s.reopen(e)
 			default:
 				s.setOwner(e, refOf(pod), derived)
 				s.changed(e)

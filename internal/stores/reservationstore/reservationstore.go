@@ -304,8 +304,7 @@ func (s *Store) DeleteReservation(r *v1alpha1.Reservation) {
 // AddPod is the API reporting a pod: if it is on a node, it may consume a reservation
 // there (see the package doc).
 func (s *Store) AddPod(pod *corev1.Pod) {
-	s.begin(pod, false)
-	defer s.end()
+	defer s.begin(pod, false)()
 	s.reported(pod, false)
 	s.countLanded(nil, pod)
 }
@@ -315,8 +314,7 @@ func (s *Store) AddPod(pod *corev1.Pod) {
 // keeps it; one forgotten or bound elsewhere gives it back. An owner that stopped
 // qualifying after the API confirmed it has consumed it for good.
 func (s *Store) UpdatePod(oldPod, newPod *corev1.Pod) {
-	s.begin(newPod, false)
-	defer s.end()
+	defer s.begin(newPod, false)()
 	s.reported(newPod, s.assumed(store.PodKey(newPod)))
 	s.countLanded(oldPod, newPod)
 }
@@ -326,8 +324,7 @@ func (s *Store) UpdatePod(oldPod, newPod *corev1.Pod) {
 // assumption instead of AddPod or UpdatePod: the pod lands now, so it may consume any
 // Reserved reservation there that selects it, whatever its creation time.
 func (s *Store) AssumePod(oldPod, pod *corev1.Pod) {
-	s.begin(pod, true)
-	defer s.end()
+	defer s.begin(pod, true)()
 	defer s.countLanded(oldPod, pod)
 	if _, consumed := s.consumedBy(pod); consumed || !eligible(pod) {
 		return
@@ -419,12 +416,11 @@ func (s *Store) confirmOwner(e *entry, pod *corev1.Pod) {
 	s.changed(e) // the owner's object (or its confirmation) changed
 }
 
-// begin and end bracket a pod event (see fromAPI).
-func (s *Store) begin(pod *corev1.Pod, assumed bool) {
+// begin marks a pod event in flight (see fromAPI) until the function it returns is called.
+func (s *Store) begin(pod *corev1.Pod, assumed bool) (end func()) {
 	s.inflight.pod, s.inflight.assumed = pod, assumed
+	return func() { s.inflight.pod = nil }
 }
-
-func (s *Store) end() { s.inflight.pod = nil }
 
 // assumed reports whether the PodStore holds a pod assumed. During a pod event it still
 // holds the state from before the event (it is updated last).
@@ -490,8 +486,12 @@ func (s *Store) applyRecorded(e *entry, r *v1alpha1.Reservation) {
 	if t == nil || t.Time.Equal(e.reservedAt) || r.Spec.NodeName != e.node {
 		return
 	}
-	e.reservedAt = t.Time
-	s.setDeadline(e, e.reservedAt.Add(s.ttl(e)))
+	e.reservedAt, e.expiresAt = t.Time, t.Time.Add(s.ttl(e))
+	if i := e.heapIndex; i >= 0 {
+		h := s.heapOf(e)
+		(*h)[i].at = e.expiresAt
+		heap.Fix(h, i)
+	}
 }
 
 // expire ends a Reserved reservation, or one matched by a pod that may still change (held
@@ -507,16 +507,6 @@ func (s *Store) expire(e *entry, at time.Time) {
 	e.phase, e.expiresAt = v1alpha1.ReservationExpired, at
 	if owned && e.node != "" {
 		s.settle(e.node)
-	}
-}
-
-// setDeadline moves e's expiry (and its place in its heap, if it is there).
-func (s *Store) setDeadline(e *entry, at time.Time) {
-	e.expiresAt = at
-	if i := e.heapIndex; i >= 0 {
-		h := s.heapOf(e)
-		(*h)[i].at = at
-		heap.Fix(h, i)
 	}
 }
 
