@@ -89,9 +89,7 @@ func (s *Store) reserve(e *entry) {
 // setOwner makes e Matched by owner: the placeholder goes, so nothing is counted twice.
 func (s *Store) setOwner(e *entry, owner *v1alpha1.PodReference, how matchKind) {
 	s.dropPlaceholder(e)
-	if e.owner != nil {
-		s.unlink(e)
-	}
+	s.disown(e)
 	e.phase, e.owner, e.how = v1alpha1.ReservationMatched, owner, how
 	s.link(e)
 }
