@@ -60,40 +60,31 @@ func (s *Store) CheckInvariants() []error {
 	if err := s.Untaken(); err != nil {
 		errs = append(errs, err)
 	}
-	linked := map[*entry]int{}
-	for podKey, list := range s.byOwner {
-		for _, e := range list {
-			linked[e]++
-			if e.owner == nil || ownerKey(e.owner) != podKey || e.phase != v1alpha1.ReservationMatched {
-				bad(e.key, "owner index says %s", podKey)
-			}
-			if cur, ok := s.rsvs.Get(e.key); !ok || cur != e {
-				bad(e.key, "owner index points at a reservation that is gone")
-			}
-			if e.how != held && e.how != derived {
-				continue
-			}
-			for _, other := range list {
-				if other != e && sameRef(e.owner, other.owner) {
-					bad(e.key, "owner %s (%s) also holds %s (%s)", podKey, e.how, other.key, other.how)
+	// listed counts how often index lists each entry; every one it lists must be the store's,
+	// under the key of the reference ref gives.
+	listed := func(name string, index map[types.NamespacedName][]*entry, ref func(*entry) *v1alpha1.PodReference) map[*entry]int {
+		n := map[*entry]int{}
+		for podKey, list := range index {
+			for _, e := range list {
+				n[e]++
+				if cur, ok := s.rsvs.Get(e.key); !ok || cur != e || ref(e) == nil || ownerKey(ref(e)) != podKey {
+					bad(e.key, "%s index says %s (the store's entry: %v)", name, podKey, ok && cur == e)
 				}
 			}
 		}
+		return n
 	}
+	linked := listed("owner", s.byOwner, func(e *entry) *v1alpha1.PodReference { return e.owner })
+	indexed := listed("recording", s.byRecording, func(e *entry) *v1alpha1.PodReference { return e.recording })
 	recordedBy := map[types.NamespacedName][]*entry{}
-	indexed := map[*entry]int{}
-	for podKey, list := range s.byRecording {
-		for _, e := range list {
-			indexed[e]++
-			if e.recording == nil || ownerKey(e.recording) != podKey {
-				bad(e.key, "recording index says %s", podKey)
-			}
-			if cur, ok := s.rsvs.Get(e.key); !ok || cur != e {
-				bad(e.key, "recording index points at a reservation that is gone")
+	s.rsvs.Range(func(key types.NamespacedName, e *entry) bool {
+		if (e.how == held || e.how == derived) && e.owner != nil {
+			for _, other := range s.byOwner[ownerKey(e.owner)] {
+				if other != e && sameRef(e.owner, other.owner) {
+					bad(key, "owner %s (%s) also holds %s (%s)", ownerKey(e.owner), e.how, other.key, other.how)
+				}
 			}
 		}
-	}
-	s.rsvs.Range(func(key types.NamespacedName, e *entry) bool {
 		if n := indexed[e]; (e.recording != nil) != (n == 1) || n > 1 {
 			bad(key, "records %v, in the recording index %d times", e.recording, n)
 		}
@@ -144,12 +135,12 @@ func (s *Store) CheckInvariants() []error {
 	for node := range s.byNode {
 		open, want := s.assignment(node)
 		for _, e := range open {
-			pod := want[e]
-			switch {
-			case pod == nil && e.phase != v1alpha1.ReservationReserved:
-				bad(e.key, "%s by %s, but the landing rule gives it to no pod on %s", e.phase, ownerKey(e.owner), node)
-			case pod != nil && (e.owner == nil || e.owner.UID != pod.UID || !ownerIs(e.owner, pod)):
-				bad(e.key, "%s, but the landing rule gives it to %s on %s", e.phase, store.PodKey(pod), node)
+			if pod := want[e]; !settledAs(e, pod) {
+				to := "no pod"
+				if pod != nil {
+					to = store.PodKey(pod).String()
+				}
+				bad(e.key, "%s by %v, but the landing rule gives it to %s on %s", e.phase, e.owner, to, node)
 			}
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
 	"github.com/seed0f91f25e/multicache/pkg/multicache/store"
@@ -31,22 +30,15 @@ func (s *Store) nodeExists(name string) bool {
 // await leaves e Pending until node appears.
 func (s *Store) await(e *entry, node string) {
 	e.phase, e.node, e.awaiting = v1alpha1.ReservationPending, "", node
-	if s.awaitingNode[node] == nil {
-		s.awaitingNode[node] = map[types.NamespacedName]struct{}{}
-	}
-	s.awaitingNode[node][e.key] = struct{}{}
+	addTo(s.awaitingNode, node, e.key, struct{}{})
 }
 
 // unawait forgets that e awaits a node.
 func (s *Store) unawait(e *entry) {
-	if e.awaiting == "" {
-		return
+	if e.awaiting != "" {
+		removeFrom(s.awaitingNode, e.awaiting, e.key)
+		e.awaiting = ""
 	}
-	delete(s.awaitingNode[e.awaiting], e.key)
-	if len(s.awaitingNode[e.awaiting]) == 0 {
-		delete(s.awaitingNode, e.awaiting)
-	}
-	e.awaiting = ""
 }
 
 // nodeAppeared places the reservations that awaited node.
@@ -134,7 +126,7 @@ func (s *Store) awaitAsRecorded(e *entry) {
 
 // placeAsRecorded takes what a status records about a reservation this replica awaits the
 // node of: the leader saw the node, and what a status records is an input, as at a start
-// (placedByTheLeader). Reserved places it at the recorded reservedAt; Expired ends it at
+// (see place). Reserved places it at the recorded reservedAt; Expired ends it at
 // the recorded times; Matched is record's (resolveRecorded).
 func (s *Store) placeAsRecorded(e *entry) {
 	if e.phase != v1alpha1.ReservationPending || e.awaiting == "" {
@@ -149,12 +141,17 @@ func (s *Store) placeAsRecorded(e *entry) {
 		s.place(e)
 	case v1alpha1.ReservationExpired:
 		s.unawait(e)
-		e.phase, e.node = v1alpha1.ReservationExpired, e.r.Spec.NodeName
-		switch {
-		case st.ExpiresAt != nil:
-			e.expiresAt = st.ExpiresAt.Time
-		case !e.reservedAt.IsZero():
-			e.expiresAt = e.reservedAt.Add(s.ttl(e))
-		}
+		s.expiredAsRecorded(e)
+	}
+}
+
+// expiredAsRecorded makes e Expired at the expiry its status records, else at its TTL from
+// e.reservedAt: the garbage collector counts its grace from it, across a restart too.
+func (s *Store) expiredAsRecorded(e *entry) {
+	e.phase, e.node = v1alpha1.ReservationExpired, e.r.Spec.NodeName
+	if t := e.r.Status.ExpiresAt; t != nil {
+		e.expiresAt = t.Time
+	} else if !e.reservedAt.IsZero() {
+		e.expiresAt = e.reservedAt.Add(s.ttl(e))
 	}
 }

@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/seed0f91f25e/multicache/api/v1alpha1"
@@ -208,16 +209,6 @@ func deletedAt(pod *corev1.Pod, now time.Time) time.Time {
 }
 
 // Replacement returns the Reservation that keeps a deleted pod's place: named
-// replacementLabels are the labels a pod's replacement is selected by: the pod's, less those
-// its controller sets per revision.
-func replacementLabels(pod *corev1.Pod) map[string]string {
-	selected := maps.Clone(pod.Labels)
-	for _, k := range replacementLabelsDropped {
-		delete(selected, k)
-	}
-	return selected
-}
-
 // ReplacementName(pod), on the pod's node, holding what the pod requested (as the NodeStore
 // charged it), for the pods of the namespace with the pod's labels less the per-revision
 // ones, for ttl from since; owned by the pod's controller (garbage-collected with it). Its
@@ -231,7 +222,10 @@ func Replacement(pod *corev1.Pod, ttl time.Duration, since time.Time) (*v1alpha1
 		return nil, fmt.Errorf("%w: %s requests no resources, so there is nothing to hold; give its containers requests or remove the %s annotation",
 			ErrCannotKeepPlace, where, v1alpha1.ReserveOnDeleteAnnotation)
 	}
-	selected := replacementLabels(pod)
+	selected := maps.Clone(pod.Labels)
+	for _, k := range replacementLabelsDropped {
+		delete(selected, k)
+	}
 	if len(selected) == 0 {
 		return nil, fmt.Errorf("%w: %s has no labels a replacement could be selected by (an empty selector would hand its place to any pod of the namespace); label its pods",
 			ErrCannotKeepPlace, where)
@@ -276,14 +270,7 @@ func ReplacementName(pod *corev1.Pod) string {
 // replacesSince reads a Reservation's ReplacesSinceAnnotation (zero when absent or not an
 // RFC 3339 time: then it is an ordinary reservation).
 func replacesSince(r *v1alpha1.Reservation) time.Time {
-	v, ok := r.Annotations[v1alpha1.ReplacesSinceAnnotation]
-	if !ok {
-		return time.Time{}
-	}
-	t, err := time.Parse(time.RFC3339, v)
-	if err != nil {
-		return time.Time{}
-	}
+	t, _ := time.Parse(time.RFC3339, r.Annotations[v1alpha1.ReplacesSinceAnnotation]) // zero on error
 	return t
 }
 
@@ -320,18 +307,11 @@ func (s *Store) takeOver(e *entry, r *v1alpha1.Reservation) bool {
 	return true
 }
 
-// dropHold forgets a hold: its charge, its match, its deadline.
+// dropHold forgets a hold: its charge, its match, its deadline (as expire ends them).
 func (s *Store) dropHold(e *entry) {
-	if e.heapIndex >= 0 {
-		s.unheap(e)
-	}
+	s.expire(e, e.expiresAt)
 	s.unindexReplaced(e)
-	s.release(e)
-	s.disown(e)
 	s.rsvs.Delete(e.key)
-	if e.node != "" {
-		s.settle(e.node) // a pod the hold gave itself to may consume another reservation
-	}
 }
 
 // Holds returns the keys of the holds no Reservation took over yet.
@@ -344,4 +324,27 @@ func (s *Store) Holds() []types.NamespacedName {
 		return true
 	})
 	return out
+}
+
+// KeepsPlaceFor reports whether the place of leaving, a bound pod that is going (its
+// deletion was asked for, and a kubelet takes up to its grace period to stop it; or the
+// API already removed it and the cache has not applied that yet), is to be kept for pod once
+// the cache sees leaving gone: leaving asks for it (reserve-on-delete on itself or its
+// owner) and the hold would select pod (same namespace, leaving's labels less its
+// controller's revision labels). Its controller creates the replacement as soon as the
+// deletion is asked for, so a scheduler places it before any hold exists: this is how it
+// knows where the place will be. It says no where PodGone would refuse the hold (leaving's
+// node is gone, it requests nothing to hold); whether the owner still wants a replacement
+// is decided when leaving is gone, as for any hold. The caller holds the read lock.
+func (s *Store) KeepsPlaceFor(leaving, pod *corev1.Pod) bool {
+	if leaving == nil || pod == nil || leaving.Spec.NodeName == "" ||
+		!qualifies(leaving) || leaving.Namespace != pod.Namespace || leaving.UID == pod.UID {
+		return false
+	}
+	if keep, err := s.keepsPlace(leaving); err != nil || !keep || !s.nodeExists(leaving.Spec.NodeName) {
+		return false
+	}
+	// The hold PodGone would place (none: nothing to hold, no labels to select by).
+	r, err := Replacement(leaving, 0, time.Time{})
+	return err == nil && selectorOf(r).Matches(labels.Set(pod.Labels))
 }

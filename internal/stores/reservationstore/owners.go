@@ -172,21 +172,16 @@ func (s *Store) satisfied(rep replaced, node string) (bool, string) {
 		return false, "its owner is not one multicache reads; the place is kept until the TTL"
 	}
 	switch rep.owner.Type {
-	case v1alpha1.OwnerReplicaSet:
+	case v1alpha1.OwnerReplicaSet, v1alpha1.OwnerJob:
 		if o.deployment != nil {
 			return s.rolledOut(o.deployment)
 		}
 		if o.replicas == nil {
 			return false, ""
 		}
+		pods := map[v1alpha1.OwnerType]string{v1alpha1.OwnerReplicaSet: "pods", v1alpha1.OwnerJob: "active pods"}[rep.owner.Type]
 		n, want := s.landed[rep.uid], *o.replicas
-		return n >= want, fmt.Sprintf("ReplicaSet %s wants %d pods and %d have landed", rep.owner.Name, want, n)
-	case v1alpha1.OwnerJob:
-		if o.replicas == nil {
-			return false, ""
-		}
-		n, want := s.landed[rep.uid], *o.replicas
-		return n >= want, fmt.Sprintf("Job %s wants %d active pods and %d have landed", rep.owner.Name, want, n)
+		return n >= want, fmt.Sprintf("%s %s wants %d %s and %d have landed", rep.owner.Type, rep.owner.Name, want, pods, n)
 	case v1alpha1.OwnerStatefulSet:
 		ord, ok := ordinal(rep.pod, rep.owner.Name)
 		if o.replicas == nil || !ok {
@@ -264,21 +259,13 @@ func (s *Store) indexReplaced(e *entry) {
 	if !ok || rep.uid == "" {
 		return
 	}
-	if s.byReplacedOwner[rep.uid] == nil {
-		s.byReplacedOwner[rep.uid] = map[types.NamespacedName]struct{}{}
-	}
-	s.byReplacedOwner[rep.uid][e.key] = struct{}{}
+	addTo(s.byReplacedOwner, rep.uid, e.key, struct{}{})
 }
 
 // unindexReplaced forgets e in byReplacedOwner.
 func (s *Store) unindexReplaced(e *entry) {
-	rep, ok := replacedOf(e.r)
-	if !ok {
-		return
-	}
-	delete(s.byReplacedOwner[rep.uid], e.key)
-	if len(s.byReplacedOwner[rep.uid]) == 0 {
-		delete(s.byReplacedOwner, rep.uid)
+	if rep, ok := replacedOf(e.r); ok {
+		removeFrom(s.byReplacedOwner, rep.uid, e.key)
 	}
 }
 
@@ -291,13 +278,7 @@ func (s *Store) redecide(uid types.UID) {
 	}
 	var release []*entry // collected first: releasing edits the index
 	for key := range keys {
-		e, ok := s.rsvs.Get(key)
-		if !ok || e.phase != v1alpha1.ReservationReserved {
-			continue
-		}
-		rep, _ := replacedOf(e.r)
-		if done, why := s.satisfied(rep, e.node); done {
-			e.ended = "released: " + why
+		if e, ok := s.rsvs.Get(key); ok && s.unwanted(e) {
 			release = append(release, e)
 		}
 	}
@@ -316,22 +297,18 @@ func (s *Store) redecide(uid types.UID) {
 	}
 }
 
-// releaseUnwanted releases a replacement Reservation that arrives Reserved for a place its
-// owner no longer wants: the leader created it while its hold was still there, and the
-// hold was released before the Reservation came (a replacement landed meanwhile). Its
-// result was counted with the hold's release (see counted in AddReservation).
-func (s *Store) releaseUnwanted(e *entry) {
-	if e.phase != v1alpha1.ReservationReserved {
-		return
-	}
+// unwanted reports whether e is a Reserved hold or replacement Reservation whose owner no
+// longer wants the place kept, and then notes why in e.ended.
+func (s *Store) unwanted(e *entry) bool {
 	rep, ok := replacedOf(e.r)
-	if !ok {
-		return
+	if !ok || e.phase != v1alpha1.ReservationReserved {
+		return false
 	}
-	if done, why := s.satisfied(rep, e.node); done {
+	done, why := s.satisfied(rep, e.node)
+	if done {
 		e.ended = "released: " + why
-		s.expire(e, s.h.Clock().Now())
 	}
+	return done
 }
 
 // settled counts the result of a hold, or of the Reservation that took it over, once:

@@ -50,7 +50,10 @@ func (s *Store) place(e *entry) {
 		e.phase, e.node = v1alpha1.ReservationPending, ""
 		return
 	}
-	if !s.nodeExists(node) && !placedByTheLeader(e) {
+	// A status that records it placed (Reserved or Matched) is an input: a replica that
+	// starts after the node went places it as the one that saw the node did (a node deleted
+	// keeps what was placed on it), instead of awaiting a node that may never come back.
+	if p := e.r.Status.Phase; !s.nodeExists(node) && p != v1alpha1.ReservationReserved && p != v1alpha1.ReservationMatched {
 		s.await(e, node) // see nodes.go
 		return
 	}
@@ -72,15 +75,6 @@ func (s *Store) place(e *entry) {
 	s.settle(node)
 }
 
-// placedByTheLeader reports whether the reservation's status records it placed (Reserved or
-// Matched): what a status records is an input, so a replica that starts after the node went
-// places it as the replica that saw the node did (a node deleted keeps what was placed on
-// it), instead of awaiting a node that may never come back.
-func placedByTheLeader(e *entry) bool {
-	p := e.r.Status.Phase
-	return p == v1alpha1.ReservationReserved || p == v1alpha1.ReservationMatched
-}
-
 // reserve charges the placeholder on the reservation's node (where it was placed, even if
 // a later spec names another one) and arms the deadline.
 func (s *Store) reserve(e *entry) {
@@ -92,17 +86,10 @@ func (s *Store) reserve(e *entry) {
 	}
 }
 
-// match hands the reservation to pod: the placeholder goes, so nothing is counted twice.
-func (s *Store) match(e *entry, pod *corev1.Pod, how matchKind) {
-	s.setOwner(e, &v1alpha1.PodReference{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID}, how)
-}
-
-// setOwner makes e Matched by owner.
+// setOwner makes e Matched by owner: the placeholder goes, so nothing is counted twice.
 func (s *Store) setOwner(e *entry, owner *v1alpha1.PodReference, how matchKind) {
 	s.dropPlaceholder(e)
-	if e.owner != nil {
-		s.unlink(e)
-	}
+	s.disown(e)
 	e.phase, e.owner, e.how = v1alpha1.ReservationMatched, owner, how
 	s.link(e)
 }
@@ -137,25 +124,6 @@ func (s *Store) dropPlaceholder(e *entry) {
 	}
 	if e.heapIndex >= 0 && !e.provisional {
 		s.unheap(e)
-	}
-}
-
-// setRecording indexes e under the owner its status records (nil: none).
-func (s *Store) setRecording(e *entry, ref *v1alpha1.PodReference) {
-	if e.recording != nil {
-		key := ownerKey(e.recording)
-		list := slices.DeleteFunc(s.byRecording[key], func(x *entry) bool { return x == e })
-		if len(list) == 0 {
-			delete(s.byRecording, key)
-		} else {
-			s.byRecording[key] = list
-		}
-		e.recording = nil
-	}
-	if ref != nil {
-		r := *ref
-		e.recording = &r
-		s.byRecording[ownerKey(&r)] = append(s.byRecording[ownerKey(&r)], e)
 	}
 }
 
@@ -230,38 +198,13 @@ func isRecorded(r *v1alpha1.Reservation) bool {
 	return r.Status.Phase == v1alpha1.ReservationMatched && r.Status.CurrentOwner != nil && r.Spec.NodeName != ""
 }
 
-// link and unlink keep byOwner: the Matched reservations under their owner's
-// namespace/name, until the owner is deleted.
-func (s *Store) link(e *entry) {
-	key := ownerKey(e.owner)
-	s.byOwner[key] = append(s.byOwner[key], e)
-}
-
-func (s *Store) unlink(e *entry) {
-	key := ownerKey(e.owner)
-	list := s.byOwner[key]
-	for i, x := range list {
-		if x == e {
-			list[i] = list[len(list)-1]
-			list[len(list)-1] = nil
-			list = list[:len(list)-1]
-			break
-		}
-	}
-	if len(list) == 0 {
-		delete(s.byOwner, key)
-	} else {
-		s.byOwner[key] = list
-	}
-}
-
 // consumedBy returns what pod consumed: active is the reservation the cache matched to it
 // that may still change (held or derived), if any; consumed whether it consumed any at
 // all (recorded and spent ones included). A pod of the same name but another UID
 // (recreated) consumed nothing.
 func (s *Store) consumedBy(pod *corev1.Pod) (active *entry, consumed bool) {
 	for _, e := range s.byOwner[store.PodKey(pod)] {
-		if !ownerIs(e.owner, pod) {
+		if !sameRef(e.owner, refOf(pod)) {
 			continue
 		}
 		consumed = true
@@ -272,10 +215,9 @@ func (s *Store) consumedBy(pod *corev1.Pod) (active *entry, consumed bool) {
 	return active, consumed
 }
 
-// ownerIs reports whether ref names pod; an empty UID on either side matches any.
-func ownerIs(ref *v1alpha1.PodReference, pod *corev1.Pod) bool {
-	return ref.Namespace == pod.Namespace && ref.Name == pod.Name &&
-		(ref.UID == "" || pod.UID == "" || ref.UID == pod.UID)
+// refOf is the reference to pod.
+func refOf(pod *corev1.Pod) *v1alpha1.PodReference {
+	return &v1alpha1.PodReference{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID}
 }
 
 // sameRef reports whether two references name the same pod; an empty UID matches any.
@@ -291,28 +233,27 @@ func sameRef(a, b *v1alpha1.PodReference) bool {
 // arrived in.
 func (s *Store) settle(nodes ...string) {
 	for _, node := range nodes {
-		s.settleNode(node)
+		open, want := s.assignment(node)
+		for _, e := range open {
+			switch pod := want[e]; {
+			case settledAs(e, pod):
+			case pod == nil:
+				s.reopen(e)
+			default:
+				s.setOwner(e, refOf(pod), derived)
+				s.changed(e)
+			}
+		}
 	}
 }
 
-func (s *Store) settleNode(node string) {
-	open, want := s.assignment(node)
-	for _, e := range open {
-		pod := want[e]
-		switch {
-		case pod == nil && e.phase == v1alpha1.ReservationReserved:
-			continue
-		case pod != nil && e.phase == v1alpha1.ReservationMatched && e.owner.UID == pod.UID && ownerIs(e.owner, pod):
-			continue
-		}
-		s.disown(e)
-		if pod == nil {
-			s.reserve(e)
-		} else {
-			s.match(e, pod, derived)
-		}
-		s.changed(e)
+// settledAs reports whether an open reservation is as the landing rule wants it: Reserved
+// when it gives it to no pod, else Matched by pod.
+func settledAs(e *entry, pod *corev1.Pod) bool {
+	if pod == nil {
+		return e.phase == v1alpha1.ReservationReserved
 	}
+	return e.owner != nil && *e.owner == *refOf(pod)
 }
 
 // assignment computes what settle makes of a node: its open reservations, best first, and
@@ -391,10 +332,7 @@ func (s *Store) assignment(node string) ([]*entry, map[*entry]*corev1.Pod) {
 	}
 	sort.Slice(candidates, func(i, j int) bool {
 		a, b := candidates[i], candidates[j]
-		if !a.landed.Equal(b.landed) {
-			return a.landed.Before(b.landed)
-		}
-		return podLess(a.pod, b.pod)
+		return olderFirst(a.landed, store.PodKey(a.pod), b.landed, store.PodKey(b.pod))
 	})
 	for _, c := range candidates {
 		forEachAccepting(c.pod, c.landed, func(e *entry) bool {
@@ -430,7 +368,7 @@ func (s *Store) arrive(pod *corev1.Pod) {
 		}
 	}
 	if best != nil {
-		s.match(best, pod, held)
+		s.setOwner(best, refOf(pod), held)
 		s.changed(best)
 	}
 }
@@ -486,7 +424,7 @@ func preferred(a, b *entry) bool {
 	return olderFirst(a.r.CreationTimestamp.Time, a.key, b.r.CreationTimestamp.Time, b.key)
 }
 
-// olderFirst orders by creation time, then by namespace/name.
+// olderFirst orders by time (of creation, landing or expiry), then by namespace/name.
 func olderFirst(ta time.Time, a types.NamespacedName, tb time.Time, b types.NamespacedName) bool {
 	if !ta.Equal(tb) {
 		return ta.Before(tb)
@@ -495,31 +433,4 @@ func olderFirst(ta time.Time, a types.NamespacedName, tb time.Time, b types.Name
 		return a.Namespace < b.Namespace
 	}
 	return a.Name < b.Name
-}
-
-func podLess(a, b *corev1.Pod) bool {
-	if a.Namespace != b.Namespace {
-		return a.Namespace < b.Namespace
-	}
-	return a.Name < b.Name
-}
-
-func (s *Store) indexNode(e *entry) {
-	if e.node == "" {
-		return
-	}
-	if s.byNode[e.node] == nil {
-		s.byNode[e.node] = map[types.NamespacedName]*entry{}
-	}
-	s.byNode[e.node][e.key] = e
-}
-
-func (s *Store) unindexNode(e *entry) {
-	if e.node == "" {
-		return
-	}
-	delete(s.byNode[e.node], e.key)
-	if len(s.byNode[e.node]) == 0 {
-		delete(s.byNode, e.node)
-	}
 }

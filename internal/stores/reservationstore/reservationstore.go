@@ -107,7 +107,7 @@ type Store struct {
 	// byNode indexes Reserved and Matched reservations by node.
 	byNode map[string]map[types.NamespacedName]*entry
 	// byOwner indexes Matched reservations by their owner's namespace/name (owners of
-	// another UID of the same name included: ownerIs tells them apart).
+	// another UID of the same name included: sameRef tells them apart).
 	byOwner map[types.NamespacedName][]*entry
 	// byRecording indexes the reservations whose status records an owner by that owner's
 	// namespace/name: the candidates of resolveRecorded.
@@ -204,13 +204,7 @@ func (s *Store) AddReservation(r *v1alpha1.Reservation) {
 	}
 	switch {
 	case r.Status.Phase == v1alpha1.ReservationExpired:
-		e.phase, e.node = v1alpha1.ReservationExpired, r.Spec.NodeName
-		// The garbage collector counts its grace from the expiry, which must survive a restart.
-		if t := r.Status.ExpiresAt; t != nil {
-			e.expiresAt = t.Time
-		} else if !e.reservedAt.IsZero() {
-			e.expiresAt = e.reservedAt.Add(s.ttl(e))
-		}
+		s.expiredAsRecorded(e)
 	case isRecorded(r):
 		if !e.reservedAt.IsZero() {
 			e.expiresAt = e.reservedAt.Add(s.ttl(e))
@@ -221,7 +215,11 @@ func (s *Store) AddReservation(r *v1alpha1.Reservation) {
 		s.settle(s.resolveRecorded(ownerKey(r.Status.CurrentOwner))...)
 	default:
 		s.place(e)
-		s.releaseUnwanted(e)
+		if s.unwanted(e) {
+			// The leader created it while its hold was there, and the hold was released
+			// before it came (a replacement landed meanwhile); counted with the hold.
+			s.expire(e, s.h.Clock().Now())
+		}
 	}
 	s.changed(e)
 }
@@ -298,7 +296,7 @@ func (s *Store) DeleteReservation(r *v1alpha1.Reservation) {
 	s.disown(e)
 	s.settle(e.node)
 	// A recorded owner may be on another node than the reservation.
-	if st, ok := s.h.GetPodState(ownerKey(&owner)); ok && ownerIs(&owner, st.Pod) && st.Pod.Spec.NodeName != e.node {
+	if st, ok := s.h.GetPodState(ownerKey(&owner)); ok && sameRef(&owner, refOf(st.Pod)) && st.Pod.Spec.NodeName != e.node {
 		s.settle(st.Pod.Spec.NodeName)
 	}
 }
@@ -306,8 +304,7 @@ func (s *Store) DeleteReservation(r *v1alpha1.Reservation) {
 // AddPod is the API reporting a pod: if it is on a node, it may consume a reservation
 // there (see the package doc).
 func (s *Store) AddPod(pod *corev1.Pod) {
-	s.begin(pod, false)
-	defer s.end()
+	defer s.begin(pod, false)()
 	s.reported(pod, false)
 	s.countLanded(nil, pod)
 }
@@ -317,8 +314,7 @@ func (s *Store) AddPod(pod *corev1.Pod) {
 // keeps it; one forgotten or bound elsewhere gives it back. An owner that stopped
 // qualifying after the API confirmed it has consumed it for good.
 func (s *Store) UpdatePod(oldPod, newPod *corev1.Pod) {
-	s.begin(newPod, false)
-	defer s.end()
+	defer s.begin(newPod, false)()
 	s.reported(newPod, s.assumed(store.PodKey(newPod)))
 	s.countLanded(oldPod, newPod)
 }
@@ -328,8 +324,7 @@ func (s *Store) UpdatePod(oldPod, newPod *corev1.Pod) {
 // assumption instead of AddPod or UpdatePod: the pod lands now, so it may consume any
 // Reserved reservation there that selects it, whatever its creation time.
 func (s *Store) AssumePod(oldPod, pod *corev1.Pod) {
-	s.begin(pod, true)
-	defer s.end()
+	defer s.begin(pod, true)()
 	defer s.countLanded(oldPod, pod)
 	if _, consumed := s.consumedBy(pod); consumed || !eligible(pod) {
 		return
@@ -356,7 +351,7 @@ func (s *Store) DeletePod(pod *corev1.Pod) {
 	}
 	var gone []*entry // collected first: unlink edits byOwner
 	for _, e := range s.byOwner[store.PodKey(pod)] {
-		if ownerIs(e.owner, pod) {
+		if sameRef(e.owner, refOf(pod)) {
 			gone = append(gone, e)
 		}
 	}
@@ -382,7 +377,11 @@ func (s *Store) reported(pod *corev1.Pod, wasAssumed bool) {
 		s.settle(active.node)
 		consumed = false
 	} else if consumed && wasAssumed {
-		s.ownerChanged(pod) // confirmed: the status writer may now record the match
+		for _, e := range s.byOwner[store.PodKey(pod)] {
+			if sameRef(e.owner, refOf(pod)) {
+				s.changed(e) // confirmed: the status writer may now record the match
+			}
+		}
 	}
 	if consumed || !eligible(pod) {
 		return
@@ -417,21 +416,11 @@ func (s *Store) confirmOwner(e *entry, pod *corev1.Pod) {
 	s.changed(e) // the owner's object (or its confirmation) changed
 }
 
-// ownerChanged tells the status writer about every reservation pod consumed.
-func (s *Store) ownerChanged(pod *corev1.Pod) {
-	for _, e := range s.byOwner[store.PodKey(pod)] {
-		if ownerIs(e.owner, pod) {
-			s.changed(e)
-		}
-	}
-}
-
-// begin and end bracket a pod event (see fromAPI).
-func (s *Store) begin(pod *corev1.Pod, assumed bool) {
+// begin marks a pod event in flight (see fromAPI) until the function it returns is called.
+func (s *Store) begin(pod *corev1.Pod, assumed bool) (end func()) {
 	s.inflight.pod, s.inflight.assumed = pod, assumed
+	return func() { s.inflight.pod = nil }
 }
-
-func (s *Store) end() { s.inflight.pod = nil }
 
 // assumed reports whether the PodStore holds a pod assumed. During a pod event it still
 // holds the state from before the event (it is updated last).
@@ -497,8 +486,12 @@ func (s *Store) applyRecorded(e *entry, r *v1alpha1.Reservation) {
 	if t == nil || t.Time.Equal(e.reservedAt) || r.Spec.NodeName != e.node {
 		return
 	}
-	e.reservedAt = t.Time
-	s.setDeadline(e, e.reservedAt.Add(s.ttl(e)))
+	e.reservedAt, e.expiresAt = t.Time, t.Time.Add(s.ttl(e))
+	if i := e.heapIndex; i >= 0 {
+		h := s.heapOf(e)
+		(*h)[i].at = e.expiresAt
+		heap.Fix(h, i)
+	}
 }
 
 // expire ends a Reserved reservation, or one matched by a pod that may still change (held
@@ -514,16 +507,6 @@ func (s *Store) expire(e *entry, at time.Time) {
 	e.phase, e.expiresAt = v1alpha1.ReservationExpired, at
 	if owned && e.node != "" {
 		s.settle(e.node)
-	}
-}
-
-// setDeadline moves e's expiry (and its place in its heap, if it is there).
-func (s *Store) setDeadline(e *entry, at time.Time) {
-	e.expiresAt = at
-	if i := e.heapIndex; i >= 0 {
-		h := s.heapOf(e)
-		(*h)[i].at = at
-		heap.Fix(h, i)
 	}
 }
 

@@ -39,8 +39,7 @@ func (s *Store) view(e *entry) store.Reservation {
 	if e.owner != nil {
 		owner := *e.owner
 		v.Owner = &owner
-		st, ok := s.h.GetPodState(ownerKey(e.owner))
-		v.OwnerAssumed = ok && st.State == store.PodAssumed
+		v.OwnerAssumed = s.assumed(ownerKey(e.owner))
 	}
 	return v
 }
