@@ -119,7 +119,7 @@ func (s *Store) PodGone(pod, next *corev1.Pod) (bool, error) {
 			count(resultNotNeeded)
 			return false, nil
 		}
-		if reason != "" {
+		if reason != "" { // the owner says whether a replacement came
 			why, decided = reason, true
 		}
 	}

@@ -165,11 +165,12 @@ func (s *Store) owner(key store.OwnerKey, uid types.UID) (ownerInfo, bool) {
 
 // satisfied reports whether the owner of the pod rep stands for has what it wants on node
 // without a replacement (then no place is kept), and why, in a sentence for the log and
-// the Reservation's Events. Unknown owners are never satisfied.
+// the Reservation's Events. An owner that does not say (one the store does not know, or
+// whose wanted count is unknown) is never satisfied and gives no reason.
 func (s *Store) satisfied(rep replaced, node string) (bool, string) {
 	o, ok := s.owner(rep.owner, rep.uid)
 	if !ok {
-		return false, "its owner is not one multicache reads; the place is kept until the TTL"
+		return false, ""
 	}
 	switch rep.owner.Type {
 	case v1alpha1.OwnerReplicaSet, v1alpha1.OwnerJob:

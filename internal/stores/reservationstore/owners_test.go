@@ -181,28 +181,37 @@ func TestReserveOnDelete_StatefulSetAndDaemonSetRules(t *testing.T) {
 	}
 }
 
-// TestReserveOnDelete_AnUnknownDeletionOfABarePodIsDatedFromItsFirstReplacement: a pod with
-// no controller, force-deleted and learned late (no deletionTimestamp, dated now): the pod
-// that replaced it landed before the delete was learned; it consumes the hold instead of
-// the node being charged for both.
-func TestReserveOnDelete_AnUnknownDeletionOfABarePodIsDatedFromItsFirstReplacement(t *testing.T) {
-	c := newCluster(t)
-	bare := func(name string, at time.Time) *corev1.Pod {
-		return ts.MakePod("ns", name, ts.OnNode("n1"), ts.Requests("2", "4Gi"), ts.WithLabels("app", "solo"),
-			ts.CreatedAt(at), ts.ScheduledAt(at), kept())
+// TestReserveOnDelete_AnUnknownDeletionIsDatedFromItsFirstReplacement: a pod with no
+// controller, or with one multicache does not read (a custom resource), force-deleted and
+// learned late (no deletionTimestamp, dated now): the pod that replaced it landed before the
+// delete was learned; it consumes the hold instead of the node being charged for both.
+// Neither owner says whether a replacement came.
+func TestReserveOnDelete_AnUnknownDeletionIsDatedFromItsFirstReplacement(t *testing.T) {
+	for name, owned := range map[string][]ts.PodOption{
+		"bare pod":            nil,
+		"owner not read here": {ts.OwnedBy("FooSet", "solo", "foo-uid")},
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := newCluster(t)
+			pod := func(name string, at time.Time) *corev1.Pod {
+				opts := append([]ts.PodOption{ts.OnNode("n1"), ts.Requests("2", "4Gi"), ts.WithLabels("app", "solo"),
+					ts.CreatedAt(at), ts.ScheduledAt(at), kept()}, owned...)
+				return ts.MakePod("ns", name, opts...)
+			}
+			old := pod("solo-a", t0)
+			c.sync(store.PodKey(old), old)
+			repl := pod("solo-b", t0.Add(10*time.Second))
+			c.sync(store.PodKey(repl), repl)
+			c.clk.Step(time.Minute)
+			c.sync(store.PodKey(old), nil)
+			key := types.NamespacedName{Namespace: "ns", Name: reservationstore.ReplacementName(old)}
+			v := c.view(key)
+			if v.Phase != v1alpha1.ReservationMatched || v.Owner == nil || v.Owner.Name != "solo-b" || !v.ReservedAt.Equal(t0.Add(10*time.Second)) {
+				t.Errorf("hold %s by %v reserved at %v, want Matched by solo-b from its landing %v", v.Phase, v.Owner, v.ReservedAt, t0.Add(10*time.Second))
+			}
+			c.expect("solo-a gone, solo-b landed first", 2000, 0)
+		})
 	}
-	old := bare("solo-a", t0)
-	c.sync(store.PodKey(old), old)
-	repl := bare("solo-b", t0.Add(10*time.Second))
-	c.sync(store.PodKey(repl), repl)
-	c.clk.Step(time.Minute)
-	c.sync(store.PodKey(old), nil)
-	key := types.NamespacedName{Namespace: "ns", Name: reservationstore.ReplacementName(old)}
-	v := c.view(key)
-	if v.Phase != v1alpha1.ReservationMatched || v.Owner == nil || v.Owner.Name != "solo-b" || !v.ReservedAt.Equal(t0.Add(10*time.Second)) {
-		t.Errorf("hold %s by %v reserved at %v, want Matched by solo-b from its landing %v", v.Phase, v.Owner, v.ReservedAt, t0.Add(10*time.Second))
-	}
-	c.expect("solo-a gone, solo-b landed first", 2000, 0)
 }
 
 // TestReserveOnDelete_AReservationThatComesAfterItsHoldWasReleasedHoldsNothing: found by
