@@ -130,8 +130,24 @@ func (s *Store) CheckInvariants() []error {
 		if e.phase == v1alpha1.ReservationPending && e.node != "" {
 			bad(key, "pending on node %q", e.node)
 		}
+		if rep, ok := replacedOf(e.r); ok && rep.uid != "" {
+			if _, filed := s.byReplacedOwner[rep.uid][key]; !filed {
+				bad(key, "keeps the place of a pod of owner %s, not filed under it", rep.uid)
+			}
+		}
 		return true
 	})
+	for uid, keys := range s.byReplacedOwner {
+		for key := range keys {
+			var rep replaced
+			if e, ok := s.rsvs.Get(key); ok {
+				rep, _ = replacedOf(e.r)
+			}
+			if rep.uid != uid {
+				bad(key, "filed under replaced owner %s; keeps the place of a pod of owner %q", uid, rep.uid)
+			}
+		}
+	}
 	for node := range s.byNode {
 		open, want := s.assignment(node)
 		for _, e := range open {

@@ -52,8 +52,9 @@ func (s *Store) DropDueHolds(now time.Time) []Transition {
 		if from == v1alpha1.ReservationMatched {
 			to = v1alpha1.ReservationMatched
 		}
+		s.settled(e) // a consumed one is counted so, if it is not yet
 		s.dropHold(e)
-		s.settled(e) // Expired now: counted so unless a pod consumed it (counted then)
+		s.settled(e) // Expired now: counted so unless a pod consumed it
 		out = append(out, Transition{Key: e.key, From: from, To: to, At: now, Hold: true})
 	}
 	return out

@@ -287,7 +287,9 @@ func (s *Store) takeOver(e *entry, r *v1alpha1.Reservation) bool {
 	if e.heapIndex >= 0 {
 		s.unheap(e) // out of the holds' heap; a Reserved one goes into the reservations'
 	}
+	s.unindexReplaced(e)
 	e.r, e.provisional = r, false
+	s.indexReplaced(e)
 	e.selector, e.replacesSince = selectorOf(r), replacesSince(r)
 	if !e.replacesSince.IsZero() {
 		// The leader's deletion time, not the moment this replica saw the delete (a

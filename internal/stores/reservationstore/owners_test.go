@@ -282,3 +282,27 @@ func lastSeenOwner(h *handler.Handler, key store.OwnerKey) (*store.Owner, bool) 
 	}
 	return o.(*store.Owner), true
 }
+
+// TestReserveOnDelete_AReplacementWhoseOwnerChangesIsFiledUnderTheNewOne: a replacement
+// Reservation whose owner reference changes (orphaned, then adopted) is decided by its new
+// owner and, deleted, leaves nothing filed under either.
+func TestReserveOnDelete_AReplacementWhoseOwnerChangesIsFiledUnderTheNewOne(t *testing.T) {
+	c := newCluster(t)
+	pod := ts.MakePod("ns", "web-a", ts.OnNode("n1"), ts.Requests("2", "4Gi"), ts.WithLabels("app", "web"),
+		ts.OwnedBy("ReplicaSet", "web", "rs-1"), ts.CreatedAt(t0), ts.ScheduledAt(t0), kept())
+	r, err := reservationstore.Replacement(pod, time.Hour, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.must(c.h.Add(r))
+	adopted := r.DeepCopy()
+	adopted.OwnerReferences[0].Name, adopted.OwnerReferences[0].UID = "web-2", "rs-2"
+	c.must(c.h.Update(r, adopted))
+	for _, err := range c.h.CheckInvariants() {
+		t.Errorf("adopted: %v", err)
+	}
+	c.must(c.h.Delete(adopted))
+	for _, err := range c.h.CheckInvariants() {
+		t.Errorf("deleted: %v", err)
+	}
+}

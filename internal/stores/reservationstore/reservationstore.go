@@ -238,7 +238,9 @@ func (s *Store) UpdateReservation(oldR, newR *v1alpha1.Reservation) {
 		s.AddReservation(newR)
 		return
 	}
+	s.unindexReplaced(e) // its owner references may change (an orphaned one, adopted)
 	e.r = newR
+	s.indexReplaced(e)
 	if !equality.Semantic.DeepEqual(oldR.Spec, newR.Spec) {
 		e.selector, e.replacesSince = selectorOf(newR), replacesSince(newR)
 		if e.phase == v1alpha1.ReservationPending || e.phase == v1alpha1.ReservationReserved || e.how == derived {
