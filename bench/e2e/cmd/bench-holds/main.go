@@ -9,6 +9,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -24,11 +25,19 @@ import (
 )
 
 func main() {
-	if err := run(os.Args[1:]); err != nil {
+	err := run(os.Args[1:])
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+	case errors.Is(err, errUsage):
+		os.Exit(2) // the flag set printed the error and the usage
+	case err != nil:
 		fmt.Fprintln(os.Stderr, "bench-holds:", err)
 		os.Exit(1)
 	}
 }
+
+// errUsage marks a command line the flag set could not parse.
+var errUsage = errors.New("usage")
 
 // run parses args, checks them and runs the benchmark; a bad flag fails before anything starts.
 func run(args []string) error {
@@ -59,7 +68,10 @@ func run(args []string) error {
 		failOnBad = fs.Bool("check", true, "exit non-zero when the report's checks fail")
 	)
 	if err := fs.Parse(args); err != nil {
-		return err
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return fmt.Errorf("%w: %w", errUsage, err)
 	}
 	// The commit is read now, when the Makefile has just built the binaries: the tree may
 	// move on during a long run.
@@ -82,6 +94,15 @@ func run(args []string) error {
 	}
 	if *evict < 0 || *evict > *scaleTo {
 		return fmt.Errorf("-force-delete: %d is not between 0 and -scale-to (%d)", *evict, *scaleTo)
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+		min  time.Duration
+	}{{"-sample", *period, time.Millisecond}, {"-phase-timeout", *timeout, time.Second}, {"-delete-delay", *delay, 0}} {
+		if d.v < d.min {
+			return fmt.Errorf("%s: %v must be at least %v", d.name, d.v, d.min)
+		}
 	}
 	if *qps <= 0 {
 		// kube-controller-manager reads 0 as "its default" (20), which the report would print as 0.

@@ -19,8 +19,12 @@ func TestRun_ABadFlagFailsBeforeAnythingStarts(t *testing.T) {
 		{[]string{"-force-delete", "300"}, "-force-delete: 300 is not between 0 and -scale-to (250)"},
 		{[]string{"-settle", "1s"}, "-settle: 1s must be longer than"},
 		{[]string{"-controller-qps", "0"}, "-controller-qps: 0 must be positive"},
+		{[]string{"-sample", "0s"}, "-sample: 0s must be at least 1ms"},
+		{[]string{"-phase-timeout", "0s"}, "-phase-timeout: 0s must be at least 1s"},
+		{[]string{"-delete-delay", "-1s"}, "-delete-delay: -1s must be at least 0s"},
 		{[]string{"-kube-scheduler", "/nonexistent/kube-scheduler"}, "/nonexistent/kube-scheduler"},
-		{[]string{"-no-such-flag"}, "flag provided but not defined: -no-such-flag"},
+		{[]string{"-no-such-flag"}, "usage: flag provided but not defined: -no-such-flag"},
+		{[]string{"-h"}, "flag: help requested"}, // main exits 0
 	} {
 		args := append([]string{"-assets", "/nonexistent", "-multicache", "/nonexistent/multicache"}, c.args...)
 		err := run(args)
